@@ -1,0 +1,379 @@
+import type { Random } from '../core/random.js';
+import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { type Jitter, normalizeJitter } from './jitter.js';
+
+/**
+ * Delays saturate here: `Number.MAX_SAFE_INTEGER` ms, about 285,000 years. Growth that would
+ * overflow (`2 ** 1024 === Infinity`, and `0 * Infinity === NaN`) stops at this value instead,
+ * so every delay ebb computes is a finite number, whatever the attempt number.
+ */
+export const MAX_DELAY_MS: number = Number.MAX_SAFE_INTEGER;
+
+/** The un-randomized shape of a policy: the delay of row `n` before jitter and caps. */
+export type Curve =
+  | { readonly type: 'constant'; readonly delayMs: number }
+  | { readonly type: 'linear'; readonly initialDelayMs: number; readonly incrementMs: number }
+  | { readonly type: 'exponential'; readonly initialDelayMs: number; readonly multiplier: number }
+  | { readonly type: 'slotted'; readonly slotMs: number; readonly cwMin: number; readonly cwMax: number }
+  | { readonly type: 'sequence'; readonly delaysMs: readonly number[] };
+
+/**
+ * One stretch of a policy: a curve, its jitter and caps, serving `rows` rows (the waits after
+ * that many failed attempts) before the next segment takes over. Most policies are one
+ * segment; `chain()` makes more.
+ */
+export interface Segment {
+  readonly curve: Curve;
+  readonly jitter: Jitter;
+  /** Rows after this one repeat it: the failure count is truncated at `ceiling`. */
+  readonly ceiling: number;
+  /** Caps the un-randomized delay; jitter may go above it (Google's and gRPC's rule). */
+  readonly maxIntervalMs: number;
+  /** Caps the un-randomized delay and clamps the final one: no wait is longer. */
+  readonly maxDelayMs: number;
+  /** How many rows this segment serves; `Infinity` for the last. */
+  readonly rows: number;
+}
+
+/** Per-operation state of a policy: each call of `next()` gives the wait after one more failed attempt. */
+export interface BackoffRun {
+  /**
+   * The wait in milliseconds after the next failed attempt (the first call: after attempt 1),
+   * or `-1` when the policy allows no further attempt.
+   */
+  next(): number;
+}
+
+/** What the executor needs of a policy: an elapsed-time budget and fresh runs. */
+export interface BackoffPolicy {
+  /** Time budget for a whole operation in milliseconds; `Infinity` for none. */
+  readonly maxElapsedMs: number;
+  /** Starts a run with fresh state. */
+  start(random?: Random): BackoffRun;
+}
+
+/** The options every curve accepts besides its own. All durations are milliseconds. */
+export interface LimitOptions {
+  /**
+   * How delays are randomized; default `'none'`. See {@link Jitter}.
+   */
+  readonly jitter?: Jitter;
+  /**
+   * Truncation: after `ceiling` failures the delay stops growing — rows after row `ceiling`
+   * repeat it (802.3's backoff limit of 10; the Qiita article's N). Default: none.
+   */
+  readonly ceiling?: number;
+  /**
+   * Caps the un-randomized delay before jitter, so proportional or additive jitter can still
+   * exceed it (Google's `maxIntervalMillis`, gRPC's `MAX_BACKOFF`). Default: none.
+   */
+  readonly maxIntervalMs?: number;
+  /** Hard cap: no delay is longer, with or without jitter. Default: none. */
+  readonly maxDelayMs?: number;
+  /** Total calls of the operation, the first included (`3` means one call and two retries). Default: unlimited. */
+  readonly maxAttempts?: number;
+  /**
+   * Time budget of the whole operation: the executor gives up rather than sleep past it.
+   * Default: unlimited.
+   */
+  readonly maxElapsedMs?: number;
+}
+
+const LIMIT_KEYS = ['jitter', 'ceiling', 'maxIntervalMs', 'maxDelayMs', 'maxAttempts', 'maxElapsedMs'] as const;
+
+/**
+ * An immutable backoff policy: which delay follows each failed attempt, and when to stop.
+ *
+ * One value can drive any number of concurrent operations: each operation calls `start()` and
+ * gets its own run. The `with…` methods return new values and never change this one.
+ * Build values with {@link exponential}, {@link linear}, {@link constant}, {@link slotted},
+ * {@link sequence} and {@link chain}, or take one from `presets`.
+ *
+ * Counting: attempt 1 is the first call; row `n` is the wait after attempt `n` failed;
+ * `maxAttempts` counts calls.
+ */
+export class Backoff implements BackoffPolicy {
+  /** The stretches of the policy, in order; a plain frozen description of its parameters. */
+  readonly segments: readonly Segment[];
+  /** Total calls allowed, the first included; `Infinity` when only time or nothing stops it. */
+  readonly maxAttempts: number;
+  /** Time budget of a whole operation in milliseconds; `Infinity` for none. */
+  readonly maxElapsedMs: number;
+
+  /** @internal Use the curve functions; the constructor trusts its input. */
+  constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number) {
+    this.segments = Object.freeze(segments.map((s) => Object.freeze({ ...s })));
+    this.maxAttempts = maxAttempts;
+    this.maxElapsedMs = maxElapsedMs;
+    Object.freeze(this);
+  }
+
+  /** Starts a run: fresh state for one operation. `random` defaults to `Math.random`. */
+  start(random: Random = Math.random): BackoffRun {
+    return new Run(this, random);
+  }
+
+  /** The same policy with another jitter (on every segment). */
+  withJitter(jitter: Jitter): Backoff {
+    return this.#map('withJitter', (s) => ({ ...s, jitter: normalizeJitter('withJitter()', jitter) }));
+  }
+
+  /** The same policy stopping after `maxAttempts` calls in all (`Infinity`: no limit). */
+  withMaxAttempts(maxAttempts: number): Backoff {
+    return new Backoff(this.segments, attemptsOption('withMaxAttempts()', maxAttempts, Number.NaN), this.maxElapsedMs);
+  }
+
+  /** The same policy with a time budget for the whole operation (`Infinity`: none). */
+  withMaxElapsed(maxElapsedMs: number): Backoff {
+    const ms = nonNegative('withMaxElapsed()', 'maxElapsedMs', maxElapsedMs, Number.NaN, true);
+    return new Backoff(this.segments, this.maxAttempts, ms);
+  }
+
+  /** The same policy with a hard cap on every delay (`Infinity`: none). */
+  withMaxDelay(maxDelayMs: number): Backoff {
+    const ms = nonNegative('withMaxDelay()', 'maxDelayMs', maxDelayMs, Number.NaN, true);
+    return this.#map('withMaxDelay', (s) => ({ ...s, maxDelayMs: ms }));
+  }
+
+  /** The same policy with the un-randomized delay capped before jitter (`Infinity`: none). */
+  withMaxInterval(maxIntervalMs: number): Backoff {
+    const ms = nonNegative('withMaxInterval()', 'maxIntervalMs', maxIntervalMs, Number.NaN, true);
+    return this.#map('withMaxInterval', (s) => ({ ...s, maxIntervalMs: ms }));
+  }
+
+  /** The same policy truncated: rows after row `ceiling` repeat it. Single-segment policies only. */
+  withCeiling(ceiling: number): Backoff {
+    if (this.segments.length > 1) {
+      throw new TypeError('withCeiling(): a chained policy has no single ceiling; set `ceiling` on its parts.');
+    }
+    const c = count('withCeiling()', 'ceiling', ceiling, Number.NaN, 1, true, CEILING_FIX);
+    return this.#map('withCeiling', (s) => ({ ...s, ceiling: c }));
+  }
+
+  #map(where: string, change: (s: Segment) => Segment): Backoff {
+    const segments = this.segments.map((s) => checkSegment(`${where}()`, change(s)));
+    return new Backoff(segments, this.maxAttempts, this.maxElapsedMs);
+  }
+}
+
+const CEILING_FIX = 'It is the failure count after which delays stop growing, such as 10.';
+
+function attemptsOption(where: string, value: unknown, fallback: number): number {
+  return count(
+    where,
+    'maxAttempts',
+    value,
+    fallback,
+    1,
+    true,
+    '`maxAttempts` counts calls, the first included: 3 means one call and two retries.',
+  );
+}
+
+/** Checks the combinations a segment cannot honour, so that no option is silently ignored. */
+function checkSegment(where: string, s: Segment): Segment {
+  if (s.curve.type === 'slotted' && s.jitter !== 'none') {
+    throw new TypeError(`${where}: a slotted policy draws its own random slot count; \`jitter\` cannot apply to it.`);
+  }
+  if (s.jitter === 'decorrelated') {
+    if (s.curve.type !== 'exponential') {
+      throw new TypeError(
+        `${where}: decorrelated jitter grows from \`initialDelayMs\` by \`multiplier\`, so it needs an exponential curve, not ${s.curve.type}.`,
+      );
+    }
+    if (s.curve.initialDelayMs === 0) {
+      invalid(
+        where,
+        'initialDelayMs',
+        0,
+        'a number > 0 with decorrelated jitter',
+        'Decorrelated jitter never grows from 0.',
+      );
+    }
+    if (s.ceiling !== Infinity || s.maxIntervalMs !== Infinity) {
+      throw new TypeError(
+        `${where}: decorrelated jitter has no un-randomized curve for \`${s.ceiling !== Infinity ? 'ceiling' : 'maxIntervalMs'}\` to act on; cap it with \`maxDelayMs\`.`,
+      );
+    }
+  }
+  return s;
+}
+
+/** Builds a one-segment policy from a curve and the shared options (validated). @internal */
+export function fromCurve(where: string, curve: Curve, options: LimitOptions, curveKeys: readonly string[]): Backoff {
+  checkKeys(where, options, [...curveKeys, ...(curve.type === 'slotted' ? LIMIT_KEYS.slice(1) : LIMIT_KEYS)]);
+  const segment = checkSegment(where, {
+    curve,
+    jitter: normalizeJitter(where, options.jitter),
+    ceiling: count(where, 'ceiling', options.ceiling, Infinity, 1, true, CEILING_FIX),
+    maxIntervalMs: nonNegative(where, 'maxIntervalMs', options.maxIntervalMs, Infinity, true),
+    maxDelayMs: nonNegative(where, 'maxDelayMs', options.maxDelayMs, Infinity, true),
+    rows: Infinity,
+  });
+  return new Backoff(
+    [segment],
+    attemptsOption(where, options.maxAttempts, Infinity),
+    nonNegative(where, 'maxElapsedMs', options.maxElapsedMs, Infinity, true),
+  );
+}
+
+/** Reads a curve's options object, rejecting non-objects. @internal */
+export function curveOptions<T extends object>(where: string, options: T | undefined): Partial<T> {
+  return optionsObject(where, options) as Partial<T>;
+}
+
+/**
+ * Chains two policies: `first`'s rows until it runs out of attempts, then `second`'s rows from
+ * its row 1. `first` must stop by attempts and have no time budget of its own; the result stops
+ * when `second` does, and takes `second`'s time budget.
+ *
+ * @example
+ * // one immediate retry, then exponential backoff
+ * chain(constant({ delayMs: 0, maxAttempts: 2 }), exponential({ initialDelayMs: 100, jitter: 'full' }))
+ */
+export function chain(first: Backoff, second: Backoff): Backoff {
+  for (const [name, value] of [
+    ['first', first],
+    ['second', second],
+  ] as const) {
+    if (!(value instanceof Backoff))
+      invalid('chain()', name, value, 'a Backoff value', 'Build one with exponential() or take a preset.');
+  }
+  if (first.maxAttempts === Infinity) {
+    throw new TypeError(
+      'chain(): `first` never runs out of attempts, so `second` would never start; give it `maxAttempts`.',
+    );
+  }
+  if (first.maxElapsedMs !== Infinity) {
+    throw new TypeError(
+      'chain(): `first` has a time budget (`maxElapsedMs`); put the budget on `second`, which governs the whole run.',
+    );
+  }
+  let remaining = first.maxAttempts - 1;
+  const head = first.segments.map((s) => {
+    const rows = Math.min(s.rows, remaining);
+    remaining -= rows;
+    return { ...s, rows };
+  });
+  return new Backoff(
+    [...head.filter((s) => s.rows > 0), ...second.segments],
+    first.maxAttempts - 1 + second.maxAttempts,
+    second.maxElapsedMs,
+  );
+}
+
+/** The contention window (in slots) of a slotted curve after `k` failures: min((cwMin+1)·2^k, cwMax+1). @internal */
+export function slotWindow(curve: { readonly cwMin: number; readonly cwMax: number }, k: number): number {
+  const w = (curve.cwMin + 1) * 2 ** k;
+  return w < curve.cwMax + 1 ? w : curve.cwMax + 1;
+}
+
+/** The effective cap of a segment's un-randomized delay. @internal */
+export function capOf(s: Segment): number {
+  return Math.min(s.maxIntervalMs, s.maxDelayMs, MAX_DELAY_MS);
+}
+
+/** Slot window after `k` failures, narrowed so the longest wait stays under the cap. @internal */
+export function cappedWindow(s: Segment & { curve: { type: 'slotted' } }, k: number): number {
+  const w = slotWindow(s.curve, k);
+  const byCap = Math.floor(capOf(s) / s.curve.slotMs) + 1;
+  return w < byCap ? w : byCap;
+}
+
+/** The un-randomized delay of row `k` of a segment (ceiling applied, before caps). @internal */
+export function nominal(s: Segment, k: number): number {
+  const c = s.curve;
+  const n = k > s.ceiling ? s.ceiling : k;
+  switch (c.type) {
+    case 'exponential':
+      // 0 * Infinity would be NaN: an initial delay of 0 stays 0 however large n gets.
+      return c.initialDelayMs === 0 ? 0 : c.initialDelayMs * c.multiplier ** (n - 1);
+    case 'constant':
+      return c.delayMs;
+    case 'linear':
+      return c.initialDelayMs + c.incrementMs * (n - 1);
+    case 'sequence':
+      return c.delaysMs[(n < c.delaysMs.length ? n : c.delaysMs.length) - 1] as number;
+    case 'slotted':
+      return (cappedWindow(s as Segment & { curve: typeof c }, n) - 1) * c.slotMs;
+  }
+}
+
+/** The un-randomized delay of row `k`, capped. Never NaN, never Infinity. @internal */
+export function capped(s: Segment, k: number): number {
+  const d = nominal(s, k);
+  const cap = capOf(s);
+  return d < cap ? d : cap;
+}
+
+/** Where global row `n` falls: the segment and the row within it. @internal */
+export function locate(b: Backoff, n: number): [segment: Segment, row: number] {
+  let k = n;
+  for (const s of b.segments) {
+    if (k <= s.rows) return [s, k];
+    k -= s.rows;
+  }
+  // Unreachable: the last segment serves Infinity rows.
+  throw new RangeError(`row ${n} is past the end of the policy`);
+}
+
+/**
+ * Draws the wait of row `k` of segment `s`. `previous` is the last delay of this segment (for
+ * decorrelated jitter; ignored by the others and on row 1). Finite and non-negative for every
+ * `k` up to `Number.MAX_SAFE_INTEGER` and every `random` in [0, 1). @internal
+ */
+export function drawDelay(s: Segment, k: number, random: Random, previous: number): number {
+  const c = s.curve;
+  if (c.type === 'slotted') {
+    const w = cappedWindow(s as Segment & { curve: typeof c }, k > s.ceiling ? s.ceiling : k);
+    const slots = Math.floor(random() * w);
+    return (slots < w ? slots : w - 1) * c.slotMs;
+  }
+  const jitter = s.jitter;
+  const clamp = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;
+  if (jitter === 'decorrelated') {
+    const { initialDelayMs: base, multiplier } = c as { initialDelayMs: number; multiplier: number };
+    // U[base, previous·m], where previous·m never exceeds the envelope base·m^k that describe()
+    // reports (repeated products and a power can differ in the last bit).
+    let high = (k === 1 ? base : previous) * multiplier;
+    const envelope = base * multiplier ** k;
+    if (!(high <= envelope)) high = envelope;
+    if (!(high <= clamp)) high = clamp < base ? base : clamp;
+    const d = base + random() * (high - base);
+    return d < clamp ? d : clamp;
+  }
+  const d = capped(s, k);
+  let delay: number;
+  if (jitter === 'none') delay = d;
+  else if (jitter === 'full') delay = random() * d;
+  else if (jitter === 'equal') delay = d / 2 + (random() * d) / 2;
+  else if (jitter.kind === 'proportional') delay = d * (1 - jitter.factor + 2 * jitter.factor * random());
+  else delay = d + random() * jitter.maxMs;
+  return delay < clamp ? delay : clamp;
+}
+
+class Run implements BackoffRun {
+  readonly #backoff: Backoff;
+  readonly #random: Random;
+  #failures = 0;
+  #segment = 0;
+  #row = 0;
+  #previous = Number.NaN;
+
+  constructor(backoff: Backoff, random: Random) {
+    this.#backoff = backoff;
+    this.#random = random;
+  }
+
+  next(): number {
+    const b = this.#backoff;
+    if (++this.#failures >= b.maxAttempts) return -1;
+    let s = b.segments[this.#segment] as Segment;
+    if (++this.#row > s.rows) {
+      s = b.segments[++this.#segment] as Segment;
+      this.#row = 1;
+    }
+    this.#previous = drawDelay(s, this.#row, this.#random, this.#previous);
+    return this.#previous;
+  }
+}

@@ -1,0 +1,20 @@
+import { nonNegative } from '../core/validate.js';
+import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+
+/** Options of {@link constant}. */
+export interface ConstantOptions extends LimitOptions {
+  /** The un-randomized wait after every failed attempt, in ms. Default 100. */
+  readonly delayMs?: number;
+}
+
+/**
+ * The same wait after every failure (before jitter). `delayMs: 0` retries at once.
+ *
+ * @example
+ * constant({ delayMs: 1_000, jitter: { kind: 'proportional', factor: 0.2 }, maxAttempts: 4 })
+ */
+export function constant(options?: ConstantOptions): Backoff {
+  const where = 'constant()';
+  const o = curveOptions(where, options);
+  return fromCurve(where, { type: 'constant', delayMs: nonNegative(where, 'delayMs', o.delayMs, 100) }, o, ['delayMs']);
+}

@@ -1,0 +1,68 @@
+import { expect, it, describe as suite } from 'vitest';
+import { seeded } from '../core/random.js';
+import { DecorrelatedMeans } from './decorrelated.js';
+import { describe, describeRow } from './describe.js';
+import { exponential } from './exponential.js';
+
+/** E[Xₖ] without a cap: (b + m·E[Xₖ₋₁]) / 2 from E[X₀] = b. */
+function uncapped(b: number, m: number, k: number): number {
+  let e = b;
+  for (let i = 0; i < k; i++) e = (b + m * e) / 2;
+  return e;
+}
+
+/** Monte Carlo means of rows 1..k of the chain, from n runs. */
+function simulate(b: number, m: number, cap: number, k: number, n: number): number[] {
+  const random = seeded(2024);
+  const sums = new Array<number>(k).fill(0);
+  for (let run = 0; run < n; run++) {
+    let x = b;
+    for (let i = 0; i < k; i++) {
+      x = Math.min(cap, b + random() * (x * m - b));
+      sums[i] = (sums[i] as number) + x;
+    }
+  }
+  return sums.map((s) => s / n);
+}
+
+suite('decorrelated jitter means', () => {
+  it('are exact while the cap does not bind', () => {
+    const means = new DecorrelatedMeans(5, 3, 1e9);
+    for (let k = 1; k <= 12; k++) expect(means.mean(k)).toBeCloseTo(uncapped(5, 3, k), 6);
+  });
+
+  it('match a million-run simulation within 0.3 % once the cap binds (the AWS blog: 5 ms, ×3, 2 s)', () => {
+    const mc = simulate(5, 3, 2_000, 30, 1_000_000);
+    const b = exponential({ initialDelayMs: 5, multiplier: 3, maxDelayMs: 2_000, jitter: 'decorrelated' });
+    const rows = describe(b, 30).rows;
+    rows.forEach((r, i) => {
+      expect(Math.abs(r.meanDelayMs - (mc[i] as number)) / (mc[i] as number)).toBeLessThan(0.003);
+    });
+  });
+
+  it('settle to the stationary mean, so far rows are computed at once', () => {
+    const b = exponential({ initialDelayMs: 10, multiplier: 2.5, maxDelayMs: 1_000, jitter: 'decorrelated' });
+    const far = describeRow(b, Number.MAX_SAFE_INTEGER).meanDelayMs;
+    expect(far).toBeCloseTo(describeRow(b, 500).meanDelayMs, 9);
+    const mc = simulate(10, 2.5, 1_000, 200, 200_000);
+    expect(Math.abs(far - (mc[199] as number)) / far).toBeLessThan(0.005);
+  });
+
+  it('keep their accuracy for tiny initial delays (computed in units of the initial delay)', () => {
+    const tiny = new DecorrelatedMeans(1e-200, 1.5, 1e-190);
+    const unit = new DecorrelatedMeans(1, 1.5, 1e10);
+    for (const k of [1, 5, 50]) expect(tiny.mean(k) / 1e-200).toBeCloseTo(unit.mean(k), 9);
+  });
+
+  it('degenerate chains: a cap at or below the initial delay, and multiplier 1', () => {
+    expect(new DecorrelatedMeans(10, 3, 5).mean(4)).toBe(5);
+    expect(new DecorrelatedMeans(10, 1, 50).mean(4)).toBe(10);
+  });
+
+  it('throw rather than guess where the mean has not settled within the work budget', () => {
+    // With the budget lowered to 20 rows: a chain that needs ~50 rows to reach its cap.
+    const slow = new DecorrelatedMeans(1, 2, 1e15, 20);
+    expect(slow.mean(20)).toBeCloseTo(uncapped(1, 2, 20), 6);
+    expect(() => slow.mean(21)).toThrow(/has not settled after 20 rows, so row 21 is not computed/);
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * The distribution of decorrelated jitter (AWS Architecture Blog, "Exponential Backoff and
+ * Jitter", 2015): `X₀ = b`, `Xₖ = min(C, U[b, m·Xₖ₋₁])`.
+ *
+ * Each delay depends on the one before, so row `k`'s distribution is that of a Markov chain
+ * after `k` steps; its bounds are exact (`[min(b, C), min(C, b·mᵏ)]`) but its mean has no closed
+ * form once the cap `C` binds (before that, `E[Xₖ] = (b + m·E[Xₖ₋₁]) / 2` exactly). The mean is
+ * therefore computed numerically, by pushing the distribution through the chain:
+ *
+ * - the support [b, C] is cut into log-spaced cells, each at most 2 % wide (at least 256, at
+ *   most 20,000), plus an edge at C/m, where the cap starts to bind, and an atom at C;
+ * - each cell is one particle with the cell's mass at the cell's mean position. A particle at x
+ *   spreads its mass uniformly over [b, m·x], and what lies above C collects in the atom.
+ *
+ * Because the chain's step is linear in x below the cap and the particles keep each cell's first
+ * moment, the mean is exact (to rounding) until the cap binds, and afterwards off only by the
+ * curvature of the clamp within one cell: under 1e-4 relative (the unit tests check it against
+ * the closed form and against a million samples). The chain forgets its start geometrically, so
+ * the iteration stops once the mean is stationary. The mean converges at rate about m/2, so a
+ * multiplier just under 2 with a far-away cap may not settle within the work budget (5e7
+ * cell-steps); rows past the computed ones then throw rather than guess.
+ */
+
+const CELL_RATIO = 1.02;
+const MIN_CELLS = 256;
+const MAX_CELLS = 20_000;
+const WORK_BUDGET = 5e7;
+const SETTLED = 1e-13;
+
+/** Means of rows 1, 2, … of one decorrelated policy, computed on demand and kept. */
+export class DecorrelatedMeans {
+  readonly #b: number;
+  readonly #m: number;
+  readonly #c: number;
+  /** The cap in units of b. */
+  readonly #ratio: number;
+  readonly #edges: Float64Array;
+  #mass: Float64Array;
+  #pos: Float64Array;
+  readonly #means: number[] = [];
+  readonly #maxSteps: number;
+  #settled = false;
+
+  /**
+   * @param b the initial delay (> 0)
+   * @param m the multiplier (>= 1)
+   * @param c the cap (finite, > 0)
+   * @param maxSteps rows computed at most before giving up on settling (tests lower it)
+   */
+  constructor(b: number, m: number, c: number, maxSteps?: number) {
+    this.#b = b;
+    this.#m = m;
+    this.#c = c;
+    // The chain scales with b (X/b follows the same chain from 1 with cap C/b), so work in units
+    // of b: tiny initial delays would otherwise sink into subnormal arithmetic. A ratio beyond
+    // 1e300 (b under about 1e-285 ms) is treated as 1e300.
+    const ratio = Math.min(c / b, 1e300);
+    this.#ratio = ratio;
+    const edges: number[] = [];
+    const cells = Math.min(MAX_CELLS, Math.max(MIN_CELLS, Math.ceil(Math.log(ratio) / Math.log(CELL_RATIO))));
+    this.#maxSteps = maxSteps ?? Math.max(1_000, Math.floor(WORK_BUDGET / cells));
+    if (ratio > 1 && m > 1) {
+      for (let i = 0; i <= cells; i++) edges.push(ratio ** (i / cells));
+      edges[cells] = ratio;
+      const knee = ratio / m;
+      if (knee > 1) edges.push(knee);
+      edges.sort((x, y) => x - y);
+    }
+    this.#edges = Float64Array.from(edges);
+    // Particles: one per cell, plus the atom at the cap in the last slot. Start: all mass at 1 (= b).
+    this.#mass = new Float64Array(Math.max(edges.length, 1));
+    this.#pos = new Float64Array(Math.max(edges.length, 1));
+    this.#mass[0] = 1;
+    this.#pos[0] = 1;
+  }
+
+  /** The mean of row `k` (the wait after the k-th failure), k >= 1. */
+  mean(k: number): number {
+    const b = this.#b;
+    const c = this.#c;
+    if (c <= b) return c; // every draw is at least b, so every delay is the cap
+    if (this.#m === 1) return b;
+    while (this.#means.length < k && !this.#settled && this.#means.length < this.#maxSteps) this.#step();
+    const means = this.#means;
+    if (k > means.length && !this.#settled) {
+      throw new RangeError(
+        `describe(): the mean of decorrelated jitter (initial ${b} ms, multiplier ${this.#m}, cap ${c} ms) has not settled after ${means.length} rows, so row ${k} is not computed; rows up to ${means.length} are.`,
+      );
+    }
+    return b * (means[Math.min(k, means.length) - 1] as number);
+  }
+
+  #step(): void {
+    const b = 1;
+    const m = this.#m;
+    const c = this.#ratio;
+    const edges = this.#edges;
+    const cells = edges.length - 1;
+    const mass = this.#mass;
+    const pos = this.#pos;
+    // Particles sorted by position (cells are ordered; the atom at C sits last).
+    const tops: number[] = [];
+    const densities: number[] = [];
+    let atom = 0;
+    for (let i = 0; i <= cells; i++) {
+      const q = mass[i] as number;
+      if (q === 0) continue;
+      const high = m * (pos[i] as number);
+      const top = high < c ? high : c;
+      const width = high - b;
+      tops.push(top);
+      densities.push(q / width);
+      atom += (q * (high - top)) / width;
+    }
+    // Density of the next step at y: the sum of densities of particles whose top lies above y.
+    const suffix = new Float64Array(densities.length + 1);
+    for (let j = densities.length - 1; j >= 0; j--) suffix[j] = (suffix[j + 1] as number) + (densities[j] as number);
+    const nextMass = new Float64Array(cells + 1);
+    const nextPos = new Float64Array(cells + 1);
+    let j = 0;
+    let total = atom * c;
+    for (let i = 0; i < cells; i++) {
+      const low = edges[i] as number;
+      const high = edges[i + 1] as number;
+      let q = 0;
+      let moment = 0;
+      let from = low;
+      while (j < tops.length && (tops[j] as number) <= high) {
+        const to = tops[j] as number;
+        if (to > from) {
+          const d = suffix[j] as number;
+          q += d * (to - from);
+          moment += (d * (to - from) * (to + from)) / 2;
+          from = to;
+        }
+        j++;
+      }
+      if (high > from) {
+        const d = suffix[j] as number;
+        q += d * (high - from);
+        moment += (d * (high - from) * (high + from)) / 2;
+      }
+      nextMass[i] = q;
+      nextPos[i] = q > 0 ? moment / q : low;
+      total += moment;
+    }
+    nextMass[cells] = atom;
+    nextPos[cells] = c;
+    this.#mass = nextMass;
+    this.#pos = nextPos;
+    const previous = this.#means[this.#means.length - 1];
+    this.#means.push(total);
+    if (previous !== undefined && Math.abs(total - previous) <= SETTLED * total && this.#means.length > 3) {
+      this.#settled = true;
+    }
+  }
+}

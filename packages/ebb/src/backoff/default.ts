@@ -1,0 +1,26 @@
+import type { Backoff } from './backoff.js';
+import { exponential } from './exponential.js';
+
+/**
+ * ebb's default policy (`presets.default`, and what `retry()` uses when given no `backoff`):
+ * exponential from 100 ms, ×2, capped at 20 s, full jitter, 5 attempts in all.
+ *
+ * Why these numbers:
+ * - **Full jitter** spreads a crowd of clients that failed together over the whole window, so
+ *   they do not come back together; in Brooker's simulation (AWS Architecture Blog, 2015,
+ *   reproduced by `ebb simulate contention`) it does the least work and finishes first.
+ * - **100 ms, ×2** retries quickly after a blip (the first wait averages 50 ms) and halves the
+ *   retry rate each round when the trouble persists.
+ * - **20 s cap** is the AWS SDKs' `MAXIMUM_RETRY_DELAY`: long enough for a service to shed
+ *   load, short enough that a client is still there when it recovers.
+ * - **5 attempts** bound the extra load a caller adds during an outage to at most 5× and the
+ *   wait to at most 1.5 s (100 + 200 + 400 + 800 ms), so failures surface quickly; retry
+ *   budgets (`ebb/rate`) bound the fleet-wide amplification further.
+ */
+export const defaultBackoff: Backoff = exponential({
+  initialDelayMs: 100,
+  multiplier: 2,
+  maxDelayMs: 20_000,
+  jitter: 'full',
+  maxAttempts: 5,
+});

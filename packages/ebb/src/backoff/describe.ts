@@ -1,0 +1,113 @@
+import { count } from '../core/validate.js';
+import { Backoff, capped, cappedWindow, locate, MAX_DELAY_MS, type Segment } from './backoff.js';
+import { DecorrelatedMeans } from './decorrelated.js';
+
+/** One row of a schedule: the wait after attempt `attempt` failed. All values in milliseconds. */
+export interface ScheduleRow {
+  /** The attempt that failed; the wait comes before attempt `attempt + 1`. */
+  readonly attempt: number;
+  /**
+   * The un-randomized delay, after truncation and caps. For full jitter it is the top of the
+   * range; for slotted policies the longest wait, (W−1) slots; for decorrelated jitter the
+   * envelope `min(cap, initial · multiplier^attempt)`.
+   */
+  readonly delayMs: number;
+  /** The shortest wait jitter can produce (exact). */
+  readonly minDelayMs: number;
+  /** The longest wait jitter can produce (exact; a supremum where the range is half-open). */
+  readonly maxDelayMs: number;
+  /** The expected wait (exact, but for decorrelated jitter: numeric, about 1e-5 relative). */
+  readonly meanDelayMs: number;
+}
+
+/** The schedule of a policy: its first rows and where it stops. */
+export interface Schedule {
+  readonly rows: readonly ScheduleRow[];
+  /**
+   * The attempt after which the policy gives up (`maxAttempts`), or `null` when only its time
+   * budget, or nothing, stops it.
+   */
+  readonly stopsAfterAttempt: number | null;
+}
+
+/**
+ * The exact schedule of a policy, without running it: for each of the first `count` failed
+ * attempts, the un-randomized delay and the min, max and mean of the randomized one. Rows end
+ * early where `maxAttempts` stops the policy. The time budget (`maxElapsedMs`) depends on how
+ * long attempts take, so it does not cut rows; read it from `backoff.maxElapsedMs`.
+ *
+ * @example
+ * describe(presets.googleHttpClient, 3).rows.map((r) => [r.minDelayMs, r.maxDelayMs])
+ * // [[250, 750], [375, 1125], [562.5, 1687.5]]
+ */
+export function describe(backoff: Backoff, rows: number): Schedule {
+  if (!(backoff instanceof Backoff)) {
+    throw new TypeError('describe(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
+  }
+  const n = count('describe()', 'count', rows, 0, 0, false, 'It is the number of rows, such as 10.');
+  const last = Math.min(n, backoff.maxAttempts - 1);
+  const out: ScheduleRow[] = [];
+  for (let attempt = 1; attempt <= last; attempt++) out.push(describeRow(backoff, attempt));
+  return { rows: out, stopsAfterAttempt: backoff.maxAttempts === Infinity ? null : backoff.maxAttempts };
+}
+
+const decorrelatedCache = new WeakMap<Segment, DecorrelatedMeans>();
+
+/**
+ * One row of {@link describe}: the wait after attempt `attempt` failed, for any attempt up to
+ * `Number.MAX_SAFE_INTEGER` (the row is computed directly, not by iterating). It does not check
+ * `maxAttempts`.
+ */
+export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
+  const n = count('describeRow()', 'attempt', attempt, 1, 1, false, 'Row 1 is the wait after the first call failed.');
+  const [s, k] = locate(backoff, n);
+  const c = s.curve;
+  if (c.type === 'slotted') {
+    const w = cappedWindow(s as Segment & { curve: typeof c }, k > s.ceiling ? s.ceiling : k);
+    const max = (w - 1) * c.slotMs;
+    return { attempt: n, delayMs: max, minDelayMs: 0, maxDelayMs: max, meanDelayMs: max / 2 };
+  }
+  if (s.jitter === 'decorrelated') {
+    const { initialDelayMs: b, multiplier: m } = c as { initialDelayMs: number; multiplier: number };
+    const cap = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;
+    const envelope = b * m ** k;
+    let means = decorrelatedCache.get(s);
+    if (!means) {
+      means = new DecorrelatedMeans(b, m, cap);
+      decorrelatedCache.set(s, means);
+    }
+    return {
+      attempt: n,
+      delayMs: envelope < cap ? envelope : cap,
+      minDelayMs: b < cap ? b : cap,
+      maxDelayMs: envelope < cap ? envelope : cap,
+      meanDelayMs: means.mean(k),
+    };
+  }
+  const d = capped(s, k);
+  let low = d;
+  let high = d;
+  const j = s.jitter;
+  if (j === 'full') low = 0;
+  else if (j === 'equal') low = d / 2;
+  else if (typeof j === 'object' && j.kind === 'proportional') {
+    low = d * (1 - j.factor);
+    high = d * (1 + j.factor);
+  } else if (typeof j === 'object') high = d + j.maxMs;
+  const clamp = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;
+  return {
+    attempt: n,
+    delayMs: d,
+    minDelayMs: low < clamp ? low : clamp,
+    maxDelayMs: high < clamp ? high : clamp,
+    meanDelayMs: clampedUniformMean(low, high, clamp),
+  };
+}
+
+/** E[min(U[low, high], clamp)]: the mean of a uniform draw clamped from above. */
+export function clampedUniformMean(low: number, high: number, clamp: number): number {
+  if (high <= clamp) return low + (high - low) / 2;
+  if (low >= clamp) return clamp;
+  const below = (clamp - low) / (high - low);
+  return below * (low + (clamp - low) / 2) + (1 - below) * clamp;
+}

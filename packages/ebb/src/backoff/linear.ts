@@ -1,0 +1,32 @@
+import { nonNegative } from '../core/validate.js';
+import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+
+/** Options of {@link linear}. */
+export interface LinearOptions extends LimitOptions {
+  /** The un-randomized wait after the first failed attempt, in ms. Default 100. */
+  readonly initialDelayMs?: number;
+  /** Added after each further failure, in ms. Default: `initialDelayMs`. */
+  readonly incrementMs?: number;
+}
+
+/**
+ * Linear backoff: the wait after attempt `n` fails is `initialDelayMs + incrementMs · (n−1)`,
+ * then truncated, capped, randomized and clamped like every curve.
+ *
+ * Gentler than exponential growth; it does not shed load fast enough for a service in
+ * trouble, so prefer it for local contention (a lock, a file) over remote services.
+ *
+ * @example
+ * linear({ initialDelayMs: 100, incrementMs: 50, maxAttempts: 5 }) // 100, 150, 200, 250 ms
+ */
+export function linear(options?: LinearOptions): Backoff {
+  const where = 'linear()';
+  const o = curveOptions(where, options);
+  const initialDelayMs = nonNegative(where, 'initialDelayMs', o.initialDelayMs, 100);
+  return fromCurve(
+    where,
+    { type: 'linear', initialDelayMs, incrementMs: nonNegative(where, 'incrementMs', o.incrementMs, initialDelayMs) },
+    o,
+    ['initialDelayMs', 'incrementMs'],
+  );
+}

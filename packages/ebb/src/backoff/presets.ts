@@ -1,0 +1,243 @@
+import { checkKeys, count, inRange, nonNegative, optionsObject } from '../core/validate.js';
+import { type Backoff, chain } from './backoff.js';
+import { constant } from './constant.js';
+import { defaultBackoff } from './default.js';
+import { exponential } from './exponential.js';
+import { sequence } from './sequence.js';
+import { slotted } from './slotted.js';
+
+/**
+ * The intervals of Google's `ExponentialBackOff`, computed as its Java does: an `int` interval
+ * multiplied and truncated at each step (`currentIntervalMillis *= multiplier`), jumping to the
+ * maximum once it reaches `max / multiplier`. Hence 1687 ms, not 1687.5, in the Javadoc table.
+ * Source: googleapis/google-http-java-client, `com.google.api.client.util.ExponentialBackOff`,
+ * `incrementCurrentInterval()`.
+ */
+function googleIntervals(initialMs: number, multiplier: number, maxMs: number): number[] {
+  const out = [initialMs];
+  let current = initialMs;
+  while (current < maxMs) {
+    current = current >= maxMs / multiplier ? maxMs : Math.trunc(current * multiplier);
+    out.push(current);
+  }
+  return out;
+}
+
+/** Options of {@link googleExponentialBackOff}, named as the Java builder names them (in ms). */
+export interface GoogleExponentialBackOffOptions {
+  /** Default 500. */
+  readonly initialIntervalMs?: number;
+  /** Default 0.5: each delay is drawn from [interval·(1−f), interval·(1+f)]. */
+  readonly randomizationFactor?: number;
+  /** Default 1.5. */
+  readonly multiplier?: number;
+  /** Caps the interval, not the randomized delay. Default 60 000. */
+  readonly maxIntervalMs?: number;
+  /** Default 900 000 (15 minutes). */
+  readonly maxElapsedTimeMs?: number;
+}
+
+/**
+ * Google's `ExponentialBackOff` (google-http-java-client) with its builder's parameters;
+ * `presets.googleHttpClient` is this with the defaults. Intervals follow the Java integer
+ * arithmetic exactly; the randomized delay is drawn continuously from
+ * [interval·(1−f), interval·(1+f)] where the Java floors it to whole milliseconds (a
+ * difference under 1 ms).
+ */
+export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptions): Backoff {
+  const where = 'googleExponentialBackOff()';
+  const o = optionsObject(where, options) as GoogleExponentialBackOffOptions;
+  checkKeys(where, o, ['initialIntervalMs', 'randomizationFactor', 'multiplier', 'maxIntervalMs', 'maxElapsedTimeMs']);
+  // The Java constructor's own checks: interval > 0, 0 <= factor < 1, multiplier >= 1, max >= initial.
+  const initial = count(
+    where,
+    'initialIntervalMs',
+    o.initialIntervalMs,
+    500,
+    1,
+    false,
+    'The Java client counts whole milliseconds, such as 500.',
+  );
+  const factor = inRange(
+    where,
+    'randomizationFactor',
+    o.randomizationFactor,
+    0.5,
+    0,
+    0.999_999_999,
+    'Google requires 0 <= factor < 1.',
+  );
+  const multiplier = inRange(where, 'multiplier', o.multiplier, 1.5, 1, Infinity, 'Use a growth factor such as 1.5.');
+  const max = count(
+    where,
+    'maxIntervalMs',
+    o.maxIntervalMs,
+    60_000,
+    initial,
+    false,
+    `It must be a whole number >= initialIntervalMs (${initial}).`,
+  );
+  const elapsed = nonNegative(where, 'maxElapsedTimeMs', o.maxElapsedTimeMs, 900_000, true);
+  return sequence({
+    delaysMs: googleIntervals(initial, multiplier, max),
+    jitter: { kind: 'proportional', factor },
+    maxElapsedMs: elapsed,
+  });
+}
+
+/** Options of {@link truncatedBinary}. */
+export interface TruncatedBinaryOptions {
+  /** N: the failure count after which delays stop growing. Default 10. */
+  readonly ceiling?: number;
+  /** T: the longest delay, reached at row N, in ms. Default 10 000. */
+  readonly maxDelayMs?: number;
+}
+
+/**
+ * Truncated binary exponential backoff as the Qiita article "'リトライ'の実装: Truncated Binary
+ * Exponential Backoff" (2016) derives it: row n waits U[0, a·2^(min(n,N)−1)) with
+ * a = T / 2^(N−1), so that the delay stops growing at failure N and never exceeds T.
+ * With N = 10 and T = 10 s, a = 19.53125 ms and the maxima are 19.5, 39, 78, 156, 312.5, 625,
+ * 1250, 2500, 5000, 10 000, 10 000, … ms — the article's printed table. No attempt limit: the
+ * article's loops retry until success.
+ */
+export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
+  const where = 'truncatedBinary()';
+  const o = optionsObject(where, options) as TruncatedBinaryOptions;
+  checkKeys(where, o, ['ceiling', 'maxDelayMs']);
+  const n = count(where, 'ceiling', o.ceiling, 10, 1, false, 'N is a failure count such as 10.');
+  const t = nonNegative(where, 'maxDelayMs', o.maxDelayMs, 10_000);
+  return exponential({ initialDelayMs: t / 2 ** (n - 1), multiplier: 2, ceiling: n, jitter: 'full' });
+}
+
+/**
+ * The backoff schemes of real systems, each reproducing its source's numbers (each entry's
+ * documentation names its source and where the seed articles differ from it), and `default`,
+ * ebb's own. In the CLI they are addressed by kebab-case id: `ebb schedule google-http-client`.
+ */
+export const presets = Object.freeze({
+  /** ebb's own: exponential from 100 ms, ×2, 20 s cap, full jitter, 5 attempts. See {@link defaultBackoff}. */
+  default: defaultBackoff,
+  /**
+   * Google HTTP Client for Java, `ExponentialBackOff` with its defaults: intervals 500 ms ×1.5
+   * (integer arithmetic: 500, 750, 1125, 1687, 2530, …), capped at 60 s, each randomized ±50 %
+   * (so a delay may reach 90 s: the cap is on the interval), stopping once 15 minutes have
+   * elapsed. Pair with `googleHttpClient` from `ebb/http` (5xx for `HttpBackOffUnsuccessfulResponseHandler`;
+   * 500 and 503 for the older `ExponentialBackOffPolicy`).
+   *
+   * Where the seed differs: the memo reads the Javadoc's "STOP" on the 10th try as a rule and gives
+   * the elapsed budget as 15 seconds. The Javadoc's table is an example "assuming we go over the
+   * max_elapsed_time on the 10th try"; the default budget is 15 minutes (900 000 ms), and the
+   * nine waits before the 10th try total about 37 s on average. So `stopsAfterAttempt` is null:
+   * only the time budget stops this policy.
+   */
+  googleHttpClient: googleExponentialBackOff(),
+  /**
+   * Google Drive API ("Usage limits", exponential backoff): `min(2^n s + random_ms, maximum_backoff)`
+   * with n = 0, 1, 2, … — waits of 1, 2, 4, 8, 16 s, each plus U[0, 1000] ms, capped at 32 s
+   * (maximum_backoff, "typically 32 or 64 seconds"); 5 retries, so 6 attempts in all.
+   * Pair with `googleDrive` from `ebb/http` (rate-limit 403s, 429, 5xx).
+   *
+   * Where the seed differs: the memo writes 2^n in milliseconds ([1, 1002] ms …); Drive's docs
+   * mean seconds plus up to 1000 ms. The "5 retries" is the seed's (and Google's older Analytics
+   * recipe); Drive's page leaves the count to the caller.
+   */
+  googleDrive: exponential({
+    initialDelayMs: 1_000,
+    multiplier: 2,
+    jitter: { kind: 'additive', maxMs: 1_000 },
+    maxDelayMs: 32_000,
+    maxAttempts: 6,
+  }),
+  /**
+   * Amazon SimpleDB ("Error Retries and Exponential Backoff", SimpleDB Developer Guide): the n-th
+   * retry waits a random time in [0, 4^n × 100 ms): [0, 400), [0, 1600), [0, 6400) … ms. The
+   * source names no attempt limit or cap (add `.withMaxAttempts()`); it retries 5xx only.
+   */
+  awsSimpleDb: exponential({ initialDelayMs: 400, multiplier: 4, jitter: 'full' }),
+  /**
+   * The polling loop of the AWS General Reference's "Error retries and exponential backoff in
+   * AWS": wait `2^retries × 100 ms`, no jitter (the page: collisions are not the concern there),
+   * capped at `MAX_WAIT_INTERVAL`. Row n, after the n-th not-ready poll, is 2^n × 100 ms: 200,
+   * 400, 800 … ms; the sample also waits 100 ms before the first poll (`poll()`'s
+   * `initialDelayMs`). The page leaves `MAX_WAIT_INTERVAL` and `MAX_RETRIES` undefined; ebb uses
+   * 60 s and 10 polls.
+   */
+  awsPolling: exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 10 }),
+  /**
+   * The AWS SDKs' standard retry mode as `@smithy/util-retry` implements it
+   * (`DefaultRetryBackoffStrategy`, `StandardRetryStrategy`): the i-th retry (i from 0) waits
+   * `random · min(base · 2^i, 20 s)` — full jitter, the cap applied before it — and 3 attempts in
+   * all (`DEFAULT_MAX_ATTEMPTS`). Base: 100 ms (`DEFAULT_RETRY_DELAY_BASE`), the delay for
+   * transient errors; the SDK switches to 500 ms (`THROTTLING_RETRY_DELAY_BASE`) after a
+   * throttling error. The SDK floors each delay to whole milliseconds.
+   *
+   * The SDKs' 2026 retry behaviour (opt-in with `AWS_NEW_RETRIES_2026=true`, announced to become
+   * the default from November 2026) lowers the base to 50 ms and raises the throttling base to
+   * 1 s: `presets.awsStandard2026`.
+   */
+  awsStandard: exponential({
+    initialDelayMs: 100,
+    multiplier: 2,
+    maxDelayMs: 20_000,
+    jitter: 'full',
+    maxAttempts: 3,
+  }),
+  /** `awsStandard` under the SDKs' 2026 retry behaviour: base 50 ms (1 s after throttling), cap 20 s, 3 attempts. */
+  awsStandard2026: exponential({
+    initialDelayMs: 50,
+    multiplier: 2,
+    maxDelayMs: 20_000,
+    jitter: 'full',
+    maxAttempts: 3,
+  }),
+  /**
+   * IEEE 802.3 CSMA/CD truncated binary exponential backoff: after the c-th collision wait k
+   * slots, k uniform in 0 … 2^min(c, 10) − 1 (backoffLimit 10), slot 512 bit times = 51.2 µs at
+   * 10 Mb/s; give up after 16 attempts (attemptLimit, the first transmission included). Mean
+   * after c collisions (c <= 10): (2^c − 1)/2 slots, the Wikipedia article's E(c).
+   */
+  ethernet: slotted({ slotMs: 0.0512, cwMin: 0, cwMax: 1023, maxAttempts: 16 }),
+  /**
+   * IEEE 802.11 DCF, OFDM PHY (802.11a/g): slot 9 µs, CWmin 15, CWmax 1023; after each failure
+   * CW ← min(2(CW+1) − 1, CWmax), and the backoff is uniform in 0 … CW slots; a frame is dropped
+   * after dot11ShortRetryLimit = 7 transmissions (the limit counts transmissions, not retries, as
+   * Linux mac80211 notes). Rows start after the first failure (CW 31); the initial backoff from
+   * CWmin = 15 happens before the first attempt, which an executor does not wait for.
+   */
+  wifi: slotted({ slotMs: 0.009, cwMin: 15, cwMax: 1023, maxAttempts: 7 }),
+  /**
+   * SIP non-INVITE client transaction over UDP (RFC 3261 §17.1.2.2): Timer E starts at
+   * T1 = 500 ms and doubles up to T2 = 4 s; Timer F (64·T1 = 32 s) ends the transaction. With
+   * instant failures that is 11 transmissions, at 0, 0.5, 1.5, 3.5, 7.5, 11.5 … 31.5 s.
+   */
+  sip: exponential({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 4_000, maxElapsedMs: 32_000 }),
+  /**
+   * SIP INVITE client transaction over UDP (RFC 3261 §17.1.1.2): Timer A starts at T1 = 500 ms
+   * and doubles with no cap; Timer B (64·T1 = 32 s) ends it: 7 transmissions, at 0, 0.5, 1.5,
+   * 3.5, 7.5, 15.5 and 31.5 s.
+   */
+  sipInvite: exponential({ initialDelayMs: 500, multiplier: 2, maxElapsedMs: 32_000 }),
+  /**
+   * gRPC connection backoff (grpc/grpc doc/connection-backoff.md): INITIAL_BACKOFF 1 s,
+   * MULTIPLIER 1.6, JITTER ±20 %, MAX_BACKOFF 120 s. The first wait is exactly 1 s (the spec sets
+   * the first deadline without jitter; grpc-go's `Backoff(0)` returns the base delay), later ones
+   * `min(1 s · 1.6^(n−1), 120 s) · U[0.8, 1.2]` — jitter after the cap, so up to 144 s. The spec's
+   * waits are deadlines measured from the start of each connection attempt (with a 20 s
+   * MIN_CONNECT_TIMEOUT); as a retry schedule they are the waits between attempts. No limit.
+   */
+  grpcConnect: chain(
+    constant({ delayMs: 1_000, maxAttempts: 2 }),
+    exponential({
+      initialDelayMs: 1_600,
+      multiplier: 1.6,
+      maxIntervalMs: 120_000,
+      jitter: { kind: 'proportional', factor: 0.2 },
+    }),
+  ),
+  /** The Qiita article's truncated binary exponential backoff with N = 10, T = 10 s. See {@link truncatedBinary}. */
+  truncatedBinary: truncatedBinary(),
+});
+
+/** The name of a preset, as a key of `presets`. */
+export type PresetName = keyof typeof presets;

@@ -1,0 +1,27 @@
+import { invalid, nonNegative } from '../core/validate.js';
+import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+
+/** Options of {@link sequence}. */
+export interface SequenceOptions extends LimitOptions {
+  /** The un-randomized waits after failures 1, 2, …; the last one repeats. */
+  readonly delaysMs: readonly number[];
+}
+
+/**
+ * An explicit table of waits: row `n` is `delaysMs[n−1]`, and the last entry repeats. For
+ * schedules that are written down rather than computed (an SLA's retry table, the integer
+ * intervals of Google's client), with the usual jitter and limits on top.
+ *
+ * @example
+ * sequence({ delaysMs: [0, 1_000, 5_000, 30_000], maxAttempts: 5 })
+ */
+export function sequence(options: SequenceOptions): Backoff {
+  const where = 'sequence()';
+  const o = curveOptions(where, options);
+  const raw = o.delaysMs;
+  if (!Array.isArray(raw) || raw.length === 0) {
+    invalid(where, 'delaysMs', raw, 'a non-empty array of delays in ms', 'For example [100, 500, 2000].');
+  }
+  const delaysMs = Object.freeze(raw.map((d, i) => nonNegative(where, `delaysMs[${i}]`, d, Number.NaN)));
+  return fromCurve(where, { type: 'sequence', delaysMs }, o, ['delaysMs']);
+}

@@ -1,0 +1,70 @@
+/**
+ * Time, as a parameter. Every part of ebb that waits or measures takes a `Clock`, so tests and
+ * simulators run in virtual time and nothing patches globals.
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic scale; only differences matter. */
+  now(): number;
+  /**
+   * Resolves after `ms` milliseconds. When `signal` aborts first, rejects at once with
+   * `signal.reason` and leaves no timer or listener behind; an already-aborted signal rejects
+   * without waiting.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The longest delay one `setTimeout` accepts (2^31 - 1 ms, about 24.8 days); longer ones are chained. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+const monotonicNow: () => number =
+  typeof performance !== 'undefined' && typeof performance.now === 'function'
+    ? () => performance.now()
+    : () => Date.now();
+
+/**
+ * Sleeps on the host's timers. With `unref`, a pending sleep does not keep a Node.js process
+ * alive (for background work); elsewhere `unref` is ignored, as timers there have no such hold.
+ */
+function timerSleep(ms: number, signal: AbortSignal | undefined, unref: boolean): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    // Timer handles differ between Node.js (an object) and browsers (a number).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let remaining = ms;
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject((signal as AbortSignal).reason);
+    };
+    const arm = (): void => {
+      // setTimeout would treat a longer delay as 1 ms; chain timers instead.
+      const step = remaining > MAX_TIMER_MS ? MAX_TIMER_MS : remaining;
+      remaining -= step;
+      timer = setTimeout(remaining > 0 ? arm : done, step);
+      if (unref) (timer as { unref?: () => void }).unref?.();
+    };
+    const done = (): void => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    arm();
+  });
+}
+
+/** The real clock: `performance.now()` and `setTimeout`. */
+export const systemClock: Clock = {
+  now: monotonicNow,
+  sleep: (ms, signal) => timerSleep(ms, signal, false),
+};
+
+/**
+ * The real clock whose sleeps do not keep a Node.js process alive (`timer.unref()`), for
+ * background work that should not delay exit. Same as `systemClock` outside Node.js.
+ */
+export const unrefSystemClock: Clock = {
+  now: monotonicNow,
+  sleep: (ms, signal) => timerSleep(ms, signal, true),
+};

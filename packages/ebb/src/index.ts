@@ -1,0 +1,39 @@
+/**
+ * ebb — exponential backoff done exactly.
+ *
+ * The root entry: backoff policies (curves, jitter, limits, presets, describe, sample) and the
+ * core parameters (Clock, Random). Subpaths add HTTP, rate control and simulators.
+ *
+ * @packageDocumentation
+ */
+
+export {
+  Backoff,
+  type BackoffPolicy,
+  type BackoffRun,
+  type Curve,
+  chain,
+  type LimitOptions,
+  MAX_DELAY_MS,
+  type Segment,
+} from './backoff/backoff.js';
+export { findPreset, type PresetInfo, presetCatalog } from './backoff/catalog.js';
+export { type ConstantOptions, constant } from './backoff/constant.js';
+export { defaultBackoff } from './backoff/default.js';
+export { describe, describeRow, type Schedule, type ScheduleRow } from './backoff/describe.js';
+export { type ExponentialOptions, exponential } from './backoff/exponential.js';
+export type { Jitter } from './backoff/jitter.js';
+export { type LinearOptions, linear } from './backoff/linear.js';
+export {
+  type GoogleExponentialBackOffOptions,
+  googleExponentialBackOff,
+  type PresetName,
+  presets,
+  type TruncatedBinaryOptions,
+  truncatedBinary,
+} from './backoff/presets.js';
+export { type SampleOptions, sample } from './backoff/sample.js';
+export { type SequenceOptions, sequence } from './backoff/sequence.js';
+export { type SlottedOptions, slotted } from './backoff/slotted.js';
+export { type Clock, systemClock, unrefSystemClock } from './core/clock.js';
+export { type Random, type SeededRandom, seeded } from './core/random.js';

@@ -1,0 +1,13 @@
+import { defineConfig } from 'tsdown';
+
+// Dual ESM + CJS with declarations for each; one entry per package subpath.
+export default defineConfig({
+  entry: { index: 'src/index.ts' },
+  format: ['esm', 'cjs'],
+  dts: true,
+  platform: 'neutral',
+  target: 'es2022',
+  sourcemap: true,
+  clean: true,
+  treeshake: true,
+});

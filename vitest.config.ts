@@ -1,0 +1,21 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm test` runs every project: the library's unit tests (beside their files), the CLI's, and
+// the integration tests under test/ (the CLI as a process, real sockets, the packed tarball).
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'ebb', root: 'packages/ebb', include: ['src/**/*.test.ts'] } },
+      { test: { name: 'ebb-cli', root: 'packages/ebb-cli', include: ['src/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'integration',
+          root: 'test',
+          include: ['**/*.test.ts'],
+          exclude: ['compat/**', '**/node_modules/**'],
+          testTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
