@@ -11,23 +11,27 @@ export interface PresetInfo {
   readonly title: string;
   /** Where the numbers come from. */
   readonly source: string;
+  /** Where a seed article or a common reading differs from the source, if anywhere. */
+  readonly note?: string;
   /** The policy itself. */
   readonly backoff: Backoff;
 }
 
-const entries: ReadonlyArray<readonly [id: string, key: PresetName, title: string, source: string]> = [
+const entries: ReadonlyArray<readonly [id: string, key: PresetName, title: string, source: string, note?: string]> = [
   ['default', 'default', "ebb's default: 100 ms ×2, 20 s cap, full jitter, 5 attempts", 'ebb (see presets.default)'],
   [
     'google-http-client',
     'googleHttpClient',
     'Google HTTP Client ExponentialBackOff: 500 ms ×1.5 (integer ms), ±50 %, 60 s interval cap, 15 min budget',
     'google-http-java-client, com.google.api.client.util.ExponentialBackOff',
+    "The Javadoc table's STOP at try 10 is its example of the elapsed budget running out, not a rule; the default budget is 15 minutes.",
   ],
   [
     'google-drive',
     'googleDrive',
     'Google Drive: 2^n s + U[0, 1000] ms, 32 s cap, 6 attempts (5 retries)',
     'developers.google.com/drive/api/guides/limits (exponential backoff)',
+    "Drive's 2^n is in seconds (the memo reads milliseconds); 5 retries is the seed's count, Drive leaves it to the caller.",
   ],
   [
     'aws-simpledb',
@@ -83,7 +87,9 @@ const entries: ReadonlyArray<readonly [id: string, key: PresetName, title: strin
 
 /** Every preset with its CLI id, a one-line title and its source, in documentation order. */
 export const presetCatalog: readonly PresetInfo[] = Object.freeze(
-  entries.map(([id, key, title, source]) => Object.freeze({ id, key, title, source, backoff: presets[key] })),
+  entries.map(([id, key, title, source, note]) =>
+    Object.freeze({ id, key, title, source, ...(note === undefined ? {} : { note }), backoff: presets[key] }),
+  ),
 );
 
 /** The preset with CLI id `id` (`google-http-client`) or `presets` key (`googleHttpClient`), if any. */

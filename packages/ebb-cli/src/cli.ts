@@ -1,0 +1,100 @@
+import { Command, CommanderError, Option } from 'commander';
+import { type ScheduleFlags, schedule } from './schedule.js';
+import { UsageError } from './usage-error.js';
+
+/** Library option names as the CLI spells them, so that validation errors name the flag typed. */
+const FLAG_OF: Record<string, string> = {
+  initialDelayMs: '--initial',
+  multiplier: '--multiplier',
+  incrementMs: '--increment',
+  delayMs: '--delay',
+  slotMs: '--slot',
+  cwMin: '--cw-min',
+  cwMax: '--cw-max',
+  maxDelayMs: '--max-delay',
+  maxIntervalMs: '--max-interval',
+  maxAttempts: '--max-attempts',
+  maxElapsedMs: '--max-elapsed',
+  ceiling: '--ceiling',
+  'jitter.factor': '--jitter proportional:FACTOR',
+  'jitter.maxMs': '--jitter additive:DURATION',
+};
+
+/** Rewrites "exponential(): expected `multiplier` to be …" as "--multiplier must be …". */
+export function flagMessage(message: string): string {
+  const m = /^[\w.]+\(\): expected `([\w.]+)` to be (.*)$/s.exec(message);
+  const flag = m && FLAG_OF[m[1] as string];
+  return flag ? `${flag} must be ${m[2]}` : message;
+}
+
+/** The policy options shared by `schedule` and `run`. */
+function policyOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--curve <curve>', 'custom curve').choices(['exponential', 'linear', 'constant', 'slotted']))
+    .option('--initial <duration>', 'first delay (exponential, linear), e.g. 100ms')
+    .option('--multiplier <x>', 'growth per failure (exponential), e.g. 2')
+    .option('--increment <duration>', 'added per failure (linear)')
+    .option('--delay <duration>', 'the delay (constant)')
+    .option('--slot <duration>', 'slot length (slotted), e.g. 51.2us')
+    .option('--cw-min <n>', 'initial contention window, slots - 1 (slotted)')
+    .option('--cw-max <n>', 'largest contention window, slots - 1 (slotted)')
+    .option('--jitter <kind>', 'none | full | equal | decorrelated | proportional:F | additive:DURATION')
+    .option('--max-delay <duration>', 'hard cap on every delay')
+    .option('--max-interval <duration>', 'cap on the un-randomized delay (jitter may exceed it)')
+    .option('--max-attempts <n>', 'calls in all, the first included')
+    .option('--max-elapsed <duration>', 'time budget of the whole operation')
+    .option('--ceiling <n>', 'failure count after which delays stop growing');
+}
+
+/** Builds the `ebb` program; `out` receives stdout text. */
+export function program(out: (text: string) => void): Command {
+  const root = new Command('ebb')
+    .description('Exponential backoff done exactly: schedules of real systems, retries, simulations.')
+    .showHelpAfterError(false)
+    .configureOutput({ writeOut: out, writeErr: () => {}, outputError: () => {} })
+    .exitOverride();
+
+  policyOptions(
+    root
+      .command('schedule')
+      .description('print the exact backoff schedule of a preset or a custom policy')
+      .argument('[preset]', 'a preset id (see --list), e.g. google-http-client')
+      .option('--list', 'list the presets')
+      .option('--attempts <n>', 'rows to print (default 10)')
+      .option('--json', 'print one JSON document')
+      .option('--sample', 'print one concrete randomized run instead')
+      .option('--seed <n>', 'seed for --sample (default: random, printed)'),
+  )
+    .exitOverride()
+    .configureOutput({ writeOut: out, writeErr: () => {}, outputError: () => {} })
+    .action((preset: string | undefined, flags: ScheduleFlags) => {
+      out(schedule({ ...flags, ...(preset === undefined ? {} : { preset }) }).stdout);
+    });
+  return root;
+}
+
+/**
+ * Runs the CLI and returns the exit status: 0 on success, 2 on a usage error (one line on
+ * stderr, no stack), 1 on anything unexpected.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const out = (text: string) => process.stdout.write(text);
+  try {
+    await program(out).parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) {
+        return 0;
+      }
+      process.stderr.write(`ebb: ${error.message.replace(/^error: /, '')}\n`);
+      return 2;
+    }
+    if (error instanceof UsageError || error instanceof TypeError || error instanceof RangeError) {
+      process.stderr.write(`ebb: ${flagMessage(error.message)}\n`);
+      return 2;
+    }
+    process.stderr.write(`ebb: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { formatDuration, parseDuration, parseNumber } from './duration.js';
+
+describe('parseDuration', () => {
+  it('reads every unit into milliseconds', () => {
+    expect(parseDuration('--x', '500ms')).toBe(500);
+    expect(parseDuration('--x', '1.5s')).toBe(1_500);
+    expect(parseDuration('--x', '2m')).toBe(120_000);
+    expect(parseDuration('--x', '2min')).toBe(120_000);
+    expect(parseDuration('--x', '1h')).toBe(3_600_000);
+    expect(parseDuration('--x', '51.2us')).toBeCloseTo(0.0512, 12);
+    expect(parseDuration('--x', '9µs')).toBeCloseTo(0.009, 12);
+    expect(parseDuration('--x', '250')).toBe(250);
+    expect(parseDuration('--x', '1e3ms')).toBe(1_000);
+  });
+
+  it('admits Infinity only where asked', () => {
+    expect(parseDuration('--max-elapsed', 'Infinity', true)).toBe(Infinity);
+    expect(() => parseDuration('--initial', 'Infinity')).toThrow(/--initial expects a duration/);
+  });
+
+  it('rejects anything else with one line naming the flag', () => {
+    for (const bad of ['', '5x', '-5ms', 'ms', '1.2.3s', 'NaN']) {
+      expect(() => parseDuration('--initial', bad)).toThrow(
+        `--initial expects a duration such as 500ms, 1.5s, 2m or 51.2us, got "${bad}"`,
+      );
+    }
+  });
+});
+
+describe('parseNumber', () => {
+  it('reads plain numbers and refuses the rest', () => {
+    expect(parseNumber('--multiplier', '1.5')).toBe(1.5);
+    expect(parseNumber('--multiplier', '-2')).toBe(-2);
+    expect(parseNumber('--max-attempts', 'inf', true)).toBe(Infinity);
+    expect(() => parseNumber('--multiplier', 'two')).toThrow(/--multiplier expects a number, got "two"/);
+    expect(() => parseNumber('--multiplier', '')).toThrow(/--multiplier/);
+  });
+});
+
+describe('formatDuration', () => {
+  it('picks a readable unit', () => {
+    expect(formatDuration(0)).toBe('0 ms');
+    expect(formatDuration(0.0512)).toBe('51.2 µs');
+    expect(formatDuration(843.5)).toBe('843.5 ms');
+    expect(formatDuration(1_687)).toBe('1.687 s');
+    expect(formatDuration(150_000)).toBe('2.5 min');
+    expect(formatDuration(5_400_000)).toBe('1.5 h');
+    expect(formatDuration(Number.MAX_SAFE_INTEGER)).toMatch(/years$/);
+  });
+});

@@ -1,0 +1,58 @@
+import { UsageError } from './usage-error.js';
+
+const UNITS: Record<string, number> = {
+  us: 0.001,
+  µs: 0.001,
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  min: 60_000,
+  h: 3_600_000,
+};
+
+/**
+ * Parses a duration as the CLI accepts it, into milliseconds: `500ms`, `1.5s`, `2m`, `1h`,
+ * `51.2us` (or `µs`). A bare number is milliseconds; `Infinity` (or `inf`) means no limit where
+ * the option allows it.
+ */
+export function parseDuration(flag: string, text: string, allowInfinity = false): number {
+  const t = text.trim();
+  if (allowInfinity && /^(inf|infinity)$/i.test(t)) return Infinity;
+  const m = /^(\d+(?:\.\d+)?|\.\d+)(?:e([+-]?\d+))?\s*(us|µs|ms|s|m|min|h)?$/.exec(t);
+  if (!m) {
+    throw new UsageError(
+      `${flag} expects a duration such as 500ms, 1.5s, 2m or 51.2us${allowInfinity ? ' (or Infinity)' : ''}, got "${text}"`,
+    );
+  }
+  const value = Number(m[1]) * 10 ** Number(m[2] ?? 0) * (UNITS[m[3] ?? 'ms'] as number);
+  if (!Number.isFinite(value)) throw new UsageError(`${flag}: "${text}" is too large`);
+  return value;
+}
+
+/** Parses a plain number option (`--multiplier 1.5`), refusing anything that is not one. */
+export function parseNumber(flag: string, text: string, allowInfinity = false): number {
+  const t = text.trim();
+  if (allowInfinity && /^(inf|infinity)$/i.test(t)) return Infinity;
+  if (!/^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i.test(t)) {
+    throw new UsageError(`${flag} expects a number${allowInfinity ? ' (or Infinity)' : ''}, got "${text}"`);
+  }
+  return Number(t);
+}
+
+/** Formats milliseconds for a table: 51.2 µs, 843.5 ms, 1.687 s, 2.5 min, 1.25 h. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return String(ms);
+  const abs = Math.abs(ms);
+  if (abs === 0) return '0 ms';
+  if (abs < 1) return `${trim(ms * 1_000)} µs`;
+  if (abs < 1_000) return `${trim(ms)} ms`;
+  if (abs < 60_000) return `${trim(ms / 1_000)} s`;
+  if (abs < 3_600_000) return `${trim(ms / 60_000)} min`;
+  if (abs < 86_400_000 * 1_000) return `${trim(ms / 3_600_000)} h`;
+  return `${(ms / 86_400_000 / 365.25).toPrecision(4)} years`;
+}
+
+/** Up to three decimals, without trailing zeros. */
+function trim(x: number): string {
+  return String(Number(x.toFixed(3)));
+}

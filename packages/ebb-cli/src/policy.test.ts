@@ -1,0 +1,66 @@
+import { describe, presets } from 'ebb';
+import { expect, it, describe as suite } from 'vitest';
+import { parseJitter, policyFromFlags } from './policy.js';
+
+const maxima = (flags: Parameters<typeof policyFromFlags>[0], n = 4) =>
+  describe(policyFromFlags(flags).backoff, n).rows.map((r) => r.maxDelayMs);
+
+suite('policyFromFlags', () => {
+  it('finds presets by id or key', () => {
+    expect(policyFromFlags({ preset: 'google-http-client' }).backoff).toBe(presets.googleHttpClient);
+    expect(policyFromFlags({ preset: 'googleHttpClient' }).name).toBe('google-http-client');
+  });
+
+  it('applies limit flags and jitter to a preset', () => {
+    const b = policyFromFlags({ preset: 'default', maxAttempts: '3', maxDelay: '150ms', jitter: 'none' }).backoff;
+    expect(describe(b, 10).rows.map((r) => r.delayMs)).toEqual([100, 150]);
+    expect(policyFromFlags({ preset: 'sip', maxElapsed: '10s' }).backoff.maxElapsedMs).toBe(10_000);
+    expect(
+      describe(policyFromFlags({ preset: 'default', ceiling: '2', maxAttempts: 'inf' }).backoff, 4).rows.map(
+        (r) => r.delayMs,
+      ),
+    ).toEqual([100, 200, 200, 200]);
+    expect(maxima({ preset: 'google-http-client', maxInterval: '1s' })[3]).toBe(1_500);
+  });
+
+  it('builds each custom curve from its flags', () => {
+    expect(maxima({ initial: '1s', multiplier: '3' })).toEqual([1_000, 3_000, 9_000, 27_000]);
+    expect(maxima({ curve: 'linear', initial: '1s', increment: '500ms' })).toEqual([1_000, 1_500, 2_000, 2_500]);
+    expect(maxima({ delay: '2s' })).toEqual([2_000, 2_000, 2_000, 2_000]);
+    expect(maxima({ slot: '1ms', cwMin: '1', cwMax: '7' })).toEqual([3, 7, 7, 7]);
+    expect(maxima({ initial: '100ms', maxAttempts: '3' }, 10)).toEqual([100, 200]);
+    expect(policyFromFlags({ maxElapsed: '1m' }).backoff.maxElapsedMs).toBe(60_000);
+  });
+
+  it('refuses flags that do not fit, naming them', () => {
+    expect(() => policyFromFlags({})).toThrow(/name a preset/);
+    expect(() => policyFromFlags({ preset: 'zzz' })).toThrow(
+      /unknown preset "zzz"; presets: default, google-http-client/,
+    );
+    expect(() => policyFromFlags({ preset: 'sip', multiplier: '3' })).toThrow(/--multiplier defines a custom curve/);
+    expect(() => policyFromFlags({ curve: 'constant', initial: '1s' })).toThrow(
+      /--initial does not apply to --curve constant/,
+    );
+    expect(() => policyFromFlags({ curve: 'slotted' })).toThrow(/needs --slot/);
+    expect(() => policyFromFlags({ slot: '1ms', jitter: 'full' })).toThrow(
+      /--jitter does not apply to --curve slotted/,
+    );
+    expect(() => policyFromFlags({ curve: 'cubic' })).toThrow(/--curve expects/);
+    expect(() => policyFromFlags({ multiplier: '0.5' })).toThrow(RangeError);
+  });
+});
+
+suite('parseJitter', () => {
+  it('reads every kind', () => {
+    expect(parseJitter('full')).toBe('full');
+    expect(parseJitter('decorrelated')).toBe('decorrelated');
+    expect(parseJitter('proportional:0.5')).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(parseJitter('additive:1s')).toEqual({ kind: 'additive', maxMs: 1_000 });
+  });
+
+  it('refuses the rest', () => {
+    for (const bad of ['', 'gauss', 'full:1', 'proportional', 'additive:', 'proportional:0.5:1']) {
+      expect(() => parseJitter(bad)).toThrow(/--jitter expects|--jitter/);
+    }
+  });
+});

@@ -1,0 +1,158 @@
+import {
+  type Backoff,
+  constant,
+  exponential,
+  findPreset,
+  type Jitter,
+  type LimitOptions,
+  linear,
+  type PresetInfo,
+  presetCatalog,
+  slotted,
+} from 'ebb';
+import { parseDuration, parseNumber } from './duration.js';
+import { UsageError } from './usage-error.js';
+
+/** The policy flags shared by `ebb schedule` and `ebb run`, as commander hands them over. */
+export interface PolicyFlags {
+  readonly preset?: string;
+  readonly curve?: string;
+  readonly initial?: string;
+  readonly multiplier?: string;
+  readonly increment?: string;
+  readonly delay?: string;
+  readonly slot?: string;
+  readonly cwMin?: string;
+  readonly cwMax?: string;
+  readonly jitter?: string;
+  readonly maxDelay?: string;
+  readonly maxInterval?: string;
+  readonly maxAttempts?: string;
+  readonly maxElapsed?: string;
+  readonly ceiling?: string;
+}
+
+/** Flags that define a curve; they cannot be combined with a preset. */
+const CURVE_FLAGS = {
+  curve: '--curve',
+  initial: '--initial',
+  multiplier: '--multiplier',
+  increment: '--increment',
+  delay: '--delay',
+  slot: '--slot',
+  cwMin: '--cw-min',
+  cwMax: '--cw-max',
+} as const;
+
+/** Which curve flags each curve accepts. */
+const CURVE_ACCEPTS: Record<string, readonly (keyof typeof CURVE_FLAGS)[]> = {
+  exponential: ['curve', 'initial', 'multiplier'],
+  linear: ['curve', 'initial', 'increment'],
+  constant: ['curve', 'delay'],
+  slotted: ['curve', 'slot', 'cwMin', 'cwMax'],
+};
+
+/** Parses `--jitter`: none, full, equal, decorrelated, proportional:0.5, additive:1s. */
+export function parseJitter(text: string): Jitter {
+  const [kind, arg, ...rest] = text.split(':');
+  if (rest.length === 0) {
+    if (arg === undefined && (kind === 'none' || kind === 'full' || kind === 'equal' || kind === 'decorrelated')) {
+      return kind;
+    }
+    if (kind === 'proportional' && arg !== undefined) {
+      return { kind, factor: parseNumber('--jitter proportional:FACTOR', arg) };
+    }
+    if (kind === 'additive' && arg !== undefined) {
+      return { kind, maxMs: parseDuration('--jitter additive:DURATION', arg) };
+    }
+  }
+  throw new UsageError(
+    `--jitter expects none, full, equal, decorrelated, proportional:FACTOR or additive:DURATION, got "${text}"`,
+  );
+}
+
+/** The name shown for a custom policy. */
+export const CUSTOM = 'custom';
+
+/**
+ * Builds the policy the flags describe: a preset (with limit and jitter overrides) or a custom
+ * curve. Library validation errors (TypeError, RangeError) pass through for the caller to print.
+ */
+export function policyFromFlags(flags: PolicyFlags): { name: string; info?: PresetInfo; backoff: Backoff } {
+  const curveFlags = (Object.keys(CURVE_FLAGS) as (keyof typeof CURVE_FLAGS)[]).filter((k) => flags[k] !== undefined);
+  const limits: { -readonly [K in keyof LimitOptions]: LimitOptions[K] } = {};
+  if (flags.jitter !== undefined) limits.jitter = parseJitter(flags.jitter);
+  if (flags.maxDelay !== undefined) limits.maxDelayMs = parseDuration('--max-delay', flags.maxDelay, true);
+  if (flags.maxInterval !== undefined) limits.maxIntervalMs = parseDuration('--max-interval', flags.maxInterval, true);
+  if (flags.maxAttempts !== undefined) limits.maxAttempts = parseNumber('--max-attempts', flags.maxAttempts, true);
+  if (flags.maxElapsed !== undefined) limits.maxElapsedMs = parseDuration('--max-elapsed', flags.maxElapsed, true);
+  if (flags.ceiling !== undefined) limits.ceiling = parseNumber('--ceiling', flags.ceiling, true);
+
+  if (flags.preset !== undefined) {
+    const info = findPreset(flags.preset);
+    if (!info) {
+      throw new UsageError(`unknown preset "${flags.preset}"; presets: ${presetCatalog.map((p) => p.id).join(', ')}`);
+    }
+    if (curveFlags.length > 0) {
+      throw new UsageError(
+        `${CURVE_FLAGS[curveFlags[0] as keyof typeof CURVE_FLAGS]} defines a custom curve and cannot be combined with the preset "${info.id}"; limit flags (--max-attempts, --max-delay, …) and --jitter can`,
+      );
+    }
+    let b = info.backoff;
+    if (limits.jitter !== undefined) b = b.withJitter(limits.jitter);
+    if (limits.maxIntervalMs !== undefined) b = b.withMaxInterval(limits.maxIntervalMs);
+    if (limits.maxDelayMs !== undefined) b = b.withMaxDelay(limits.maxDelayMs);
+    if (limits.ceiling !== undefined) b = b.withCeiling(limits.ceiling);
+    if (limits.maxAttempts !== undefined) b = b.withMaxAttempts(limits.maxAttempts);
+    if (limits.maxElapsedMs !== undefined) b = b.withMaxElapsed(limits.maxElapsedMs);
+    return { name: info.id, info, backoff: b };
+  }
+
+  if (curveFlags.length === 0 && Object.keys(limits).length === 0) {
+    throw new UsageError('name a preset (see --list) or give policy flags such as --initial 100ms --multiplier 2');
+  }
+  const curve =
+    flags.curve ?? (flags.slot !== undefined ? 'slotted' : flags.delay !== undefined ? 'constant' : 'exponential');
+  const accepted = CURVE_ACCEPTS[curve];
+  if (!accepted) throw new UsageError(`--curve expects exponential, linear, constant or slotted, got "${curve}"`);
+  const stray = curveFlags.find((k) => !accepted.includes(k));
+  if (stray) throw new UsageError(`${CURVE_FLAGS[stray]} does not apply to --curve ${curve}`);
+
+  const duration = (flag: string, v: string | undefined) => (v === undefined ? undefined : parseDuration(flag, v));
+  const number = (flag: string, v: string | undefined) => (v === undefined ? undefined : parseNumber(flag, v));
+  const defined = <T extends object>(o: T): T =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+  let backoff: Backoff;
+  if (curve === 'exponential') {
+    backoff = exponential(
+      defined({
+        ...limits,
+        initialDelayMs: duration('--initial', flags.initial),
+        multiplier: number('--multiplier', flags.multiplier),
+      }),
+    );
+  } else if (curve === 'linear') {
+    backoff = linear(
+      defined({
+        ...limits,
+        initialDelayMs: duration('--initial', flags.initial),
+        incrementMs: duration('--increment', flags.increment),
+      }),
+    );
+  } else if (curve === 'constant') {
+    backoff = constant(defined({ ...limits, delayMs: duration('--delay', flags.delay) }));
+  } else {
+    if (flags.slot === undefined) throw new UsageError('--curve slotted needs --slot, such as --slot 51.2us');
+    if (limits.jitter !== undefined)
+      throw new UsageError('--jitter does not apply to --curve slotted: the slot draw is its jitter');
+    backoff = slotted(
+      defined({
+        ...limits,
+        slotMs: parseDuration('--slot', flags.slot),
+        cwMin: number('--cw-min', flags.cwMin),
+        cwMax: number('--cw-max', flags.cwMax),
+      }),
+    );
+  }
+  return { name: CUSTOM, backoff };
+}

@@ -1,0 +1,82 @@
+import { expect, it, describe as suite } from 'vitest';
+import { schedule } from './schedule.js';
+
+suite('schedule', () => {
+  it('--json prints exactly the describe document plus the name', () => {
+    const doc = JSON.parse(schedule({ preset: 'aws-standard', json: true }).stdout);
+    expect(Object.keys(doc)).toEqual(['name', 'rows', 'stopsAfterAttempt']);
+    expect(doc).toEqual({
+      name: 'aws-standard',
+      rows: [
+        { attempt: 1, delayMs: 100, minDelayMs: 0, maxDelayMs: 100, meanDelayMs: 50 },
+        { attempt: 2, delayMs: 200, minDelayMs: 0, maxDelayMs: 200, meanDelayMs: 100 },
+      ],
+      stopsAfterAttempt: 3,
+    });
+  });
+
+  it('--attempts sets the number of rows (default 10)', () => {
+    expect(JSON.parse(schedule({ preset: 'sip', json: true }).stdout).rows).toHaveLength(10);
+    expect(JSON.parse(schedule({ preset: 'sip', json: true, attempts: '3' }).stdout).rows).toHaveLength(3);
+    expect(() => schedule({ preset: 'sip', attempts: '-1' })).toThrow(/--attempts/);
+  });
+
+  it('--sample --seed prints one reproducible run; without --seed the seed is chosen and printed', () => {
+    const a = schedule({ preset: 'default', sample: true, seed: '5', json: true }).stdout;
+    const b = schedule({ preset: 'default', sample: true, seed: '5', json: true }).stdout;
+    const c = schedule({ preset: 'default', sample: true, seed: '6', json: true }).stdout;
+    expect(a).toBe(b);
+    expect(a).not.toBe(c);
+    const doc = JSON.parse(a);
+    expect(doc.seed).toBe(5);
+    expect(doc.rows).toHaveLength(4);
+    expect(doc.rows.at(-1).elapsedMs).toBeCloseTo(
+      doc.rows.reduce((s: number, r: { delayMs: number }) => s + r.delayMs, 0),
+      9,
+    );
+    expect(schedule({ preset: 'default', sample: true }, () => 77).stdout).toContain('seed 77');
+    expect(() => schedule({ preset: 'default', seed: '5' })).toThrow(/--seed only applies with --sample/);
+  });
+
+  it('says why a sampled run ends', () => {
+    expect(schedule({ preset: 'default', sample: true, seed: '1' }).stdout).toMatch(
+      /attempt 5 is the last \(maxAttempts\)/,
+    );
+    expect(schedule({ preset: 'sip', sample: true, seed: '1', attempts: '50' }).stdout).toMatch(/past the 32 s budget/);
+    expect(schedule({ preset: 'sip', sample: true, seed: '1', attempts: '3' }).stdout).toMatch(/the first 3 waits/);
+  });
+
+  it('prints the table with the source, the seed note and where the policy stops', () => {
+    const text = schedule({ preset: 'google-http-client' }).stdout;
+    expect(text).toMatch(/^google-http-client — /);
+    expect(text).toMatch(/source: google-http-java-client/);
+    expect(text).toMatch(/note: The Javadoc table's STOP at try 10/);
+    expect(text).toMatch(/\n {5}10 {3}19\.21 s {3}9\.605 s {2}28\.815 s {3}19\.21 s\n/);
+    expect(schedule({ preset: 'sip' }).stdout).toMatch(/attempt 11 is the last/);
+    expect(schedule({ preset: 'ethernet' }).stdout).toMatch(/stops: after attempt 16 \(maxAttempts\)/);
+    expect(schedule({ preset: 'grpc-connect' }).stdout).toMatch(/never stops by itself/);
+    expect(schedule({ initial: '1s', jitter: 'full', ceiling: '3', maxDelay: '2s' }).stdout).toMatch(
+      /^custom — exponential 1 s ×2, full jitter, ceiling 3, cap 2 s/,
+    );
+  });
+
+  it('--list names every preset, and --list --json gives their ids, titles and sources', () => {
+    const text = schedule({ list: true }).stdout;
+    for (const id of [
+      'google-http-client',
+      'google-drive',
+      'aws-simpledb',
+      'ethernet',
+      'wifi',
+      'sip-invite',
+      'grpc-connect',
+    ]) {
+      expect(text).toMatch(new RegExp(`^${id} +\\S`, 'm'));
+    }
+    const doc = JSON.parse(schedule({ list: true, json: true }).stdout);
+    expect(doc.find((p: { id: string }) => p.id === 'wifi')).toMatchObject({
+      key: 'wifi',
+      source: expect.stringContaining('802.11'),
+    });
+  });
+});

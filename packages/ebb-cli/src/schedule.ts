@@ -1,0 +1,155 @@
+import { type Backoff, describe, presetCatalog, type Schedule, sample, seeded } from 'ebb';
+import { formatDuration, parseNumber } from './duration.js';
+import { type PolicyFlags, policyFromFlags } from './policy.js';
+import { table } from './table.js';
+import { UsageError } from './usage-error.js';
+
+/** Flags of `ebb schedule`. */
+export interface ScheduleFlags extends PolicyFlags {
+  readonly list?: boolean;
+  readonly attempts?: string;
+  readonly json?: boolean;
+  readonly sample?: boolean;
+  readonly seed?: string;
+}
+
+/** What the command prints: one document on stdout. */
+export interface Output {
+  readonly stdout: string;
+}
+
+/** `ebb schedule`: the exact schedule of a preset or custom policy, or one sampled run. */
+export function schedule(
+  flags: ScheduleFlags,
+  randomSeed: () => number = () => Math.floor(Math.random() * 2 ** 32),
+): Output {
+  if (flags.list) return list(flags.json === true);
+  const rows = flags.attempts === undefined ? 10 : parseNumber('--attempts', flags.attempts);
+  if (!Number.isSafeInteger(rows) || rows < 0) {
+    throw new UsageError(`--attempts expects a whole number of rows >= 0, got "${flags.attempts}"`);
+  }
+  if (flags.seed !== undefined && !flags.sample) throw new UsageError('--seed only applies with --sample');
+  const { name, info, backoff } = policyFromFlags(flags);
+  if (flags.sample) {
+    const seed = flags.seed === undefined ? randomSeed() : parseNumber('--seed', flags.seed);
+    if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed expects a whole number, got "${flags.seed}"`);
+    return sampled(name, backoff, rows, seed, flags.json === true);
+  }
+  const s = describe(backoff, rows);
+  if (flags.json)
+    return { stdout: `${JSON.stringify({ name, rows: s.rows, stopsAfterAttempt: s.stopsAfterAttempt }, null, 2)}\n` };
+  const head = info
+    ? [`${info.id} — ${info.title}`, `source: ${info.source}`, ...(info.note ? [`note: ${info.note}`] : [])]
+    : [`${name} — ${summary(backoff)}`];
+  const body = table(
+    ['attempt', 'delay', 'min', 'max', 'mean'],
+    s.rows.map((r) => [
+      String(r.attempt),
+      formatDuration(r.delayMs),
+      formatDuration(r.minDelayMs),
+      formatDuration(r.maxDelayMs),
+      formatDuration(r.meanDelayMs),
+    ]),
+  );
+  return { stdout: `${[...head, '', body, '', stops(backoff, s)].join('\n')}\n` };
+}
+
+function list(json: boolean): Output {
+  if (json) {
+    const doc = presetCatalog.map(({ id, key, title, source, note }) => ({
+      id,
+      key,
+      title,
+      source,
+      note: note ?? null,
+    }));
+    return { stdout: `${JSON.stringify(doc, null, 2)}\n` };
+  }
+  const width = Math.max(...presetCatalog.map((p) => p.id.length));
+  return { stdout: `${presetCatalog.map((p) => `${p.id.padEnd(width)}  ${p.title}`).join('\n')}\n` };
+}
+
+function sampled(name: string, backoff: Backoff, count: number, seed: number, json: boolean): Output {
+  const delays = sample(backoff, { count, random: seeded(seed) });
+  let elapsed = 0;
+  const rows = delays.map((delayMs, i) => {
+    elapsed += delayMs;
+    return { attempt: i + 1, delayMs, elapsedMs: elapsed };
+  });
+  const reason =
+    delays.length === count
+      ? `shown: the first ${count} waits (--attempts)`
+      : backoff.maxAttempts !== Infinity && delays.length === backoff.maxAttempts - 1
+        ? `then gives up: attempt ${backoff.maxAttempts} is the last (maxAttempts)`
+        : `then gives up: the next wait would end past the ${formatDuration(backoff.maxElapsedMs)} budget (maxElapsedMs)`;
+  if (json) return { stdout: `${JSON.stringify({ name, seed, rows }, null, 2)}\n` };
+  const body = table(
+    ['attempt', 'wait', 'elapsed'],
+    rows.map((r) => [String(r.attempt), formatDuration(r.delayMs), formatDuration(r.elapsedMs)]),
+  );
+  return {
+    stdout: `${name} — one run with seed ${seed}, every attempt failing at once\n\n${body}\n\n${reason}\n`,
+  };
+}
+
+/** A one-line description of a custom policy's parameters. */
+function summary(b: Backoff): string {
+  return b.segments
+    .map((s) => {
+      const c = s.curve;
+      const parts: string[] = [];
+      if (c.type === 'exponential') parts.push(`exponential ${formatDuration(c.initialDelayMs)} ×${c.multiplier}`);
+      else if (c.type === 'linear')
+        parts.push(`linear ${formatDuration(c.initialDelayMs)} +${formatDuration(c.incrementMs)}`);
+      else if (c.type === 'constant') parts.push(`constant ${formatDuration(c.delayMs)}`);
+      else if (c.type === 'slotted') parts.push(`slotted ${formatDuration(c.slotMs)} slots, CW ${c.cwMin}…${c.cwMax}`);
+      else parts.push(`sequence ${c.delaysMs.map(formatDuration).join(', ')}`);
+      if (typeof s.jitter === 'object') {
+        parts.push(
+          s.jitter.kind === 'proportional' ? `±${s.jitter.factor * 100} %` : `+U[0, ${formatDuration(s.jitter.maxMs)}]`,
+        );
+      } else if (s.jitter !== 'none') parts.push(`${s.jitter} jitter`);
+      if (s.ceiling !== Infinity) parts.push(`ceiling ${s.ceiling}`);
+      if (s.maxIntervalMs !== Infinity) parts.push(`interval cap ${formatDuration(s.maxIntervalMs)}`);
+      if (s.maxDelayMs !== Infinity) parts.push(`cap ${formatDuration(s.maxDelayMs)}`);
+      return parts.join(', ');
+    })
+    .join('; then ');
+}
+
+/**
+ * Where the policy stops. For a time budget it also says, assuming attempts that fail at once,
+ * after which attempt the budget ends the run: exactly for deterministic policies, as a range
+ * (longest waits first, shortest waits last) for randomized ones.
+ */
+function stops(b: Backoff, s: Schedule): string {
+  const parts: string[] = [];
+  if (s.stopsAfterAttempt !== null) parts.push(`stops: after attempt ${s.stopsAfterAttempt} (maxAttempts)`);
+  if (b.maxElapsedMs !== Infinity) {
+    const [early, late] = budgetEnds(b);
+    const when =
+      early === undefined
+        ? ''
+        : early === late
+          ? `;\n       with attempts that fail at once, attempt ${early} is the last`
+          : `;\n       with attempts that fail at once, the last attempt is between ${early} and ${late ?? 'later'}`;
+    parts.push(`stops: rather than wait past ${formatDuration(b.maxElapsedMs)} in all (maxElapsedMs)${when}`);
+  }
+  if (parts.length === 0) parts.push('never stops by itself: add --max-attempts or --max-elapsed');
+  return parts.join('\n');
+}
+
+/** The last attempt when every attempt fails instantly: with the longest and the shortest waits. */
+function budgetEnds(b: Backoff): [number | undefined, number | undefined] {
+  const limit = Math.min(b.maxAttempts - 1, 10_000);
+  const rows = describe(b, limit).rows;
+  const last = (pick: (r: (typeof rows)[number]) => number): number | undefined => {
+    let t = 0;
+    for (const r of rows) {
+      t += pick(r);
+      if (t > b.maxElapsedMs) return r.attempt;
+    }
+    return undefined;
+  };
+  return [last((r) => r.maxDelayMs), last((r) => r.minDelayMs)];
+}
