@@ -1,12 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+// Every project fails a test that leaves a promise rejection unhandled.
+const setup = fileURLToPath(new URL('./test/setup/unhandled.ts', import.meta.url));
 
 // `npm test` runs every project: the library's unit tests (beside their files), the CLI's, and
 // the integration tests under test/ (the CLI as a process, real sockets, the packed tarball).
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'ebb', root: 'packages/ebb', include: ['src/**/*.test.ts'] } },
-      { test: { name: 'ebb-cli', root: 'packages/ebb-cli', include: ['src/**/*.test.ts'] } },
+      { test: { name: 'ebb', root: 'packages/ebb', include: ['src/**/*.test.ts'], setupFiles: [setup] } },
+      { test: { name: 'ebb-cli', root: 'packages/ebb-cli', include: ['src/**/*.test.ts'], setupFiles: [setup] } },
       {
         test: {
           name: 'integration',
@@ -14,6 +18,7 @@ export default defineConfig({
           include: ['**/*.test.ts'],
           exclude: ['compat/**', '**/node_modules/**'],
           testTimeout: 60_000,
+          setupFiles: [setup],
         },
       },
     ],

@@ -1,8 +1,9 @@
 /**
  * ebb — exponential backoff done exactly.
  *
- * The root entry: backoff policies (curves, jitter, limits, presets, describe, sample) and the
- * core parameters (Clock, Random). Subpaths add HTTP, rate control and simulators.
+ * The root entry: backoff policies (curves, jitter, limits, presets, describe, sample), the
+ * executor (retry, retrySync, poll) and the core parameters (Clock, Random). Subpaths add HTTP,
+ * rate control and simulators.
  *
  * @packageDocumentation
  */
@@ -37,3 +38,24 @@ export { type SequenceOptions, sequence } from './backoff/sequence.js';
 export { type SlottedOptions, slotted } from './backoff/slotted.js';
 export { type Clock, systemClock, unrefSystemClock } from './core/clock.js';
 export { type Random, type SeededRandom, seeded } from './core/random.js';
+export { type VirtualClock, virtualClock } from './core/virtual-clock.js';
+export {
+  type AttemptContext,
+  type GiveUpReason,
+  isAbortError,
+  NotDoneError,
+  type Outcome,
+  type PollOptions,
+  type PollResult,
+  poll,
+  type RateController,
+  type RetryBudget,
+  type RetryContext,
+  RetryError,
+  type RetryOptions,
+  type RetrySyncOptions,
+  retry,
+  retrySync,
+  type SyncAttemptContext,
+  type SyncClock,
+} from './retry/index.js';

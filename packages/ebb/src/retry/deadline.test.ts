@@ -1,0 +1,88 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { exponential } from '../backoff/exponential.js';
+import type { Jitter } from '../backoff/jitter.js';
+import { linear } from '../backoff/linear.js';
+import { seeded } from '../core/random.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { RetryError } from './errors.js';
+import { retry } from './retry.js';
+
+const jitter = fc.constantFrom<Jitter>(
+  'none',
+  'full',
+  'equal',
+  { kind: 'proportional', factor: 0.5 },
+  { kind: 'additive', maxMs: 500 },
+);
+const budget = fc.integer({ min: 0, max: 100_000 });
+const policy = fc.oneof(
+  fc
+    .record({
+      initialDelayMs: fc.integer({ min: 0, max: 5_000 }),
+      multiplier: fc.double({ min: 1, max: 4, noNaN: true }),
+      jitter,
+      maxElapsedMs: budget,
+    })
+    .map((o) => exponential(o)),
+  fc
+    .record({
+      initialDelayMs: fc.integer({ min: 0, max: 5_000 }),
+      incrementMs: fc.integer({ min: 0, max: 5_000 }),
+      jitter,
+      maxElapsedMs: budget,
+    })
+    .map((o) => linear(o)),
+  fc
+    .record({
+      delayMs: fc.integer({ min: 0, max: 10_000 }),
+      jitter,
+      maxElapsedMs: budget,
+      maxAttempts: fc.integer({ min: 1, max: 50 }),
+    })
+    .map((o) => constant(o)),
+  fc
+    .record({
+      initialDelayMs: fc.integer({ min: 1, max: 5_000 }),
+      multiplier: fc.double({ min: 1, max: 4, noNaN: true }),
+      maxElapsedMs: budget,
+    })
+    .map((o) => exponential({ ...o, jitter: 'decorrelated' })),
+);
+
+describe('maxElapsedMs: total virtual time never exceeds it', () => {
+  it('across thousands of random policies, attempt durations and failure patterns', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policy,
+        fc.array(fc.integer({ min: 0, max: 20_000 }), { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer(),
+        async (backoff, durations, succeedAt, seed) => {
+          const clock = virtualClock();
+          const p = retry(
+            async ({ attempt, signal }) => {
+              await clock.sleep(durations[(attempt - 1) % durations.length] as number, signal);
+              if (attempt < succeedAt) throw new Error(`attempt ${attempt}`);
+              return attempt;
+            },
+            { backoff, clock, random: seeded(seed), maxRetryAfterMs: Infinity },
+          ).then(
+            (v) => ({ v }),
+            (e: unknown) => ({ e }),
+          );
+          await clock.runAll();
+          const outcome = await p;
+          expect(clock.now()).toBeLessThanOrEqual(backoff.maxElapsedMs);
+          expect(clock.pending).toBe(0);
+          if ('e' in outcome) {
+            expect(outcome.e).toBeInstanceOf(RetryError);
+            expect((outcome.e as RetryError).elapsedMs).toBeLessThanOrEqual(backoff.maxElapsedMs);
+          }
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  }, 120_000);
+});

@@ -1,0 +1,127 @@
+import { describe, expect, it, vi } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { exponential } from '../backoff/exponential.js';
+import { presets } from '../backoff/presets.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import type { RetryError } from './errors.js';
+import type { AttemptContext } from './options.js';
+import { NotDoneError, type PollResult, poll } from './poll.js';
+
+async function settle<T>(p: Promise<T>, clock: ReturnType<typeof virtualClock>) {
+  const outcome = p.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  await clock.runAll();
+  return outcome;
+}
+
+describe('poll', () => {
+  it("runs the AWS sample's loop: 100 ms before the first check, then 200, 400, 800 ms", async () => {
+    const clock = virtualClock();
+    const times: number[] = [];
+    let n = 0;
+    const check = (): PollResult<string> => {
+      times.push(clock.now());
+      return ++n < 4 ? { done: false } : { done: true, value: 'SUCCESS' };
+    };
+    const out = await settle(poll(check, { clock, backoff: presets.awsPolling, initialDelayMs: 100 }), clock);
+    expect(out).toEqual({ value: 'SUCCESS' });
+    expect(times).toEqual([100, 300, 700, 1_500]);
+  });
+
+  it('initialDelayMs defaults to 0', async () => {
+    const clock = virtualClock();
+    const out = await settle(
+      poll(() => ({ done: true, value: clock.now() }), { clock }),
+      clock,
+    );
+    expect(out).toEqual({ value: 0 });
+  });
+
+  it('gives up when the policy runs out while the work is still not done, with NotDoneError as cause', async () => {
+    const clock = virtualClock();
+    const check = vi.fn((): PollResult<never> => ({ done: false }));
+    const out = await settle(poll(check, { clock, backoff: constant({ delayMs: 10, maxAttempts: 4 }) }), clock);
+    expect(check).toHaveBeenCalledTimes(4);
+    const error = (out as { error: RetryError }).error;
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 4 });
+    expect(error.cause).toBeInstanceOf(NotDoneError);
+    expect((error.cause as NotDoneError).attempt).toBe(4);
+  });
+
+  it('thrown errors go through retryIf: throttling continues, other errors stop', async () => {
+    const clock = virtualClock();
+    const throttled = Object.assign(new Error('THROTTLED'), { code: 'Throttling' });
+    const fatal = Object.assign(new Error('ValidationError'), { code: 'Validation' });
+    const results: Array<() => PollResult<string>> = [
+      () => ({ done: false }),
+      () => {
+        throw throttled;
+      },
+      () => {
+        throw fatal;
+      },
+      () => ({ done: true, value: 'never' }),
+    ];
+    let i = 0;
+    const retryIf = vi.fn((e: unknown) => (e as { code?: string }).code === 'Throttling');
+    const out = await settle(
+      poll(() => (results[i++] as () => PollResult<string>)(), { clock, retryIf }),
+      clock,
+    );
+    expect(out).toEqual({ error: fatal });
+    expect(i).toBe(3);
+    // NotDone results never reach the user's classifier.
+    expect(retryIf.mock.calls.map(([e]) => e)).toEqual([throttled, fatal]);
+  });
+
+  it('honours abort, including during the initial wait', async () => {
+    const clock = virtualClock();
+    const controller = new AbortController();
+    const check = vi.fn((): PollResult<number> => ({ done: false }));
+    const p = poll(check, { clock, signal: controller.signal, initialDelayMs: 1_000 });
+    await clock.advance(500);
+    controller.abort(new Error('cancel'));
+    await expect(p).rejects.toThrow('cancel');
+    expect(check).not.toHaveBeenCalled();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('honours the time budget and server hints like retry()', async () => {
+    const clock = virtualClock();
+    const out = await settle(
+      poll(() => ({ done: false }), { clock, backoff: exponential({ initialDelayMs: 100, maxElapsedMs: 1_000 }) }),
+      clock,
+    );
+    expect((out as { error: RetryError }).error.reason).toBe('elapsed');
+    const clock2 = virtualClock();
+    const seen: number[] = [];
+    const hinted = Object.assign(new Error('busy'), { retryAfterMs: 5_000 });
+    await settle(
+      poll(
+        (c: AttemptContext) => {
+          seen.push(clock2.now());
+          if (c.attempt === 1) throw hinted;
+          return { done: true, value: 1 };
+        },
+        { clock: clock2 },
+      ),
+      clock2,
+    );
+    expect(seen).toEqual([0, 5_000]);
+  });
+
+  it('rejects a check result of the wrong shape and bad options', async () => {
+    const clock = virtualClock();
+    const out = await settle(
+      poll(() => 'yes' as never, { clock }),
+      clock,
+    );
+    expect((out as { error: Error }).error.message).toMatch(
+      /must return \{ done: true, value \} or \{ done: false \}, got string/,
+    );
+    await expect(poll(() => ({ done: false }), { initialDelayMs: -1 })).rejects.toThrow(/`initialDelayMs`/);
+    await expect(poll(null as never)).rejects.toThrow(/`check` to be a function/);
+  });
+});

@@ -1,0 +1,72 @@
+import { nonNegative } from '../core/validate.js';
+import { isAbortError } from './errors.js';
+import { type AttemptContext, prepare, type RetryOptions } from './options.js';
+import { loop } from './retry.js';
+
+/** What a `poll()` check reports: done with a value, or not yet. */
+export type PollResult<T> = { readonly done: true; readonly value: T } | { readonly done: false };
+
+/** Options of {@link poll}: those of `retry()`, and a wait before the first check. */
+export interface PollOptions extends RetryOptions {
+  /**
+   * Wait before the first check, in ms; default 0. The AWS sample waits 100 ms (2^0 × 100)
+   * before its first poll, since the operation it polls has only just been started.
+   */
+  readonly initialDelayMs?: number;
+}
+
+/**
+ * The error a "not done yet" check counts as: it is what `onRetry` sees for such a check, and
+ * the `cause` of the `RetryError` when the policy runs out while the work is still not done.
+ */
+export class NotDoneError extends Error {
+  override readonly name = 'NotDoneError';
+  constructor(readonly attempt: number) {
+    super(`check ${attempt} reported not done`);
+  }
+}
+
+/**
+ * Polls an asynchronous operation until it is done — the AWS General Reference's loop: check,
+ * and while the answer is "not ready" (or a retryable error such as throttling), wait longer by
+ * `options.backoff` and check again.
+ *
+ * `check` returns `{ done: true, value }` or `{ done: false }`; a thrown error goes through
+ * `retryIf` (by default every error but an abort continues; pass a classifier such as
+ * `ebb/http`'s to stop on client errors). Limits, time budget, abort and server hints behave as
+ * in `retry()`. Resolves with the value; gives up with `RetryError` (reason `'attempts'` or
+ * `'elapsed'`, cause a {@link NotDoneError} or the last error).
+ *
+ * @example
+ * const job = await poll(async () => {
+ *   const s = await getStatus(id);
+ *   return s.state === 'SUCCEEDED' ? { done: true, value: s } : { done: false };
+ * }, { backoff: presets.awsPolling, initialDelayMs: 100 });
+ */
+export async function poll<T>(
+  check: (context: AttemptContext) => PollResult<T> | PromiseLike<PollResult<T>>,
+  options?: PollOptions,
+): Promise<T> {
+  if (typeof check !== 'function') {
+    throw new TypeError(`poll(): expected \`check\` to be a function, got ${check === null ? 'null' : typeof check}.`);
+  }
+  const o = prepare('poll()', options, ['initialDelayMs']);
+  const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
+  if (o.signal?.aborted) throw o.signal.reason;
+  const start = o.clock.now();
+  if (initialDelayMs > 0) await o.clock.sleep(initialDelayMs, o.signal);
+  const userRetryIf = o.retryIf;
+  const retryIf = (error: unknown, context: AttemptContext): boolean | PromiseLike<boolean> =>
+    error instanceof NotDoneError || (userRetryIf ? userRetryIf(error, context) : !isAbortError(error));
+  const operation = async (context: AttemptContext): Promise<T> => {
+    const result = await check(context);
+    if (typeof result !== 'object' || result === null || typeof result.done !== 'boolean') {
+      throw new TypeError(
+        `poll(): the check must return { done: true, value } or { done: false }, got ${result === null ? 'null' : typeof result}.`,
+      );
+    }
+    if (result.done) return result.value;
+    throw new NotDoneError(context.attempt);
+  };
+  return loop(operation, { ...o, retryIf }, start, 1, undefined) as Promise<T>;
+}

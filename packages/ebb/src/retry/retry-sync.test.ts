@@ -1,0 +1,112 @@
+import { describe, expect, it, vi } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { exponential } from '../backoff/exponential.js';
+import { RetryError } from './errors.js';
+import { retrySync, type SyncClock } from './retry-sync.js';
+
+function fakeClock(): SyncClock & { sleeps: number[] } {
+  let now = 0;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => now,
+    sleepSync: (ms) => {
+      sleeps.push(ms);
+      now += ms;
+    },
+  };
+}
+
+describe('retrySync', () => {
+  it('retries synchronously with the policy’s waits and returns the value', () => {
+    const clock = fakeClock();
+    const op = vi.fn((c: { attempt: number; elapsedMs: number }) => {
+      if (c.attempt < 3) throw new Error('locked');
+      return c;
+    });
+    expect(retrySync(op, { clock, backoff: exponential({ initialDelayMs: 10 }) })).toEqual({
+      attempt: 3,
+      elapsedMs: 30,
+    });
+    expect(clock.sleeps).toEqual([10, 20]);
+  });
+
+  it('gives up with RetryError, rethrows final errors unchanged, and never sleeps after the last attempt', () => {
+    const clock = fakeClock();
+    const boom = new Error('boom');
+    let error: unknown;
+    try {
+      retrySync(
+        () => {
+          throw boom;
+        },
+        { clock, backoff: constant({ delayMs: 5, maxAttempts: 3 }) },
+      );
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 3, elapsedMs: 10 });
+    expect((error as RetryError).cause).toBe(boom);
+    expect(clock.sleeps).toEqual([5, 5]);
+    const fatal = new Error('fatal');
+    expect(() =>
+      retrySync(
+        () => {
+          throw fatal;
+        },
+        { clock, retryIf: () => false },
+      ),
+    ).toThrow(fatal);
+  });
+
+  it('applies the time budget, server hints and onRetry', () => {
+    const clock = fakeClock();
+    expect(() =>
+      retrySync(
+        () => {
+          throw new Error('x');
+        },
+        { clock, backoff: constant({ delayMs: 400, maxElapsedMs: 1_000 }) },
+      ),
+    ).toThrow(/would end past maxElapsedMs/);
+    expect(clock.sleeps).toEqual([400, 400]);
+    const c2 = fakeClock();
+    const calls: number[] = [];
+    retrySync(
+      (c) => {
+        if (c.attempt === 1) throw Object.assign(new Error('busy'), { retryAfterMs: 250 });
+        return 1;
+      },
+      { clock: c2, backoff: constant({ delayMs: 1 }), onRetry: (r) => void calls.push(r.delayMs) },
+    );
+    expect(c2.sleeps).toEqual([250]);
+    expect(calls).toEqual([250]);
+    expect(() =>
+      retrySync(
+        () => {
+          throw Object.assign(new Error('busy'), { retryAfterMs: 250 });
+        },
+        { clock: fakeClock(), maxRetryAfterMs: 100 },
+      ),
+    ).toThrow(RetryError);
+  });
+
+  it('blocks the thread for real with Atomics.wait by default', () => {
+    const start = performance.now();
+    let n = 0;
+    retrySync(
+      () => {
+        if (++n < 2) throw new Error('once');
+      },
+      { backoff: constant({ delayMs: 30 }) },
+    );
+    expect(performance.now() - start).toBeGreaterThanOrEqual(29);
+  });
+
+  it('refuses promises and bad options', () => {
+    expect(() => retrySync(() => Promise.resolve(1))).toThrow(/returned a promise; use retry\(\)/);
+    expect(() => retrySync(() => 1, { clock: { now: () => 0 } as never })).toThrow(/`clock`/);
+    expect(() => retrySync(() => 1, { signal: 1 } as never)).toThrow(/unknown option `signal`/);
+    expect(() => retrySync(() => 1, { retryIf: 1 } as never)).toThrow(/`retryIf`/);
+  });
+});

@@ -1,0 +1,61 @@
+import { spawn } from 'node:child_process';
+import { constant, retry } from 'ebb';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/cli.js';
+
+describe('abort on the real clock', () => {
+  it('an abort during a 10-minute wait settles within one timer tick, and the operation is not called again', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const p = retry(
+      () => {
+        calls++;
+        throw new Error('down');
+      },
+      { signal: controller.signal, backoff: constant({ delayMs: 600_000 }) },
+    );
+    const settled = p.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    await new Promise((r) => setTimeout(r, 20)); // the first attempt has failed; the 10-minute wait runs
+    expect(calls).toBe(1);
+    const reason = new Error('stop');
+    controller.abort(reason);
+    // Settled before the next macrotask: no timer tick passes between abort and rejection.
+    const first = await Promise.race([settled, new Promise((r) => setImmediate(() => r('a tick passed')))]);
+    expect(first).toBe(reason);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).toBe(1);
+  });
+
+  it('a process whose retry was aborted mid-wait exits within 100 ms of settling: no timer or listener is left', async () => {
+    const script = `
+      import { retry, constant } from 'ebb';
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('cancelled')), 50);
+      try {
+        await retry(() => { throw new Error('down'); }, { signal: controller.signal, backoff: constant({ delayMs: 600_000 }) });
+      } catch (e) {
+        process.stdout.write('settled ' + e.message + '\\n');
+      }
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let settledAt = 0;
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('settled')) settledAt ||= performance.now();
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearTimeout(killer);
+    const exitedAt = performance.now();
+    expect(output).toBe('settled cancelled\n');
+    expect(code).toBe(0);
+    expect(exitedAt - settledAt).toBeLessThan(100);
+  });
+});
