@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { type RunFlags, type RunIO, runCommand } from './run.js';
 import { type ScheduleFlags, schedule } from './schedule.js';
 import { UsageError } from './usage-error.js';
 
@@ -46,12 +47,24 @@ function policyOptions(cmd: Command): Command {
     .option('--ceiling <n>', 'failure count after which delays stop growing');
 }
 
-/** Builds the `ebb` program; `out` receives stdout text. */
-export function program(out: (text: string) => void): Command {
+/** What the commands need from the outside world. */
+export interface Environment {
+  /** Receives stdout text. */
+  readonly out: (text: string) => void;
+  /** `ebb run`'s reports and signals. */
+  readonly run: RunIO;
+  /** Set by a command that decides the exit status. */
+  status: number;
+}
+
+/** Builds the `ebb` program. */
+export function program(env: Environment): Command {
+  const out = env.out;
+  const quiet = { writeOut: out, writeErr: () => {}, outputError: () => {} };
   const root = new Command('ebb')
     .description('Exponential backoff done exactly: schedules of real systems, retries, simulations.')
-    .showHelpAfterError(false)
-    .configureOutput({ writeOut: out, writeErr: () => {}, outputError: () => {} })
+    .enablePositionalOptions()
+    .configureOutput(quiet)
     .exitOverride();
 
   policyOptions(
@@ -66,9 +79,29 @@ export function program(out: (text: string) => void): Command {
       .option('--seed <n>', 'seed for --sample (default: random, printed)'),
   )
     .exitOverride()
-    .configureOutput({ writeOut: out, writeErr: () => {}, outputError: () => {} })
+    .configureOutput(quiet)
     .action((preset: string | undefined, flags: ScheduleFlags) => {
       out(schedule({ ...flags, ...(preset === undefined ? {} : { preset }) }).stdout);
+    });
+
+  policyOptions(
+    root
+      .command('run')
+      .description('run a command until it succeeds, backing off between attempts (default policy: default)')
+      .usage('[options] -- command [args...]')
+      .argument('<command...>', 'the command and its arguments (after --)')
+      .option('--preset <id>', 'a preset id (see ebb schedule --list); default: default')
+      .option('--attempt-timeout <duration>', "stop an attempt's process group after this long (exit 124)")
+      .option('--retry-on-exit <codes>', 'retry only these exit statuses, e.g. 1,75 (default: any non-zero)')
+      .option('--kill-after <duration>', 'grace between SIGTERM and SIGKILL when stopping (default 1s)')
+      .option('--shell', 'run the command through the shell')
+      .option('--quiet', 'do not report attempts on stderr'),
+  )
+    .passThroughOptions()
+    .exitOverride()
+    .configureOutput(quiet)
+    .action(async (command: string[], flags: RunFlags) => {
+      env.status = await runCommand(flags, command, env.run);
     });
   return root;
 }
@@ -78,10 +111,26 @@ export function program(out: (text: string) => void): Command {
  * stderr, no stack), 1 on anything unexpected.
  */
 export async function main(argv: readonly string[]): Promise<number> {
-  const out = (text: string) => process.stdout.write(text);
+  const env: Environment = {
+    out: (text) => process.stdout.write(text),
+    run: {
+      report: (line) => process.stderr.write(`${line}\n`),
+      onSignal: (handler) => {
+        const onInt = () => handler('SIGINT');
+        const onTerm = () => handler('SIGTERM');
+        process.on('SIGINT', onInt);
+        process.on('SIGTERM', onTerm);
+        return () => {
+          process.off('SIGINT', onInt);
+          process.off('SIGTERM', onTerm);
+        };
+      },
+    },
+    status: 0,
+  };
   try {
-    await program(out).parseAsync(argv, { from: 'user' });
-    return 0;
+    await program(env).parseAsync(argv, { from: 'user' });
+    return env.status;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) {

@@ -78,7 +78,10 @@ export const CUSTOM = 'custom';
  * Builds the policy the flags describe: a preset (with limit and jitter overrides) or a custom
  * curve. Library validation errors (TypeError, RangeError) pass through for the caller to print.
  */
-export function policyFromFlags(flags: PolicyFlags): { name: string; info?: PresetInfo; backoff: Backoff } {
+export function policyFromFlags(
+  flags: PolicyFlags,
+  defaultPreset?: string,
+): { name: string; info?: PresetInfo; backoff: Backoff } {
   const curveFlags = (Object.keys(CURVE_FLAGS) as (keyof typeof CURVE_FLAGS)[]).filter((k) => flags[k] !== undefined);
   const limits: { -readonly [K in keyof LimitOptions]: LimitOptions[K] } = {};
   if (flags.jitter !== undefined) limits.jitter = parseJitter(flags.jitter);
@@ -88,10 +91,12 @@ export function policyFromFlags(flags: PolicyFlags): { name: string; info?: Pres
   if (flags.maxElapsed !== undefined) limits.maxElapsedMs = parseDuration('--max-elapsed', flags.maxElapsed, true);
   if (flags.ceiling !== undefined) limits.ceiling = parseNumber('--ceiling', flags.ceiling, true);
 
-  if (flags.preset !== undefined) {
-    const info = findPreset(flags.preset);
+  // Limit flags alone adjust the default preset, where the command has one (`ebb run`).
+  const presetId = flags.preset ?? (curveFlags.length === 0 ? defaultPreset : undefined);
+  if (presetId !== undefined) {
+    const info = findPreset(presetId);
     if (!info) {
-      throw new UsageError(`unknown preset "${flags.preset}"; presets: ${presetCatalog.map((p) => p.id).join(', ')}`);
+      throw new UsageError(`unknown preset "${presetId}"; presets: ${presetCatalog.map((p) => p.id).join(', ')}`);
     }
     if (curveFlags.length > 0) {
       throw new UsageError(
