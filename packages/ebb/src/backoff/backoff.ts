@@ -358,7 +358,8 @@ class Run implements BackoffRun {
   #failures = 0;
   #segment = 0;
   #row = 0;
-  #previous = Number.NaN;
+  /** The last delay, kept for decorrelated jitter only (a number field costs a box otherwise). */
+  #previous = 0;
 
   constructor(backoff: Backoff, random: Random) {
     this.#backoff = backoff;
@@ -373,7 +374,8 @@ class Run implements BackoffRun {
       s = b.segments[++this.#segment] as Segment;
       this.#row = 1;
     }
-    this.#previous = drawDelay(s, this.#row, this.#random, this.#previous);
-    return this.#previous;
+    const delay = drawDelay(s, this.#row, this.#random, this.#previous);
+    if (s.jitter === 'decorrelated') this.#previous = delay;
+    return delay;
   }
 }

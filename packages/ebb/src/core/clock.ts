@@ -1,3 +1,5 @@
+import { refQueue, type TimerQueue, unrefQueue } from './timer-queue.js';
+
 /**
  * Time, as a parameter. Every part of ebb that waits or measures takes a `Clock`, so tests and
  * simulators run in virtual time and nothing patches globals.
@@ -26,6 +28,13 @@ const monotonicNow: () => number =
  * alive (for background work); elsewhere `unref` is ignored, as timers there have no such hold.
  */
 function timerSleep(ms: number, signal: AbortSignal | undefined, unref: boolean): Promise<void> {
+  if (signal === undefined && ms <= MAX_TIMER_MS) {
+    // The common case, as lean as a bare timer: a pending retry holds little more than this.
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      if (unref) (timer as { unref?: () => void }).unref?.();
+    });
+  }
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -68,3 +77,12 @@ export const unrefSystemClock: Clock = {
   now: monotonicNow,
   sleep: (ms, signal) => timerSleep(ms, signal, true),
 };
+
+/**
+ * The timer queue behind a system clock, for the executor: with it, a retry waiting in its
+ * backoff holds a heap slot instead of a host timer and a promise (see bench/, memory per
+ * pending retry). Undefined for any other clock. @internal
+ */
+export function hostQueue(clock: Clock): TimerQueue | undefined {
+  return clock === systemClock ? refQueue : clock === unrefSystemClock ? unrefQueue : undefined;
+}

@@ -92,6 +92,8 @@ export interface RetryOptions {
 
 /** Options after validation, with defaults filled in. @internal */
 export interface Prepared {
+  /** Nothing needs the executor before the first failure: the success path applies. */
+  readonly plain: boolean;
   readonly backoff: BackoffPolicy;
   readonly retryIf: RetryOptions['retryIf'];
   readonly signal: AbortSignal | undefined;
@@ -118,8 +120,12 @@ const KEYS = [
   'budget',
 ];
 
-/** The defaults, shared by every call without options. @internal */
-export const DEFAULTS: Prepared = Object.freeze({
+/**
+ * The defaults, shared by every call without options, and the prototype of every prepared
+ * options object (not frozen: a frozen prototype's properties could not be shadowed). @internal
+ */
+export const DEFAULTS: Prepared = {
+  plain: true,
   backoff: defaultBackoff,
   retryIf: undefined,
   signal: undefined,
@@ -130,14 +136,18 @@ export const DEFAULTS: Prepared = Object.freeze({
   random: undefined,
   rate: undefined,
   budget: undefined,
-});
+};
 
 const hasMethods = (value: unknown, names: readonly string[]): boolean =>
   typeof value === 'object' &&
   value !== null &&
   names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
 
-/** Validates executor options at the call, naming the option, the value and the fix. @internal */
+/**
+ * Validates executor options at the call, naming the option, the value and the fix. The result
+ * holds only what differs from {@link DEFAULTS} (the rest comes from its prototype), so that an
+ * operation waiting in its backoff keeps a small object. @internal
+ */
 export function prepare(where: string, options: RetryOptions | undefined, extraKeys: readonly string[] = []): Prepared {
   if (options === undefined) return DEFAULTS;
   const o = optionsObject(where, options) as RetryOptions;
@@ -146,28 +156,33 @@ export function prepare(where: string, options: RetryOptions | undefined, extraK
   if (backoff !== undefined && (!hasMethods(backoff, ['start']) || typeof backoff.maxElapsedMs !== 'number')) {
     invalid(where, 'backoff', backoff, 'a backoff policy', 'Build one with exponential() or take one from presets.');
   }
-  if (retryIf !== undefined && typeof retryIf !== 'function')
+  if (retryIf !== undefined && typeof retryIf !== 'function') {
     invalid(where, 'retryIf', retryIf, 'a function (error, context) => boolean');
-  if (onRetry !== undefined && typeof onRetry !== 'function')
+  }
+  if (onRetry !== undefined && typeof onRetry !== 'function') {
     invalid(where, 'onRetry', onRetry, 'a function (context) => void');
+  }
   if (
     signal !== undefined &&
     !(hasMethods(signal, ['addEventListener', 'removeEventListener']) && 'aborted' in signal)
   ) {
     invalid(where, 'signal', signal, 'an AbortSignal', 'Pass controller.signal.');
   }
-  if (clock !== undefined && !hasMethods(clock, ['now', 'sleep']))
+  if (clock !== undefined && !hasMethods(clock, ['now', 'sleep'])) {
     invalid(where, 'clock', clock, 'a Clock { now(), sleep(ms, signal) }');
-  if (random !== undefined && typeof random !== 'function')
+  }
+  if (random !== undefined && typeof random !== 'function') {
     invalid(where, 'random', random, 'a function returning a number in [0, 1)');
+  }
   if (unref !== undefined && typeof unref !== 'boolean') invalid(where, 'unref', unref, 'a boolean');
   if (unref && clock !== undefined) {
     throw new TypeError(
       `${where}: \`unref\` applies to the system clock; with a custom \`clock\`, the clock decides how it waits.`,
     );
   }
-  if (rate !== undefined && !hasMethods(rate, ['acquire', 'record']))
+  if (rate !== undefined && !hasMethods(rate, ['acquire', 'record'])) {
     invalid(where, 'rate', rate, 'a rate controller { acquire(), record() }');
+  }
   if (budget !== undefined && !hasMethods(budget, ['tryAcquireRetry', 'recordSuccess'])) {
     invalid(where, 'budget', budget, 'a retry budget { tryAcquireRetry(), recordSuccess() }');
   }
@@ -180,23 +195,28 @@ export function prepare(where: string, options: RetryOptions | undefined, extraK
     'For example 5000 for five seconds.',
   );
   if (attemptTimeoutMs === 0) invalid(where, 'attemptTimeoutMs', 0, 'a number > 0', 'Leave it out for no limit.');
-  return {
-    backoff: backoff ?? defaultBackoff,
-    retryIf,
-    signal,
-    attemptTimeoutMs,
-    maxRetryAfterMs: nonNegative(
-      where,
-      'maxRetryAfterMs',
-      o.maxRetryAfterMs,
-      60_000,
-      true,
-      'For example 60000; Infinity always waits.',
-    ),
-    onRetry,
-    clock: clock ?? (unref ? unrefSystemClock : systemClock),
-    random,
-    rate,
-    budget,
-  };
+  const maxRetryAfterMs = nonNegative(
+    where,
+    'maxRetryAfterMs',
+    o.maxRetryAfterMs,
+    60_000,
+    true,
+    'For example 60000; Infinity always waits.',
+  );
+  const p = Object.create(DEFAULTS) as { -readonly [K in keyof Prepared]: Prepared[K] };
+  if (backoff !== undefined) p.backoff = backoff;
+  if (retryIf !== undefined) p.retryIf = retryIf;
+  if (signal !== undefined) p.signal = signal;
+  if (attemptTimeoutMs !== Infinity) p.attemptTimeoutMs = attemptTimeoutMs;
+  if (maxRetryAfterMs !== 60_000) p.maxRetryAfterMs = maxRetryAfterMs;
+  if (onRetry !== undefined) p.onRetry = onRetry;
+  if (clock !== undefined) p.clock = clock;
+  else if (unref) p.clock = unrefSystemClock;
+  if (random !== undefined) p.random = random;
+  if (rate !== undefined) p.rate = rate;
+  if (budget !== undefined) p.budget = budget;
+  const plain =
+    signal === undefined && !rate && !budget && attemptTimeoutMs === Infinity && p.backoff.maxElapsedMs === Infinity;
+  if (!plain) p.plain = false;
+  return p;
 }

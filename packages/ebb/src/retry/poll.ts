@@ -1,7 +1,7 @@
 import { nonNegative } from '../core/validate.js';
 import { isAbortError } from './errors.js';
 import { type AttemptContext, prepare, type RetryOptions } from './options.js';
-import { loop } from './retry.js';
+import { Execution } from './retry.js';
 
 /** What a `poll()` check reports: done with a value, or not yet. */
 export type PollResult<T> = { readonly done: true; readonly value: T } | { readonly done: false };
@@ -68,5 +68,6 @@ export async function poll<T>(
     if (result.done) return result.value;
     throw new NotDoneError(context.attempt);
   };
-  return loop(operation, { ...o, retryIf }, start, 1, undefined) as Promise<T>;
+  const prepared = Object.assign(Object.create(o) as typeof o, { plain: false, retryIf });
+  return new Promise<T>((resolve, reject) => new Execution<T>(operation, prepared, start).start(resolve, reject));
 }

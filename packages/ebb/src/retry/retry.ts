@@ -1,4 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
+import { hostQueue } from '../core/clock.js';
+import type { Wakeup } from '../core/timer-queue.js';
 import { isAbortError, RetryError, retryAfterOf, timeoutError } from './errors.js';
 import { type AttemptContext, DEFAULTS, type Prepared, prepare, type RetryOptions } from './options.js';
 
@@ -36,12 +38,9 @@ export class Attempt implements AttemptContext {
   }
 }
 
-const noop = (): void => {};
+type Operation<T> = (context: AttemptContext) => T | PromiseLike<T>;
 
-/** An attempt's failure still to handle (a box: an operation may throw `undefined`). */
-export class Failure {
-  constructor(readonly error: unknown) {}
-}
+const noop = (): void => {};
 
 /**
  * Calls `operation` until it succeeds, backing off between attempts by `options.backoff`.
@@ -73,10 +72,7 @@ export class Failure {
  *   signal: AbortSignal.timeout(30_000),
  * });
  */
-export function retry<T>(
-  operation: (context: AttemptContext) => T | PromiseLike<T>,
-  options?: RetryOptions,
-): Promise<Awaited<T>> {
+export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promise<Awaited<T>> {
   let o: Prepared;
   try {
     if (typeof operation !== 'function') {
@@ -91,26 +87,24 @@ export function retry<T>(
   const signal = o.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const start = o.clock.now();
-  if (
-    signal !== undefined ||
-    o.rate ||
-    o.budget ||
-    o.attemptTimeoutMs !== Infinity ||
-    o.backoff.maxElapsedMs !== Infinity
-  ) {
-    return loop(operation, o, start, 1, undefined);
+  if (!o.plain) {
+    return new Promise((resolve, reject) => new Execution<T>(operation, o, start).start(resolve, reject));
   }
-  // The success path: one call, one `then`, nothing else allocated but the context.
+  // The success path: one call, one `then`; nothing else is allocated but the context.
   const context = new Attempt(1, 0);
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
   } catch (error) {
-    return loop(operation, o, start, 2, new Failure(error), context);
+    return new Promise((resolve, reject) =>
+      new Execution<T>(operation, o, start).start(resolve, reject, context, error),
+    );
   }
-  const onFailure = (error: unknown) => loop(operation, o, start, 2, new Failure(error), context);
-  if (result instanceof Promise) return result.then(undefined, onFailure);
-  if (isThenable(result)) return Promise.resolve(result).then(undefined, onFailure);
+  // On failure the returned promise adopts the execution (a thenable): no second promise.
+  const onFailure = (error: unknown) =>
+    new Execution<T>(operation, o, start).after(context, error) as unknown as PromiseLike<Awaited<T>>;
+  if (result instanceof Promise) return result.then(undefined, onFailure) as Promise<Awaited<T>>;
+  if (isThenable(result)) return Promise.resolve(result).then(undefined, onFailure) as Promise<Awaited<T>>;
   return Promise.resolve(result as Awaited<T>);
 }
 
@@ -122,159 +116,296 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-/**
- * The general loop (@internal; `poll()` drives it too): from attempt `next` on, having already seen `failure` of the attempt
- * before (when coming from the success path).
- */
-export async function loop<T>(
-  operation: (context: AttemptContext) => T | PromiseLike<T>,
-  o: Prepared,
-  start: number,
-  next: number,
-  failure: Failure | undefined,
-  failedContext?: Attempt,
-): Promise<Awaited<T>> {
-  const { signal, clock, rate, budget } = o;
-  const deadline = start + o.backoff.maxElapsedMs;
-  let run: BackoffRun | undefined;
-  let current: Attempt | undefined = failedContext;
-  // The one pending wait the caller's abort must cut short: its reject function.
-  let cancel: ((reason: unknown) => void) | undefined;
-  const onAbort = (): void => {
-    const reason = (signal as AbortSignal).reason;
-    current?.abort(reason);
-    cancel?.(reason);
-  };
-  /** Settles with `p`, or rejects with the abort reason if the caller aborts first. */
-  const guarded = <V>(p: PromiseLike<V>): Promise<V> =>
-    new Promise<V>((resolve, reject) => {
-      cancel = reject;
-      p.then(resolve, reject);
-    });
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    budget?.recordRequest?.();
-    // `attempt` is the last attempt made; `failure`, if set, is its outcome still to handle.
-    for (let attempt = next - 1; ; ) {
-      if (failure === undefined) {
-        attempt++;
-        if (rate) await guarded(Promise.resolve(rate.acquire(signal)));
-        const elapsed = clock.now() - start;
-        const left = o.backoff.maxElapsedMs - elapsed;
-        const context = new Attempt(attempt, elapsed);
-        current = context;
-        try {
-          const value = await runAttempt(operation, context, o, left, signal, guarded);
-          rate?.record('success');
-          budget?.recordSuccess();
-          return value;
-        } catch (error) {
-          if (signal?.aborted) throw signal.reason;
-          failure = new Failure(error);
-        }
-      }
-      const error = failure.error;
-      const context = current as Attempt;
-      failure = undefined;
-      rate?.record(isThrottle(error) ? 'throttled' : 'failure');
-      if (deadlineFailure(error)) {
-        throw new RetryError(
-          'elapsed',
-          attempt,
-          clock.now() - start,
-          error,
-          `maxElapsedMs (${o.backoff.maxElapsedMs} ms) ran out during attempt ${attempt}`,
-        );
-      }
-      const retryable = o.retryIf ? await guarded(Promise.resolve(o.retryIf(error, context))) : !isAbortError(error);
-      if (!retryable) throw error;
-      run ??= o.backoff.start(o.random);
-      let delay = run.next();
-      const elapsed = clock.now() - start;
-      if (delay < 0) throw new RetryError('attempts', attempt, elapsed, error, `maxAttempts (${attempt}) reached`);
-      const hint = retryAfterOf(error);
-      if (hint !== undefined) {
-        if (hint > o.maxRetryAfterMs) {
-          throw new RetryError(
-            'retry-after',
-            attempt,
-            elapsed,
-            error,
-            `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${o.maxRetryAfterMs} ms)`,
-          );
-        }
-        if (hint > delay) delay = hint;
-      }
-      if (start + elapsed + delay > deadline) {
-        throw new RetryError(
-          'elapsed',
-          attempt,
-          elapsed,
-          error,
-          `the next wait (${Math.round(delay)} ms) would end past maxElapsedMs (${o.backoff.maxElapsedMs} ms)`,
-        );
-      }
-      if (budget && !budget.tryAcquireRetry(error)) {
-        throw new RetryError('budget', attempt, elapsed, error, 'the retry budget refused another retry');
-      }
-      if (o.onRetry) {
-        await guarded(
-          Promise.resolve(o.onRetry(Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }))),
-        );
-      }
-      current = undefined;
-      await clock.sleep(delay, signal);
-    }
-  } finally {
-    cancel = undefined;
-    signal?.removeEventListener('abort', onAbort);
-  }
-}
-
-/** Marks the TimeoutError the executor's own deadline aborts an attempt with. */
+/** Marks the TimeoutError with which the executor's own deadline aborts an attempt. */
 const DEADLINE = Symbol('ebb.deadline');
-
-function deadlineFailure(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && DEADLINE in error;
-}
 
 function isThrottle(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { throttled?: unknown }).throttled === true;
 }
 
 /**
- * Runs one attempt under its time limits: `attemptTimeoutMs`, and what is left of the deadline.
- * Resolves with the value, or rejects with the operation's error or the timeout's.
+ * One operation after its first failure (or from the start, when it needs more than the
+ * success path): a small state machine rather than an `async` function, so that an operation
+ * waiting in its backoff holds only this object, its run and a timer — measured in bench/
+ * (memory per pending retry). `poll()` drives it too. @internal
  */
-async function runAttempt<T>(
-  operation: (context: AttemptContext) => T | PromiseLike<T>,
-  context: Attempt,
-  o: Prepared,
-  leftMs: number,
-  signal: AbortSignal | undefined,
-  guarded: <V>(p: PromiseLike<V>) => Promise<V>,
-): Promise<Awaited<T>> {
-  // Another callback may have aborted since the wait ended: no attempt starts after an abort.
-  if (signal?.aborted) throw signal.reason;
-  const byDeadline = leftMs < o.attemptTimeoutMs;
-  const limit = byDeadline ? leftMs : o.attemptTimeoutMs;
-  if (limit === Infinity) return (await guarded(Promise.resolve(operation(context)))) as Awaited<T>;
-  const timer = new AbortController();
-  const timedOut = o.clock.sleep(limit > 0 ? limit : 0, timer.signal).then(() => {
-    const error = timeoutError(
-      byDeadline
-        ? `attempt ${context.attempt} reached the deadline (maxElapsedMs ${o.backoff.maxElapsedMs} ms)`
-        : `attempt ${context.attempt} timed out after ${o.attemptTimeoutMs} ms (attemptTimeoutMs)`,
+export class Execution<T> implements Wakeup {
+  /** Wakeup fields, kept by the timer queue while this execution sleeps on the system clock. */
+  dueAt = 0;
+  order = 0;
+  slot = -1;
+  readonly #operation: Operation<T>;
+  readonly #o: Prepared;
+  readonly #start: number;
+  /** The last attempt made. */
+  #attempt = 0;
+  #run: BackoffRun | undefined;
+  /** The running (or just failed) attempt: outcomes of any other are late, and ignored. */
+  #current: Attempt | undefined;
+  /** The first failure, kept until the adopting promise calls `then`. */
+  #firstError: unknown;
+  /** Cancels the running attempt's timeout timer. */
+  #attemptTimer: AbortController | undefined;
+  #resolve: ((value: Awaited<T>) => void) | undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+
+  constructor(operation: Operation<T>, o: Prepared, start: number) {
+    this.#operation = operation;
+    this.#o = o;
+    this.#start = start;
+  }
+
+  /**
+   * Runs the operation to its end, settling through `resolve` and `reject`: from attempt 1, or,
+   * with `failed`, from the failure of attempt 1 made on the success path.
+   */
+  start(
+    resolve: (value: Awaited<T>) => void,
+    reject: (reason: unknown) => void,
+    failed?: Attempt,
+    error?: unknown,
+  ): void {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    // The execution is its own abort listener (handleEvent): no closure to keep.
+    this.#o.signal?.addEventListener('abort', this, { once: true });
+    try {
+      this.#o.budget?.recordRequest?.();
+    } catch (thrown) {
+      this.#settle(false, thrown);
+      return;
+    }
+    if (failed) {
+      this.#attempt = 1;
+      this.#current = failed;
+      this.#failed(failed, error);
+    } else this.#next();
+  }
+
+  /** The execution as the thenable a promise adopts after attempt 1 failed on the success path. */
+  after(failed: Attempt, error: unknown): this {
+    this.#current = failed;
+    this.#firstError = error;
+    return this;
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: deliberately a thenable, adopted by the promise retry() returned
+  then(resolve: (value: Awaited<T>) => void, reject: (reason: unknown) => void): void {
+    const error = this.#firstError;
+    this.#firstError = undefined;
+    this.start(resolve, reject, this.#current, error);
+  }
+
+  #settle(ok: boolean, value: unknown): void {
+    const resolve = this.#resolve;
+    const reject = this.#reject;
+    if (!resolve || !reject) return;
+    this.#resolve = this.#reject = undefined;
+    this.#current = undefined;
+    this.#attemptTimer?.abort();
+    if (this.slot >= 0) hostQueue(this.#o.clock)?.remove(this);
+    this.#o.signal?.removeEventListener('abort', this);
+    if (ok) resolve(value as Awaited<T>);
+    else reject(value);
+  }
+
+  /** A step that throws ends the run with that error: nothing is swallowed. */
+  #fail(error: unknown): void {
+    this.#settle(false, error);
+  }
+
+  /** The caller's signal aborted (EventListener protocol). */
+  handleEvent(): void {
+    this.#aborted();
+  }
+
+  /** The timer queue's call when the backoff sleep is over. */
+  wake(): void {
+    this.#next();
+  }
+
+  #aborted(): void {
+    const reason = (this.#o.signal as AbortSignal).reason;
+    this.#current?.abort(reason);
+    this.#settle(false, reason);
+  }
+
+  /** Starts the next attempt, once the rate controller (if any) lets it go. */
+  #next(): void {
+    if (!this.#resolve) return;
+    const rate = this.#o.rate;
+    if (!rate) {
+      this.#launch();
+      return;
+    }
+    let acquired: unknown;
+    try {
+      acquired = rate.acquire(this.#o.signal);
+    } catch (error) {
+      this.#fail(error);
+      return;
+    }
+    if (isThenable(acquired)) {
+      acquired.then(
+        () => this.#launch(),
+        (error: unknown) => this.#fail(error),
+      );
+    } else this.#launch();
+  }
+
+  #launch(): void {
+    const o = this.#o;
+    if (!this.#resolve) return;
+    // Another callback may have aborted since the wait ended: no attempt starts after an abort.
+    if (o.signal?.aborted) {
+      this.#aborted();
+      return;
+    }
+    const elapsed = o.clock.now() - this.#start;
+    const context = new Attempt(++this.#attempt, elapsed);
+    this.#current = context;
+    const left = o.backoff.maxElapsedMs - elapsed;
+    const byDeadline = left < o.attemptTimeoutMs;
+    const limit = byDeadline ? left : o.attemptTimeoutMs;
+    if (limit !== Infinity) {
+      const timer = new AbortController();
+      this.#attemptTimer = timer;
+      o.clock.sleep(limit > 0 ? limit : 0, timer.signal).then(() => {
+        if (this.#current !== context) return;
+        const error = timeoutError(
+          byDeadline
+            ? `attempt ${context.attempt} reached the deadline (maxElapsedMs ${o.backoff.maxElapsedMs} ms)`
+            : `attempt ${context.attempt} timed out after ${o.attemptTimeoutMs} ms (attemptTimeoutMs)`,
+        );
+        if (byDeadline) Object.defineProperty(error, DEADLINE, { value: true });
+        context.abort(error);
+        this.#failed(context, error);
+      }, noop);
+    }
+    let result: T | PromiseLike<T>;
+    try {
+      result = this.#operation(context);
+    } catch (error) {
+      this.#failed(context, error);
+      return;
+    }
+    if (isThenable(result)) {
+      result.then(
+        (value) => this.#succeeded(context, value),
+        (error: unknown) => this.#failed(context, error),
+      );
+    } else this.#succeeded(context, result);
+  }
+
+  #succeeded(context: Attempt, value: unknown): void {
+    if (this.#current !== context) return;
+    try {
+      this.#o.rate?.record('success');
+      this.#o.budget?.recordSuccess();
+    } catch (thrown) {
+      this.#fail(thrown);
+      return;
+    }
+    this.#settle(true, value);
+  }
+
+  #failed(context: Attempt, error: unknown): void {
+    if (this.#current !== context || !this.#resolve) return;
+    this.#current = undefined;
+    this.#attemptTimer?.abort();
+    this.#attemptTimer = undefined;
+    const o = this.#o;
+    let verdict: boolean | PromiseLike<boolean>;
+    try {
+      o.rate?.record(isThrottle(error) ? 'throttled' : 'failure');
+      if (typeof error === 'object' && error !== null && DEADLINE in error) {
+        const detail = `maxElapsedMs (${o.backoff.maxElapsedMs} ms) ran out during attempt ${this.#attempt}`;
+        this.#giveUp('elapsed', error, detail);
+        return;
+      }
+      verdict = o.retryIf ? o.retryIf(error, context) : !isAbortError(error);
+    } catch (thrown) {
+      this.#fail(thrown);
+      return;
+    }
+    if (isThenable(verdict)) {
+      verdict.then(
+        (retryable) => this.#decide(error, retryable),
+        (thrown: unknown) => this.#fail(thrown),
+      );
+    } else this.#decide(error, verdict);
+  }
+
+  #giveUp(reason: RetryError['reason'], error: unknown, detail: string, elapsed?: number): void {
+    const ms = elapsed ?? this.#o.clock.now() - this.#start;
+    this.#settle(false, new RetryError(reason, this.#attempt, ms, error, detail));
+  }
+
+  #decide(error: unknown, retryable: boolean): void {
+    if (!this.#resolve) return;
+    if (!retryable) {
+      this.#settle(false, error);
+      return;
+    }
+    const o = this.#o;
+    const attempt = this.#attempt;
+    try {
+      this.#run ??= o.backoff.start(o.random);
+      let delay = this.#run.next();
+      const elapsed = o.clock.now() - this.#start;
+      if (delay < 0) {
+        this.#giveUp('attempts', error, `maxAttempts (${attempt}) reached`, elapsed);
+        return;
+      }
+      const hint = retryAfterOf(error);
+      if (hint !== undefined) {
+        if (hint > o.maxRetryAfterMs) {
+          const detail = `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${o.maxRetryAfterMs} ms)`;
+          this.#giveUp('retry-after', error, detail, elapsed);
+          return;
+        }
+        if (hint > delay) delay = hint;
+      }
+      if (elapsed + delay > o.backoff.maxElapsedMs) {
+        const detail = `the next wait (${Math.round(delay)} ms) would end past maxElapsedMs (${o.backoff.maxElapsedMs} ms)`;
+        this.#giveUp('elapsed', error, detail, elapsed);
+        return;
+      }
+      if (o.budget && !o.budget.tryAcquireRetry(error)) {
+        this.#giveUp('budget', error, 'the retry budget refused another retry', elapsed);
+        return;
+      }
+      if (o.onRetry) {
+        const hook = o.onRetry(Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }));
+        if (isThenable(hook)) {
+          hook.then(
+            () => this.#sleep(delay),
+            (thrown: unknown) => this.#fail(thrown),
+          );
+          return;
+        }
+      }
+      this.#sleep(delay);
+    } catch (thrown) {
+      this.#fail(thrown);
+    }
+  }
+
+  #sleep(delay: number): void {
+    if (!this.#resolve) return;
+    const o = this.#o;
+    if (o.signal?.aborted) {
+      this.#aborted();
+      return;
+    }
+    const queue = hostQueue(o.clock);
+    if (queue) {
+      queue.add(this, queue.now() + delay);
+      return;
+    }
+    o.clock.sleep(delay, o.signal).then(
+      () => this.#next(),
+      (error: unknown) => this.#fail(error),
     );
-    if (byDeadline) Object.defineProperty(error, DEADLINE, { value: true });
-    context.abort(error);
-    throw error;
-  });
-  timedOut.catch(noop);
-  try {
-    const work = Promise.resolve(operation(context));
-    return (await guarded(Promise.race([work, timedOut]))) as Awaited<T>;
-  } finally {
-    timer.abort();
   }
 }

@@ -1,0 +1,11 @@
+/** Median of numbers. */
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Median with the spread of the samples: { median, min, max, n }. */
+export function summarize(xs) {
+  return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length };
+}

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TimerQueue, type Wakeup } from './timer-queue.js';
+
+function entry(name: string, log: string[], onWake?: () => void): Wakeup {
+  return {
+    dueAt: 0,
+    order: 0,
+    slot: -1,
+    wake() {
+      log.push(name);
+      onWake?.();
+    },
+  };
+}
+
+// These tests fake the host timers: the queue is the adapter from many wake-ups to one host
+// timer, so its contract is stated in terms of setTimeout, clearTimeout and performance.now.
+describe('TimerQueue', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('wakes entries in due order, ties in the order added, on one host timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const t0 = q.now();
+    q.add(entry('c', log), t0 + 30);
+    q.add(entry('a', log), t0 + 10);
+    q.add(entry('b', log), t0 + 10);
+    q.add(entry('d', log), t0 + 20);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(log).toEqual(['a', 'b']);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(log).toEqual(['a', 'b', 'd', 'c']);
+    expect(q.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('never wakes an entry before its due time', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const woke: number[] = [];
+    const due = q.now() + 100.4;
+    q.add({ dueAt: 0, order: 0, slot: -1, wake: () => woke.push(q.now()) }, due);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(woke).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(woke).toHaveLength(1);
+    expect(woke[0]).toBeGreaterThanOrEqual(due);
+  });
+
+  it('removes entries anywhere in the heap, and clears the host timer when empty', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const t0 = q.now();
+    const es = Array.from({ length: 50 }, (_, i) => entry(`e${i}`, log));
+    es.forEach((e, i) => {
+      q.add(e, t0 + ((i * 37) % 50));
+    });
+    for (let i = 0; i < 50; i += 2) q.remove(es[i] as Wakeup);
+    q.remove(es[0] as Wakeup); // removing twice is harmless
+    await vi.advanceTimersByTimeAsync(100);
+    const expected = es
+      .map((_, i) => [i, (i * 37) % 50] as const)
+      .filter(([i]) => i % 2 === 1)
+      .sort((a, b) => a[1] - b[1])
+      .map(([i]) => `e${i}`);
+    expect(log).toEqual(expected);
+    const lone = entry('lone', log);
+    q.add(lone, q.now() + 1_000);
+    expect(vi.getTimerCount()).toBe(1);
+    q.remove(lone);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(lone.slot).toBe(-1);
+  });
+
+  it('entries added while firing wait for the next turn (no starvation by zero delays)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    let n = 0;
+    const again = (): void => {
+      if (++n < 5) q.add(entry(`again${n}`, log, again), q.now());
+    };
+    q.add(entry('first', log, again), q.now());
+    await vi.advanceTimersByTimeAsync(0);
+    expect(log).toEqual(['first']);
+    // A zero-delay host timer fires a tick later (Node.js makes it 1 ms).
+    await vi.advanceTimersByTimeAsync(1);
+    expect(log).toEqual(['first', 'again1']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(log).toEqual(['first', 'again1', 'again2']);
+  });
+
+  it('reaches delays beyond 2^31 − 1 ms by re-arming', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const day = 86_400_000;
+    q.add(entry('late', log), q.now() + 30 * day);
+    await vi.advanceTimersByTimeAsync(29 * day);
+    expect(log).toEqual([]);
+    await vi.advanceTimersByTimeAsync(day);
+    expect(log).toEqual(['late']);
+  });
+
+  it('an unref queue does not hold a Node.js process open', () => {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    const q = new TimerQueue(true);
+    const e = entry('x', []);
+    q.add(e, q.now() + 60_000);
+    const timer = spy.mock.results.at(-1)?.value as NodeJS.Timeout;
+    expect(timer.hasRef()).toBe(false);
+    q.remove(e);
+    spy.mockRestore();
+  });
+});
