@@ -333,12 +333,13 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
   const clamp = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;
   if (jitter === 'decorrelated') {
     const { initialDelayMs: base, multiplier } = c as { initialDelayMs: number; multiplier: number };
-    // U[base, previous·m], where previous·m never exceeds the envelope base·m^k that describe()
-    // reports (repeated products and a power can differ in the last bit).
+    // min(cap, U[base, previous·m]) — the clamp after the draw, as the AWS formula has it, so
+    // the cap carries a point mass. previous·m is kept under the envelope base·m^k that
+    // describe() reports (repeated products and a power can differ in the last bit). Should
+    // previous·m overflow, 0 × Infinity is NaN, which the final comparison maps to the cap.
     let high = (k === 1 ? base : previous) * multiplier;
     const envelope = base * multiplier ** k;
     if (!(high <= envelope)) high = envelope;
-    if (!(high <= clamp)) high = clamp < base ? base : clamp;
     const d = base + random() * (high - base);
     return d < clamp ? d : clamp;
   }

@@ -54,6 +54,29 @@ suite('decorrelated jitter means', () => {
     for (const k of [1, 5, 50]) expect(tiny.mean(k) / 1e-200).toBeCloseTo(unit.mean(k), 9);
   });
 
+  it('match the executor’s own draws where the cap binds (the clamp comes after the draw)', () => {
+    // A policy whose cap binds from row 2: the draw min(cap, U[b, prev·m]) puts mass on the cap.
+    const b = exponential({ initialDelayMs: 100, multiplier: 10, maxDelayMs: 2_000, jitter: 'decorrelated' });
+    const random = seeded(31);
+    const n = 400_000;
+    const sums = [0, 0, 0];
+    let atCap = 0;
+    for (let i = 0; i < n; i++) {
+      const run = b.start(random);
+      for (let k = 0; k < 3; k++) {
+        const d = run.next();
+        sums[k] = (sums[k] as number) + d;
+        if (k === 2 && d === 2_000) atCap++;
+      }
+    }
+    sums.forEach((sum, k) => {
+      const mean = describeRow(b, k + 1).meanDelayMs;
+      expect(Math.abs(sum / n - mean) / mean).toBeLessThan(0.005);
+    });
+    // Row 3 draws from U[100, 10·prev] with prev mostly above 200: a large share lands on the cap.
+    expect(atCap / n).toBeGreaterThan(0.4);
+  });
+
   it('degenerate chains: a cap at or below the initial delay, and multiplier 1', () => {
     expect(new DecorrelatedMeans(10, 3, 5).mean(4)).toBe(5);
     expect(new DecorrelatedMeans(10, 1, 50).mean(4)).toBe(10);
