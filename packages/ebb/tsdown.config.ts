@@ -2,7 +2,11 @@ import { defineConfig } from 'tsdown';
 
 // Dual ESM + CJS with declarations for each; one entry per package subpath.
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    rate: 'src/rate/index.ts',
+    sim: 'src/sim/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   platform: 'neutral',

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { type RunFlags, type RunIO, runCommand } from './run.js';
 import { type ScheduleFlags, schedule } from './schedule.js';
+import { registerSimulate } from './simulate.js';
 import { UsageError } from './usage-error.js';
 
 /** Library option names as the CLI spells them, so that validation errors name the flag typed. */
@@ -103,6 +104,7 @@ export function program(env: Environment): Command {
     .action(async (command: string[], flags: RunFlags) => {
       env.status = await runCommand(flags, command, env.run);
     });
+  registerSimulate(root, env);
   return root;
 }
 

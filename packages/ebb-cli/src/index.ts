@@ -2,4 +2,5 @@ export { type Environment, flagMessage, main, program } from './cli.js';
 export { formatDuration, parseDuration, parseNumber } from './duration.js';
 export { EXIT_TIMEOUT, type RunFlags, type RunIO, runCommand } from './run.js';
 export { schedule } from './schedule.js';
+export { registerSimulate } from './simulate.js';
 export { UsageError } from './usage-error.js';

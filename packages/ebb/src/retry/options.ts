@@ -39,10 +39,22 @@ export type Outcome = 'success' | 'throttled' | 'failure';
  * `throttled: true` (the HTTP layer sets it for 429 and throttling codes).
  */
 export interface RateController {
-  /** Resolves when a request may go; rejects with `signal.reason` if aborted while waiting. */
-  acquire(signal?: AbortSignal): Promise<void> | void;
-  /** Reports the outcome of one attempt. */
-  record(outcome: Outcome): void;
+  /**
+   * Resolves (or returns, when there is no wait) when a request may go; rejects with
+   * `signal.reason` if aborted while waiting. What it resolves with is the attempt's *ticket*,
+   * handed back to `record`: a controller can tell by it when the attempt was let through.
+   */
+  acquire(signal?: AbortSignal): unknown;
+  /** Reports the outcome of one attempt, with the ticket its `acquire` gave (undefined if none). */
+  record(outcome: Outcome, ticket?: unknown): void;
+}
+
+/** What a retry budget is told when an operation succeeds. Immutable. */
+export interface BudgetSuccess {
+  /** The attempt that succeeded: 1 when no retry was needed. */
+  readonly attempt: number;
+  /** The error of the attempt before it — the one whose retry succeeded; undefined when `attempt` is 1. */
+  readonly lastError: unknown;
 }
 
 /**
@@ -52,10 +64,16 @@ export interface RateController {
 export interface RetryBudget {
   /** Called once when an operation starts. */
   recordRequest?(): void;
+  /**
+   * Called for every failure the classifier (`retryIf`) calls retryable, before the executor
+   * decides whether a retry follows — so also for the last attempt, and whatever the budget
+   * says next (gRPC counts every such failure).
+   */
+  recordFailure?(error: unknown): void;
   /** Asked before every retry, with the error that would be retried. */
   tryAcquireRetry(error: unknown): boolean;
   /** Called when an operation succeeds. */
-  recordSuccess(): void;
+  recordSuccess(context: BudgetSuccess): void;
 }
 
 /** Options of `retry()` and `poll()`. Every duration is in milliseconds. */

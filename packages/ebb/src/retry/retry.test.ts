@@ -442,6 +442,53 @@ describe('retry: shared controllers', () => {
     expect(ok.tryAcquireRetry).toHaveBeenCalledTimes(1);
     expect(ok.recordSuccess).toHaveBeenCalledTimes(1);
   });
+
+  it('hands each outcome the ticket its acquire gave, returned or resolved', async () => {
+    const seen: [Outcome, unknown][] = [];
+    let n = 0;
+    const rate = {
+      acquire: () => (++n === 2 ? Promise.resolve(`ticket ${n}`) : `ticket ${n}`),
+      record: (outcome: Outcome, ticket?: unknown) => {
+        seen.push([outcome, ticket]);
+      },
+    };
+    await settle((c) => (c.attempt < 3 ? fail() : 'ok'), { rate, backoff: constant({ delayMs: 1 }) });
+    expect(seen).toEqual([
+      ['failure', 'ticket 1'],
+      ['failure', 'ticket 2'],
+      ['success', 'ticket 3'],
+    ]);
+  });
+
+  it('tells the budget of every retryable failure, the last one included, and of no final one', async () => {
+    const budget = { recordFailure: vi.fn(), tryAcquireRetry: vi.fn(() => true), recordSuccess: vi.fn() };
+    const { error } = await settle(() => fail(), { budget, backoff: constant({ delayMs: 1, maxAttempts: 3 }) });
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 3 });
+    expect(budget.recordFailure).toHaveBeenCalledTimes(3);
+    expect(budget.tryAcquireRetry).toHaveBeenCalledTimes(2);
+    const fatal = new Error('fatal');
+    const other = { recordFailure: vi.fn(), tryAcquireRetry: vi.fn(() => true), recordSuccess: vi.fn() };
+    const final = await settle(() => Promise.reject(fatal), { budget: other, retryIf: () => false });
+    expect(final.error).toBe(fatal);
+    expect(other.recordFailure).not.toHaveBeenCalled();
+  });
+
+  it('tells the budget which attempt succeeded and whose error it retried', async () => {
+    const budget = { tryAcquireRetry: () => true, recordSuccess: vi.fn() };
+    const errors = [new Error('one'), new Error('two')];
+    await settle(
+      (c) => {
+        if (c.attempt < 3) throw errors[c.attempt - 1];
+        return 'ok';
+      },
+      { budget, backoff: constant({ delayMs: 1 }) },
+    );
+    await settle(() => 'at once', { budget });
+    expect(budget.recordSuccess.mock.calls).toEqual([
+      [{ attempt: 3, lastError: errors[1] }],
+      [{ attempt: 1, lastError: undefined }],
+    ]);
+  });
 });
 
 describe('retry: options', () => {

@@ -142,8 +142,12 @@ export class Execution<T> implements Wakeup {
   #run: BackoffRun | undefined;
   /** The running (or just failed) attempt: outcomes of any other are late, and ignored. */
   #current: Attempt | undefined;
-  /** The first failure, kept until the adopting promise calls `then`. */
-  #firstError: unknown;
+  /**
+   * The first failure, kept until the adopting promise calls `then`; after that, with a budget
+   * only, the error whose retry is running, for `budget.recordSuccess` (one slot for both keeps
+   * a pending retry small).
+   */
+  #error: unknown;
   /** Cancels the running attempt's timeout timer. */
   #attemptTimer: AbortController | undefined;
   #resolve: ((value: Awaited<T>) => void) | undefined;
@@ -185,14 +189,14 @@ export class Execution<T> implements Wakeup {
   /** The execution as the thenable a promise adopts after attempt 1 failed on the success path. */
   after(failed: Attempt, error: unknown): this {
     this.#current = failed;
-    this.#firstError = error;
+    this.#error = error;
     return this;
   }
 
   // biome-ignore lint/suspicious/noThenProperty: deliberately a thenable, adopted by the promise retry() returned
   then(resolve: (value: Awaited<T>) => void, reject: (reason: unknown) => void): void {
-    const error = this.#firstError;
-    this.#firstError = undefined;
+    const error = this.#error;
+    this.#error = undefined;
     this.start(resolve, reject, this.#current, error);
   }
 
@@ -247,13 +251,17 @@ export class Execution<T> implements Wakeup {
     }
     if (isThenable(acquired)) {
       acquired.then(
-        () => this.#launch(),
+        (ticket) => this.#launch(ticket),
         (error: unknown) => this.#fail(error),
       );
-    } else this.#launch();
+    } else this.#launch(acquired);
   }
 
-  #launch(): void {
+  /**
+   * Starts an attempt. `ticket` is what the rate controller's `acquire` gave, handed back to its
+   * `record`; the attempt's own callbacks carry it, so a retry waiting in its backoff holds none.
+   */
+  #launch(ticket?: unknown): void {
     const o = this.#o;
     if (!this.#resolve) return;
     // Another callback may have aborted since the wait ended: no attempt starts after an abort.
@@ -279,29 +287,29 @@ export class Execution<T> implements Wakeup {
         );
         if (byDeadline) Object.defineProperty(error, DEADLINE, { value: true });
         context.abort(error);
-        this.#failed(context, error);
+        this.#failed(context, error, ticket);
       }, noop);
     }
     let result: T | PromiseLike<T>;
     try {
       result = this.#operation(context);
     } catch (error) {
-      this.#failed(context, error);
+      this.#failed(context, error, ticket);
       return;
     }
     if (isThenable(result)) {
       result.then(
-        (value) => this.#succeeded(context, value),
-        (error: unknown) => this.#failed(context, error),
+        (value) => this.#succeeded(context, value, ticket),
+        (error: unknown) => this.#failed(context, error, ticket),
       );
-    } else this.#succeeded(context, result);
+    } else this.#succeeded(context, result, ticket);
   }
 
-  #succeeded(context: Attempt, value: unknown): void {
+  #succeeded(context: Attempt, value: unknown, ticket: unknown): void {
     if (this.#current !== context) return;
     try {
-      this.#o.rate?.record('success');
-      this.#o.budget?.recordSuccess();
+      this.#o.rate?.record('success', ticket);
+      this.#o.budget?.recordSuccess(Object.freeze({ attempt: context.attempt, lastError: this.#error }));
     } catch (thrown) {
       this.#fail(thrown);
       return;
@@ -309,7 +317,7 @@ export class Execution<T> implements Wakeup {
     this.#settle(true, value);
   }
 
-  #failed(context: Attempt, error: unknown): void {
+  #failed(context: Attempt, error: unknown, ticket?: unknown): void {
     if (this.#current !== context || !this.#resolve) return;
     this.#current = undefined;
     this.#attemptTimer?.abort();
@@ -317,7 +325,7 @@ export class Execution<T> implements Wakeup {
     const o = this.#o;
     let verdict: boolean | PromiseLike<boolean>;
     try {
-      o.rate?.record(isThrottle(error) ? 'throttled' : 'failure');
+      o.rate?.record(isThrottle(error) ? 'throttled' : 'failure', ticket);
       if (typeof error === 'object' && error !== null && DEADLINE in error) {
         const detail = `maxElapsedMs (${o.backoff.maxElapsedMs} ms) ran out during attempt ${this.#attempt}`;
         this.#giveUp('elapsed', error, detail);
@@ -350,6 +358,7 @@ export class Execution<T> implements Wakeup {
     const o = this.#o;
     const attempt = this.#attempt;
     try {
+      o.budget?.recordFailure?.(error);
       this.#run ??= o.backoff.start(o.random);
       let delay = this.#run.next();
       const elapsed = o.clock.now() - this.#start;
@@ -371,9 +380,12 @@ export class Execution<T> implements Wakeup {
         this.#giveUp('elapsed', error, detail, elapsed);
         return;
       }
-      if (o.budget && !o.budget.tryAcquireRetry(error)) {
-        this.#giveUp('budget', error, 'the retry budget refused another retry', elapsed);
-        return;
+      if (o.budget) {
+        if (!o.budget.tryAcquireRetry(error)) {
+          this.#giveUp('budget', error, 'the retry budget refused another retry', elapsed);
+          return;
+        }
+        this.#error = error;
       }
       if (o.onRetry) {
         const hook = o.onRetry(Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }));

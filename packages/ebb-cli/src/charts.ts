@@ -1,0 +1,386 @@
+/**
+ * Chart specifications for `ebb simulate --svg/--png`: Vega-Lite 5 documents built from the
+ * same data the command prints with `--json`. Each has a title, axes with units and a legend.
+ * Rendering (Vega → SVG, resvg → PNG) lives in charts-render.ts.
+ */
+
+/** A Vega-Lite specification (kept loose: it is JSON handed to the compiler). */
+export type ChartSpec = Record<string, unknown>;
+
+type Row = Record<string, number | string | null>;
+
+const WIDTH = 420;
+const HEIGHT = 260;
+
+/** Shared look: a white background, DejaVu Sans (what resvg finds on Debian), readable sizes. */
+const CONFIG = {
+  background: 'white',
+  font: 'DejaVu Sans',
+  title: { fontSize: 15, anchor: 'start', subtitleFontSize: 11, subtitleColor: '#555' },
+  axis: { labelFontSize: 11, titleFontSize: 12, grid: true },
+  legend: {
+    labelFontSize: 11,
+    titleFontSize: 12,
+    orient: 'bottom',
+    direction: 'horizontal',
+    columns: 3,
+    labelLimit: 320,
+  },
+  view: { stroke: '#ccc' },
+};
+
+function document(title: string, subtitle: string, body: ChartSpec): ChartSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title: { text: title, subtitle },
+    config: CONFIG,
+    ...body,
+  };
+}
+
+/** A line (with points) panel: y against x, one line per `series`, colored with a legend. */
+function lines(
+  values: Row[],
+  x: { field: string; title: string; type?: 'quantitative' | 'ordinal' },
+  y: { field: string; title: string; scale?: Record<string, unknown>; format?: string },
+  series: { field: string; title: string },
+  extra: ChartSpec[] = [],
+): ChartSpec {
+  return {
+    width: WIDTH,
+    height: HEIGHT,
+    layer: [
+      {
+        data: { values },
+        mark: { type: 'line', point: true, strokeWidth: 2 },
+        encoding: {
+          x: { field: x.field, type: x.type ?? 'quantitative', title: x.title },
+          y: {
+            field: y.field,
+            type: 'quantitative',
+            title: y.title,
+            ...(y.scale ? { scale: y.scale } : {}),
+            ...(y.format ? { axis: { format: y.format } } : {}),
+          },
+          color: { field: series.field, type: 'nominal', title: series.title },
+          strokeDash: { field: series.field, type: 'nominal', title: series.title },
+        },
+      },
+      ...extra,
+    ],
+  };
+}
+
+/** `ebb simulate delays`: the sampled spread of each wait against the exact mean and bounds. */
+export function delaysChart(doc: {
+  name: string;
+  runs: number;
+  rows: readonly {
+    attempt: number;
+    p05Ms: number;
+    p50Ms: number;
+    p95Ms: number;
+    meanMs: number;
+    minMs: number;
+    maxMs: number;
+  }[];
+}): ChartSpec {
+  const series: [string, keyof (typeof doc.rows)[number]][] = [
+    ['sampled 5th percentile', 'p05Ms'],
+    ['sampled median', 'p50Ms'],
+    ['sampled 95th percentile', 'p95Ms'],
+    ['exact mean', 'meanMs'],
+    ['exact min', 'minMs'],
+    ['exact max', 'maxMs'],
+  ];
+  const values = doc.rows.flatMap((r) =>
+    series.map(([label, key]) => ({ attempt: r.attempt, ms: r[key], series: label })),
+  );
+  const band = {
+    data: { values: doc.rows.map((r) => ({ attempt: r.attempt, low: r.p05Ms, high: r.p95Ms })) },
+    mark: { type: 'area', opacity: 0.15, color: '#4c78a8' },
+    encoding: {
+      x: { field: 'attempt', type: 'quantitative' },
+      y: { field: 'low', type: 'quantitative' },
+      y2: { field: 'high' },
+    },
+  };
+  return document(
+    `Delay distribution of ${doc.name}`,
+    `${doc.runs.toLocaleString('en-US')} sampled runs of the real policy (band: 5th–95th percentile) against describe()'s exact values`,
+    lines(
+      values,
+      { field: 'attempt', title: 'failed attempt (row)' },
+      { field: 'ms', title: 'wait before the next attempt (ms)' },
+      { field: 'series', title: 'value' },
+      [band],
+    ),
+  );
+}
+
+/** Two panels side by side under one title. */
+function pair(title: string, subtitle: string, left: ChartSpec, right: ChartSpec): ChartSpec {
+  return document(title, subtitle, {
+    hconcat: [left, right],
+    resolve: { scale: { color: 'independent', strokeDash: 'independent' } },
+  });
+}
+
+/** Throughput and delay against the number of stations: simulation and, for Wi-Fi, Bianchi's model. */
+export function stationsChart(doc: { model: 'wifi' | 'ethernet'; points: readonly object[] }): ChartSpec {
+  const wifi = doc.model === 'wifi';
+  const throughput: Row[] = [];
+  const delay: Row[] = [];
+  for (const point of doc.points) {
+    const p = point as Record<string, unknown>;
+    const stations = p.stations as number;
+    if (wifi) {
+      const b = p.bianchi as Record<string, number>;
+      throughput.push({ stations, value: p.throughput as number, series: 'simulated' });
+      throughput.push({ stations, value: b.throughput as number, series: 'Bianchi (2000)' });
+      delay.push({ stations, value: p.meanDelayMs as number, series: 'simulated mean' });
+      delay.push({ stations, value: p.p99DelayMs as number, series: 'simulated 99th percentile' });
+      delay.push({ stations, value: b.meanDelayMs as number, series: 'Bianchi mean' });
+    } else {
+      throughput.push({ stations, value: p.throughput as number, series: 'throughput' });
+      throughput.push({ stations, value: p.collisionProbability as number, series: 'collision probability' });
+      delay.push({ stations, value: p.meanLatencySlots as number, series: 'mean' });
+      delay.push({ stations, value: p.p99LatencySlots as number, series: '99th percentile' });
+    }
+  }
+  const title = wifi
+    ? '802.11 DCF in saturation: throughput and delay against stations'
+    : '802.3 CSMA/CD in saturation: throughput and latency against stations';
+  const subtitle = wifi
+    ? "ebb's slot simulation beside the fixed point of Bianchi's model (IEEE JSAC 2000)"
+    : 'slotted CSMA/CD with truncated binary exponential backoff, every station always sending';
+  return pair(
+    title,
+    subtitle,
+    lines(
+      throughput,
+      { field: 'stations', title: 'stations' },
+      { field: 'value', title: wifi ? 'throughput (share of channel time)' : 'share', format: '.0%' },
+      { field: 'series', title: '' },
+    ),
+    lines(
+      delay,
+      { field: 'stations', title: 'stations' },
+      { field: 'value', title: wifi ? 'frame delay (ms)' : 'frame latency (slots)' },
+      { field: 'series', title: '' },
+    ),
+  );
+}
+
+/** The ceiling sweep: collisions fall, the latency range grows. */
+export function ceilingChart(doc: {
+  stations: number;
+  thinkSlots: number;
+  points: readonly {
+    ceiling: number | null;
+    collisionProbability: number;
+    throughput: number;
+    meanLatencySlots: number;
+    p99LatencySlots: number;
+    maxLatencySlots: number;
+    latencyStdDevSlots: number;
+    successes: number;
+  }[];
+}): ChartSpec {
+  const share: Row[] = [];
+  const latency: Row[] = [];
+  for (const p of doc.points) {
+    share.push({ ceiling: p.ceiling, value: p.collisionProbability, series: 'collision probability' });
+    share.push({ ceiling: p.ceiling, value: p.throughput, series: 'throughput' });
+    if (p.successes === 0) continue;
+    for (const [series, value] of [
+      ['mean', p.meanLatencySlots],
+      ['standard deviation', p.latencyStdDevSlots],
+      ['max', p.maxLatencySlots],
+    ] as const) {
+      if (value > 0) latency.push({ ceiling: p.ceiling, value, series });
+    }
+  }
+  return pair(
+    `Choosing the backoff ceiling: ${doc.stations} 802.3 stations`,
+    `a higher ceiling means fewer collisions, but a less predictable latency (${doc.thinkSlots === 0 ? 'saturated' : `${doc.thinkSlots} idle slots between frames on average`}, attempt limit 16)`,
+    lines(
+      share,
+      { field: 'ceiling', title: 'ceiling (collisions after which the window stops doubling)' },
+      { field: 'value', title: 'share', format: '.0%' },
+      { field: 'series', title: '' },
+    ),
+    lines(
+      latency,
+      { field: 'ceiling', title: 'ceiling' },
+      { field: 'value', title: 'frame latency (slots, log scale)', scale: { type: 'log' } },
+      { field: 'series', title: 'latency' },
+    ),
+  );
+}
+
+/** One Ethernet run: the mean backoff drawn after c collisions against E(c). */
+export function backoffChart(doc: {
+  stations: number;
+  backoffByCollisions: readonly { collisions: number; meanSlots: number; expectedSlots: number }[];
+}): ChartSpec {
+  const values = doc.backoffByCollisions.flatMap((b) => [
+    { collisions: b.collisions, value: b.meanSlots, series: 'simulated mean' },
+    { collisions: b.collisions, value: b.expectedSlots, series: 'E(c) = (2^min(c,10) − 1)/2' },
+  ]);
+  return document(
+    `Mean backoff after c collisions: ${doc.stations} saturated 802.3 stations`,
+    'waits drawn by ebb.slotted() during the simulation, against the expected backoff',
+    lines(
+      values.filter((v) => v.value > 0),
+      { field: 'collisions', title: 'collisions of the frame (c)' },
+      { field: 'value', title: 'mean backoff (slots, log scale)', scale: { type: 'log' } },
+      { field: 'series', title: '' },
+    ),
+  );
+}
+
+/** One Wi-Fi run: the simulation beside Bianchi's model. */
+export function wifiChart(doc: {
+  stations: number;
+  cwMin: number;
+  stages: number;
+  transmitProbability: number;
+  collisionProbability: number;
+  throughput: number;
+  bianchi: { transmitProbability: number; collisionProbability: number; throughput: number };
+}): ChartSpec {
+  const values: Row[] = [];
+  for (const [metric, sim, model] of [
+    ['τ (transmit, per slot)', doc.transmitProbability, doc.bianchi.transmitProbability],
+    ['p (collision)', doc.collisionProbability, doc.bianchi.collisionProbability],
+    ['S (throughput)', doc.throughput, doc.bianchi.throughput],
+  ] as const) {
+    values.push({ metric, value: sim, source: 'simulated' }, { metric, value: model, source: 'Bianchi (2000)' });
+  }
+  return document(
+    `802.11 DCF, ${doc.stations} saturated stations, CWmin ${doc.cwMin}, m = ${doc.stages}`,
+    "ebb's slot simulation beside the fixed point of Bianchi's model",
+    {
+      width: WIDTH,
+      height: HEIGHT,
+      data: { values },
+      mark: 'bar',
+      encoding: {
+        x: { field: 'metric', type: 'nominal', title: null, axis: { labelAngle: 0, labelLimit: 160 } },
+        xOffset: { field: 'source' },
+        y: { field: 'value', type: 'quantitative', title: 'probability or share' },
+        color: { field: 'source', type: 'nominal', title: '' },
+      },
+    },
+  );
+}
+
+/** Brooker's experiment: calls and completion time per strategy (bars), or against clients (lines). */
+export function contentionChart(doc: {
+  points: readonly { clients: number; results: readonly { strategy: string; calls: number; timeMs: number }[] }[];
+  runs: number;
+}): ChartSpec {
+  const rows = doc.points.flatMap((p) => p.results.map((r) => ({ clients: p.clients, ...r })));
+  const subtitle = `optimistic-concurrency writes to one row, network |N(10, 2)| ms, mean of ${doc.runs} runs (Brooker, AWS Architecture Blog, 2015)`;
+  if (doc.points.length > 1) {
+    return pair(
+      'Contending clients: work and time per backoff strategy',
+      subtitle,
+      lines(
+        rows,
+        { field: 'clients', title: 'clients' },
+        { field: 'calls', title: 'calls (writes sent)' },
+        { field: 'strategy', title: 'strategy' },
+      ),
+      lines(
+        rows,
+        { field: 'clients', title: 'clients' },
+        { field: 'timeMs', title: 'time until the last client is done (ms)' },
+        { field: 'strategy', title: 'strategy' },
+      ),
+    );
+  }
+  const bar = (field: string, title: string): ChartSpec => ({
+    width: 300,
+    height: HEIGHT,
+    data: { values: rows },
+    mark: 'bar',
+    encoding: {
+      x: { field: 'strategy', type: 'nominal', title: null, sort: null, axis: { labelAngle: -30 } },
+      y: { field, type: 'quantitative', title },
+      color: { field: 'strategy', type: 'nominal', title: 'strategy', sort: null },
+    },
+  });
+  return document(`${doc.points[0]?.clients} contending clients: work and time per backoff strategy`, subtitle, {
+    hconcat: [bar('calls', 'calls (writes sent)'), bar('timeMs', 'time until the last client is done (ms)')],
+  });
+}
+
+/** The overload time series: offered load per strategy against capacity, and clients served. */
+export function overloadChart(doc: {
+  clients: number;
+  capacityPerSecond: number;
+  outageMs: number;
+  results: readonly {
+    strategy: string;
+    series: readonly { startMs: number; offeredPerSecond: number; clientsServed: number }[];
+  }[];
+}): ChartSpec {
+  const load: Row[] = [];
+  const served: Row[] = [];
+  for (const r of doc.results) {
+    for (const b of r.series) {
+      load.push({ s: b.startMs / 1000, value: b.offeredPerSecond, strategy: r.strategy });
+      served.push({ s: b.startMs / 1000, value: b.clientsServed / doc.clients, strategy: r.strategy });
+    }
+  }
+  const outage = {
+    data: { values: [{ from: 0, to: doc.outageMs / 1000 }] },
+    mark: { type: 'rect', color: '#d62728', opacity: 0.08 },
+    encoding: { x: { field: 'from', type: 'quantitative' }, x2: { field: 'to' } },
+  };
+  const capacity = {
+    data: { values: [{ capacity: doc.capacityPerSecond }] },
+    mark: { type: 'rule', color: '#333', strokeDash: [2, 2] },
+    encoding: { y: { field: 'capacity', type: 'quantitative' } },
+  };
+  const label = {
+    data: {
+      values: [{ s: doc.outageMs / 2000, y: doc.capacityPerSecond, text: `capacity ${doc.capacityPerSecond}/s` }],
+    },
+    mark: { type: 'text', dy: -7, fontSize: 11, color: '#333' },
+    encoding: {
+      x: { field: 's', type: 'quantitative' },
+      y: { field: 'y', type: 'quantitative' },
+      text: { field: 'text' },
+    },
+  };
+  const panel = (values: Row[], title: string, format: string | undefined, extra: ChartSpec[]): ChartSpec => ({
+    width: WIDTH,
+    height: HEIGHT,
+    layer: [
+      ...extra.slice(0, 1),
+      {
+        data: { values },
+        mark: { type: 'line', strokeWidth: 1.5, interpolate: 'step-after' },
+        encoding: {
+          x: { field: 's', type: 'quantitative', title: 'time (s); shaded: outage' },
+          y: { field: 'value', type: 'quantitative', title, ...(format ? { axis: { format } } : {}) },
+          color: { field: 'strategy', type: 'nominal', title: 'strategy' },
+        },
+      },
+      ...extra.slice(1),
+    ],
+  });
+  return document(
+    `${doc.clients} clients against a recovering service`,
+    `down for ${doc.outageMs / 1000} s, then ${doc.capacityPerSecond} requests/s with a queue; every client driven by ebb's retry()`,
+    {
+      hconcat: [
+        panel(load, 'requests reaching the server (per second)', undefined, [outage, capacity, label]),
+        panel(served, 'clients served', '.0%', [outage]),
+      ],
+    },
+  );
+}

@@ -1,0 +1,437 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../core/clock.js';
+import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
+import { retry } from '../retry/retry.js';
+import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
+import type { AdaptiveRateController } from './controller.js';
+import { limiter, runFleet, total } from './test-helpers.js';
+
+const isPromise = (x: unknown): x is Promise<unknown> => x instanceof Promise;
+
+/** Asks for `n` turns at once; resolves with the virtual time of each grant, in call order. */
+async function turns(rate: AdaptiveRateController, clock: VirtualClock, n: number): Promise<number[]> {
+  const times: number[] = [];
+  const all = Array.from({ length: n }, (_, i) =>
+    Promise.resolve(rate.acquire()).then(() => {
+      times[i] = clock.now();
+    }),
+  );
+  await clock.runAll();
+  await Promise.all(all);
+  return times;
+}
+
+/**
+ * Keeps the controller busy (a queue of waiting requests) and reports a success every
+ * `everyMs`, so that it may rise when a cool-off is over; returns a function that stops it.
+ */
+function busy(rate: AdaptiveRateController, clock: VirtualClock, everyMs = 50): () => void {
+  let stopped = false;
+  const controllers: AbortController[] = [];
+  const loop = async () => {
+    const controller = new AbortController();
+    controllers.push(controller);
+    while (!stopped) {
+      try {
+        const ticket = await rate.acquire(controller.signal);
+        rate.record('success', ticket);
+      } catch {
+        return;
+      }
+      await clock.sleep(everyMs);
+    }
+  };
+  for (let i = 0; i < 20; i++) loop();
+  return () => {
+    stopped = true;
+    for (const c of controllers) c.abort();
+  };
+}
+
+/** The rate after each of `steps` cool-offs of `ms`, with the controller kept busy. */
+async function rises(rate: AdaptiveRateController, clock: VirtualClock, steps: number, ms: number): Promise<number[]> {
+  const stop = busy(rate, clock);
+  const seen: number[] = [];
+  for (let i = 0; i < steps; i++) {
+    await clock.advance(ms);
+    seen.push(Number(rate.ratePerSecond.toFixed(4)));
+  }
+  stop();
+  await clock.runAll();
+  return seen;
+}
+
+const make = (options: AdaptiveRateOptions = {}) => {
+  const clock = virtualClock();
+  return { clock, rate: adaptiveRate({ clock, ...options }) };
+};
+
+describe('adaptiveRate: pacing', () => {
+  it('spaces requests 1000 / rate ms apart, the first at once, and runs no timer when idle', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    expect(await turns(rate, clock, 4)).toEqual([0, 100, 200, 300]);
+    expect(clock.pending).toBe(0);
+    await clock.advance(1000);
+    expect(isPromise(rate.acquire())).toBe(false);
+    expect(rate.waiting).toBe(0);
+  });
+
+  it('is unlimited by default until the first throttle', () => {
+    const { rate } = make();
+    expect(rate.ratePerSecond).toBe(Infinity);
+    for (let i = 0; i < 1000; i++) expect(isPromise(rate.acquire())).toBe(false);
+  });
+
+  it('starts from decreaseFactor × the rate granted over the last second at the first throttle', async () => {
+    const { clock, rate } = make();
+    for (let i = 0; i < 20; i++) {
+      rate.acquire();
+      await clock.advance(50);
+    }
+    rate.record('throttled'); // 20 grants in the last second
+    expect(rate.ratePerSecond).toBe(10);
+  });
+
+  it('makes up for timers that fire late, keeping the rate', async () => {
+    const base = virtualClock();
+    // Every sleep ends 7 ms late, like a busy event loop.
+    const late: Clock = { now: () => base.now(), sleep: (ms, signal) => base.sleep(ms + 7, signal) };
+    const rate = adaptiveRate({ clock: late, initialRatePerSecond: 100 });
+    let granted = 0;
+    for (let i = 0; i < 300; i++) Promise.resolve(rate.acquire()).then(() => granted++);
+    await base.advance(2000);
+    // 100/s for 2 s, give or take the last late wake-up; re-anchoring on each late timer would give 2000 / 17 ≈ 118.
+    expect(granted).toBeGreaterThanOrEqual(199);
+    expect(granted).toBeLessThanOrEqual(202);
+  });
+});
+
+describe('adaptiveRate: the loop', () => {
+  it('multiplies the rate by decreaseFactor on a throttle (default 0.5)', () => {
+    const a = make({ initialRatePerSecond: 100 });
+    a.rate.record('throttled', a.rate.acquire());
+    expect(a.rate.ratePerSecond).toBe(50);
+    const b = make({ initialRatePerSecond: 100, decreaseFactor: 0.8, increase: 0.1 });
+    b.rate.record('throttled', b.rate.acquire());
+    expect(b.rate.ratePerSecond).toBe(80);
+  });
+
+  it('cuts once per round: a throttle of a request sent before the last cut is ignored', () => {
+    const { rate } = make({ initialRatePerSecond: 100 });
+    const early = rate.acquire();
+    const alsoEarly = rate.acquire();
+    rate.record('throttled', early);
+    rate.record('throttled', alsoEarly);
+    expect(rate.ratePerSecond).toBe(50);
+    rate.record('throttled'); // no ticket: taken as current
+    expect(rate.ratePerSecond).toBe(25);
+  });
+
+  it('ignores plain failures', () => {
+    const { rate } = make({ initialRatePerSecond: 100 });
+    for (let i = 0; i < 10; i++) rate.record('failure', rate.acquire());
+    expect(rate.ratePerSecond).toBe(100);
+  });
+
+  it('rises by `increase` after coolOffMs (default 1000) of successes, no throttle, and waiting requests', async () => {
+    const a = make({ initialRatePerSecond: 10 });
+    const stop = busy(a.rate, a.clock);
+    await a.clock.advance(999);
+    expect(a.rate.ratePerSecond).toBe(10);
+    await a.clock.advance(1);
+    expect(a.rate.ratePerSecond).toBe(11);
+    stop();
+    await a.clock.runAll();
+
+    const b = make({ initialRatePerSecond: 10, coolOffMs: 300, increase: 0.25 });
+    const stopB = busy(b.rate, b.clock);
+    await b.clock.advance(299);
+    expect(b.rate.ratePerSecond).toBe(10);
+    await b.clock.advance(1);
+    expect(b.rate.ratePerSecond).toBe(12.5);
+    stopB();
+    await b.clock.runAll();
+  });
+
+  it('does not rise without a success, nor while the limit keeps nobody waiting', async () => {
+    const a = make({ initialRatePerSecond: 10 });
+    // Waiting requests, but no success reported.
+    for (let i = 0; i < 40; i++) a.rate.acquire();
+    await a.clock.advance(3000);
+    expect(a.rate.ratePerSecond).toBe(10);
+    await a.clock.runAll();
+
+    const b = make({ initialRatePerSecond: 10 });
+    // One request a second at 10/s: successes, but the limit never binds.
+    for (let t = 0; t < 5; t++) {
+      b.rate.record('success', b.rate.acquire());
+      await b.clock.advance(1000);
+    }
+    expect(b.rate.ratePerSecond).toBe(10);
+  });
+
+  it('doubles the step after each rise that holds, up to 1 / decreaseFactor − 1, and never doubles past the last throttled rate', async () => {
+    const free = make({ initialRatePerSecond: 10 });
+    // +10 %, +20 %, +40 %, +80 %, then +100 % (the cap for decreaseFactor 0.5).
+    expect(await rises(free.rate, free.clock, 6, 1000)).toEqual([11, 13.2, 18.48, 33.264, 66.528, 133.056]);
+
+    const capped = make({ initialRatePerSecond: 10 });
+    capped.rate.record('throttled'); // 10 → 5; 10 is now the rate last throttled
+    // 5.5, 6.6, 9.24; then +80 % would pass 10, so the base step: 10.164, and base steps from there.
+    expect(await rises(capped.rate, capped.clock, 5, 1000)).toEqual([5.5, 6.6, 9.24, 10.164, 11.1804]);
+  });
+
+  it('a throttle right after a rise undoes it and doubles the cool-off; a rise that holds halves it', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    const stop = busy(rate, clock);
+    await clock.advance(1000);
+    expect(rate.ratePerSecond).toBe(11);
+    rate.record('throttled'); // relapse
+    expect(rate.ratePerSecond).toBe(10);
+    expect(rate.currentCoolOffMs).toBe(2000);
+    await clock.advance(1999);
+    expect(rate.ratePerSecond).toBe(10);
+    await clock.advance(1);
+    expect(rate.ratePerSecond).toBe(11); // base step again after a relapse
+    await clock.advance(2000);
+    // Held: the cool-off is back to 1 s. The step would double, but 11 is the rate last
+    // throttled, so the base step: 12.1.
+    expect(rate.ratePerSecond).toBeCloseTo(12.1, 10);
+    expect(rate.currentCoolOffMs).toBe(1000);
+    stop();
+    await clock.runAll();
+  });
+
+  it('backs the cool-off off exponentially after relapses, up to maxCoolOffMs (default 32 000)', async () => {
+    const relapses = async (options: AdaptiveRateOptions) => {
+      const { clock, rate } = make({ initialRatePerSecond: 10, ...options });
+      const stop = busy(rate, clock);
+      const seen: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        await clock.advance(rate.currentCoolOffMs);
+        expect(rate.ratePerSecond).toBe(11);
+        rate.record('throttled');
+        seen.push(rate.currentCoolOffMs);
+      }
+      stop();
+      await clock.runAll();
+      return seen;
+    };
+    expect(await relapses({})).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
+    expect(await relapses({ maxCoolOffMs: 5000 })).toEqual([2000, 4000, 5000, 5000, 5000, 5000]);
+  });
+
+  it('never falls below minRatePerSecond (default 1) nor rises above maxRatePerSecond', async () => {
+    const a = make({ initialRatePerSecond: 8 });
+    for (let i = 0; i < 10; i++) a.rate.record('throttled');
+    expect(a.rate.ratePerSecond).toBe(1);
+    const b = make({ initialRatePerSecond: 8, minRatePerSecond: 3 });
+    for (let i = 0; i < 10; i++) b.rate.record('throttled');
+    expect(b.rate.ratePerSecond).toBe(3);
+
+    const c = make({ initialRatePerSecond: 10, maxRatePerSecond: 12 });
+    expect(await rises(c.rate, c.clock, 4, 1000)).toEqual([11, 12, 12, 12]);
+    const d = make({ maxRatePerSecond: 40 });
+    expect(d.rate.ratePerSecond).toBe(40); // the initial rate defaults to the maximum
+  });
+});
+
+describe('adaptiveRate: priorities', () => {
+  it('serves a waiting request of a more important class first, FIFO within a class', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    const high = rate.priority('high');
+    const low = rate.priority('low');
+    const order: string[] = [];
+    rate.acquire(); // takes the first slot
+    const all = [
+      ['low', 1],
+      ['normal', 1],
+      ['high', 1],
+      ['low', 2],
+      ['high', 2],
+      ['normal', 2],
+    ].map(([cls, n]) => {
+      const view = cls === 'high' ? high : cls === 'low' ? low : rate;
+      return Promise.resolve(view.acquire()).then(() => order.push(`${cls}${n}`));
+    });
+    await clock.runAll();
+    await Promise.all(all);
+    expect(order).toEqual(['high1', 'high2', 'normal1', 'normal2', 'low1', 'low2']);
+  });
+
+  it('names its classes with `priorities` and the controller’s own with `defaultPriority`', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10, priorities: ['gold', 'silver'], defaultPriority: 'gold' });
+    const order: string[] = [];
+    rate.acquire();
+    const all = [
+      Promise.resolve(rate.priority('silver').acquire()).then(() => order.push('silver')),
+      Promise.resolve(rate.acquire()).then(() => order.push('default')),
+    ];
+    await clock.runAll();
+    await Promise.all(all);
+    expect(order).toEqual(['default', 'silver']);
+    expect(() => rate.priority('high')).toThrow(/expected `name` to be one of "gold", "silver", got "high"/);
+  });
+
+  it('a view shares the controller’s rate and loop', () => {
+    const { rate } = make({ initialRatePerSecond: 100 });
+    const view = rate.priority('low');
+    view.record('throttled', view.acquire());
+    expect(rate.ratePerSecond).toBe(50);
+    expect(view.ratePerSecond).toBe(50);
+  });
+
+  it('under a throttled controller, high-priority requests wait far less than low-priority ones', async () => {
+    const waitsFor = async (prioritized: boolean) => {
+      const clock = virtualClock();
+      const rate = adaptiveRate({ clock, initialRatePerSecond: 20, maxRatePerSecond: 20 });
+      // 20 clients, even ones high, odd ones low, against a service that never says no: the
+      // controller's 20/s is the bottleneck.
+      const { waits } = await runFleet({
+        clock,
+        clients: 20,
+        seconds: 20,
+        serve: () => true,
+        rate: (n) => (prioritized ? rate.priority(n % 2 === 0 ? 'high' : 'low') : rate),
+      });
+      const mean = (parity: number) => {
+        const all = waits.filter((_, n) => n % 2 === parity).flat();
+        return all.reduce((a, b) => a + b, 0) / all.length;
+      };
+      return { high: mean(0), low: mean(1) };
+    };
+    const withClasses = await waitsFor(true);
+    const without = await waitsFor(false);
+    // 10 high clients at 20/s: each waits ~ 10 / 20 s; the low ones get only the leftovers.
+    expect(withClasses.high).toBeLessThan(600);
+    expect(withClasses.low).toBeGreaterThan(5 * withClasses.high);
+    // Without classes both halves wait alike (FIFO).
+    expect(Math.abs(without.high - without.low)).toBeLessThan(0.1 * without.high);
+  });
+});
+
+describe('adaptiveRate: abort', () => {
+  it('rejects a waiting acquire with the signal’s reason, keeps the others in order, and leaves no timer', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    rate.acquire();
+    const controller = new AbortController();
+    const order: number[] = [];
+    const a = Promise.resolve(rate.acquire()).then(() => order.push(1));
+    const b = rate.acquire(controller.signal) as Promise<unknown>;
+    const c = Promise.resolve(rate.acquire()).then(() => order.push(3));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(b).rejects.toBe(reason);
+    expect(rate.waiting).toBe(2);
+    await clock.runAll();
+    await Promise.all([a, c]);
+    expect(order).toEqual([1, 3]);
+
+    const lone = new AbortController();
+    const d = rate.acquire(lone.signal) as Promise<unknown>;
+    expect(clock.pending).toBe(1);
+    lone.abort(reason);
+    await expect(d).rejects.toBe(reason);
+    expect(clock.pending).toBe(0);
+    await expect(Promise.resolve(rate.acquire(lone.signal))).rejects.toBe(reason);
+  });
+});
+
+describe('adaptiveRate with retry()', () => {
+  it('gets the tickets back from retry(): a wave of throttles from one round cuts the rate once', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 1000 });
+    const throttled = () => Object.assign(new Error('429'), { throttled: true });
+    // 20 operations let through 1 ms apart, each failing after 50 ms in flight.
+    const ops = Array.from({ length: 20 }, () =>
+      retry(
+        async () => {
+          await clock.sleep(50);
+          throw throttled();
+        },
+        { rate, clock, retryIf: () => false },
+      ).catch(() => {}),
+    );
+    await clock.advance(75);
+    expect(rate.ratePerSecond).toBe(500);
+    await clock.runAll();
+    await Promise.all(ops);
+  });
+
+  it('does not oscillate: it settles just under the service’s limit and probes ever more rarely', async () => {
+    const simulate = async (options: AdaptiveRateOptions) => {
+      const clock = virtualClock();
+      const R = 100;
+      const server = limiter(clock, () => R, 10);
+      const rate = adaptiveRate({ clock, ...options });
+      const probes: number[] = [];
+      let last = 0;
+      await runFleet({
+        clock,
+        rate,
+        clients: 50,
+        seconds: 180,
+        latencyMs: 20,
+        serve: () => server.take(),
+        sampleMs: 50,
+        onSample: (now) => {
+          const r = rate.ratePerSecond;
+          if (r > last && last > 0 && now > 15_000) probes.push(now);
+          last = r;
+        },
+      });
+      return { server, probes, R };
+    };
+    const { server, probes, R } = await simulate({});
+    // Served: within 5 % of the limit in every 10-s window after the first 15 s.
+    for (let s = 15; s + 10 <= 180; s += 10) {
+      const served = total(server.served, s, s + 10) / 10;
+      expect(served).toBeGreaterThan(0.9 * R);
+      expect(served).toBeLessThanOrEqual(1.01 * R);
+    }
+    // Throttled: under 1 % of requests after settling.
+    expect(total(server.rejected, 15, 180)).toBeLessThan(0.01 * total(server.served, 15, 180));
+    // Probes above the limit come ever more rarely: the gaps grow to the longest cool-off.
+    const gaps = probes.slice(1).map((t, i) => t - (probes[i] as number));
+    expect(gaps.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < gaps.length; i++) expect(gaps[i]).toBeGreaterThanOrEqual((gaps[i - 1] as number) - 100);
+    expect(gaps.at(-1)).toBeGreaterThanOrEqual(31_000);
+
+    // Without the backed-off cool-off, the same controller probes every second or two.
+    const plain = await simulate({ maxCoolOffMs: 1000 });
+    expect(plain.probes.length).toBeGreaterThan(5 * probes.length);
+    expect(total(plain.server.rejected, 15, 180)).toBeGreaterThan(3 * total(server.rejected, 15, 180));
+  });
+});
+
+describe('adaptiveRate: options', () => {
+  it('rejects bad options at construction, naming them', () => {
+    const bad: [AdaptiveRateOptions, RegExp][] = [
+      [{ initialRatePerSecond: 0 }, /`initialRatePerSecond` to be a number > 0/],
+      [{ initialRatePerSecond: -1 }, /`initialRatePerSecond`/],
+      [
+        { initialRatePerSecond: 5, minRatePerSecond: 10 },
+        /`initialRatePerSecond` to be a number from minRatePerSecond/,
+      ],
+      [{ decreaseFactor: 1 }, /`decreaseFactor` to be a number between 0 and 1/],
+      [{ decreaseFactor: 0 }, /`decreaseFactor`/],
+      [{ increase: 0 }, /`increase` to be a finite number > 0/],
+      [{ increase: 1 }, /`increase` to be a number below 1 with decreaseFactor 0.5/],
+      [{ decreaseFactor: 0.9, increase: 0.2 }, /`increase`.*A rise must be smaller than a fall/],
+      [{ coolOffMs: 0 }, /`coolOffMs` to be a number > 0/],
+      [{ coolOffMs: Number.NaN }, /`coolOffMs`/],
+      [{ maxCoolOffMs: 500 }, /`maxCoolOffMs` to be a number >= coolOffMs \(1000\)/],
+      [{ minRatePerSecond: 0 }, /`minRatePerSecond` to be a number > 0/],
+      [{ minRatePerSecond: Infinity }, /`minRatePerSecond`/],
+      [{ maxRatePerSecond: 0.5 }, /`maxRatePerSecond` to be a number >= minRatePerSecond/],
+      [{ priorities: [] }, /`priorities` to be a non-empty array of distinct names/],
+      [{ priorities: ['a', 'a'] }, /`priorities`/],
+      [{ priorities: ['a', 'b'] }, /`defaultPriority` to be one of the priorities \("a", "b"\), got "normal"/],
+      [{ defaultPriority: 'urgent' }, /`defaultPriority`/],
+      [{ clock: {} as Clock }, /`clock` to be a Clock/],
+      [{ rate: 5 } as never, /unknown option `rate`/],
+    ];
+    for (const [options, message] of bad) expect(() => adaptiveRate(options), JSON.stringify(options)).toThrow(message);
+    expect(() => adaptiveRate({ coolOffMs: -1 })).toThrow(RangeError);
+    expect(() => adaptiveRate({ priorities: 'high' as never })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,115 @@
+import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import type { BudgetSuccess, RetryBudget } from '../retry/options.js';
+
+/** The kinds of error the AWS retry quota prices differently. */
+export type AwsErrorKind = 'throttling' | 'transient' | 'timeout';
+
+/** What one retry costs, by the kind of error retried. */
+export interface AwsRetryCosts {
+  readonly throttling: number;
+  readonly transient: number;
+  readonly timeout: number;
+}
+
+/** Options of {@link awsRetryQuota}. */
+export interface AwsRetryQuotaOptions {
+  /** Tokens in the quota, full at first (`INITIAL_RETRY_TOKENS`). Default 500. */
+  readonly capacity?: number;
+  /** What a retry costs by kind. Default `{ throttling: 5, transient: 14, timeout: 14 }` (the 2026 behaviour). */
+  readonly costs?: AwsRetryCosts;
+  /** Tokens an operation that succeeded at once puts back (`NO_RETRY_INCREMENT`). Default 1. */
+  readonly noRetryIncrement?: number;
+  /**
+   * Names an error's kind. Default: `throttled: true` or `status` 429 → `'throttling'`; `name`
+   * `'TimeoutError'` (attempt timeouts, `AbortSignal.timeout`) → `'timeout'`; anything else →
+   * `'transient'`.
+   */
+  readonly classify?: (error: unknown) => AwsErrorKind;
+}
+
+/** The budget {@link awsRetryQuota} returns. */
+export interface AwsRetryQuota extends RetryBudget {
+  /** Takes the retry's cost, by the error's kind, if that many tokens are left. */
+  tryAcquireRetry(error: unknown): boolean;
+  /** Puts back what the last retry cost, or `noRetryIncrement` if the operation needed none. */
+  recordSuccess(context: BudgetSuccess): void;
+  /** Tokens left now. */
+  readonly available: number;
+}
+
+function defaultClassify(error: unknown): AwsErrorKind {
+  if (typeof error !== 'object' || error === null) return 'transient';
+  const e = error as { throttled?: unknown; status?: unknown; name?: unknown };
+  if (e.throttled === true || e.status === 429) return 'throttling';
+  return e.name === 'TimeoutError' ? 'timeout' : 'transient';
+}
+
+const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
+
+/**
+ * The AWS SDKs' retry quota (standard and adaptive modes) as a retry budget: 500 tokens, full
+ * at first; each retry takes the cost of its error's kind, and a retry that would overdraw the
+ * quota is refused. An operation that succeeds puts back what its last retry cost — or 1 token
+ * if it needed no retry — up to the capacity.
+ *
+ * **Constants.** The defaults are those `@smithy/util-retry` applies today: version 4.6.2 (its
+ * code in `@smithy/core` 3.41.0, `StandardRetryStrategy` and `retries-2026-config`) ships with
+ * the 2026 retry behaviour switched on, which AWS announced as the default from November 2026:
+ * a throttling retry costs 5, any other 14. Before the switch, the same strategy charged 5 for
+ * throttling and 10 (`TIMEOUT_RETRY_COST`) for transient errors and timeouts: pass
+ * `costs: { throttling: 5, transient: 10, timeout: 10 }` for that; the older
+ * `middleware-retry` quota charged 10 for `TimeoutError` and 5 for everything else.
+ *
+ * **When to use:** to ration retries the way AWS SDK clients do, one quota per client (so per
+ * service and region), shared by all its calls.
+ *
+ * **Gotchas:** during a total outage of transient errors the quota allows `capacity / 14` = 35
+ * retries, then none until successes refill it — one token per success, so about 14
+ * successful operations pay for one later retry.
+ *
+ * @example
+ * const budget = awsRetryQuota();
+ * await retry(() => s3.send(command), { budget, backoff: presets.awsStandard2026 });
+ */
+export function awsRetryQuota(options?: AwsRetryQuotaOptions): AwsRetryQuota {
+  const where = 'awsRetryQuota()';
+  const o = optionsObject(where, options) as AwsRetryQuotaOptions;
+  checkKeys(where, o, ['capacity', 'costs', 'noRetryIncrement', 'classify']);
+  const capacity = nonNegative(where, 'capacity', o.capacity, 500, false, 'For example 500, the SDKs’ quota.');
+  const noRetryIncrement = nonNegative(where, 'noRetryIncrement', o.noRetryIncrement, 1, false, 'For example 1.');
+  const costs = o.costs ?? { throttling: 5, transient: 14, timeout: 14 };
+  if (typeof costs !== 'object' || costs === null || Array.isArray(costs)) {
+    invalid(where, 'costs', costs, 'an object { throttling, transient, timeout }');
+  }
+  checkKeys(`${where} costs`, costs, KINDS);
+  for (const kind of KINDS) {
+    nonNegative(where, `costs.${kind}`, costs[kind], Number.NaN, false, 'Costs are tokens, such as 5.');
+  }
+  const classify = o.classify ?? defaultClassify;
+  if (typeof classify !== 'function') invalid(where, 'classify', classify, 'a function (error) => kind');
+  const cost = (error: unknown): number => {
+    const kind = classify(error);
+    if (!KINDS.includes(kind)) {
+      throw new TypeError(
+        `${where}: \`classify\` returned ${JSON.stringify(kind)}; expected 'throttling', 'transient' or 'timeout'.`,
+      );
+    }
+    return costs[kind];
+  };
+  let available = capacity;
+  return {
+    get available() {
+      return available;
+    },
+    tryAcquireRetry(error: unknown) {
+      const c = cost(error);
+      if (available < c) return false;
+      available -= c;
+      return true;
+    },
+    recordSuccess(context: BudgetSuccess) {
+      const refund = context.attempt > 1 ? cost(context.lastError) : noRetryIncrement;
+      available = Math.min(capacity, available + refund);
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import type { Clock } from '../core/clock.js';
+
+/**
+ * What a rate controller tells its {@link Gate}: how long the next request must wait, and what
+ * happens when one goes. @internal
+ */
+export interface GatePolicy {
+  /** Milliseconds until the next request may go; 0 or less means now. */
+  waitMs(now: number): number;
+  /**
+   * One request goes at `now`; returns its ticket (handed back to `record`). `woken` is true
+   * when the gate's own wake-up lets it go (which may come late), false when it goes at once.
+   */
+  grant(now: number, woken: boolean): unknown;
+}
+
+interface Waiter {
+  readonly resolve: (ticket: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+  readonly signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  done: boolean;
+}
+
+const noop = (): void => {};
+
+/**
+ * The waiting room shared by ebb/rate's controllers: requests wait in one FIFO queue per
+ * priority class (class 0 first), and a single clock sleep — armed only while someone waits —
+ * wakes the head when the policy lets it go. Nothing runs while the gate is idle. @internal
+ */
+export class Gate {
+  readonly #clock: Clock;
+  readonly #policy: GatePolicy;
+  /** One queue per class; `#heads[c]` is the index of class c's first live waiter. */
+  readonly #queues: Waiter[][];
+  readonly #heads: number[];
+  #size = 0;
+  #timer: AbortController | undefined;
+  #timerDue = Infinity;
+
+  constructor(clock: Clock, classes: number, policy: GatePolicy) {
+    this.#clock = clock;
+    this.#policy = policy;
+    this.#queues = Array.from({ length: classes }, () => []);
+    this.#heads = new Array<number>(classes).fill(0);
+  }
+
+  /** Requests waiting, over every class. */
+  get waiting(): number {
+    return this.#size;
+  }
+
+  /**
+   * Lets a request of class `cls` go: at once (returning its ticket) when nobody waits and the
+   * policy allows it, otherwise as a promise of the ticket that rejects with `signal.reason` if
+   * the signal aborts first.
+   */
+  acquire(cls: number, signal: AbortSignal | undefined): unknown {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const now = this.#clock.now();
+    if (this.#size === 0 && this.#policy.waitMs(now) <= 0) return this.#policy.grant(now, false);
+    return new Promise<unknown>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, done: false };
+      if (signal) {
+        waiter.onAbort = () => this.#abandon(waiter, cls);
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      (this.#queues[cls] as Waiter[]).push(waiter);
+      this.#size++;
+      this.#arm(now);
+    });
+  }
+
+  /** The policy's state changed (its rate rose, say): grant what may go now and re-time the wake-up. */
+  poke(): void {
+    if (this.#size > 0) this.#pump();
+  }
+
+  #abandon(waiter: Waiter, cls: number): void {
+    if (waiter.done) return;
+    waiter.done = true;
+    const queue = this.#queues[cls] as Waiter[];
+    const i = queue.indexOf(waiter, this.#heads[cls]);
+    if (i >= 0) queue.splice(i, 1);
+    this.#size--;
+    waiter.reject((waiter.signal as AbortSignal).reason);
+    // No timer is left behind for nobody.
+    if (this.#size === 0) this.#disarm();
+  }
+
+  /** The first live waiter of the most important non-empty class, taken out of its queue. */
+  #shift(): Waiter | undefined {
+    for (let c = 0; c < this.#queues.length; c++) {
+      const queue = this.#queues[c] as Waiter[];
+      const head = this.#heads[c] as number;
+      if (head < queue.length) {
+        const waiter = queue[head] as Waiter;
+        // Compact now and then rather than shift() every time: O(1) per request.
+        if (head + 1 === queue.length) {
+          queue.length = 0;
+          this.#heads[c] = 0;
+        } else if (head >= 1024 && head * 2 >= queue.length) {
+          queue.splice(0, head + 1);
+          this.#heads[c] = 0;
+        } else this.#heads[c] = head + 1;
+        return waiter;
+      }
+    }
+    return undefined;
+  }
+
+  #pump(): void {
+    const now = this.#clock.now();
+    while (this.#size > 0 && this.#policy.waitMs(now) <= 0) {
+      const waiter = this.#shift() as Waiter;
+      this.#size--;
+      waiter.done = true;
+      if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve(this.#policy.grant(now, true));
+    }
+    if (this.#size === 0) this.#disarm();
+    else this.#arm(now);
+  }
+
+  /** Makes sure a wake-up is due no later than the head's turn. */
+  #arm(now: number): void {
+    const wait = this.#policy.waitMs(now);
+    const due = now + (wait > 0 ? wait : 0);
+    if (this.#timer && this.#timerDue <= due) return;
+    this.#disarm();
+    const timer = new AbortController();
+    this.#timer = timer;
+    this.#timerDue = due;
+    this.#clock.sleep(due - now, timer.signal).then(() => {
+      if (this.#timer !== timer) return;
+      this.#timer = undefined;
+      this.#timerDue = Infinity;
+      this.#pump();
+    }, noop);
+  }
+
+  #disarm(): void {
+    if (!this.#timer) return;
+    const timer = this.#timer;
+    this.#timer = undefined;
+    this.#timerDue = Infinity;
+    timer.abort();
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * ebb/rate — backing off as a fleet: closed-loop rate controllers that many operations share
+ * (`adaptiveRate`, `awsAdaptiveRate`), and retry budgets that keep retries from multiplying
+ * load during an outage (`tokenBudget`, `awsRetryQuota`, `ratioBudget`). Pass them to
+ * `retry()` (and `withRetry()` from ebb/http) as `rate` and `budget`.
+ *
+ * @packageDocumentation
+ */
+
+export type { BudgetSuccess, Outcome, RateController, RetryBudget } from '../retry/options.js';
+export { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
+export { type AwsAdaptiveRate, type AwsAdaptiveRateOptions, awsAdaptiveRate } from './aws-adaptive-rate.js';
+export {
+  type AwsErrorKind,
+  type AwsRetryCosts,
+  type AwsRetryQuota,
+  type AwsRetryQuotaOptions,
+  awsRetryQuota,
+} from './aws-retry-quota.js';
+export type { AdaptiveRateController } from './controller.js';
+export { type RatioBudget, type RatioBudgetOptions, ratioBudget } from './ratio-budget.js';
+export { type TokenBudget, type TokenBudgetOptions, tokenBudget } from './token-budget.js';

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { retry } from '../retry/retry.js';
+import { type RatioBudgetOptions, ratioBudget } from './ratio-budget.js';
+
+describe('ratioBudget', () => {
+  // After Finagle's RetryBudgetTest.testBudget: time frozen, 10 000 requests each followed by a
+  // retry attempt; the retries granted match percentCanRetry · requests + the reserve within 1.
+  it.each([
+    [{ percentCanRetry: 0.1, minRetriesPerSecond: 0, ttlMs: 60_000 }],
+    [{ percentCanRetry: 0.5, minRetriesPerSecond: 0, ttlMs: 60_000 }],
+    [{ percentCanRetry: 0.25, minRetriesPerSecond: 0, ttlMs: 60_000 }],
+    [{ percentCanRetry: 0.75, minRetriesPerSecond: 0, ttlMs: 60_000 }],
+    [{ percentCanRetry: 0.99, minRetriesPerSecond: 0, ttlMs: 60_000 }],
+    [{ percentCanRetry: 0.001, minRetriesPerSecond: 0, ttlMs: 60_000 }],
+    [{ percentCanRetry: 0, minRetriesPerSecond: 10, ttlMs: 1000 }],
+    [{ percentCanRetry: 0, minRetriesPerSecond: 5, ttlMs: 2000 }],
+    [{ percentCanRetry: 0.1, minRetriesPerSecond: 10, ttlMs: 1000 }],
+    [{ percentCanRetry: 0.5, minRetriesPerSecond: 5, ttlMs: 2000 }],
+  ] as [RatioBudgetOptions][])('%o', (options) => {
+    const clock = virtualClock();
+    const b = ratioBudget({ ...options, clock });
+    const minRetries = Math.floor((options.ttlMs as number) / 1000) * (options.minRetriesPerSecond as number);
+    expect(b.balance).toBe(minRetries);
+    let retried = 0;
+    for (let i = 0; i < 10_000; i++) {
+      b.recordRequest();
+      if (b.tryAcquireRetry(new Error())) retried++;
+      else expect(b.balance).toBe(0);
+    }
+    const expected = Math.trunc(10_000 * (options.percentCanRetry as number)) + minRetries;
+    expect(Math.abs(retried - expected)).toBeLessThanOrEqual(1);
+  });
+
+  it('allows more than one retry per request above 100 % (Finagle: 2.0 gives 20 000 for 10 000)', () => {
+    const b = ratioBudget({ percentCanRetry: 2, minRetriesPerSecond: 0, ttlMs: 60_000, clock: virtualClock() });
+    expect(b.balance).toBe(0);
+    for (let i = 0; i < 10_000; i++) b.recordRequest();
+    expect(b.balance).toBe(20_000);
+  });
+
+  it('refuses everything with both percentCanRetry and minRetriesPerSecond at 0 (Finagle’s Empty)', () => {
+    const b = ratioBudget({ percentCanRetry: 0, minRetriesPerSecond: 0 });
+    b.recordRequest();
+    expect(b.tryAcquireRetry(new Error())).toBe(false);
+    expect(b.balance).toBe(0);
+  });
+
+  it('defaults to 20 %, 10 retries a second and a 10-s ttl: a reserve of 100, one more per five requests', () => {
+    const clock = virtualClock();
+    const b = ratioBudget({ clock });
+    expect(b.balance).toBe(100);
+    for (let i = 0; i < 1000; i++) b.recordRequest();
+    expect(b.balance).toBe(300);
+    let granted = 0;
+    while (b.tryAcquireRetry(new Error())) granted++;
+    expect(granted).toBe(300);
+  });
+
+  it('forgets requests after the ttl: ten slices of ttlMs / 10, the oldest dropped as time moves', async () => {
+    const at = async (ttlMs: number, checkAtMs: number) => {
+      const clock = virtualClock();
+      const b = ratioBudget({ clock, ttlMs, percentCanRetry: 0.5, minRetriesPerSecond: 0 });
+      for (let i = 0; i < 100; i++) b.recordRequest();
+      await clock.advance(checkAtMs);
+      return b.balance;
+    };
+    expect(await at(10_000, 9000)).toBe(50);
+    expect(await at(10_000, 10_000)).toBe(0);
+    expect(await at(2000, 1800)).toBe(50);
+    expect(await at(2000, 2000)).toBe(0);
+  });
+
+  it('gives each of minRetriesPerSecond × whole seconds of ttl as reserve', () => {
+    expect(ratioBudget({ minRetriesPerSecond: 3 }).balance).toBe(30);
+    expect(ratioBudget({ minRetriesPerSecond: 3, ttlMs: 2500 }).balance).toBe(6);
+  });
+
+  it('deposits once per operation through retry(), not per attempt', async () => {
+    const clock = virtualClock();
+    // 100 %: each request pays for one retry, and there is no reserve.
+    const b = ratioBudget({ clock, percentCanRetry: 1, minRetriesPerSecond: 0 });
+    const runs = Array.from({ length: 10 }, () =>
+      retry((c) => (c.attempt < 2 ? Promise.reject(new Error('503')) : 'ok'), {
+        budget: b,
+        clock,
+        backoff: constant({ delayMs: 1 }),
+      }),
+    );
+    await clock.runAll();
+    expect(await Promise.all(runs)).toEqual(Array(10).fill('ok'));
+    // 10 deposits, 10 retries taken; a deposit per attempt would have left 10.
+    expect(b.balance).toBe(0);
+  });
+
+  it('rejects bad options at construction, naming them', () => {
+    expect(() => ratioBudget({ ttlMs: 999 })).toThrow(
+      /ratioBudget\(\): expected `ttlMs` to be a whole number from 1000 to 60000/,
+    );
+    expect(() => ratioBudget({ ttlMs: 60_001 })).toThrow(/`ttlMs`/);
+    expect(() => ratioBudget({ ttlMs: 1500.5 })).toThrow(/`ttlMs`/);
+    expect(() => ratioBudget({ minRetriesPerSecond: -1 })).toThrow(/`minRetriesPerSecond`/);
+    expect(() => ratioBudget({ minRetriesPerSecond: 1.5 })).toThrow(/`minRetriesPerSecond`/);
+    expect(() => ratioBudget({ percentCanRetry: -0.1 })).toThrow(/`percentCanRetry` to be a number from 0 to 1000/);
+    expect(() => ratioBudget({ percentCanRetry: 1001 })).toThrow(RangeError);
+    expect(() => ratioBudget({ clock: {} as never })).toThrow(/`clock`/);
+    expect(() => ratioBudget({ ttl: 10 } as never)).toThrow(/unknown option `ttl`/);
+  });
+});

@@ -1,0 +1,97 @@
+// Shared by the rate tests: an overloaded service simulated on a virtual clock, and a fleet of
+// clients retrying against it through a shared controller. Not part of the package.
+import { exponential } from '../backoff/exponential.js';
+import { seeded } from '../core/random.js';
+import type { VirtualClock } from '../core/virtual-clock.js';
+import type { RateController } from '../retry/options.js';
+import { retry } from '../retry/retry.js';
+
+/** A server-side token bucket: `capacity(t)` requests per second, bursts of up to `burst`. */
+export function limiter(clock: VirtualClock, capacity: (nowMs: number) => number, burst: number) {
+  let tokens = burst;
+  let last = clock.now();
+  const served: number[] = [];
+  const rejected: number[] = [];
+  return {
+    served,
+    rejected,
+    /** One request arrives now: true if served, false if it gets a 429. */
+    take(): boolean {
+      const now = clock.now();
+      tokens = Math.min(burst, tokens + ((now - last) / 1000) * capacity(now));
+      last = now;
+      const s = Math.floor(now / 1000);
+      served[s] ??= 0;
+      rejected[s] ??= 0;
+      if (tokens >= 1) {
+        tokens -= 1;
+        served[s]++;
+        return true;
+      }
+      rejected[s]++;
+      return false;
+    },
+  };
+}
+
+export interface FleetOptions {
+  readonly clock: VirtualClock;
+  readonly rate: RateController | ((client: number) => RateController);
+  readonly clients: number;
+  readonly seconds: number;
+  /** Serves one request at the current virtual time; false means throttled. */
+  readonly serve: (client: number) => boolean;
+  /** Virtual time each request spends in flight. Default 0. */
+  readonly latencyMs?: number;
+  /** Called every `sampleMs` (default 100) of virtual time. */
+  readonly onSample?: (nowMs: number) => void;
+  readonly sampleMs?: number;
+}
+
+/**
+ * Runs `clients` loops that each call `retry()` back to back (up to 4 attempts, 50 ms × 2 full
+ * jitter, seeded) against `serve` until `seconds` of virtual time have passed; a throttle is an
+ * error with `throttled: true`. Returns the virtual times at which each client's requests
+ * waited for and got their turn.
+ */
+export async function runFleet(o: FleetOptions): Promise<{ waits: number[][] }> {
+  const { clock } = o;
+  const end = o.seconds * 1000;
+  const backoff = exponential({ initialDelayMs: 50, maxDelayMs: 2000, jitter: 'full', maxAttempts: 4 });
+  const random = seeded(7);
+  const waits: number[][] = Array.from({ length: o.clients }, () => []);
+  const client = async (n: number) => {
+    const rate = typeof o.rate === 'function' ? o.rate(n) : o.rate;
+    while (clock.now() < end) {
+      const asked = clock.now();
+      let first = true;
+      await retry(
+        async () => {
+          if (first) {
+            waits[n]?.push(clock.now() - asked);
+            first = false;
+          }
+          if (o.latencyMs) await clock.sleep(o.latencyMs);
+          if (!o.serve(n)) throw Object.assign(new Error('429 Too Many Requests'), { throttled: true });
+        },
+        { rate, clock, backoff, random },
+      ).catch(() => {});
+    }
+  };
+  const running = Array.from({ length: o.clients }, (_, n) => client(n));
+  const step = o.sampleMs ?? 100;
+  for (let t = 0; t < end; t += step) {
+    await clock.advance(step);
+    o.onSample?.(clock.now());
+  }
+  await clock.runAll();
+  await Promise.all(running);
+  return { waits };
+}
+
+/** Sum of a slice of per-second counts. */
+export const total = (counts: number[], from: number, to: number): number => {
+  let sum = 0;
+  for (let s = from; s < to; s++) sum += counts[s] ?? 0;
+  return sum;
+};

@@ -1,0 +1,43 @@
+/**
+ * ebb/sim — simulators that run ebb's own backoff code, and the analytic models they are
+ * checked against.
+ *
+ * @packageDocumentation
+ */
+export { type BoundsRow, expectedBackoff, meanBackoffSlots, scheduleBounds } from './analytic.js';
+export { type BianchiOptions, type BianchiResult, bianchi, bianchiTiming, type DcfTiming } from './bianchi.js';
+export {
+  type BrookerOptions,
+  type BrookerStrategy,
+  brookerStrategies,
+  type ContentionOptions,
+  type ContentionResult,
+  simulateContention,
+} from './contention.js';
+export { type DelayDistributionOptions, type DelayDistributionRow, delayDistribution } from './delays.js';
+export {
+  type BackoffByCollisions,
+  type EthernetOptions,
+  type EthernetResult,
+  ethernetBackoff,
+  ethernetCeilingSweep,
+  simulateEthernet,
+} from './ethernet.js';
+export type { NetworkModel } from './network.js';
+export {
+  type OverloadBin,
+  type OverloadOptions,
+  type OverloadResult,
+  type SimEnvironment,
+  SimulatedServerError,
+  simulateOverload,
+} from './overload.js';
+export type { ProgressCallback } from './progress.js';
+export { slotLengthOf, slotsOf } from './slots.js';
+export {
+  type DcfBackoffOptions,
+  dcfBackoff,
+  simulateWifi,
+  type WifiOptions,
+  type WifiResult,
+} from './wifi.js';

@@ -1,0 +1,308 @@
+import type { BackoffPolicy } from '../backoff/backoff.js';
+import { defaultBackoff } from '../backoff/default.js';
+import type { Clock } from '../core/clock.js';
+import { type Random, seeded } from '../core/random.js';
+import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { RetryError } from '../retry/errors.js';
+import type { RateController, RetryBudget, RetryOptions } from '../retry/options.js';
+import { retry } from '../retry/retry.js';
+import { type NetworkModel, networkDelay } from './network.js';
+import type { ProgressCallback } from './progress.js';
+import { progressOption } from './progress.js';
+import { SimClock } from './sim-clock.js';
+
+/** What a budget or rate-controller factory receives: the simulation's clock and randomness. */
+export interface SimEnvironment {
+  /** Virtual time: give it to anything that waits or measures time. */
+  readonly clock: Clock;
+  /** The run's seeded randomness. */
+  readonly random: Random;
+}
+
+/**
+ * The error the simulated server answers with: HTTP 503, either because it is down
+ * (`code: 'outage'`) or because its queue is full and it sheds the request at once
+ * (`code: 'overloaded'`, `throttled: true`, so that a rate controller records a throttle, with
+ * `retryAfterMs` when the server sends a hint).
+ */
+export class SimulatedServerError extends Error {
+  override readonly name = 'SimulatedServerError';
+  /** Always 503. */
+  readonly status = 503;
+  readonly code: 'outage' | 'overloaded';
+  /** Set on load-shedding answers: a "back off" signal, as a 429 or a throttling error is. */
+  readonly throttled: boolean;
+  /** The server's `Retry-After`, in ms, when it sends one. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: 'outage' | 'overloaded', retryAfterMs?: number) {
+    super(code === 'outage' ? '503 Service Unavailable (outage)' : '503 Service Unavailable (queue full)');
+    this.code = code;
+    this.throttled = code === 'overloaded';
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** Options of {@link simulateOverload}. Durations in ms, rates per second. */
+export interface OverloadOptions {
+  /** M, the clients; each needs one successful request. Default 1000. */
+  readonly clients?: number;
+  /** Clients send their first request at times uniform in `[0, startWindowMs)`. Default 1000. */
+  readonly startWindowMs?: number;
+  /** C: requests the server completes per second, one at a time, first come first served. Default 100. */
+  readonly capacityPerSecond?: number;
+  /** Requests that may wait behind the one in service; more are shed at once with a 503. Default 100. */
+  readonly queueLimit?: number;
+  /** D: the server answers every request with a 503 from time 0 until `outageMs`. Default 10,000. */
+  readonly outageMs?: number;
+  /** The `Retry-After` the server sends when it sheds load, in ms. Default: none. */
+  readonly retryAfterMs?: number;
+  /** One-way network delay. Default `|N(10, 2)|` ms. */
+  readonly network?: NetworkModel;
+  /** Each client's policy. Default `presets.default`. */
+  readonly backoff?: BackoffPolicy;
+  /** The classifier: which failures to retry (the executor's `retryIf`). Default: all. */
+  readonly retryIf?: RetryOptions['retryIf'];
+  /** A retry budget shared by every client, or a factory given the simulation's clock. */
+  readonly budget?: RetryBudget | ((env: SimEnvironment) => RetryBudget);
+  /** A rate controller shared by every client, or a factory given the simulation's clock. */
+  readonly rate?: RateController | ((env: SimEnvironment) => RateController);
+  /** Time limit of each attempt (the executor's `attemptTimeoutMs`). Default: none. */
+  readonly attemptTimeoutMs?: number;
+  /** Width of the time series' bins. Default 1000. */
+  readonly binMs?: number;
+  /** The simulation stops here; clients still trying are reported as unfinished. Default 600,000 (10 min). */
+  readonly horizonMs?: number;
+  /** Seed of the run's `seeded()` generator. Default 1. */
+  readonly seed?: number;
+  /** Called as simulated time passes (done and total in ms of the horizon). */
+  readonly onProgress?: ProgressCallback;
+}
+
+/** One bin of the time series. Rates are per second. */
+export interface OverloadBin {
+  /** Start of the bin, ms. */
+  readonly startMs: number;
+  /** Requests reaching the server. */
+  readonly offeredPerSecond: number;
+  /** Requests the server completed. */
+  readonly servedPerSecond: number;
+  /** Requests answered 503 (outage or shed). */
+  readonly rejectedPerSecond: number;
+  /** Clients served so far, at the end of the bin. */
+  readonly clientsServed: number;
+}
+
+/** What {@link simulateOverload} measured. */
+export interface OverloadResult {
+  readonly clients: number;
+  /** Requests that reached the server, every attempt of every client. */
+  readonly requests: number;
+  /** Retry amplification: requests sent ÷ requests needed (one per client). */
+  readonly amplification: number;
+  /** The busiest bin from the end of the outage on, in requests per second. */
+  readonly peakOfferedPerSecondAfterRecovery: number;
+  /** Server capacity, requests per second (for comparison with the peak). */
+  readonly capacityPerSecond: number;
+  readonly outageMs: number;
+  /** Clients whose request succeeded. */
+  readonly served: number;
+  /** When the last client was served (ms), if every client was; otherwise null. */
+  readonly allServedAtMs: number | null;
+  /** When the last served client was served (ms); null if none was. */
+  readonly lastServedAtMs: number | null;
+  /** Clients that gave up (their policy, budget or classifier ended the operation). */
+  readonly gaveUp: number;
+  /** gaveUp ÷ clients. */
+  readonly gaveUpShare: number;
+  /** Why they gave up: RetryError reasons, and `fatal` for a failure the classifier would not retry. */
+  readonly giveUpReasons: Readonly<Record<string, number>>;
+  /** Clients still trying at the horizon. */
+  readonly unfinished: number;
+  /** The longest the server's queue got. */
+  readonly peakQueue: number;
+  readonly binMs: number;
+  /** Load and service over time, one entry per bin. */
+  readonly series: readonly OverloadBin[];
+}
+
+/**
+ * A fleet against a recovering service, driven through ebb's real executor: M clients each
+ * need one successful request and call `retry()` with the given policy, classifier, budget and
+ * rate controller, on a virtual clock. The server is down (503 to everything) until `outageMs`;
+ * afterwards it completes `capacityPerSecond` requests a second, one at a time, with up to
+ * `queueLimit` waiting and anything beyond shed at once with a 503 — the AWS article's "queue up
+ * to a limit, then NO WAIT". Messages cross the network in `|N(10, 2)|` ms each way.
+ *
+ * It reports retry amplification, the peak offered load after recovery, the time until every
+ * client is served and the share that gave up, with a time series for charts. Without jitter,
+ * clients that failed together retry together: a synchronized spike after recovery that full
+ * jitter spreads out; a retry budget bounds the amplification.
+ *
+ * Budgets and rate controllers are any objects with the executor's `RetryBudget` and
+ * `RateController` shapes (`ebb/rate` has several); pass a factory when one needs the
+ * simulation's clock: `rate: ({ clock }) => adaptiveRate({ clock })`.
+ *
+ * @example
+ * const r = await simulateOverload({ backoff: presets.default, outageMs: 10_000 });
+ * r.amplification; r.peakOfferedPerSecondAfterRecovery; r.gaveUpShare;
+ */
+export async function simulateOverload(options?: OverloadOptions): Promise<OverloadResult> {
+  const where = 'simulateOverload()';
+  const o = optionsObject(where, options) as OverloadOptions;
+  checkKeys(where, o, [
+    'clients',
+    'startWindowMs',
+    'capacityPerSecond',
+    'queueLimit',
+    'outageMs',
+    'retryAfterMs',
+    'network',
+    'backoff',
+    'retryIf',
+    'budget',
+    'rate',
+    'attemptTimeoutMs',
+    'binMs',
+    'horizonMs',
+    'seed',
+    'onProgress',
+  ]);
+  const clients = count(where, 'clients', o.clients, 1_000, 1, false, 'Such as 1000.');
+  const startWindowMs = nonNegative(where, 'startWindowMs', o.startWindowMs, 1_000);
+  const capacity = nonNegative(where, 'capacityPerSecond', o.capacityPerSecond, 100);
+  if (capacity === 0) invalid(where, 'capacityPerSecond', 0, 'a number > 0', 'Requests per second, such as 100.');
+  const queueLimit = count(where, 'queueLimit', o.queueLimit, 100, 0, true, 'Requests that may wait, such as 100.');
+  const outageMs = nonNegative(where, 'outageMs', o.outageMs, 10_000);
+  const hint = o.retryAfterMs === undefined ? undefined : nonNegative(where, 'retryAfterMs', o.retryAfterMs, 0);
+  const binMs = nonNegative(where, 'binMs', o.binMs, 1_000);
+  if (binMs === 0) invalid(where, 'binMs', 0, 'a number > 0', 'Such as 1000 for one-second bins.');
+  const horizonMs = nonNegative(where, 'horizonMs', o.horizonMs, 600_000);
+  const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
+  const onProgress = progressOption(where, o.onProgress);
+  const attemptTimeoutMs = o.attemptTimeoutMs;
+  if (o.retryIf !== undefined && typeof o.retryIf !== 'function') {
+    invalid(where, 'retryIf', o.retryIf, 'a function (error, context) => boolean');
+  }
+
+  const clock = new SimClock();
+  const random = seeded(seed);
+  const env: SimEnvironment = Object.freeze({ clock, random });
+  const budget = typeof o.budget === 'function' ? o.budget(env) : o.budget;
+  const rate = typeof o.rate === 'function' ? o.rate(env) : o.rate;
+  const delay = networkDelay(where, o.network, random);
+  const serviceMs = 1_000 / capacity;
+  const retryOptions: RetryOptions = {
+    backoff: o.backoff ?? defaultBackoff,
+    clock,
+    random,
+    ...(o.retryIf ? { retryIf: o.retryIf } : {}),
+    ...(budget ? { budget } : {}),
+    ...(rate ? { rate } : {}),
+    ...(attemptTimeoutMs !== undefined ? { attemptTimeoutMs } : {}),
+  };
+
+  const offered: number[] = [];
+  const served: number[] = [];
+  const rejected: number[] = [];
+  const clientsServedIn: number[] = [];
+  const bump = (bins: number[], t: number): void => {
+    const b = Math.floor(t / binMs);
+    bins[b] = (bins[b] ?? 0) + 1;
+  };
+  let requests = 0;
+  let inSystem = 0;
+  let peakQueue = 0;
+  let freeAt = 0; // when the server finishes the work it has accepted
+  let servedClients = 0;
+  let gaveUp = 0;
+  let lastServedAt = -1;
+  const reasons: Record<string, number> = {};
+
+  // One request: the server sees it after one network delay; the answer takes another. An
+  // attempt the executor times out is abandoned by the client, not by the server, which still
+  // does the work: its answer arrives late and is ignored.
+  const request = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const answer = (error: SimulatedServerError | undefined): void =>
+        clock.at(clock.now() + delay(), () => (error ? reject(error) : resolve()));
+      clock.at(clock.now() + delay(), () => {
+        const t = clock.now();
+        requests++;
+        bump(offered, t);
+        if (t < outageMs) {
+          bump(rejected, t);
+          answer(new SimulatedServerError('outage'));
+          return;
+        }
+        if (inSystem > queueLimit) {
+          bump(rejected, t);
+          answer(new SimulatedServerError('overloaded', hint));
+          return;
+        }
+        inSystem++;
+        if (inSystem - 1 > peakQueue) peakQueue = inSystem - 1;
+        freeAt = (freeAt > t ? freeAt : t) + serviceMs;
+        clock.at(freeAt, () => {
+          inSystem--;
+          bump(served, clock.now());
+          answer(undefined);
+        });
+      });
+    });
+
+  for (let i = 0; i < clients; i++) {
+    clock.at(random() * startWindowMs, () => {
+      retry(request, retryOptions).then(
+        () => {
+          servedClients++;
+          lastServedAt = clock.now();
+          bump(clientsServedIn, lastServedAt);
+        },
+        (error: unknown) => {
+          gaveUp++;
+          const reason = error instanceof RetryError ? error.reason : 'fatal';
+          reasons[reason] = (reasons[reason] ?? 0) + 1;
+        },
+      );
+    });
+  }
+  await clock.run(horizonMs, onProgress ? (now) => onProgress(now, horizonMs) : undefined);
+  onProgress?.(horizonMs, horizonMs);
+
+  const bins = Math.max(offered.length, served.length, rejected.length, clientsServedIn.length);
+  const perSecond = 1_000 / binMs;
+  const series: OverloadBin[] = [];
+  let cumulative = 0;
+  let peak = 0;
+  for (let b = 0; b < bins; b++) {
+    cumulative += clientsServedIn[b] ?? 0;
+    const bin = {
+      startMs: b * binMs,
+      offeredPerSecond: (offered[b] ?? 0) * perSecond,
+      servedPerSecond: (served[b] ?? 0) * perSecond,
+      rejectedPerSecond: (rejected[b] ?? 0) * perSecond,
+      clientsServed: cumulative,
+    };
+    if (bin.startMs >= outageMs && bin.offeredPerSecond > peak) peak = bin.offeredPerSecond;
+    series.push(bin);
+  }
+  return {
+    clients,
+    requests,
+    amplification: requests / clients,
+    peakOfferedPerSecondAfterRecovery: peak,
+    capacityPerSecond: capacity,
+    outageMs,
+    served: servedClients,
+    allServedAtMs: servedClients === clients ? lastServedAt : null,
+    lastServedAtMs: servedClients > 0 ? lastServedAt : null,
+    gaveUp,
+    gaveUpShare: gaveUp / clients,
+    giveUpReasons: reasons,
+    unfinished: clients - servedClients - gaveUp,
+    peakQueue,
+    binMs,
+    series,
+  };
+}

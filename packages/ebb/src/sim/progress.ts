@@ -1,0 +1,17 @@
+/**
+ * Reports how far a simulation has got: `done` out of `total` units of work (slots, runs, or
+ * milliseconds of simulated time). Called a few hundred times a run at most, so that a caller
+ * can draw a progress bar; it must not throw.
+ */
+export type ProgressCallback = (done: number, total: number) => void;
+
+/** Checks an `onProgress` option. @internal */
+export function progressOption(where: string, value: unknown): ProgressCallback | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') {
+    throw new TypeError(
+      `${where}: expected \`onProgress\` to be a function (done, total) => void, got ${typeof value}.`,
+    );
+  }
+  return value as ProgressCallback;
+}
