@@ -4,6 +4,7 @@ import { defineConfig } from 'tsdown';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    http: 'src/http/index.ts',
     rate: 'src/rate/index.ts',
     sim: 'src/sim/index.ts',
   },

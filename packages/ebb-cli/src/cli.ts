@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { registerDemo } from './demo.js';
 import { type RunFlags, type RunIO, runCommand } from './run.js';
 import { type ScheduleFlags, schedule } from './schedule.js';
 import { registerSimulate } from './simulate.js';
@@ -105,6 +106,7 @@ export function program(env: Environment): Command {
       env.status = await runCommand(flags, command, env.run);
     });
   registerSimulate(root, env);
+  registerDemo(root, env);
   return root;
 }
 

@@ -116,7 +116,10 @@ export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
  * ebb's own. In the CLI they are addressed by kebab-case id: `ebb schedule google-http-client`.
  */
 export const presets = Object.freeze({
-  /** ebb's own: exponential from 100 ms, ×2, 20 s cap, full jitter, 5 attempts. See {@link defaultBackoff}. */
+  /**
+   * ebb's own: exponential from 100 ms, ×2, 20 s cap, full jitter, 5 attempts. See {@link defaultBackoff}.
+   * Pairs with `standard` from `ebb/http` (`withRetry()`'s default classifier).
+   */
   default: defaultBackoff,
   /**
    * Google HTTP Client for Java, `ExponentialBackOff` with its defaults: intervals 500 ms ×1.5
@@ -152,7 +155,8 @@ export const presets = Object.freeze({
   /**
    * Amazon SimpleDB ("Error Retries and Exponential Backoff", SimpleDB Developer Guide): the n-th
    * retry waits a random time in [0, 4^n × 100 ms): [0, 400), [0, 1600), [0, 6400) … ms. The
-   * source names no attempt limit or cap (add `.withMaxAttempts()`); it retries 5xx only.
+   * source names no attempt limit or cap (add `.withMaxAttempts()`); it retries 5xx only. Pairs
+   * with `aws` from `ebb/http` (5xx, 429 and throttling codes, no other 4xx).
    */
   awsSimpleDb: exponential({ initialDelayMs: 400, multiplier: 4, jitter: 'full' }),
   /**
@@ -174,7 +178,8 @@ export const presets = Object.freeze({
    *
    * The SDKs' 2026 retry behaviour (opt-in with `AWS_NEW_RETRIES_2026=true`, announced to become
    * the default from November 2026) lowers the base to 50 ms and raises the throttling base to
-   * 1 s: `presets.awsStandard2026`.
+   * 1 s: `presets.awsStandard2026`. Pairs with `aws` from `ebb/http`, and with `awsRetryQuota()`
+   * from `ebb/rate` for the SDKs' retry quota.
    */
   awsStandard: exponential({
     initialDelayMs: 100,
@@ -183,7 +188,10 @@ export const presets = Object.freeze({
     jitter: 'full',
     maxAttempts: 3,
   }),
-  /** `awsStandard` under the SDKs' 2026 retry behaviour: base 50 ms (1 s after throttling), cap 20 s, 3 attempts. */
+  /**
+   * `awsStandard` under the SDKs' 2026 retry behaviour: base 50 ms (1 s after throttling), cap
+   * 20 s, 3 attempts. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from `ebb/rate`.
+   */
   awsStandard2026: exponential({
     initialDelayMs: 50,
     multiplier: 2,

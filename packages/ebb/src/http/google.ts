@@ -1,0 +1,65 @@
+import { type HttpClassifier, isTransientError } from './classifier.js';
+
+/**
+ * Google HTTP Client for Java's rule: back off on **500 and 503** —
+ * `ExponentialBackOffPolicy.isBackOffRequired(statusCode)`, "The default implementation
+ * requires back off for 500 and 503 status codes" (googleapis/google-http-java-client). Network
+ * failures and attempt timeouts are retried too, as everywhere in ebb (the Java client retries
+ * an `IOException` only when given an `HttpBackOffIOExceptionHandler`). Everything else is final,
+ * 429 included.
+ *
+ * Pairs with `presets.googleHttpClient` (500 ms ×1.5, ±50 %, 15-minute budget). The newer
+ * `HttpBackOffUnsuccessfulResponseHandler` backs off on any 5xx (`ON_SERVER_ERROR`); use
+ * `({ response }) => response !== undefined && response.status >= 500` for that.
+ *
+ * @example
+ * const get = withRetry(fetch, { backoff: presets.googleHttpClient, retryOn: googleHttpClient });
+ */
+export const googleHttpClient: HttpClassifier = ({ response, error }) => {
+  if (response === undefined) return isTransientError(error) ? 'retry' : 'final';
+  return response.status === 500 || response.status === 503 ? 'retry' : 'final';
+};
+
+/** The 403 reasons Drive documents as rate limits, to be retried with exponential backoff. */
+const DRIVE_RATE_LIMIT_REASONS: ReadonlySet<string> = new Set(['rateLimitExceeded', 'userRateLimitExceeded']);
+
+/** The `error.errors[].reason` values of a Google JSON error document. */
+function reasons(text: string): string[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const errors = (doc as { error?: { errors?: unknown } } | null)?.error?.errors;
+  if (!Array.isArray(errors)) return [];
+  return errors
+    .map((e) => (e as { reason?: unknown } | null)?.reason)
+    .filter((r): r is string => typeof r === 'string');
+}
+
+/**
+ * The Google Drive API's rule ("Resolve errors" and "Usage limits",
+ * developers.google.com/workspace/drive/api/guides): retry with exponential backoff on
+ * - **403** whose JSON `error.errors[].reason` is `rateLimitExceeded` or
+ *   `userRateLimitExceeded` (throttled) — Drive's quota errors are 403s, not 429s;
+ * - **429** Too Many Requests (throttled);
+ * - **500, 502, 503, 504** (retry);
+ * and network failures and attempt timeouts. Every other 403 (`forbidden`,
+ * `insufficientFilePermissions`, `dailyLimitExceeded`, `storageQuotaExceeded`, …) and every
+ * other 4xx is final: waiting does not grant a permission or a day's quota.
+ *
+ * It reads the body of a 403 only (the first 64 KiB, from a clone: the response you get back
+ * is unread).
+ *
+ * Pairs with `presets.googleDrive` (1, 2, 4, 8, 16 s, each + U[0, 1000] ms, 32 s cap, 6 attempts).
+ */
+export const googleDrive: HttpClassifier = async (result) => {
+  const { response, error } = result;
+  if (response === undefined) return isTransientError(error) ? 'retry' : 'final';
+  const status = response.status;
+  if (status === 429) return 'throttled';
+  if (status === 500 || status === 502 || status === 503 || status === 504) return 'retry';
+  if (status === 403 && reasons(await result.text()).some((r) => DRIVE_RATE_LIMIT_REASONS.has(r))) return 'throttled';
+  return 'final';
+};

@@ -1,0 +1,26 @@
+/**
+ * ebb/http — both sides of the backoff bargain over HTTP.
+ *
+ * The client side: `withRetry(fetch, options)`, a `fetch` that retries with ebb's executor;
+ * the classifiers of the seed systems (`standard`, `googleHttpClient`, `googleDrive`, `aws`);
+ * `Retry-After` and `RateLimit` parsing; network-error detection for Node.js, Bun, Deno and
+ * browsers. It uses only what every runtime has (`fetch`, `Headers`, `AbortSignal`).
+ *
+ * The server side: `shed(listener, options)` for `node:http` and `shedFetch(handler, options)`
+ * for fetch-style servers: queue up to a limit, then answer 503 with `Retry-After` at once.
+ *
+ * @packageDocumentation
+ */
+
+export type { ShedOptions, ShedStats } from './admission.js';
+export { aws, awsThrottlingCodes } from './aws.js';
+export { type HttpClassifier, type HttpResult, type HttpVerdict, standard } from './classifier.js';
+export { googleDrive, googleHttpClient } from './google.js';
+export { isNetworkError, isNotSentError, isTimeoutError } from './network-error.js';
+export { parseRateLimit, type RateLimitItem, rateLimitWaitMs } from './rate-limit.js';
+export { parseHttpDate, parseRetryAfter } from './retry-after.js';
+export { type HasHeaders, serverHintMs } from './server-hint.js';
+export { type SheddingListener, shed } from './shed.js';
+export { type SheddingHandler, shedFetch } from './shed-fetch.js';
+export { HttpStatusError } from './status-error.js';
+export { type FetchLike, type HttpRetryContext, type WithRetryOptions, withRetry } from './with-retry.js';

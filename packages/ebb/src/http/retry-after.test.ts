@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseHttpDate, parseRetryAfter } from './retry-after.js';
+
+// RFC 9110 §5.6.7 gives one instant in its three formats: Sun, 06 Nov 1994 08:49:37 GMT.
+const RFC_INSTANT = Date.UTC(1994, 10, 6, 8, 49, 37);
+const NOW_2026 = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+describe('parseHttpDate: the three formats of RFC 9110 §5.6.7', () => {
+  it("reads the RFC's own examples, all three, as the same instant", () => {
+    expect(RFC_INSTANT).toBe(784_111_777_000);
+    expect(parseHttpDate('Sun, 06 Nov 1994 08:49:37 GMT', NOW_2026)).toBe(RFC_INSTANT); // IMF-fixdate
+    expect(parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT', NOW_2026)).toBe(RFC_INSTANT); // obsolete RFC 850
+    expect(parseHttpDate('Sun Nov  6 08:49:37 1994', NOW_2026)).toBe(RFC_INSTANT); // ANSI C asctime()
+  });
+
+  it('asctime takes a two-digit day as well as a space-padded one', () => {
+    expect(parseHttpDate('Wed Nov 16 08:49:37 1994')).toBe(Date.UTC(1994, 10, 16, 8, 49, 37));
+  });
+
+  it('RFC 850 years: more than 50 years ahead means the previous century', () => {
+    // now: November 2026
+    expect(parseHttpDate('Thursday, 01-Jan-76 00:00:00 GMT', NOW_2026)).toBe(Date.UTC(2076, 0, 1)); // 50 years ahead
+    expect(parseHttpDate('Friday, 01-Jan-77 00:00:00 GMT', NOW_2026)).toBe(Date.UTC(1977, 0, 1)); // 51: the past
+    expect(parseHttpDate('Tuesday, 01-Jan-30 00:00:00 GMT', NOW_2026)).toBe(Date.UTC(2030, 0, 1));
+    expect(parseHttpDate('Friday, 31-Dec-99 23:59:59 GMT', NOW_2026)).toBe(Date.UTC(1999, 11, 31, 23, 59, 59));
+    // In 2099, "05" is 2105 (6 years ahead), not 2005.
+    expect(parseHttpDate('Monday, 01-Jan-05 00:00:00 GMT', Date.UTC(2099, 0, 1))).toBe(Date.UTC(2105, 0, 1));
+  });
+
+  it('a leap second (23:59:60, allowed by the grammar) is the first second of the next day', () => {
+    expect(parseHttpDate('Thu, 31 Dec 1998 23:59:60 GMT')).toBe(Date.UTC(1999, 0, 1));
+  });
+
+  it('rejects what is not an HTTP-date: wrong case, zone, padding, calendar or clock', () => {
+    for (const bad of [
+      'sun, 06 Nov 1994 08:49:37 GMT', // case-sensitive
+      'Sun, 06 nov 1994 08:49:37 GMT',
+      'Sun, 06 Nov 1994 08:49:37 gmt',
+      'Sun, 06 Nov 1994 08:49:37 UTC',
+      'Sun, 06 Nov 1994 08:49:37 +0000',
+      'Sun, 6 Nov 1994 08:49:37 GMT', // IMF-fixdate days have two digits
+      'Sun,  06 Nov 1994 08:49:37 GMT',
+      'Sun, 06 Nov 94 08:49:37 GMT',
+      'Sun, 31 Feb 1994 08:49:37 GMT', // no such day
+      'Sun, 00 Nov 1994 08:49:37 GMT',
+      'Sun, 06 Nov 1994 24:00:00 GMT',
+      'Sun, 06 Nov 1994 08:60:00 GMT',
+      'Sun, 06 Nov 1994 08:49:61 GMT',
+      'Sun, 06 Nov 1994 8:49:37 GMT',
+      'Sonntag, 06 Nov 1994 08:49:37 GMT',
+      'Sun, 06-Nov-94 08:49:37 GMT', // short day name in RFC 850
+      'Sunday, 06 Nov 1994 08:49:37 GMT',
+      'Sun Nov 6 08:49:37 1994', // asctime pads a one-digit day with a space
+      'Sun Nov  6 08:49:37 1994 GMT',
+      '1994-11-06T08:49:37Z', // ISO 8601 is not an HTTP-date
+      '784111777',
+      '',
+    ]) {
+      expect(parseHttpDate(bad), bad).toBeUndefined();
+    }
+  });
+
+  it('round-trips every IMF-fixdate toUTCString() writes, years 1000 to 9999 (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(1000, 0, 1) / 1000, max: Date.UTC(9999, 11, 31, 23, 59, 59) / 1000 }),
+        (s) => {
+          const ms = s * 1000;
+          expect(parseHttpDate(new Date(ms).toUTCString())).toBe(ms);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('parseRetryAfter (RFC 9110 §10.2.3)', () => {
+  it("reads the RFC's examples: 120 is two minutes; a date is the time until then", () => {
+    expect(parseRetryAfter('120')).toBe(120_000);
+    const now = Date.UTC(1999, 11, 31, 23, 58, 59);
+    expect(parseRetryAfter('Fri, 31 Dec 1999 23:59:59 GMT', now)).toBe(60_000);
+  });
+
+  it('reads delay-seconds exactly, 0 and leading zeros included', () => {
+    expect(parseRetryAfter('0')).toBe(0);
+    expect(parseRetryAfter('1')).toBe(1000);
+    expect(parseRetryAfter('007')).toBe(7000);
+    expect(parseRetryAfter('86400')).toBe(86_400_000);
+    expect(parseRetryAfter(' 5 ')).toBe(5000); // a field value carries no surrounding whitespace
+  });
+
+  it('a date in the past means "now": 0', () => {
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', NOW_2026)).toBe(0);
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', RFC_INSTANT)).toBe(0);
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:38 GMT', RFC_INSTANT)).toBe(1000);
+  });
+
+  it('the HTTP-date forms all give the same wait', () => {
+    const now = RFC_INSTANT - 2500;
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', now)).toBe(2500);
+    expect(parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', now)).toBe(2500);
+    expect(parseRetryAfter('Sun Nov  6 08:49:37 1994', now)).toBe(2500);
+  });
+
+  it('ignores garbage, negatives, fractions, exponents and signs: no hint, not a zero wait', () => {
+    for (const bad of [
+      '1e3',
+      '-1',
+      '-0',
+      '+5',
+      '1.5',
+      '.5',
+      '5.',
+      '0x10',
+      '1_000',
+      '5s',
+      '5 s',
+      'soon',
+      '',
+      ' ',
+      'NaN',
+    ]) {
+      expect(parseRetryAfter(bad), JSON.stringify(bad)).toBeUndefined();
+    }
+    expect(parseRetryAfter(null)).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+    expect(parseRetryAfter(120 as unknown as string)).toBeUndefined();
+  });
+
+  it('never throws and never returns a negative or non-finite wait, whatever the input (property)', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.integer({ min: 0, max: 4_000_000_000_000 }), (s, now) => {
+        const ms = parseRetryAfter(s, now);
+        if (ms !== undefined) {
+          expect(ms).toBeGreaterThanOrEqual(0);
+          expect(Number.isFinite(ms)).toBe(true);
+        }
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('every string of digits n is n seconds (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1e12 }), (n) => {
+        expect(parseRetryAfter(String(n))).toBe(n * 1000);
+      }),
+    );
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * `Retry-After` (RFC 9110 §10.2.3) and HTTP-date (RFC 9110 §5.6.7), parsed strictly.
+ *
+ *     Retry-After   = HTTP-date / delay-seconds
+ *     delay-seconds = 1*DIGIT
+ *     HTTP-date     = IMF-fixdate / obs-date            ; obs-date = rfc850-date / asctime-date
+ *     IMF-fixdate   = day-name "," SP day SP month SP year SP time-of-day SP "GMT"
+ *     rfc850-date   = day-name-l "," SP day "-" month "-" 2DIGIT SP time-of-day SP "GMT"
+ *     asctime-date  = day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP year
+ *
+ * Strict, because a lenient reading of a hint turns garbage into a wait: `Date.parse('1e3')`
+ * is a date in the year 1000 in some engines, `Number('1e3')` is 1000, `Number(' ')` is 0 and
+ * `parseInt('5s')` is 5. None of those is a `Retry-After`, so all of them are ignored here.
+ */
+
+const DAY_NAMES = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const DAY_NAMES_LONG = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
+const MONTH = `(${MONTHS.join('|')})`;
+// HTTP-date is case-sensitive (RFC 9110 §5.6.7): "GMT", "Sun" and "Nov", exactly so.
+const IMF_FIXDATE = new RegExp(`^(?:${DAY_NAMES.join('|')}), (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
+const RFC850_DATE = new RegExp(`^(?:${DAY_NAMES_LONG.join('|')}), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
+const ASCTIME_DATE = new RegExp(`^(?:${DAY_NAMES.join('|')}) ${MONTH} (\\d{2}| \\d) ${TIME} (\\d{4})$`);
+const DELAY_SECONDS = /^\d+$/;
+
+/** Milliseconds since the epoch for a valid calendar date and time, or undefined. */
+function utc(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+): number | undefined {
+  // time-of-day is 00:00:00 – 23:59:60, 60 being a leap second (RFC 9110 §5.6.7); POSIX time,
+  // which has no leap seconds, counts it as the first second of the next minute.
+  if (hour > 23 || minute > 59 || second > 60 || day < 1) return undefined;
+  const ms = Date.UTC(year, month, day, hour, minute, Math.min(second, 59));
+  // Date.UTC rolls 31 Feb over into March; such a date is not a date.
+  const check = new Date(ms);
+  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month || check.getUTCDate() !== day) return undefined;
+  return second === 60 ? ms + 1000 : ms;
+}
+
+/**
+ * Parses an HTTP-date in any of its three formats (RFC 9110 §5.6.7: a recipient "MUST accept
+ * all three") into milliseconds since the epoch; undefined if `value` is not one. The weekday
+ * must be a valid name but is not checked against the date, as browsers do not check it either.
+ *
+ * RFC 850's two-digit year is read as the RFC says: a year that "appears to be more than 50
+ * years in the future" is the most recent past year with the same last two digits; `nowMs`
+ * (default `Date.now()`) is "now" for that rule.
+ *
+ * @example
+ * parseHttpDate('Sun, 06 Nov 1994 08:49:37 GMT');   // 784111777000
+ * parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT');  // 784111777000
+ * parseHttpDate('Sun Nov  6 08:49:37 1994');        // 784111777000
+ */
+export function parseHttpDate(value: string, nowMs: number = Date.now()): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  let m = IMF_FIXDATE.exec(value);
+  if (m) {
+    const [, day, month, year, h, min, s] = m as unknown as string[];
+    return utc(Number(year), MONTHS.indexOf(month as string), Number(day), Number(h), Number(min), Number(s));
+  }
+  m = RFC850_DATE.exec(value);
+  if (m) {
+    const [, day, month, yy, h, min, s] = m as unknown as string[];
+    const nowYear = new Date(nowMs).getUTCFullYear();
+    let year = Math.floor(nowYear / 100) * 100 + Number(yy);
+    if (year > nowYear + 50) year -= 100;
+    else if (year <= nowYear - 50) year += 100;
+    return utc(year, MONTHS.indexOf(month as string), Number(day), Number(h), Number(min), Number(s));
+  }
+  m = ASCTIME_DATE.exec(value);
+  if (m) {
+    const [, month, day, h, min, s, year] = m as unknown as string[];
+    return utc(Number(year), MONTHS.indexOf(month as string), Number(day), Number(h), Number(min), Number(s));
+  }
+  return undefined;
+}
+
+/**
+ * Reads a `Retry-After` field value as a wait in milliseconds from `nowMs`.
+ *
+ * - delay-seconds (`"120"`) → 120 000. Only digits: `"1e3"`, `"1.5"`, `"-1"`, `"+5"`, `"0x10"`
+ *   and `""` are not delay-seconds, and give undefined.
+ * - an HTTP-date → the time from `nowMs` (milliseconds since the epoch, a wall-clock time) to
+ *   that date; a date in the past gives 0 (retry now).
+ * - anything else → undefined: a hint the server did not give is no reason to wait.
+ *
+ * Surrounding whitespace is ignored (a field value has none, RFC 9110 §5.5). `withRetry` passes
+ * the response's own `Date` as `nowMs` when it has one, so that a skewed client clock does not
+ * shift the wait.
+ *
+ * @param value the field value, as `response.headers.get('retry-after')` returns it (null allowed).
+ * @param nowMs wall-clock "now" in ms since the epoch; default `Date.now()`.
+ * @example
+ * parseRetryAfter('120');                                                    // 120000
+ * parseRetryAfter('Fri, 31 Dec 1999 23:59:59 GMT', Date.UTC(1999, 11, 31, 23, 59, 0)); // 59000
+ * parseRetryAfter('soon');                                                   // undefined
+ */
+export function parseRetryAfter(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const v = value.trim();
+  if (DELAY_SECONDS.test(v)) return Number(v) * 1000;
+  const at = parseHttpDate(v, nowMs);
+  if (at === undefined) return undefined;
+  return at > nowMs ? at - nowMs : 0;
+}

@@ -1,0 +1,455 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { exponential } from '../backoff/exponential.js';
+import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
+import { RetryError } from '../retry/errors.js';
+import type { Outcome } from '../retry/options.js';
+import { aws } from './aws.js';
+import { HttpStatusError } from './status-error.js';
+import { type FetchLike, type HttpRetryContext, type WithRetryOptions, withRetry } from './with-retry.js';
+
+/*
+ * Unit tests with a scripted fetch on a virtual clock: the rules, exactly, without sockets or
+ * sleeping. test/http/ runs the same rules against real node:http servers.
+ */
+
+interface Call {
+  readonly input: RequestInfo | URL;
+  readonly init: RequestInit | undefined;
+  readonly at: number;
+}
+
+/** A response whose body never ends on its own, so that a cancel is observable. */
+function tracked(status: number, headers: Record<string, string> = {}) {
+  const state = { cancelled: false };
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(new TextEncoder().encode(`status ${status}`));
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { response: new Response(body, { status, headers }), state };
+}
+
+type Step = number | Response | Error | ((call: Call) => Response | Promise<Response>);
+
+/** A fetch that answers from a script (a status, a Response, an Error to reject with, or a function). */
+function scripted(clock: VirtualClock, steps: Step[]) {
+  const calls: Call[] = [];
+  const made: { response: Response; state: { cancelled: boolean } }[] = [];
+  const fetchImpl: FetchLike = async (input, init) => {
+    const call = { input, init, at: clock.now() };
+    calls.push(call);
+    const step = steps[Math.min(calls.length - 1, steps.length - 1)] as Step;
+    if (step instanceof Error) throw step;
+    if (typeof step === 'function') return step(call);
+    if (step instanceof Response) return step;
+    const t = tracked(step);
+    made.push(t);
+    return t.response;
+  };
+  return { fetchImpl, calls, made };
+}
+
+/** Runs one request through withRetry on the virtual clock until it settles. */
+async function run(
+  steps: Step[],
+  options: WithRetryOptions = {},
+  input: RequestInfo | URL = 'http://127.0.0.1/x',
+  init?: RequestInit,
+) {
+  const clock = virtualClock();
+  const s = scripted(clock, steps);
+  const retries: HttpRetryContext[] = [];
+  const f = withRetry(s.fetchImpl, {
+    backoff: constant({ delayMs: 100, maxAttempts: 5 }),
+    clock,
+    onRetry: (c) => {
+      retries.push(c);
+    },
+    ...options,
+  });
+  const settled = f(input, init).then(
+    (response) => ({ response, error: undefined }),
+    (error: unknown) => ({ response: undefined, error }),
+  );
+  await clock.runAll();
+  return { ...(await settled), ...s, retries, clock };
+}
+
+const econn = (code: string) => new TypeError('fetch failed', { cause: Object.assign(new Error(code), { code }) });
+
+describe('withRetry: statuses', () => {
+  it('503, 503, 200 → the 200, after 3 calls, 100 ms apart; the two 503 bodies cancelled', async () => {
+    const r = await run([503, 503, 200]);
+    expect(r.response?.status).toBe(200);
+    expect(r.calls.map((c) => c.at)).toEqual([0, 100, 200]);
+    expect(r.made.map((m) => m.state.cancelled)).toEqual([true, true, false]);
+    expect(r.retries.map((c) => [c.attempt, c.response?.status, c.delayMs])).toEqual([
+      [1, 503, 100],
+      [2, 503, 100],
+    ]);
+    expect(r.retries[0]?.error).toBeInstanceOf(HttpStatusError);
+    expect(Object.isFrozen(r.retries[0])).toBe(true);
+    expect(r.retries[0]?.method).toBe('GET');
+    expect(r.retries[0]?.url).toBe('http://127.0.0.1/x');
+  });
+
+  it('when the attempts run out, returns the last response itself, unread, like fetch', async () => {
+    const r = await run([503]);
+    expect(r.calls).toHaveLength(5);
+    expect(r.response?.status).toBe(503);
+    expect(r.made.map((m) => m.state.cancelled)).toEqual([true, true, true, true, false]);
+    expect(await r.response?.body?.getReader().read()).toEqual({
+      done: false,
+      value: new TextEncoder().encode('status 503'),
+    });
+  });
+
+  it('never retries a 4xx other than 408 and 429, nor a 501', async () => {
+    for (const status of [400, 401, 403, 404, 409, 422, 501]) {
+      const r = await run([status, 200]);
+      expect(r.calls, String(status)).toHaveLength(1);
+      expect(r.response?.status).toBe(status);
+      expect(r.made[0]?.state.cancelled).toBe(false);
+    }
+    expect((await run([408, 200])).calls).toHaveLength(2);
+  });
+});
+
+describe('withRetry: executor options pass through', () => {
+  it('random drives the jitter: with random() = 0.5, full-jitter waits are half of each window', async () => {
+    const backoff = exponential({ initialDelayMs: 100, multiplier: 2, jitter: 'full', maxAttempts: 4 });
+    const r = await run([503], { backoff, random: () => 0.5 });
+    expect(r.retries.map((c) => c.delayMs)).toEqual([50, 100, 200]);
+    expect(r.calls.map((c) => c.at)).toEqual([0, 50, 150, 350]);
+  });
+});
+
+describe('HttpStatusError', () => {
+  it('says what failed, and carries the response, the hint and the throttle flag', () => {
+    const response = new Response(null, { status: 503, statusText: 'Service Unavailable' });
+    const e = new HttpStatusError(response, 'GET', 'http://127.0.0.1/x', 2000, false);
+    expect(e.message).toBe('HTTP 503 Service Unavailable from GET http://127.0.0.1/x (server asked to wait 2000 ms)');
+    expect(e).toMatchObject({ name: 'HttpStatusError', code: 'EBB_HTTP_STATUS', status: 503, retryAfterMs: 2000 });
+    expect(e.response).toBe(response);
+    expect(new HttpStatusError(new Response(null, { status: 429 }), 'PUT', 'u', undefined, true).message).toBe(
+      'HTTP 429 from PUT u',
+    );
+  });
+});
+
+describe('withRetry: server hints', () => {
+  const withHeaders = (status: number, headers: Record<string, string>) => () =>
+    new Response('wait', { status, headers });
+
+  it('429 with Retry-After: 1 → the next call 1000 ms later, not the 100 ms of the policy', async () => {
+    const r = await run([withHeaders(429, { 'retry-after': '1' }), 200]);
+    expect(r.calls.map((c) => c.at)).toEqual([0, 1000]);
+    expect(r.retries[0]?.delayMs).toBe(1000);
+    expect((r.retries[0] as HttpRetryContext).error).toMatchObject({ retryAfterMs: 1000 });
+    expect(r.response?.status).toBe(200);
+  });
+
+  it('Retry-After: 86400 → gives up at once and returns the 429 (maxRetryAfterMs defaults to 60 s)', async () => {
+    const r = await run([withHeaders(429, { 'retry-after': '86400' }), 200]);
+    expect(r.calls).toHaveLength(1);
+    expect(r.response?.status).toBe(429);
+    expect(r.response?.headers.get('retry-after')).toBe('86400');
+    expect(await r.response?.text()).toBe('wait');
+    expect(r.retries).toHaveLength(0);
+  });
+
+  it('maxRetryAfterMs is passed through: Infinity waits the whole day', async () => {
+    const r = await run([withHeaders(429, { 'retry-after': '86400' }), 200], { maxRetryAfterMs: Infinity });
+    expect(r.calls.map((c) => c.at)).toEqual([0, 86_400_000]);
+  });
+
+  it("an exhausted RateLimit policy's t is a hint too; a 503's Retry-After date counts", async () => {
+    const r = await run([withHeaders(503, { ratelimit: '"default";r=0;t=3' }), 200]);
+    expect(r.calls.map((c) => c.at)).toEqual([0, 3000]);
+    const date = withHeaders(503, {
+      date: 'Sun, 06 Nov 1994 08:49:37 GMT',
+      'retry-after': 'Sun, 06 Nov 1994 08:49:39 GMT',
+    });
+    expect((await run([date, 200])).calls.map((c) => c.at)).toEqual([0, 2000]);
+  });
+
+  it('429 is throttled for the rate controller; 503 a failure; the end a success', async () => {
+    const outcomes: Outcome[] = [];
+    const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
+    await run([429, 503, 200], { rate });
+    expect(outcomes).toEqual(['throttled', 'failure', 'success']);
+  });
+
+  it("a classifier's 'throttled' verdict sets throttled: true (AWS ThrottlingException)", async () => {
+    const outcomes: Outcome[] = [];
+    const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
+    const throttling = () => new Response('{"__type":"ThrottlingException"}', { status: 400 });
+    const r = await run([throttling, 200], { rate, retryOn: aws });
+    expect(outcomes).toEqual(['throttled', 'success']);
+    expect((r.retries[0] as HttpRetryContext).error).toMatchObject({ throttled: true });
+  });
+
+  it('a retry budget sees each HttpStatusError, and its refusal returns the last response', async () => {
+    const seen: unknown[] = [];
+    const budget = {
+      tryAcquireRetry: (e: unknown) => {
+        seen.push(e);
+        return seen.length < 2;
+      },
+      recordSuccess: () => {},
+    };
+    const r = await run([503], { budget });
+    expect(r.calls).toHaveLength(2);
+    expect(r.response?.status).toBe(503);
+    expect(seen.map((e) => (e as HttpStatusError).status)).toEqual([503, 503]);
+  });
+});
+
+describe('withRetry: methods and bodies', () => {
+  it('does not retry a POST; does with an Idempotency-Key header, or when POST is listed in methods', async () => {
+    expect((await run([503, 200], {}, 'http://127.0.0.1/x', { method: 'POST', body: 'a' })).calls).toHaveLength(1);
+    const keyed = await run([503, 200], {}, 'http://127.0.0.1/x', {
+      method: 'post',
+      body: 'a',
+      headers: { 'Idempotency-Key': '"8e03978e-40d5-43e8-bc93-6894a57f9324"' },
+    });
+    expect(keyed.calls).toHaveLength(2);
+    expect(keyed.response?.status).toBe(200);
+    const optIn = await run([503, 200], { methods: ['GET', 'POST'] }, 'http://127.0.0.1/x', { method: 'POST' });
+    expect(optIn.calls).toHaveLength(2);
+  });
+
+  it('headers fetch would refuse do not make withRetry throw: fetch gets them and decides', async () => {
+    const r = await run([503, 200], {}, 'http://127.0.0.1/x', { method: 'POST', headers: { 'x-bad': 'a\nb' } });
+    expect(r.calls).toHaveLength(1); // not idempotent, not retried; the scripted fetch accepted it
+    expect(r.response?.status).toBe(503);
+  });
+
+  it('`methods` also narrows: with ["GET"], a PUT is not retried', async () => {
+    const r = await run([503, 200], { methods: ['GET'] }, 'http://127.0.0.1/x', { method: 'PUT', body: 'x' });
+    expect(r.calls).toHaveLength(1);
+  });
+
+  it('retries PUT, DELETE, HEAD, OPTIONS and TRACE by default, and not PATCH', async () => {
+    for (const method of ['PUT', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE']) {
+      expect((await run([503, 200], {}, 'http://127.0.0.1/x', { method })).calls, method).toHaveLength(2);
+    }
+    expect((await run([503, 200], {}, 'http://127.0.0.1/x', { method: 'PATCH' })).calls).toHaveLength(1);
+  });
+
+  it('a POST whose connection was refused is retried (it never left); one whose connection reset is not', async () => {
+    const refused = await run([econn('ECONNREFUSED'), 200], {}, 'http://127.0.0.1/x', { method: 'POST', body: 'a' });
+    expect(refused.calls).toHaveLength(2);
+    expect(refused.response?.status).toBe(200);
+    const reset = econn('ECONNRESET');
+    const r = await run([reset, 200], {}, 'http://127.0.0.1/x', { method: 'POST', body: 'a' });
+    expect(r.calls).toHaveLength(1);
+    expect(r.error).toBe(reset); // the error itself, unchanged: final, not given up on
+  });
+
+  it('passes the same replayable body on every attempt', async () => {
+    for (const body of [
+      'text',
+      new Uint8Array([1, 2, 3]),
+      new ArrayBuffer(4),
+      new Blob(['blob']),
+      new URLSearchParams({ a: '1' }),
+      new FormData(),
+    ]) {
+      const r = await run([503, 503, 200], {}, 'http://127.0.0.1/x', { method: 'PUT', body });
+      expect(r.calls.map((c) => c.init?.body)).toEqual([body, body, body]);
+    }
+  });
+
+  it('never retries a stream body: the first outcome is final', async () => {
+    const stream = () => new ReadableStream({ start: (c) => c.close() });
+    const r = await run([503, 200], {}, 'http://127.0.0.1/x', {
+      method: 'PUT',
+      body: stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(r.calls).toHaveLength(1);
+    expect(r.response?.status).toBe(503);
+    const reset = econn('ECONNRESET');
+    const e = await run([reset, 200], {}, 'http://127.0.0.1/x', {
+      method: 'PUT',
+      body: stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(e.calls).toHaveLength(1);
+    expect(e.error).toBe(reset);
+  });
+
+  it('replays a Request with a body from clones: every attempt reads the whole body', async () => {
+    const request = new Request('http://127.0.0.1/r', { method: 'PUT', body: 'payload' });
+    const bodies: string[] = [];
+    const read = async (call: Call) => {
+      bodies.push(await (call.input as Request).text());
+      return new Response(null, { status: bodies.length < 3 ? 503 : 200 });
+    };
+    const r = await run([read], {}, request);
+    expect(r.response?.status).toBe(200);
+    expect(bodies).toEqual(['payload', 'payload', 'payload']);
+    expect(r.retries[0]?.method).toBe('PUT');
+    expect(r.retries[0]?.url).toBe('http://127.0.0.1/r');
+  });
+});
+
+describe('withRetry: errors', () => {
+  it('retries network errors and, when they persist, rejects with RetryError (cause: the last error)', async () => {
+    const last = econn('ECONNRESET');
+    const r = await run([econn('ECONNRESET'), econn('UND_ERR_SOCKET'), last]);
+    expect(r.calls).toHaveLength(5);
+    expect(r.error).toBeInstanceOf(RetryError);
+    expect((r.error as RetryError).cause).toBe(last);
+    expect((r.error as RetryError).reason).toBe('attempts');
+  });
+
+  it('a programming error is final and reaches the caller unchanged', async () => {
+    const bad = new TypeError('Failed to parse URL from ::');
+    const r = await run([bad, 200]);
+    expect(r.calls).toHaveLength(1);
+    expect(r.error).toBe(bad);
+  });
+
+  it('attemptTimeoutMs aborts each attempt on time; the timeouts are retried', async () => {
+    const hang = (call: Call) =>
+      new Promise<Response>((_, reject) => {
+        const signal = call.init?.signal as AbortSignal;
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    const r = await run([hang], { attemptTimeoutMs: 200, backoff: constant({ delayMs: 50, maxAttempts: 3 }) });
+    expect(r.calls.map((c) => c.at)).toEqual([0, 250, 500]);
+    expect(r.error).toBeInstanceOf(RetryError);
+    expect(((r.error as RetryError).cause as Error).name).toBe('TimeoutError');
+    expect(r.clock.now()).toBe(700);
+  });
+
+  it('a body that fails while the classifier reads it fails the attempt, which is retried', async () => {
+    const broken = () =>
+      new Response(
+        new ReadableStream({
+          pull: (c) => c.error(econn('UND_ERR_SOCKET')),
+        }),
+        { status: 400 },
+      );
+    const r = await run([broken, 200], { retryOn: aws });
+    expect(r.calls).toHaveLength(2);
+    expect(r.response?.status).toBe(200);
+  });
+});
+
+describe('withRetry: retryOn', () => {
+  it('a custom classifier decides: true retries a 409, false returns a 503 at once', async () => {
+    const conflict = await run([409, 200], { retryOn: ({ response }) => response?.status === 409 });
+    expect(conflict.calls).toHaveLength(2);
+    const never = await run([503, 200], { retryOn: () => false });
+    expect(never.calls).toHaveLength(1);
+    expect(never.response?.status).toBe(503);
+  });
+
+  it('an async classifier is awaited, for responses and for errors', async () => {
+    const r = await run([econn('ECONNRESET'), 503, 200], {
+      retryOn: async ({ response, error }) => (response ? response.status === 503 : error !== undefined),
+    });
+    expect(r.calls).toHaveLength(3);
+  });
+
+  it("a classifier's own error, or a bad verdict, reaches the caller, and the response is cancelled", async () => {
+    const bug = new Error('classifier bug');
+    const r = await run([503, 200], {
+      retryOn: () => {
+        throw bug;
+      },
+    });
+    expect(r.error).toBe(bug);
+    expect(r.calls).toHaveLength(1);
+    expect(r.made[0]?.state.cancelled).toBe(true);
+    const odd = await run([503, 200], { retryOn: () => 'maybe' as never });
+    expect(odd.error).toBeInstanceOf(TypeError);
+    expect((odd.error as Error).message).toBe(
+      "withRetry(): `retryOn` returned \"maybe\"; expected 'retry', 'throttled', 'final' or a boolean.",
+    );
+  });
+});
+
+describe('withRetry: the caller signal', () => {
+  it('aborting during a wait rejects with the reason at once, and no call follows', async () => {
+    const clock = virtualClock();
+    const s = scripted(clock, [503]);
+    const controller = new AbortController();
+    const f = withRetry(s.fetchImpl, { backoff: constant({ delayMs: 1000, maxAttempts: 5 }), clock });
+    const p = f('http://127.0.0.1/x', { signal: controller.signal }).catch((e: unknown) => e);
+    await clock.advance(500);
+    expect(s.calls).toHaveLength(1);
+    const reason = new Error('stop');
+    controller.abort(reason);
+    expect(await p).toBe(reason);
+    await clock.runAll();
+    expect(s.calls).toHaveLength(1);
+    expect(s.made[0]?.state.cancelled).toBe(true);
+  });
+
+  it('an aborted signal never calls fetch', async () => {
+    const clock = virtualClock();
+    const s = scripted(clock, [200]);
+    const reason = new Error('already');
+    const p = withRetry(s.fetchImpl, { clock })('http://127.0.0.1/x', { signal: AbortSignal.abort(reason) });
+    await expect(p).rejects.toBe(reason);
+    expect(s.calls).toHaveLength(0);
+  });
+
+  it('the signal fetch gets follows the caller signal after the response is returned (the body phase)', async () => {
+    const clock = virtualClock();
+    const s = scripted(clock, [200]);
+    const controller = new AbortController();
+    const response = await withRetry(s.fetchImpl, { clock })('http://127.0.0.1/x', { signal: controller.signal });
+    const given = s.calls[0]?.init?.signal as AbortSignal;
+    expect(response.status).toBe(200);
+    expect(given.aborted).toBe(false);
+    controller.abort(new Error('late'));
+    expect(given.aborted).toBe(true);
+  });
+
+  it("a Request's own signal counts as the caller's", async () => {
+    const clock = virtualClock();
+    const s = scripted(clock, [503]);
+    const reason = new Error('request signal');
+    const request = new Request('http://127.0.0.1/x', { signal: AbortSignal.abort(reason) });
+    await expect(withRetry(s.fetchImpl, { clock })(request)).rejects.toBe(reason);
+    expect(s.calls).toHaveLength(0);
+  });
+});
+
+describe('withRetry: options are checked at construction', () => {
+  const f: FetchLike = async () => new Response();
+
+  it('names the option, the value and the fix', () => {
+    expect(() => withRetry(42 as unknown as FetchLike)).toThrow(
+      'withRetry(): expected `fetchImpl` to be a function with the signature of fetch, got 42. Pass fetch, or leave it out.',
+    );
+    expect(() => withRetry(f, { retryOn: 'standard' as never })).toThrow(TypeError);
+    expect(() => withRetry(f, { methods: ['GET', 'BAD METHOD'] })).toThrow(
+      "withRetry(): expected `methods` to be an array of method names such as ['GET', 'PUT'], got an array.",
+    );
+    expect(() => withRetry(f, { methods: 'GET' as never })).toThrow(TypeError);
+    expect(() => withRetry(f, { onRetry: 'log' as never })).toThrow(TypeError);
+    expect(() => withRetry(f, { attemptTimeoutMs: -1 })).toThrow(RangeError);
+    expect(() => withRetry(f, { maxRetryAfterMs: Number.NaN })).toThrow(RangeError);
+    expect(() => withRetry(f, { backoff: {} as never })).toThrow(TypeError);
+  });
+
+  it('rejects unknown options, and signal / retryIf with a pointer to what to use', () => {
+    expect(() => withRetry(f, { retryon: () => true } as never)).toThrow('unknown option `retryon`');
+    expect(() => withRetry(f, { signal: AbortSignal.abort() } as never)).toThrow('pass it as init.signal');
+    expect(() => withRetry(f, { retryIf: () => true } as never)).toThrow('use `retryOn`');
+  });
+
+  it('defaults fetchImpl to the global fetch, read at construction', () => {
+    expect(typeof withRetry()).toBe('function');
+  });
+});

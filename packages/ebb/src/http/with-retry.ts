@@ -1,0 +1,310 @@
+import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { RetryError } from '../retry/errors.js';
+import { type AttemptContext, prepare, type RetryContext, type RetryOptions } from '../retry/options.js';
+import { retry } from '../retry/retry.js';
+import { isReplayableBody } from './body.js';
+import { type HttpClassifier, type HttpResult, type HttpVerdict, readTextPrefix, standard } from './classifier.js';
+import { isNotSentError } from './network-error.js';
+import { serverHintMs } from './server-hint.js';
+import { HttpStatusError } from './status-error.js';
+
+/** A function with `fetch`'s signature. */
+export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/** What `onRetry` is told before each wait: the executor's context, plus the HTTP side. Immutable. */
+export interface HttpRetryContext extends RetryContext {
+  /**
+   * The response of the attempt that failed — its status and headers; its body is already
+   * cancelled, to free the connection — or undefined when `fetch` threw (`error` says what).
+   */
+  readonly response: Response | undefined;
+  /** The request method, upper-case. */
+  readonly method: string;
+  /** The request URL. */
+  readonly url: string;
+}
+
+/**
+ * Options of {@link withRetry}: the executor's options (see `retry()`), except that the signal
+ * comes from each request's `init.signal` and `retryIf` is replaced by `retryOn`.
+ */
+export interface WithRetryOptions extends Omit<RetryOptions, 'retryIf' | 'signal' | 'onRetry'> {
+  /** Decides which responses and errors are retried; default {@link standard}. */
+  readonly retryOn?: HttpClassifier;
+  /**
+   * Methods that may be repeated (compared upper-case). Default: the idempotent methods of RFC
+   * 9110 §9.2.2 — GET, HEAD, OPTIONS, TRACE, PUT, DELETE. A request of another method is
+   * retried only if it carries an `Idempotency-Key` header (draft-ietf-httpapi-idempotency-key-header)
+   * or the failure proves it was never sent (connection refused, DNS failure).
+   */
+  readonly methods?: readonly string[];
+  /** Called before each wait; may be async (awaited). A throw stops the retries with that error. */
+  readonly onRetry?: (context: HttpRetryContext) => void | PromiseLike<void>;
+}
+
+/** RFC 9110 §9.2.2: "PUT, DELETE, and safe request methods are idempotent." */
+const IDEMPOTENT_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'];
+
+const OWN_KEYS = ['retryOn', 'methods', 'onRetry'];
+const EXECUTOR_KEYS = ['backoff', 'attemptTimeoutMs', 'maxRetryAfterMs', 'clock', 'random', 'unref', 'rate', 'budget'];
+const KEYS = [...OWN_KEYS, ...EXECUTOR_KEYS];
+
+/** RFC 9110 §9.1: a method is a token. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** Errors made here for responses the classifier chose to retry: the executor retries exactly these. */
+const retryable = new WeakSet<object>();
+/** Errors that must reach the caller unchanged, whatever the classifier would say of them. */
+const fatal = new WeakSet<object>();
+
+const noop = (): void => {};
+
+/** Frees the connection of a response nobody will read. */
+function discard(response: Response): void {
+  if (response.body === null || response.bodyUsed) return;
+  try {
+    response.body.cancel().catch(noop);
+  } catch {
+    // A locked body belongs to whoever locked it.
+  }
+}
+
+function isRequest(input: unknown): input is Request {
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    typeof (input as Request).url === 'string' &&
+    typeof (input as Request).method === 'string' &&
+    typeof (input as Request).clone === 'function'
+  );
+}
+
+/**
+ * Both signals at once. `AbortSignal.any` (Node.js 20.3, all current browsers) ties the
+ * combined signal's life to its sources; the fallback for older runtimes removes its listeners
+ * when either source aborts.
+ */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
+  if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
+  const controller = new AbortController();
+  const onA = (): void => {
+    b.removeEventListener('abort', onB);
+    controller.abort(a.reason);
+  };
+  const onB = (): void => {
+    a.removeEventListener('abort', onA);
+    controller.abort(b.reason);
+  };
+  if (a.aborted) controller.abort(a.reason);
+  else if (b.aborted) controller.abort(b.reason);
+  else {
+    a.addEventListener('abort', onA, { once: true });
+    b.addEventListener('abort', onB, { once: true });
+  }
+  return controller.signal;
+}
+
+/** One attempt as a classifier sees it; the body text is read once, from a clone, on demand. */
+class Result implements HttpResult {
+  readonly method: string;
+  readonly url: string;
+  readonly attempt: number;
+  readonly response: Response | undefined;
+  readonly error: unknown;
+  #text: Promise<string> | undefined;
+  /** The error the body read failed with, if it did: an attempt failure, not a classifier bug. */
+  readError: unknown;
+
+  constructor(method: string, url: string, attempt: number, response: Response | undefined, error: unknown) {
+    this.method = method;
+    this.url = url;
+    this.attempt = attempt;
+    this.response = response;
+    this.error = error;
+  }
+
+  text(): Promise<string> {
+    if (this.response === undefined) return Promise.resolve('');
+    this.#text ??= readTextPrefix(this.response).catch((error: unknown) => {
+      this.readError = error;
+      throw error;
+    });
+    return this.#text;
+  }
+}
+
+/** Whether the request carries an `Idempotency-Key`; headers fetch would refuse count as none (fetch reports them). */
+function hasIdempotencyKey(init: RequestInit | undefined, request: Request | undefined): boolean {
+  try {
+    return new Headers(init?.headers !== undefined ? init.headers : request?.headers).has('idempotency-key');
+  } catch {
+    return false;
+  }
+}
+
+function verdictOf(value: unknown): HttpVerdict {
+  if (value === true || value === 'retry') return 'retry';
+  if (value === false || value === 'final') return 'final';
+  if (value === 'throttled') return 'throttled';
+  const error = new TypeError(
+    `withRetry(): \`retryOn\` returned ${show(value)}; expected 'retry', 'throttled', 'final' or a boolean.`,
+  );
+  fatal.add(error);
+  throw error;
+}
+
+function isThenable<T>(value: unknown): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function';
+}
+
+/**
+ * Wraps `fetchImpl` (default: the global `fetch`) into a function with `fetch`'s signature that
+ * retries failed attempts with ebb's executor, backing off by `options.backoff` (default
+ * `presets.default`: 100 ms ×2, full jitter, 20 s cap, 5 attempts).
+ *
+ * **What is retried.** What `retryOn` (default {@link standard}) calls `'retry'` or
+ * `'throttled'`: by default network failures, attempt timeouts, 408, 429, 500, 502, 503 and 504;
+ * never another 4xx. Only for idempotent methods (`methods`), unless the request has an
+ * `Idempotency-Key` header; a request that provably never left (connection refused, DNS
+ * failure) is retried whatever its method.
+ *
+ * **Bodies.** A string, `ArrayBuffer`, typed array, `Blob`, `URLSearchParams` or `FormData`
+ * body is sent again intact; a `Request` with a body is replayed from `request.clone()` (the
+ * bytes stay in memory until the call settles). A `ReadableStream` body is never retried: it
+ * is consumed as it is sent, and keeping a copy would hold an upload of unknown size in memory.
+ *
+ * **Responses.** A retried response's body is cancelled before the next attempt, so it holds no
+ * connection. When the retries end — attempts used up, the time budget, a `Retry-After` longer
+ * than `maxRetryAfterMs` (default 60 s), a budget's refusal — you get the **last response**, as
+ * `fetch` would have returned it (a 503, say, unread); check `response.ok` as with `fetch`. When
+ * the last attempt threw, the promise rejects with `RetryError` (`cause`: the last error). A
+ * failure `retryOn` calls final reaches you unchanged.
+ *
+ * **Hints.** `Retry-After` (seconds or an HTTP-date) or an exhausted `RateLimit` policy's `t`
+ * on a retried response becomes the error's `retryAfterMs`: the next wait is at least that long.
+ * 429 and `'throttled'` verdicts set `throttled: true`, which a rate controller (`rate`) records
+ * as `'throttled'`.
+ *
+ * **Cancelling.** `init.signal` (or the `Request`'s signal) aborts everything: the running
+ * attempt, a wait, and the body of the response you got. `attemptTimeoutMs` bounds each
+ * attempt up to its response headers and the classifier's decision; reading the body of the
+ * returned response is bounded by `init.signal` only.
+ *
+ * Options are checked here, once: a bad one throws `TypeError`/`RangeError` naming it.
+ *
+ * @example
+ * import { withRetry } from 'ebb/http';
+ * const fetchRetrying = withRetry(fetch, { attemptTimeoutMs: 5_000 });
+ * const res = await fetchRetrying('https://api.example.com/items', { signal: AbortSignal.timeout(30_000) });
+ * if (!res.ok) throw new Error(`HTTP ${res.status}`);   // the last response, after the retries
+ */
+export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: WithRetryOptions): FetchLike {
+  // The default is read here, once: a fetch patched later (a test's mock) is not seen; pass it.
+  const where = 'withRetry()';
+  if (typeof fetchImpl !== 'function') {
+    invalid(where, 'fetchImpl', fetchImpl, 'a function with the signature of fetch', 'Pass fetch, or leave it out.');
+  }
+  const o = optionsObject(where, options) as WithRetryOptions & Record<string, unknown>;
+  if ('signal' in o) {
+    throw new TypeError(`${where}: \`signal\` is per request: pass it as init.signal of each call.`);
+  }
+  if ('retryIf' in o) {
+    throw new TypeError(`${where}: use \`retryOn\` (a classifier of responses and errors) instead of \`retryIf\`.`);
+  }
+  checkKeys(where, o, KEYS);
+  const { retryOn = standard, methods, onRetry, ...executorOptions } = o;
+  if (typeof retryOn !== 'function') {
+    invalid(where, 'retryOn', retryOn, 'a classifier function', 'Use standard, aws, googleDrive or your own.');
+  }
+  if (onRetry !== undefined && typeof onRetry !== 'function') {
+    invalid(where, 'onRetry', onRetry, 'a function (context) => void');
+  }
+  if (
+    methods !== undefined &&
+    (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || !TOKEN.test(m)))
+  ) {
+    invalid(where, 'methods', methods, "an array of method names such as ['GET', 'PUT']");
+  }
+  // The executor's own checks, now rather than at the first request.
+  prepare(where, executorOptions);
+  const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
+  const base: RetryOptions = { ...executorOptions };
+
+  return function fetchWithRetry(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    const request = isRequest(input) ? input : undefined;
+    const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+    const url = request ? request.url : String(input);
+    const ownBody = init?.body !== undefined && init.body !== null;
+    const replayable = ownBody ? isReplayableBody(init?.body) : true;
+    const idempotent = allowed.has(method) || hasIdempotencyKey(init, request);
+    const judgesResponses = replayable && idempotent;
+    const callerSignal = (init !== undefined && 'signal' in init ? init.signal : request?.signal) ?? undefined;
+    const cloneRequest = !ownBody && request !== undefined && request.body !== null;
+
+    const judge = async (response: Response, attempt: number): Promise<Response> => {
+      const result = new Result(method, url, attempt, response, undefined);
+      let verdict: HttpVerdict;
+      try {
+        const answer = retryOn(result);
+        verdict = verdictOf(isThenable(answer) ? await answer : answer);
+      } catch (error) {
+        discard(response);
+        // A body that failed mid-read is an attempt failure (classified as such); anything else
+        // thrown is the classifier's own error, and reaches the caller unchanged.
+        if (typeof error === 'object' && error !== null && error !== result.readError) fatal.add(error);
+        throw error;
+      }
+      if (verdict === 'final') return response;
+      const throttled = verdict === 'throttled' || response.status === 429;
+      const error = new HttpStatusError(response, method, url, serverHintMs(response), throttled);
+      retryable.add(error);
+      throw error;
+    };
+
+    const operation = (context: AttemptContext): Promise<Response> => {
+      const signal = callerSignal === undefined ? context.signal : anySignal(context.signal, callerSignal);
+      const attemptInput = cloneRequest ? (request as Request).clone() : input;
+      const pending = fetchImpl(attemptInput, init === undefined ? { signal } : { ...init, signal });
+      return judgesResponses ? pending.then((response) => judge(response, context.attempt)) : pending;
+    };
+
+    const retryIf = (error: unknown, context: AttemptContext): boolean | Promise<boolean> => {
+      if (typeof error === 'object' && error !== null) {
+        if (retryable.has(error)) return true;
+        if (fatal.has(error)) return false;
+      }
+      if (!replayable || !(idempotent || isNotSentError(error))) return false;
+      const answer = retryOn(new Result(method, url, context.attempt, undefined, error));
+      return isThenable(answer)
+        ? Promise.resolve(answer).then((v) => verdictOf(v) !== 'final')
+        : verdictOf(answer) !== 'final';
+    };
+
+    const hook = (context: RetryContext): void | PromiseLike<void> => {
+      const error = context.error;
+      const response = error instanceof HttpStatusError && retryable.has(error) ? error.response : undefined;
+      if (response !== undefined) discard(response);
+      if (onRetry === undefined) return;
+      return onRetry(
+        Object.freeze({
+          attempt: context.attempt,
+          error,
+          delayMs: context.delayMs,
+          elapsedMs: context.elapsedMs,
+          response,
+          method,
+          url,
+        }),
+      );
+    };
+
+    return retry(operation, { ...base, signal: callerSignal, retryIf, onRetry: hook }).catch((error: unknown) => {
+      // Giving up after a retried response: that response is the answer, as fetch gives it.
+      if (error instanceof RetryError && error.cause instanceof HttpStatusError && retryable.has(error.cause)) {
+        return error.cause.response;
+      }
+      throw error;
+    });
+  };
+}
