@@ -3,6 +3,7 @@ import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
 import { type NetworkModel, networkDelay } from './network.js';
 import { type ProgressCallback, progressOption } from './progress.js';
@@ -178,5 +179,5 @@ export function simulateContention(options?: ContentionOptions): ContentionResul
     }
     results.push({ strategy: name, clients: n, runs, calls: calls / runs, timeMs: time / runs, gaveUp: gaveUp / runs });
   }
-  return results;
+  return detached(results);
 }

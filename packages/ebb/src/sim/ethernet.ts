@@ -4,6 +4,7 @@ import { slotted } from '../backoff/slotted.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, nonNegative, optionsObject } from '../core/validate.js';
 import { slottedOnly } from './analytic.js';
+import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
 import { Histogram } from './histogram.js';
 import { type ProgressCallback, progressOption } from './progress.js';
@@ -252,7 +253,7 @@ export function simulateEthernet(options?: EthernetOptions): EthernetResult {
       expectedSlots: describeRow(backoff, c).meanDelayMs / slotMs,
     });
   }
-  return {
+  return detached({
     stations: n,
     ceiling,
     maxAttempts: backoff.maxAttempts === Infinity ? null : backoff.maxAttempts,
@@ -271,7 +272,7 @@ export function simulateEthernet(options?: EthernetOptions): EthernetResult {
     latencyStdDevSlots: latency.standardDeviation,
     maxLatencySlots: latency.max,
     backoffByCollisions: byCollisions,
-  };
+  });
 }
 
 /**

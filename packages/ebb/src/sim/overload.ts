@@ -6,6 +6,7 @@ import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/v
 import { RetryError } from '../retry/errors.js';
 import type { RateController, RetryBudget, RetryOptions } from '../retry/options.js';
 import { retry } from '../retry/retry.js';
+import { detached } from './detached.js';
 import { type NetworkModel, networkDelay } from './network.js';
 import type { ProgressCallback } from './progress.js';
 import { progressOption } from './progress.js';
@@ -287,7 +288,7 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
     if (bin.startMs >= outageMs && bin.offeredPerSecond > peak) peak = bin.offeredPerSecond;
     series.push(bin);
   }
-  return {
+  return detached({
     clients,
     requests,
     amplification: requests / clients,
@@ -304,5 +305,5 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
     peakQueue,
     binMs,
     series,
-  };
+  });
 }

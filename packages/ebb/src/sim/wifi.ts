@@ -3,6 +3,7 @@ import { slotted } from '../backoff/slotted.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
 import { bianchiTiming, checkTiming, type DcfTiming } from './bianchi.js';
+import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
 import { Histogram } from './histogram.js';
 import { type ProgressCallback, progressOption } from './progress.js';
@@ -225,7 +226,7 @@ export function simulateWifi(options?: WifiOptions): WifiResult {
   idle += total - next;
   timeUs += (total - next) * timing.slotUs;
   onProgress?.(total, total);
-  return {
+  return detached({
     stations: n,
     slots: total,
     transmitProbability: transmissions / (n * total),
@@ -239,5 +240,5 @@ export function simulateWifi(options?: WifiOptions): WifiResult {
     meanDelayMs: delays.mean / 1000,
     p99DelayMs: delays.quantile(0.99) / 1000,
     elapsedMs: timeUs / 1000,
-  };
+  });
 }
