@@ -86,8 +86,8 @@ const entries: ReadonlyArray<readonly [id: string, key: PresetName, title: strin
 ];
 
 /** Every preset with its CLI id, a one-line title and its source, in documentation order. */
-export const presetCatalog: readonly PresetInfo[] = Object.freeze(
-  entries.map(([id, key, title, source, note]) =>
+export const presetCatalog: readonly PresetInfo[] = /* @__PURE__ */ Object.freeze(
+  /* @__PURE__ */ entries.map(([id, key, title, source, note]) =>
     Object.freeze({ id, key, title, source, ...(note === undefined ? {} : { note }), backoff: presets[key] }),
   ),
 );

@@ -17,7 +17,7 @@ import { exponential } from './exponential.js';
  *   wait to at most 1.5 s (100 + 200 + 400 + 800 ms), so failures surface quickly; retry
  *   budgets (`ebb/rate`) bound the fleet-wide amplification further.
  */
-export const defaultBackoff: Backoff = exponential({
+export const defaultBackoff: Backoff = /* @__PURE__ */ exponential({
   initialDelayMs: 100,
   multiplier: 2,
   maxDelayMs: 20_000,

@@ -51,7 +51,7 @@ export function describe(backoff: Backoff, rows: number): Schedule {
   return { rows: out, stopsAfterAttempt: backoff.maxAttempts === Infinity ? null : backoff.maxAttempts };
 }
 
-const decorrelatedCache = new WeakMap<Segment, DecorrelatedMeans>();
+const decorrelatedCache = /* @__PURE__ */ new WeakMap<Segment, DecorrelatedMeans>();
 
 /**
  * One row of {@link describe}: the wait after attempt `attempt` failed, for any attempt up to

@@ -115,7 +115,7 @@ export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
  * documentation names its source and where the seed articles differ from it), and `default`,
  * ebb's own. In the CLI they are addressed by kebab-case id: `ebb schedule google-http-client`.
  */
-export const presets = Object.freeze({
+export const presets = /* @__PURE__ */ Object.freeze({
   /**
    * ebb's own: exponential from 100 ms, ×2, 20 s cap, full jitter, 5 attempts. See {@link defaultBackoff}.
    * Pairs with `standard` from `ebb/http` (`withRetry()`'s default classifier).
@@ -134,7 +134,7 @@ export const presets = Object.freeze({
    * nine waits before the 10th try total about 37 s on average. So `stopsAfterAttempt` is null:
    * only the time budget stops this policy.
    */
-  googleHttpClient: googleExponentialBackOff(),
+  googleHttpClient: /* @__PURE__ */ googleExponentialBackOff(),
   /**
    * Google Drive API ("Usage limits", exponential backoff): `min(2^n s + random_ms, maximum_backoff)`
    * with n = 0, 1, 2, … — waits of 1, 2, 4, 8, 16 s, each plus U[0, 1000] ms, capped at 32 s
@@ -145,7 +145,7 @@ export const presets = Object.freeze({
    * mean seconds plus up to 1000 ms. The "5 retries" is the seed's (and Google's older Analytics
    * recipe); Drive's page leaves the count to the caller.
    */
-  googleDrive: exponential({
+  googleDrive: /* @__PURE__ */ exponential({
     initialDelayMs: 1_000,
     multiplier: 2,
     jitter: { kind: 'additive', maxMs: 1_000 },
@@ -158,7 +158,7 @@ export const presets = Object.freeze({
    * source names no attempt limit or cap (add `.withMaxAttempts()`); it retries 5xx only. Pairs
    * with `aws` from `ebb/http` (5xx, 429 and throttling codes, no other 4xx).
    */
-  awsSimpleDb: exponential({ initialDelayMs: 400, multiplier: 4, jitter: 'full' }),
+  awsSimpleDb: /* @__PURE__ */ exponential({ initialDelayMs: 400, multiplier: 4, jitter: 'full' }),
   /**
    * The polling loop of the AWS General Reference's "Error retries and exponential backoff in
    * AWS": wait `2^retries × 100 ms`, no jitter (the page: collisions are not the concern there),
@@ -167,7 +167,7 @@ export const presets = Object.freeze({
    * `initialDelayMs`). The page leaves `MAX_WAIT_INTERVAL` and `MAX_RETRIES` undefined; ebb uses
    * 60 s and 10 polls.
    */
-  awsPolling: exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 10 }),
+  awsPolling: /* @__PURE__ */ exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 10 }),
   /**
    * The AWS SDKs' standard retry mode as `@smithy/util-retry` implements it
    * (`DefaultRetryBackoffStrategy`, `StandardRetryStrategy`): the i-th retry (i from 0) waits
@@ -181,7 +181,7 @@ export const presets = Object.freeze({
    * 1 s: `presets.awsStandard2026`. Pairs with `aws` from `ebb/http`, and with `awsRetryQuota()`
    * from `ebb/rate` for the SDKs' retry quota.
    */
-  awsStandard: exponential({
+  awsStandard: /* @__PURE__ */ exponential({
     initialDelayMs: 100,
     multiplier: 2,
     maxDelayMs: 20_000,
@@ -192,7 +192,7 @@ export const presets = Object.freeze({
    * `awsStandard` under the SDKs' 2026 retry behaviour: base 50 ms (1 s after throttling), cap
    * 20 s, 3 attempts. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from `ebb/rate`.
    */
-  awsStandard2026: exponential({
+  awsStandard2026: /* @__PURE__ */ exponential({
     initialDelayMs: 50,
     multiplier: 2,
     maxDelayMs: 20_000,
@@ -205,7 +205,7 @@ export const presets = Object.freeze({
    * 10 Mb/s; give up after 16 attempts (attemptLimit, the first transmission included). Mean
    * after c collisions (c <= 10): (2^c − 1)/2 slots, the Wikipedia article's E(c).
    */
-  ethernet: slotted({ slotMs: 0.0512, cwMin: 0, cwMax: 1023, maxAttempts: 16 }),
+  ethernet: /* @__PURE__ */ slotted({ slotMs: 0.0512, cwMin: 0, cwMax: 1023, maxAttempts: 16 }),
   /**
    * IEEE 802.11 DCF, OFDM PHY (802.11a/g): slot 9 µs, CWmin 15, CWmax 1023; after each failure
    * CW ← min(2(CW+1) − 1, CWmax), and the backoff is uniform in 0 … CW slots; a frame is dropped
@@ -213,19 +213,19 @@ export const presets = Object.freeze({
    * Linux mac80211 notes). Rows start after the first failure (CW 31); the initial backoff from
    * CWmin = 15 happens before the first attempt, which an executor does not wait for.
    */
-  wifi: slotted({ slotMs: 0.009, cwMin: 15, cwMax: 1023, maxAttempts: 7 }),
+  wifi: /* @__PURE__ */ slotted({ slotMs: 0.009, cwMin: 15, cwMax: 1023, maxAttempts: 7 }),
   /**
    * SIP non-INVITE client transaction over UDP (RFC 3261 §17.1.2.2): Timer E starts at
    * T1 = 500 ms and doubles up to T2 = 4 s; Timer F (64·T1 = 32 s) ends the transaction. With
    * instant failures that is 11 transmissions, at 0, 0.5, 1.5, 3.5, 7.5, 11.5 … 31.5 s.
    */
-  sip: exponential({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 4_000, maxElapsedMs: 32_000 }),
+  sip: /* @__PURE__ */ exponential({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 4_000, maxElapsedMs: 32_000 }),
   /**
    * SIP INVITE client transaction over UDP (RFC 3261 §17.1.1.2): Timer A starts at T1 = 500 ms
    * and doubles with no cap; Timer B (64·T1 = 32 s) ends it: 7 transmissions, at 0, 0.5, 1.5,
    * 3.5, 7.5, 15.5 and 31.5 s.
    */
-  sipInvite: exponential({ initialDelayMs: 500, multiplier: 2, maxElapsedMs: 32_000 }),
+  sipInvite: /* @__PURE__ */ exponential({ initialDelayMs: 500, multiplier: 2, maxElapsedMs: 32_000 }),
   /**
    * gRPC connection backoff (grpc/grpc doc/connection-backoff.md): INITIAL_BACKOFF 1 s,
    * MULTIPLIER 1.6, JITTER ±20 %, MAX_BACKOFF 120 s. The first wait is exactly 1 s (the spec sets
@@ -234,9 +234,9 @@ export const presets = Object.freeze({
    * waits are deadlines measured from the start of each connection attempt (with a 20 s
    * MIN_CONNECT_TIMEOUT); as a retry schedule they are the waits between attempts. No limit.
    */
-  grpcConnect: chain(
-    constant({ delayMs: 1_000, maxAttempts: 2 }),
-    exponential({
+  grpcConnect: /* @__PURE__ */ chain(
+    /* @__PURE__ */ constant({ delayMs: 1_000, maxAttempts: 2 }),
+    /* @__PURE__ */ exponential({
       initialDelayMs: 1_600,
       multiplier: 1.6,
       maxIntervalMs: 120_000,
@@ -244,7 +244,7 @@ export const presets = Object.freeze({
     }),
   ),
   /** The Qiita article's truncated binary exponential backoff with N = 10, T = 10 s. See {@link truncatedBinary}. */
-  truncatedBinary: truncatedBinary(),
+  truncatedBinary: /* @__PURE__ */ truncatedBinary(),
 });
 
 /** The name of a preset, as a key of `presets`. */

@@ -151,5 +151,5 @@ export class TimerQueue {
 }
 
 /** The two process-wide queues: one whose timer holds a Node.js process open, one that does not. */
-export const refQueue: TimerQueue = new TimerQueue(false);
-export const unrefQueue: TimerQueue = new TimerQueue(true);
+export const refQueue: TimerQueue = /* @__PURE__ */ new TimerQueue(false);
+export const unrefQueue: TimerQueue = /* @__PURE__ */ new TimerQueue(true);
