@@ -9,3 +9,10 @@ export function median(xs) {
 export function summarize(xs) {
   return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length };
 }
+
+/** The p-th percentile (0 ≤ p ≤ 100) of already sorted numbers, nearest rank. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
