@@ -41,6 +41,7 @@ export { type Random, type SeededRandom, seeded } from './core/random.js';
 export { type VirtualClock, virtualClock } from './core/virtual-clock.js';
 export {
   type AttemptContext,
+  type BudgetSuccess,
   type GiveUpReason,
   isAbortError,
   NotDoneError,

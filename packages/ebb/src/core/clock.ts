@@ -1,4 +1,5 @@
 import { refQueue, type TimerQueue, unrefQueue } from './timer-queue.js';
+import { invalid } from './validate.js';
 
 /**
  * Time, as a parameter. Every part of ebb that waits or measures takes a `Clock`, so tests and
@@ -87,4 +88,14 @@ export const unrefSystemClock: Clock = {
  */
 export function hostQueue(clock: Clock): TimerQueue | undefined {
   return clock === systemClock ? refQueue : clock === unrefSystemClock ? unrefQueue : undefined;
+}
+
+/** Validates a `clock` option: the system clock when omitted, a TypeError naming it when not a Clock. @internal */
+export function clockOption(where: string, value: unknown): Clock {
+  if (value === undefined) return systemClock;
+  const c = value as Partial<Clock> | null;
+  if (typeof c !== 'object' || c === null || typeof c.now !== 'function' || typeof c.sleep !== 'function') {
+    invalid(where, 'clock', value, 'a Clock { now(), sleep(ms, signal) }');
+  }
+  return value as Clock;
 }

@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { Outcome } from '../retry/options.js';
 import type { AdaptiveRateController } from './controller.js';
@@ -389,15 +389,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
       o.defaultPriority === undefined ? 'Name the class of requests made through the controller itself.' : undefined,
     );
   }
-  const clock = o.clock ?? systemClock;
-  if (
-    typeof clock !== 'object' ||
-    clock === null ||
-    typeof clock.now !== 'function' ||
-    typeof clock.sleep !== 'function'
-  ) {
-    invalid(where, 'clock', clock, 'a Clock { now(), sleep(ms, signal) }');
-  }
+  const clock = clockOption(where, o.clock);
   return new Adaptive({
     initialRatePerSecond,
     decreaseFactor,

@@ -1,5 +1,5 @@
-import { type Clock, systemClock } from '../core/clock.js';
-import { checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { type Clock, clockOption } from '../core/clock.js';
+import { checkKeys, optionsObject } from '../core/validate.js';
 import type { Outcome } from '../retry/options.js';
 import type { AdaptiveRateController } from './controller.js';
 import { Gate } from './gate.js';
@@ -182,14 +182,6 @@ export function awsAdaptiveRate(options?: AwsAdaptiveRateOptions): AwsAdaptiveRa
   const where = 'awsAdaptiveRate()';
   const o = optionsObject(where, options) as AwsAdaptiveRateOptions;
   checkKeys(where, o, ['clock']);
-  const clock = o.clock ?? systemClock;
-  if (
-    typeof clock !== 'object' ||
-    clock === null ||
-    typeof clock.now !== 'function' ||
-    typeof clock.sleep !== 'function'
-  ) {
-    invalid(where, 'clock', clock, 'a Clock { now(), sleep(ms, signal) }');
-  }
+  const clock = clockOption(where, o.clock);
   return new AwsRate(clock);
 }

@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, optionsObject } from '../core/validate.js';
 import type { BudgetSuccess, RetryBudget } from '../retry/options.js';
 import { WindowedAdder } from './windowed-adder.js';
@@ -65,15 +65,7 @@ export function ratioBudget(options?: RatioBudgetOptions): RatioBudget {
   if (ttlMs < 1000 || ttlMs > 60_000) {
     invalid(where, 'ttlMs', ttlMs, 'a whole number from 1000 to 60000', 'Finagle bounds the ttl to [1 s, 60 s].');
   }
-  const clock = o.clock ?? systemClock;
-  if (
-    typeof clock !== 'object' ||
-    clock === null ||
-    typeof clock.now !== 'function' ||
-    typeof clock.sleep !== 'function'
-  ) {
-    invalid(where, 'clock', clock, 'a Clock { now(), sleep(ms, signal) }');
-  }
+  const clock = clockOption(where, o.clock);
   if (percent === 0 && minPerSecond === 0) {
     return {
       balance: 0,

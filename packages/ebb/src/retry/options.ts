@@ -1,6 +1,6 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
-import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
+import { type Clock, clockOption, systemClock, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
 
@@ -186,9 +186,7 @@ export function prepare(where: string, options: RetryOptions | undefined, extraK
   ) {
     invalid(where, 'signal', signal, 'an AbortSignal', 'Pass controller.signal.');
   }
-  if (clock !== undefined && !hasMethods(clock, ['now', 'sleep'])) {
-    invalid(where, 'clock', clock, 'a Clock { now(), sleep(ms, signal) }');
-  }
+  if (clock !== undefined) clockOption(where, clock);
   if (random !== undefined && typeof random !== 'function') {
     invalid(where, 'random', random, 'a function returning a number in [0, 1)');
   }
