@@ -1,7 +1,7 @@
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import { RetryError } from '../retry/errors.js';
 import { type AttemptContext, prepare, type RetryContext, type RetryOptions } from '../retry/options.js';
-import { retry } from '../retry/retry.js';
+import { isThenable, retry } from '../retry/retry.js';
 import { isReplayableBody } from './body.js';
 import { type HttpClassifier, type HttpResult, type HttpVerdict, readTextPrefix, standard } from './classifier.js';
 import { isNotSentError } from './network-error.js';
@@ -152,10 +152,6 @@ function verdictOf(value: unknown): HttpVerdict {
   );
   fatal.add(error);
   throw error;
-}
-
-function isThenable<T>(value: unknown): value is PromiseLike<T> {
-  return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }
 
 /**

@@ -108,7 +108,8 @@ export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promi
   return Promise.resolve(result as Awaited<T>);
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** True for anything with a callable `then`: promises of any realm and other thenables. @internal */
+export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T> {
   return (
     (typeof value === 'object' || typeof value === 'function') &&
     value !== null &&
