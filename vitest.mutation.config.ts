@@ -1,0 +1,14 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// The configuration `npm run mutation` hands StrykerJS: the library's unit tests only (beside their
+// files, virtual time, no servers), with the same unhandled-rejection trap as `npm test`.
+const setup = fileURLToPath(new URL('./test/setup/unhandled.ts', import.meta.url));
+
+export default defineConfig({
+  test: {
+    root: 'packages/ebb',
+    include: ['src/**/*.test.ts'],
+    setupFiles: [setup],
+  },
+});
