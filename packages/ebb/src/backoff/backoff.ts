@@ -1,5 +1,5 @@
 import type { Random } from '../core/random.js';
-import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import { type Jitter, normalizeJitter } from './jitter.js';
 
 /**
@@ -318,6 +318,19 @@ export function locate(b: Backoff, n: number): [segment: Segment, row: number] {
 }
 
 /**
+ * One draw of `random`, checked: a `Random` is user code, and a value outside [0, 1) would turn
+ * into a silent wait of 2^53 ms (NaN), a negative delay that reads as "stop", or a wait past the
+ * cap (1 or more). Such a draw throws, so the operation that drew it rejects with a named error
+ * while every other operation goes on. −0 becomes 0. @internal
+ */
+export function draw(random: Random): number {
+  const r = random();
+  if (typeof r === 'number' && r >= 0 && r < 1) return r + 0;
+  const message = `random() returned ${show(r)}; expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.`;
+  throw typeof r === 'number' ? new RangeError(message) : new TypeError(message);
+}
+
+/**
  * Draws the wait of row `k` of segment `s`. `previous` is the last delay of this segment (for
  * decorrelated jitter; ignored by the others and on row 1). Finite and non-negative for every
  * `k` up to `Number.MAX_SAFE_INTEGER` and every `random` in [0, 1). @internal
@@ -326,7 +339,7 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
   const c = s.curve;
   if (c.type === 'slotted') {
     const w = cappedWindow(s as Segment & { curve: typeof c }, k > s.ceiling ? s.ceiling : k);
-    const slots = Math.floor(random() * w);
+    const slots = Math.floor(draw(random) * w);
     return (slots < w ? slots : w - 1) * c.slotMs;
   }
   const jitter = s.jitter;
@@ -340,16 +353,16 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
     let high = (k === 1 ? base : previous) * multiplier;
     const envelope = base * multiplier ** k;
     if (!(high <= envelope)) high = envelope;
-    const d = base + random() * (high - base);
+    const d = base + draw(random) * (high - base);
     return d < clamp ? d : clamp;
   }
   const d = capped(s, k);
   let delay: number;
   if (jitter === 'none') delay = d;
-  else if (jitter === 'full') delay = random() * d;
-  else if (jitter === 'equal') delay = d / 2 + (random() * d) / 2;
-  else if (jitter.kind === 'proportional') delay = d * (1 - jitter.factor + 2 * jitter.factor * random());
-  else delay = d + random() * jitter.maxMs;
+  else if (jitter === 'full') delay = draw(random) * d;
+  else if (jitter === 'equal') delay = d / 2 + (draw(random) * d) / 2;
+  else if (jitter.kind === 'proportional') delay = d * (1 - jitter.factor + 2 * jitter.factor * draw(random));
+  else delay = d + draw(random) * jitter.maxMs;
   return delay < clamp ? delay : clamp;
 }
 
@@ -363,6 +376,11 @@ class Run implements BackoffRun {
   #previous = 0;
 
   constructor(backoff: Backoff, random: Random) {
+    if (typeof random !== 'function') {
+      throw new TypeError(
+        `start(): expected \`random\` to be a function returning a number in [0, 1), got ${show(random)}. Leave it out for Math.random.`,
+      );
+    }
     this.#backoff = backoff;
     this.#random = random;
   }
