@@ -70,13 +70,30 @@ export interface LimitOptions {
   readonly maxIntervalMs?: number;
   /** Hard cap: no delay is longer, with or without jitter. Default: none. */
   readonly maxDelayMs?: number;
-  /** Total calls of the operation, the first included (`3` means one call and two retries). Default: unlimited. */
+  /**
+   * Total calls of the operation, the first included (`3` means one call and two retries).
+   * Default: unlimited — but `retry()` and `poll()` refuse a policy that nothing stops (no
+   * `maxAttempts`, no `maxElapsedMs`) unless `maxAttempts: Infinity` is given explicitly.
+   */
   readonly maxAttempts?: number;
   /**
    * Time budget of the whole operation: the executor gives up rather than sleep past it.
    * Default: unlimited.
    */
   readonly maxElapsedMs?: number;
+}
+
+/**
+ * The policies whose `maxAttempts: Infinity` was said explicitly (the option, or
+ * `withMaxAttempts(Infinity)`): `retry()` and `poll()` run those forever when no time budget
+ * stops them, and refuse the other unbounded ones (see `assertBounded`). Kept here rather than
+ * as a field so the public shape of a `Backoff` does not change.
+ */
+const forever = /* @__PURE__ */ new WeakSet<Backoff>();
+
+/** Whether `maxAttempts: Infinity` was given explicitly for `b` (or for the part that governs its end). @internal */
+export function saidForever(b: Backoff): boolean {
+  return forever.has(b);
 }
 
 const LIMIT_KEYS = ['jitter', 'ceiling', 'maxIntervalMs', 'maxDelayMs', 'maxAttempts', 'maxElapsedMs'] as const;
@@ -100,11 +117,15 @@ export class Backoff implements BackoffPolicy {
   /** Time budget of a whole operation in milliseconds; `Infinity` for none. */
   readonly maxElapsedMs: number;
 
-  /** @internal Use the curve functions; the constructor trusts its input. */
-  constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number) {
+  /**
+   * @internal Use the curve functions; the constructor trusts its input. `unbounded`: the caller
+   * said `maxAttempts: Infinity` explicitly.
+   */
+  constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number, unbounded = false) {
     this.segments = Object.freeze(segments.map((s) => Object.freeze({ ...s })));
     this.maxAttempts = maxAttempts;
     this.maxElapsedMs = maxElapsedMs;
+    if (unbounded && maxAttempts === Infinity) forever.add(this);
     Object.freeze(this);
   }
 
@@ -118,15 +139,19 @@ export class Backoff implements BackoffPolicy {
     return this.#map('withJitter', (s) => ({ ...s, jitter: normalizeJitter('withJitter()', jitter) }));
   }
 
-  /** The same policy stopping after `maxAttempts` calls in all (`Infinity`: no limit). */
+  /**
+   * The same policy stopping after `maxAttempts` calls in all. `Infinity` removes the limit and
+   * says so explicitly: `retry()` and `poll()` then accept the policy even without a time budget.
+   */
   withMaxAttempts(maxAttempts: number): Backoff {
-    return new Backoff(this.segments, attemptsOption('withMaxAttempts()', maxAttempts, Number.NaN), this.maxElapsedMs);
+    const n = attemptsOption('withMaxAttempts()', maxAttempts, Number.NaN);
+    return new Backoff(this.segments, n, this.maxElapsedMs, n === Infinity);
   }
 
   /** The same policy with a time budget for the whole operation (`Infinity`: none). */
   withMaxElapsed(maxElapsedMs: number): Backoff {
     const ms = nonNegative('withMaxElapsed()', 'maxElapsedMs', maxElapsedMs, Number.NaN, true);
-    return new Backoff(this.segments, this.maxAttempts, ms);
+    return new Backoff(this.segments, this.maxAttempts, ms, forever.has(this));
   }
 
   /** The same policy with a hard cap on every delay (`Infinity`: none). */
@@ -152,7 +177,7 @@ export class Backoff implements BackoffPolicy {
 
   #map(where: string, change: (s: Segment) => Segment): Backoff {
     const segments = this.segments.map((s) => checkSegment(`${where}()`, change(s)));
-    return new Backoff(segments, this.maxAttempts, this.maxElapsedMs);
+    return new Backoff(segments, this.maxAttempts, this.maxElapsedMs, forever.has(this));
   }
 }
 
@@ -214,6 +239,7 @@ export function fromCurve(where: string, curve: Curve, options: LimitOptions, cu
     [segment],
     attemptsOption(where, options.maxAttempts, Infinity),
     nonNegative(where, 'maxElapsedMs', options.maxElapsedMs, Infinity, true),
+    options.maxAttempts === Infinity,
   );
 }
 
@@ -225,7 +251,8 @@ export function curveOptions<T extends object>(where: string, options: T | undef
 /**
  * Chains two policies: `first`'s rows until it runs out of attempts, then `second`'s rows from
  * its row 1. `first` must stop by attempts and have no time budget of its own; the result stops
- * when `second` does, and takes `second`'s time budget.
+ * when `second` does, and takes `second`'s time budget (and its explicit `maxAttempts: Infinity`,
+ * if it has one).
  *
  * @example
  * // one immediate retry, then exponential backoff
@@ -259,6 +286,7 @@ export function chain(first: Backoff, second: Backoff): Backoff {
     [...head.filter((s) => s.rows > 0), ...second.segments],
     first.maxAttempts - 1 + second.maxAttempts,
     second.maxElapsedMs,
+    forever.has(second),
   );
 }
 

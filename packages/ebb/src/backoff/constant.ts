@@ -10,6 +10,10 @@ export interface ConstantOptions extends LimitOptions {
 /**
  * The same wait after every failure (before jitter). `delayMs: 0` retries at once.
  *
+ * Defaults: 100 ms, no jitter, no limit. Without `maxAttempts` or `maxElapsedMs`, `retry()` and
+ * `poll()` refuse the policy (a `RangeError`) unless you say `maxAttempts: Infinity` to retry
+ * forever on purpose.
+ *
  * @example
  * constant({ delayMs: 1_000, jitter: { kind: 'proportional', factor: 0.2 }, maxAttempts: 4 })
  */

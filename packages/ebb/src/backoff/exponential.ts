@@ -13,9 +13,11 @@ export interface ExponentialOptions extends LimitOptions {
  * Exponential backoff: the wait after attempt `n` fails is `initialDelayMs · multiplier^(n−1)`,
  * then truncated by `ceiling`, capped, randomized by `jitter` and clamped by `maxDelayMs`.
  *
- * Defaults: 100 ms, ×2, no jitter, no cap, no limit. A bare `exponential()` retries forever with
- * unbounded, synchronized delays; for real clients add jitter and limits, or start from
- * `presets.default` (100 ms, ×2, 20 s cap, full jitter, 5 attempts).
+ * Defaults: 100 ms, ×2, no jitter, no cap, no limit. A bare `exponential()` has no end and no
+ * spread, so `retry()` and `poll()` refuse it with a `RangeError` until it gets `maxAttempts` or
+ * `maxElapsedMs` — or an explicit `maxAttempts: Infinity`, which means "retry forever" on
+ * purpose. Real clients want jitter and a cap too; `presets.default` (100 ms, ×2, 20 s cap, full
+ * jitter, 5 attempts) has all three.
  *
  * @example
  * exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 10_000, jitter: 'full', maxAttempts: 6 })

@@ -16,6 +16,10 @@ export interface LinearOptions extends LimitOptions {
  * Gentler than exponential growth; it does not shed load fast enough for a service in
  * trouble, so prefer it for local contention (a lock, a file) over remote services.
  *
+ * Defaults: 100 ms, + `initialDelayMs`, no jitter, no cap, no limit. Without `maxAttempts` or
+ * `maxElapsedMs`, `retry()` and `poll()` refuse the policy (a `RangeError`) unless you say
+ * `maxAttempts: Infinity` to retry forever on purpose.
+ *
  * @example
  * linear({ initialDelayMs: 100, incrementMs: 50, maxAttempts: 5 }) // 100, 150, 200, 250 ms
  */

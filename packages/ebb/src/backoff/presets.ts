@@ -99,7 +99,8 @@ export interface TruncatedBinaryOptions {
  * a = T / 2^(N−1), so that the delay stops growing at failure N and never exceeds T.
  * With N = 10 and T = 10 s, a = 19.53125 ms and the maxima are 19.5, 39, 78, 156, 312.5, 625,
  * 1250, 2500, 5000, 10 000, 10 000, … ms — the article's printed table. No attempt limit: the
- * article's loops retry until success.
+ * article's loops retry until success, so the policy says `maxAttempts: Infinity` explicitly and
+ * `retry()` runs it until success (capped and jittered, it cannot stampede).
  */
 export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
   const where = 'truncatedBinary()';
@@ -107,7 +108,13 @@ export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
   checkKeys(where, o, ['ceiling', 'maxDelayMs']);
   const n = count(where, 'ceiling', o.ceiling, 10, 1, false, 'N is a failure count such as 10.');
   const t = nonNegative(where, 'maxDelayMs', o.maxDelayMs, 10_000);
-  return exponential({ initialDelayMs: t / 2 ** (n - 1), multiplier: 2, ceiling: n, jitter: 'full' });
+  return exponential({
+    initialDelayMs: t / 2 ** (n - 1),
+    multiplier: 2,
+    ceiling: n,
+    jitter: 'full',
+    maxAttempts: Infinity,
+  });
 }
 
 /**
@@ -232,7 +239,9 @@ export const presets = /* @__PURE__ */ Object.freeze({
    * the first deadline without jitter; grpc-go's `Backoff(0)` returns the base delay), later ones
    * `min(1 s · 1.6^(n−1), 120 s) · U[0.8, 1.2]` — jitter after the cap, so up to 144 s. The spec's
    * waits are deadlines measured from the start of each connection attempt (with a 20 s
-   * MIN_CONNECT_TIMEOUT); as a retry schedule they are the waits between attempts. No limit.
+   * MIN_CONNECT_TIMEOUT); as a retry schedule they are the waits between attempts. No limit: a
+   * channel reconnects until it succeeds, so the preset says `maxAttempts: Infinity` explicitly
+   * and `retry()` accepts it (`.withMaxAttempts(n)` to stop earlier).
    */
   grpcConnect: /* @__PURE__ */ chain(
     /* @__PURE__ */ constant({ delayMs: 1_000, maxAttempts: 2 }),
@@ -241,6 +250,7 @@ export const presets = /* @__PURE__ */ Object.freeze({
       multiplier: 1.6,
       maxIntervalMs: 120_000,
       jitter: { kind: 'proportional', factor: 0.2 },
+      maxAttempts: Infinity,
     }),
   ),
   /** The Qiita article's truncated binary exponential backoff with N = 10, T = 10 s. See {@link truncatedBinary}. */

@@ -10,7 +10,9 @@ export interface SequenceOptions extends LimitOptions {
 /**
  * An explicit table of waits: row `n` is `delaysMs[n−1]`, and the last entry repeats. For
  * schedules that are written down rather than computed (an SLA's retry table, the integer
- * intervals of Google's client), with the usual jitter and limits on top.
+ * intervals of Google's client), with the usual jitter and limits on top. As with every curve,
+ * `retry()` and `poll()` refuse it without `maxAttempts` or `maxElapsedMs` (say
+ * `maxAttempts: Infinity` to retry forever on purpose).
  *
  * @example
  * sequence({ delaysMs: [0, 1_000, 5_000, 30_000], maxAttempts: 5 })

@@ -32,7 +32,8 @@ export interface BrookerOptions {
  * - `decorrelated`: `min(cap, U[base, 3 · previous])` from `previous = base` —
  *   `exponential({ initialDelayMs: base, multiplier: 3, maxDelayMs: cap, jitter: 'decorrelated' })`.
  *
- * None of them stops by itself, as in the post.
+ * None of them stops by itself, as in the post: each says `maxAttempts: Infinity` explicitly, so
+ * `retry()` accepts them too.
  */
 export function brookerStrategies(options?: BrookerOptions): Record<BrookerStrategy, Backoff> {
   const where = 'brookerStrategies()';
@@ -41,13 +42,19 @@ export function brookerStrategies(options?: BrookerOptions): Record<BrookerStrat
   const base = nonNegative(where, 'baseMs', o.baseMs, 5);
   const cap = nonNegative(where, 'capMs', o.capMs, 2_000);
   if (base === 0) invalid(where, 'baseMs', 0, 'a number > 0', 'The post uses 5 ms.');
-  const expo = { initialDelayMs: 2 * base, multiplier: 2, maxDelayMs: cap };
+  const expo = { initialDelayMs: 2 * base, multiplier: 2, maxDelayMs: cap, maxAttempts: Infinity };
   return {
-    none: constant({ delayMs: 0 }),
+    none: constant({ delayMs: 0, maxAttempts: Infinity }),
     exponential: exponential(expo),
     full: exponential({ ...expo, jitter: 'full' }),
     equal: exponential({ ...expo, jitter: 'equal' }),
-    decorrelated: exponential({ initialDelayMs: base, multiplier: 3, maxDelayMs: cap, jitter: 'decorrelated' }),
+    decorrelated: exponential({
+      initialDelayMs: base,
+      multiplier: 3,
+      maxDelayMs: cap,
+      jitter: 'decorrelated',
+      maxAttempts: Infinity,
+    }),
   };
 }
 

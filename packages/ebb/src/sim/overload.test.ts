@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exponential } from '../backoff/exponential.js';
 import { presets } from '../backoff/presets.js';
 import { ratioBudget, tokenBudget } from '../rate/index.js';
 import type { RateController } from '../retry/options.js';
@@ -110,5 +111,25 @@ describe('simulateOverload', () => {
     await expect(simulateOverload({ capacityPerSecond: 0 })).rejects.toThrow(/`capacityPerSecond`/);
     await expect(simulateOverload({ retryIf: 1 as never })).rejects.toThrow(/`retryIf`/);
     await expect(simulateOverload({ outage: 5 } as never)).rejects.toThrow(/unknown option `outage`/);
+    // The executor's options are checked once, under the simulator's name, not per client.
+    await expect(simulateOverload({ backoff: {} as never })).rejects.toThrow(
+      /simulateOverload\(\): expected `backoff`/,
+    );
+    await expect(simulateOverload({ attemptTimeoutMs: -1 })).rejects.toThrow(
+      /simulateOverload\(\): .*`attemptTimeoutMs`/,
+    );
+    await expect(simulateOverload({ budget: {} as never })).rejects.toThrow(/`budget`/);
+  });
+
+  it('simulates a policy that never stops (which retry() refuses) as retrying until the horizon', async () => {
+    const endless = await simulateOverload({
+      clients: 20,
+      outageMs: 100_000,
+      horizonMs: 20_000,
+      backoff: exponential(),
+    });
+    expect(endless.unfinished).toBe(20);
+    expect(endless.giveUpReasons).toEqual({});
+    expect(endless.requests).toBeGreaterThan(20);
   });
 });

@@ -1,10 +1,10 @@
-import type { BackoffPolicy } from '../backoff/backoff.js';
+import { Backoff, type BackoffPolicy } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
 import type { Clock } from '../core/clock.js';
 import { type Random, seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { RetryError } from '../retry/errors.js';
-import type { RateController, RetryBudget, RetryOptions } from '../retry/options.js';
+import { prepare, type RateController, type RetryBudget, type RetryOptions } from '../retry/options.js';
 import { retry } from '../retry/retry.js';
 import { detached } from './detached.js';
 import { type NetworkModel, networkDelay } from './network.js';
@@ -60,7 +60,11 @@ export interface OverloadOptions {
   readonly retryAfterMs?: number;
   /** One-way network delay. Default `|N(10, 2)|` ms. */
   readonly network?: NetworkModel;
-  /** Each client's policy. Default `presets.default`. */
+  /**
+   * Each client's policy. Default `presets.default`. A `Backoff` with neither `maxAttempts` nor
+   * `maxElapsedMs`, which `retry()` itself refuses, is simulated as if it said
+   * `maxAttempts: Infinity`: its clients retry until they succeed or the horizon ends the run.
+   */
   readonly backoff?: BackoffPolicy;
   /** The classifier: which failures to retry (the executor's `retryIf`). Default: all. */
   readonly retryIf?: RetryOptions['retryIf'];
@@ -193,8 +197,12 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
   const rate = typeof o.rate === 'function' ? o.rate(env) : o.rate;
   const delay = networkDelay(where, o.network, random);
   const serviceMs = 1_000 / capacity;
+  const backoff =
+    o.backoff instanceof Backoff && o.backoff.maxAttempts === Infinity && o.backoff.maxElapsedMs === Infinity
+      ? o.backoff.withMaxAttempts(Infinity)
+      : (o.backoff ?? defaultBackoff);
   const retryOptions: RetryOptions = {
-    backoff: o.backoff ?? defaultBackoff,
+    backoff,
     clock,
     random,
     ...(o.retryIf ? { retryIf: o.retryIf } : {}),
@@ -202,6 +210,9 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
     ...(rate ? { rate } : {}),
     ...(attemptTimeoutMs !== undefined ? { attemptTimeoutMs } : {}),
   };
+  // The executor's own checks, once and under this function's name: a bad policy, budget, rate
+  // or timeout must not turn into every client "giving up" inside the simulation.
+  prepare(where, retryOptions);
 
   const offered: number[] = [];
   const served: number[] = [];
