@@ -41,6 +41,25 @@ suite('Backoff values', () => {
     expect(b.withMaxElapsed(1_000).maxElapsedMs).toBe(1_000);
   });
 
+  it('with…(Infinity) means "none": it lifts a limit set before (issue 10, defect 11)', () => {
+    const b = exponential({ initialDelayMs: 100, maxDelayMs: 300, maxIntervalMs: 250, ceiling: 2, maxElapsedMs: 9 });
+    const uncapped = b.withMaxDelay(Infinity).withMaxInterval(Infinity);
+    expect(delays(uncapped, 4)).toEqual([100, 200, 200, 200]);
+    expect(delays(uncapped.withCeiling(Infinity), 5)).toEqual([100, 200, 400, 800, 1_600]);
+    // Each lifts only its own limit: the other cap still holds.
+    expect(delays(b.withMaxDelay(Infinity), 3)).toEqual([100, 200, 200]);
+    expect(delays(b.withCeiling(Infinity).withMaxInterval(Infinity), 4)).toEqual([100, 200, 300, 300]);
+    expect(b.withMaxElapsed(Infinity).maxElapsedMs).toBe(Infinity);
+    expect(b.withMaxAttempts(4).withMaxAttempts(Infinity).maxAttempts).toBe(Infinity);
+    // Jittered draws follow: with no cap left, full jitter reaches the whole uncapped row.
+    expect(run(uncapped.withCeiling(Infinity).withJitter('full'), 5, 0.5)).toEqual([50, 100, 200, 400, 800]);
+    // And the waits stay finite however far the row: growth saturates at MAX_DELAY_MS.
+    const far = uncapped.withCeiling(Infinity).start(always(0.5));
+    let d = 0;
+    for (let i = 0; i < 2_000; i++) d = far.next();
+    expect(d).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('with… methods validate like the constructors', () => {
     const b = exponential();
     expect(() => b.withMaxAttempts(0)).toThrow(/withMaxAttempts\(\): expected `maxAttempts`/);

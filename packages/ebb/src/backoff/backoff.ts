@@ -368,7 +368,11 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
   if (c.type === 'slotted') {
     const w = cappedWindow(s as Segment & { curve: typeof c }, k > s.ceiling ? s.ceiling : k);
     const slots = Math.floor(draw(random) * w);
-    return (slots < w ? slots : w - 1) * c.slotMs;
+    // The window keeps (w−1)·slotMs under the cap, but the product can land one ulp above it
+    // (17 × 0.1 = 1.7000000000000002 with a 1.7 ms cap): clamp the residue.
+    const d = (slots < w ? slots : w - 1) * c.slotMs;
+    const cap = capOf(s);
+    return d < cap ? d : cap;
   }
   const jitter = s.jitter;
   const clamp = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;

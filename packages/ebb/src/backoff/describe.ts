@@ -1,5 +1,5 @@
 import { count } from '../core/validate.js';
-import { Backoff, capped, cappedWindow, locate, MAX_DELAY_MS, type Segment } from './backoff.js';
+import { Backoff, capOf, capped, cappedWindow, locate, MAX_DELAY_MS, type Segment } from './backoff.js';
 import { DecorrelatedMeans } from './decorrelated.js';
 
 /** One row of a schedule: the wait after attempt `attempt` failed. All values in milliseconds. */
@@ -64,7 +64,9 @@ export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
   const c = s.curve;
   if (c.type === 'slotted') {
     const w = cappedWindow(s as Segment & { curve: typeof c }, k > s.ceiling ? s.ceiling : k);
-    const max = (w - 1) * c.slotMs;
+    const top = (w - 1) * c.slotMs;
+    const cap = capOf(s);
+    const max = top < cap ? top : cap; // float residue of the product, clamped as the draw is
     return { attempt: n, delayMs: max, minDelayMs: 0, maxDelayMs: max, meanDelayMs: max / 2 };
   }
   if (s.jitter === 'decorrelated') {

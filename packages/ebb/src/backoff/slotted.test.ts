@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { expect, it, describe as suite } from 'vitest';
 import { describe } from './describe.js';
 import { slotted } from './slotted.js';
@@ -27,6 +28,40 @@ suite('slotted', () => {
   it('ceiling and maxDelayMs narrow the window', () => {
     expect(describe(slotted({ slotMs: 1, ceiling: 2 }), 4).rows.map((r) => r.maxDelayMs)).toEqual([1, 3, 3, 3]);
     expect(describe(slotted({ slotMs: 1, maxDelayMs: 5 }), 4).rows.map((r) => r.maxDelayMs)).toEqual([1, 3, 5, 5]);
+  });
+
+  it('never draws above maxDelayMs, float residue included, and describe() reports that exact max (issue 10, defect 11)', () => {
+    // 17 slots of 0.1 ms is 1.7000000000000002 in doubles: one ulp above the 1.7 ms cap.
+    const b = slotted({ slotMs: 0.1, cwMin: 1023, maxDelayMs: 1.7 });
+    const top = b.start(always(NEXT_BELOW_ONE));
+    expect([top.next(), top.next()]).toEqual([1.7, 1.7]);
+    expect(describe(b, 1).rows[0]).toEqual({
+      attempt: 1,
+      delayMs: 1.7,
+      minDelayMs: 0,
+      maxDelayMs: 1.7,
+      meanDelayMs: 0.85,
+    });
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1e-6, max: 1e3, noNaN: true }),
+        fc.integer({ min: 0, max: 1023 }),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        fc.constantFrom('maxDelayMs', 'maxIntervalMs'),
+        fc.integer({ min: 1, max: 12 }),
+        (slotMs, cwMin, cap, option, row) => {
+          const policy = slotted({ slotMs, cwMin, cwMax: 1023, [option]: cap });
+          const run = policy.start(always(NEXT_BELOW_ONE));
+          let d = 0;
+          for (let i = 0; i < row; i++) d = run.next();
+          const described = describe(policy, row).rows[row - 1];
+          expect(d).toBeLessThanOrEqual(cap);
+          expect(described?.maxDelayMs).toBe(d);
+          expect(described?.delayMs).toBe(d);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 
   it('takes no jitter: the slot draw is its jitter', () => {
