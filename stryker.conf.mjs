@@ -43,6 +43,8 @@ export default {
   ignorePatterns: ['bench', 'docs', 'packages/ebb-cli', 'packages/ebb/dist', 'reports', 'test/compat', 'coverage'],
   concurrency: 2,
   timeoutMS: 10_000,
+  // The first, instrumented run of every test takes minutes on a busy two-core machine.
+  dryRunTimeoutMinutes: 30,
   incrementalFile: 'reports/stryker-incremental.json',
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
