@@ -71,6 +71,9 @@ describe('parseRateLimit: the examples of draft-ietf-httpapi-ratelimit-headers',
 describe('rateLimitWaitMs', () => {
   it('is the window of the exhausted policy, in ms (§6: r=0;t=10 asks for a 10 s wait)', () => {
     expect(rateLimitWaitMs('"problemPolicy";r=0;t=10')).toBe(10_000);
+    // 15 digits of seconds (RFC 9651's largest Integer) overflow 2^53 ms: saturated, finite.
+    expect(rateLimitWaitMs('"p";r=0;t=999999999999999')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(rateLimitWaitMs('"p";r=0;t=9007199254740')).toBe(9_007_199_254_740_000);
     expect(rateLimitWaitMs('"burst";r=0;t=2, "daily";r=900;t=3600')).toBe(2000);
   });
 

@@ -11,6 +11,8 @@
  * ignored" (draft §7): one bad member discards the whole field, and so does an Inner List.
  */
 
+import { MAX_DELAY_MS } from '../backoff/backoff.js';
+
 /** One service-limit item of a `RateLimit` field. */
 export interface RateLimitItem {
   /** The policy's identifier (a String in draft 11, a Token in earlier drafts). */
@@ -198,7 +200,8 @@ export function rateLimitWaitMs(value: string | null | undefined): number | unde
   let wait: number | undefined;
   for (const item of items) {
     if (item.remaining === 0 && item.windowSeconds !== undefined) {
-      const ms = item.windowSeconds * 1000;
+      // 15 digits of seconds can exceed 2^53 ms: saturate as every wait in ebb does.
+      const ms = Math.min(item.windowSeconds * 1000, MAX_DELAY_MS);
       if (wait === undefined || ms > wait) wait = ms;
     }
   }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MAX_DELAY_MS } from '../backoff/backoff.js';
 import { parseHttpDate, parseRetryAfter } from './retry-after.js';
 
 // RFC 9110 §5.6.7 gives one instant in its three formats: Sun, 06 Nov 1994 08:49:37 GMT.
@@ -128,14 +129,32 @@ describe('parseRetryAfter (RFC 9110 §10.2.3)', () => {
     expect(parseRetryAfter(120 as unknown as string)).toBeUndefined();
   });
 
+  it('reads delay-seconds too long for a double as the longest wait, never Infinity (issue 10, defect 11)', () => {
+    const huge = '9'.repeat(400);
+    expect(Number(huge)).toBe(Infinity);
+    expect(parseRetryAfter(huge)).toBe(MAX_DELAY_MS);
+    expect(parseRetryAfter(`1${'0'.repeat(308)}`)).toBe(MAX_DELAY_MS);
+    // The saturation point: the last value below it is exact, anything above saturates.
+    expect(parseRetryAfter('9007199254740')).toBe(9_007_199_254_740_000);
+    expect(parseRetryAfter('9007199254741')).toBe(MAX_DELAY_MS);
+  });
+
   it('never throws and never returns a negative or non-finite wait, whatever the input (property)', () => {
+    // Digit strings of any length (up to 600, past Number's 309-digit overflow) beside any string.
+    // (fast-check's default size keeps strings short, so the length is drawn first.)
+    const digits = fc
+      .integer({ min: 1, max: 600 })
+      .chain((n) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n }));
+    const padded = fc.tuple(fc.constantFrom('', ' ', '\t'), digits, fc.constantFrom('', ' ')).map((p) => p.join(''));
     fc.assert(
-      fc.property(fc.string(), fc.integer({ min: 0, max: 4_000_000_000_000 }), (s, now) => {
+      fc.property(fc.oneof(fc.string(), digits, padded), fc.integer({ min: 0, max: 4_000_000_000_000 }), (s, now) => {
         const ms = parseRetryAfter(s, now);
         if (ms !== undefined) {
           expect(ms).toBeGreaterThanOrEqual(0);
-          expect(Number.isFinite(ms)).toBe(true);
+          expect(ms).toBeLessThanOrEqual(MAX_DELAY_MS);
         }
+        // Every string of digits is a hint: none is dropped, however long.
+        if (/^\d+$/.test(s.trim())) expect(ms).toBeDefined();
       }),
       { numRuns: 5000 },
     );

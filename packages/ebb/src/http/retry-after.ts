@@ -13,6 +13,8 @@
  * `parseInt('5s')` is 5. None of those is a `Retry-After`, so all of them are ignored here.
  */
 
+import { MAX_DELAY_MS } from '../backoff/backoff.js';
+
 const DAY_NAMES = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const DAY_NAMES_LONG = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -86,7 +88,12 @@ export function parseHttpDate(value: string, nowMs: number = Date.now()): number
  * Reads a `Retry-After` field value as a wait in milliseconds from `nowMs`.
  *
  * - delay-seconds (`"120"`) → 120 000. Only digits: `"1e3"`, `"1.5"`, `"-1"`, `"+5"`, `"0x10"`
- *   and `""` are not delay-seconds, and give undefined.
+ *   and `""` are not delay-seconds, and give undefined. The grammar sets no upper bound, so a
+ *   value too long for a double (400 digits is `Infinity` to `Number`) or above `MAX_DELAY_MS`
+ *   (2^53 − 1 ms, about 285,000 years) reads as `MAX_DELAY_MS`: "longer than anything", so the
+ *   executor gives up at once (it exceeds any finite `maxRetryAfterMs`), exactly as it does for
+ *   `"10000000"`. Reading it as `Infinity` would get it dropped as no hint at all, and the
+ *   client would retry sooner than the server asked.
  * - an HTTP-date → the time from `nowMs` (milliseconds since the epoch, a wall-clock time) to
  *   that date; a date in the past gives 0 (retry now).
  * - anything else → undefined: a hint the server did not give is no reason to wait.
@@ -105,7 +112,10 @@ export function parseHttpDate(value: string, nowMs: number = Date.now()): number
 export function parseRetryAfter(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
   if (typeof value !== 'string') return undefined;
   const v = value.trim();
-  if (DELAY_SECONDS.test(v)) return Number(v) * 1000;
+  if (DELAY_SECONDS.test(v)) {
+    const ms = Number(v) * 1000;
+    return ms < MAX_DELAY_MS ? ms : MAX_DELAY_MS;
+  }
   const at = parseHttpDate(v, nowMs);
   if (at === undefined) return undefined;
   return at > nowMs ? at - nowMs : 0;

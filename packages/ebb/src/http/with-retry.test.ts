@@ -162,6 +162,34 @@ describe('withRetry: server hints', () => {
     expect(r.retries).toHaveLength(0);
   });
 
+  it('a Retry-After too long for a double (400 digits) gives up at once, as 10000000 does (issue 10, defect 11)', async () => {
+    for (const value of ['10000000', '9'.repeat(400)]) {
+      const r = await run([withHeaders(503, { 'retry-after': value }), 200]);
+      expect(r.calls, value).toHaveLength(1);
+      expect(r.response?.status).toBe(503);
+      expect(r.retries).toHaveLength(0);
+    }
+    // With no limit on hints, it is the longest wait ebb knows: finite, 2^53 − 1 ms.
+    const waits: number[] = [];
+    const clock = virtualClock();
+    const s = scripted(clock, [withHeaders(503, { 'retry-after': '9'.repeat(400) }), 200]);
+    const f = withRetry(s.fetchImpl, {
+      backoff: constant({ delayMs: 100, maxAttempts: 5 }),
+      clock,
+      maxRetryAfterMs: Infinity,
+      onRetry: (c) => {
+        waits.push(c.delayMs);
+      },
+    });
+    const controller = new AbortController();
+    const done = f('http://127.0.0.1/x', { signal: controller.signal }).catch((error: unknown) => error);
+    await clock.advance(1_000);
+    expect(waits).toEqual([Number.MAX_SAFE_INTEGER]);
+    controller.abort(new Error('enough'));
+    expect(await done).toMatchObject({ message: 'enough' });
+    expect(s.calls).toHaveLength(1);
+  });
+
   it('maxRetryAfterMs is passed through: Infinity waits the whole day', async () => {
     const r = await run([withHeaders(429, { 'retry-after': '86400' }), 200], { maxRetryAfterMs: Infinity });
     expect(r.calls.map((c) => c.at)).toEqual([0, 86_400_000]);
@@ -422,6 +450,25 @@ describe('withRetry: the caller signal', () => {
     const request = new Request('http://127.0.0.1/x', { signal: AbortSignal.abort(reason) });
     await expect(withRetry(s.fetchImpl, { clock })(request)).rejects.toBe(reason);
     expect(s.calls).toHaveLength(0);
+  });
+
+  it("init.signal: undefined keeps the Request's own signal; null drops it — as fetch reads init (issue 10, defect 11)", async () => {
+    const reason = new Error('request signal');
+    const request = new Request('http://127.0.0.1/x', { signal: AbortSignal.abort(reason) });
+    for (const init of [{ signal: undefined }, {}, { signal: null }, undefined] as (RequestInit | undefined)[]) {
+      // The oracle: the Fetch standard's own reading of init (WebIDL: an undefined member is absent).
+      const keeps = new Request(request, init).signal.aborted;
+      const clock = virtualClock();
+      const s = scripted(clock, [200]);
+      const outcome = await withRetry(s.fetchImpl, { clock })(request, init).then(
+        (response) => response.status,
+        (error: unknown) => error,
+      );
+      expect(outcome, JSON.stringify(init)).toBe(keeps ? reason : 200);
+      expect(s.calls).toHaveLength(keeps ? 0 : 1);
+    }
+    expect(new Request(request, { signal: undefined }).signal.aborted).toBe(true);
+    expect(new Request(request, { signal: null }).signal.aborted).toBe(false);
   });
 });
 

@@ -235,7 +235,9 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     const replayable = ownBody ? isReplayableBody(init?.body) : true;
     const idempotent = allowed.has(method) || hasIdempotencyKey(init, request);
     const judgesResponses = replayable && idempotent;
-    const callerSignal = (init !== undefined && 'signal' in init ? init.signal : request?.signal) ?? undefined;
+    // As fetch reads init (WebIDL: a member set to undefined is absent): `signal: undefined` keeps
+    // the Request's own signal, `signal: null` drops it.
+    const callerSignal = (init?.signal !== undefined ? init.signal : request?.signal) ?? undefined;
     const cloneRequest = !ownBody && request !== undefined && request.body !== null;
 
     const judge = async (response: Response, attempt: number): Promise<Response> => {
