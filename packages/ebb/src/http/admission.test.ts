@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { seeded } from '../core/random.js';
-import { Admission, Entry } from './admission.js';
+import { Admission, Entry, MAX_RETRY_AFTER_MS } from './admission.js';
+import { parseRetryAfter } from './retry-after.js';
 
 describe('Admission', () => {
   it('runs up to maxConcurrent, queues up to maxQueue in order, refuses the rest', () => {
@@ -142,6 +143,27 @@ describe('Admission', () => {
       'Did you mean `maxQueue`?',
     );
     expect(new Admission('shed()', { maxConcurrent: 1, maxQueue: Infinity }).maxQueue).toBe(Infinity);
+  });
+
+  it('writes every accepted retryAfterMs as delay-seconds digits, and refuses what cannot be (issue 10, defect 4)', () => {
+    const gate = (retryAfterMs: number) => new Admission('shed()', { maxConcurrent: 1, retryAfterMs });
+    expect(String(gate(MAX_RETRY_AFTER_MS).retryAfterSeconds)).toBe('2147483647');
+    expect(() => gate(MAX_RETRY_AFTER_MS + 1)).toThrow(RangeError);
+    expect(() => gate(1e24)).toThrow(
+      'shed(): expected `retryAfterMs` to be at most 2147483647000 (2^31 − 1 seconds), got 1e+24.',
+    );
+    expect(() => gate(Infinity)).toThrow(RangeError);
+    expect(() => gate(Number.NaN)).toThrow(RangeError);
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: MAX_RETRY_AFTER_MS, noNaN: true }), (ms) => {
+        const header = String(gate(ms).retryAfterSeconds);
+        expect(header).toMatch(/^\d+$/);
+        // The client reads back at least the wait asked for, never less (rounded up to the second).
+        expect(parseRetryAfter(header)).toBeGreaterThanOrEqual(ms);
+        expect(parseRetryAfter(header)).toBeLessThanOrEqual(ms + 1000);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('rounds retryAfterMs up to whole seconds, the unit of Retry-After', () => {

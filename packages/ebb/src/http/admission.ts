@@ -1,4 +1,4 @@
-import { checkKeys, count, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 
 /** Options of `shed` and `shedFetch`. */
 export interface ShedOptions {
@@ -9,7 +9,9 @@ export interface ShedOptions {
   /**
    * The `Retry-After` a shed request is answered with, in milliseconds; sent as whole seconds,
    * rounded up (RFC 9110's delay-seconds). Default 1000. `0` sends `Retry-After: 0`: "come back
-   * whenever", leaving the wait to the client's own backoff.
+   * whenever", leaving the wait to the client's own backoff. At most {@link MAX_RETRY_AFTER_MS}
+   * (2^31 − 1 s, about 68 years); a larger value throws a `RangeError` rather than send a header
+   * some clients cannot read.
    */
   readonly retryAfterMs?: number;
 }
@@ -31,6 +33,18 @@ export interface ShedStats {
   /** The longest the queue has been. */
   readonly peakQueued: number;
 }
+
+/**
+ * The longest `retryAfterMs` that `shed` and `shedFetch` accept: (2^31 − 1) s, in ms.
+ *
+ * delay-seconds is `1*DIGIT` with no bound in RFC 9110, but the value must be written as digits
+ * (`String(1e21)` is `"1e+21"`, which no parser reads as seconds) and read by every client:
+ * many parse it into a signed 32-bit integer (Java's `Integer.parseInt` fails above
+ * 2,147,483,647 and the hint is then lost, so the client retries at once), and RFC 9111 §1.2.2
+ * names 2^31 as the limit a recipient of a delta-seconds may assume. ebb refuses larger values
+ * rather than clamp them silently.
+ */
+export const MAX_RETRY_AFTER_MS = 2_147_483_647_000;
 
 /** The body of a shed response: short, and says what to do. @internal */
 export function shedMessage(retryAfterSeconds: number): string {
@@ -82,7 +96,20 @@ export class Admission {
     );
     this.maxQueue = count(where, 'maxQueue', o.maxQueue, 0, 0, true, 'Use 0 to shed at once when all slots are busy.');
     const ms = nonNegative(where, 'retryAfterMs', o.retryAfterMs, 1000, false, 'For example 1000 for one second.');
-    this.retryAfterSeconds = Math.ceil(ms / 1000);
+    if (ms > MAX_RETRY_AFTER_MS) {
+      invalid(
+        where,
+        'retryAfterMs',
+        ms,
+        `at most ${MAX_RETRY_AFTER_MS} (2^31 − 1 seconds)`,
+        'Retry-After is sent as whole seconds, and many clients read it as a 32-bit integer.',
+      );
+    }
+    // Rounded up, and never below the wait asked for: ms / 1000 can round down (or underflow to 0
+    // for 5e-324), and ceil would then lose the last second.
+    let seconds = Math.ceil(ms / 1000);
+    if (seconds * 1000 < ms) seconds++;
+    this.retryAfterSeconds = seconds;
   }
 
   /** Runs `entry` now, queues it, or refuses it (false: answer 503 at once). */

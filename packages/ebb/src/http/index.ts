@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 
-export type { ShedOptions, ShedStats } from './admission.js';
+export { MAX_RETRY_AFTER_MS, type ShedOptions, type ShedStats } from './admission.js';
 export { aws, awsThrottlingCodes } from './aws.js';
 export { type HttpClassifier, type HttpResult, type HttpVerdict, standard } from './classifier.js';
 export { googleDrive, googleHttpClient } from './google.js';

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_RETRY_AFTER_MS } from './admission.js';
+import { parseRetryAfter } from './retry-after.js';
 import { shedFetch } from './shed-fetch.js';
 
 /** A handler whose responses are released by hand, to hold requests "in flight". */
@@ -74,6 +76,25 @@ describe('shedFetch', () => {
   it('passes extra arguments through (Deno info, Bun server, Worker env)', async () => {
     const f = shedFetch((_r: Request, env: { name: string }) => new Response(env.name), { maxConcurrent: 1 });
     expect(await (await f(req('/'), { name: 'env' })).text()).toBe('env');
+  });
+
+  it('sends delay-seconds digits up to the cap, and refuses retryAfterMs: 1e24 (issue 10, defect 4)', async () => {
+    for (const [retryAfterMs, header] of [
+      [MAX_RETRY_AFTER_MS, '2147483647'],
+      [0, '0'],
+      [0.001, '1'],
+    ] as const) {
+      const { handler } = held();
+      const f = shedFetch(handler, { maxConcurrent: 1, retryAfterMs });
+      void f(req('/held'));
+      const refused = await f(req('/shed'));
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe(header);
+      expect(parseRetryAfter(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(retryAfterMs);
+    }
+    expect(() => shedFetch(() => new Response(), { maxConcurrent: 1, retryAfterMs: 1e24 })).toThrow(
+      /shedFetch\(\): expected `retryAfterMs` to be at most 2147483647000/,
+    );
   });
 
   it('checks its arguments', () => {
