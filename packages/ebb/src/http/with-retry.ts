@@ -185,7 +185,11 @@ function verdictOf(value: unknown): HttpVerdict {
  * **Cancelling.** `init.signal` (or the `Request`'s signal) aborts everything: the running
  * attempt, a wait, and the body of the response you got. `attemptTimeoutMs` bounds each
  * attempt up to its response headers and the classifier's decision; reading the body of the
- * returned response is bounded by `init.signal` only.
+ * returned response is bounded by `init.signal` only. An aborted attempt's connection is closed
+ * by `fetch` at once; Node's `fetch` then keeps one idle spare connection to the origin for its
+ * 4 s keep-alive (bare `fetch` does the same). Pass your own `init.dispatcher` (an undici `Agent`
+ * with a shorter `keepAliveTimeout`) to free it sooner: `init` reaches `fetchImpl` unchanged but
+ * for its signal. See docs/http-notes.md for the measurements.
  *
  * Options are checked here, once: a bad one throws `TypeError`/`RangeError` naming it.
  *
