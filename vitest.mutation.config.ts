@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // The configuration `npm run mutation` hands StrykerJS: the library's unit tests only (beside their
 // files, virtual time, no servers), with the same unhandled-rejection trap as `npm test`.
 const setup = fileURLToPath(new URL('./test/setup/unhandled.ts', import.meta.url));
+const properties = fileURLToPath(new URL('./test/setup/mutation.ts', import.meta.url));
 
 export default defineConfig({
   test: {
@@ -11,6 +12,7 @@ export default defineConfig({
     include: ['src/**/*.test.ts'],
     // The simulators are outside the mutated scope; their tests only slow every mutant down.
     exclude: ['src/sim/**'],
-    setupFiles: [setup],
+    setupFiles: [setup, properties],
+    testTimeout: 60_000,
   },
 });
