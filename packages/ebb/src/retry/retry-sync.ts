@@ -12,6 +12,7 @@ import type {
   SuccessContext,
 } from './options.js';
 import { prepare } from './options.js';
+import { isThenable } from './retry.js';
 
 /** The view of one attempt a synchronous operation receives. */
 export interface SyncAttemptContext {
@@ -112,9 +113,9 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
   /** After attempt `attempt` failed: the wait before the next one, or throws what the caller receives. */
   const afterFailure = (attempt: number, error: unknown, context: SyncAttemptContext): number => {
     const retryable = classify(o.retryIf as SyncRetryIf | undefined, error, context);
-    if (typeof retryable !== 'boolean') {
+    if (isThenable(retryable)) {
       throw new TypeError(
-        `${where}: \`retryIf\` returned ${typeof retryable}; it must return a boolean synchronously.`,
+        `${where}: \`retryIf\` returned a promise; it must answer synchronously (use retry() for an async retryIf).`,
       );
     }
     const elapsed = elapsedNow();
