@@ -42,8 +42,13 @@ export { type VirtualClock, virtualClock } from './core/virtual-clock.js';
 export {
   type AttemptContext,
   type BudgetSuccess,
+  defaultRetryIf,
+  type FailedAttemptContext,
+  FinalError,
+  type GiveUpContext,
   type GiveUpReason,
   isAbortError,
+  type NextStep,
   NotDoneError,
   type Outcome,
   type PollOptions,

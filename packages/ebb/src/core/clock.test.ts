@@ -65,4 +65,14 @@ describe('systemClock', () => {
     expect(timer.hasRef()).toBe(false);
     spy.mockRestore();
   });
+
+  it('refuses a sleep that is not a number >= 0 (setTimeout would take NaN as 1 ms)', async () => {
+    for (const clock of [systemClock, unrefSystemClock]) {
+      for (const bad of [Number.NaN, -1, '10', undefined]) {
+        await expect(clock.sleep(bad as number)).rejects.toThrow(
+          /^clock\.sleep\(\): expected `ms` to be a number >= 0, got /,
+        );
+      }
+    }
+  });
 });

@@ -31,6 +31,8 @@ const monotonicNow: () => number =
  * alive (for background work); elsewhere `unref` is ignored, as timers there have no such hold.
  */
 function timerSleep(ms: number, signal: AbortSignal | undefined, unref: boolean): Promise<void> {
+  // setTimeout would take NaN or a negative delay as 1 ms: refuse it instead.
+  if (typeof ms !== 'number' || !(ms >= 0)) return Promise.reject(badSleep(ms));
   if (signal === undefined && ms <= MAX_TIMER_MS) {
     // The common case, as lean as a bare timer: a pending retry holds little more than this.
     return new Promise<void>((resolve) => {
@@ -64,6 +66,13 @@ function timerSleep(ms: number, signal: AbortSignal | undefined, unref: boolean)
     signal?.addEventListener('abort', onAbort, { once: true });
     arm();
   });
+}
+
+/** The error of a sleep whose length is not a number >= 0. @internal */
+export function badSleep(ms: unknown): RangeError {
+  return new RangeError(
+    `clock.sleep(): expected \`ms\` to be a number >= 0, got ${typeof ms === 'number' ? String(ms) : typeof ms}.`,
+  );
 }
 
 /** The real clock: `performance.now()` and `setTimeout`. */

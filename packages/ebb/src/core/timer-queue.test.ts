@@ -117,4 +117,59 @@ describe('TimerQueue', () => {
     q.remove(e);
     spy.mockRestore();
   });
+
+  it('is unpoisonable: a due time that is not a finite number >= 0 cannot enter, and the others still wake', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const t0 = q.now();
+    q.add(entry('ok', log), t0 + 10);
+    for (const bad of [Number.NaN, Infinity, -Infinity, -1, '5' as unknown as number, undefined as unknown as number]) {
+      const e = entry('bad', log);
+      expect(() => q.add(e, bad)).toThrow(
+        /^TimerQueue\.add\(\): expected a due time that is a finite number >= 0, got /,
+      );
+      expect(e.slot).toBe(-1);
+    }
+    expect(q.size).toBe(1);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(log).toEqual(['ok']);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a wake-up that throws cannot stop the others: the queue re-arms before the error propagates', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const t0 = q.now();
+    const boom = new Error('wake threw');
+    q.add(
+      entry('thrower', log, () => {
+        throw boom;
+      }),
+      t0 + 5,
+    );
+    q.add(entry('later', log), t0 + 5);
+    q.add(entry('last', log), t0 + 20);
+    // The host timer's callback throws (as any timer callback may); fake timers rethrow it here.
+    await expect(vi.advanceTimersByTimeAsync(5)).rejects.toBe(boom);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(log).toEqual(['thrower', 'later', 'last']);
+    expect(q.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('adding an entry that is already queued moves it instead of corrupting the heap', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const t0 = q.now();
+    const a = entry('a', log);
+    q.add(a, t0 + 10);
+    q.add(entry('b', log), t0 + 20);
+    q.add(a, t0 + 30);
+    expect(q.size).toBe(2);
+    await vi.advanceTimersByTimeAsync(30);
+    expect(log).toEqual(['b', 'a']);
+  });
 });

@@ -12,6 +12,10 @@
  *   added by a wake-up cannot starve the event loop.
  * - Delays beyond setTimeout's 2^31 − 1 ms are reached by re-arming.
  * - When the queue empties, its host timer is cleared: nothing is left to hold a process open.
+ * - It is shared by every operation in the process, so no caller can poison it: a due time that
+ *   is not a finite number >= 0 is refused where it enters (`add` throws a RangeError, and the
+ *   executor fails only that caller's operation), and a wake-up that throws cannot stop the
+ *   others: the queue re-arms before the error propagates.
  * @internal
  */
 export interface Wakeup {
@@ -56,6 +60,11 @@ export class TimerQueue {
 
   /** Queues `entry` to wake at `dueAt` (on `now()`'s scale). */
   add(entry: Wakeup, dueAt: number): void {
+    // `!(x >= 0)` is true for NaN and non-numbers too; NaN would break the heap's order for everyone.
+    if (typeof dueAt !== 'number' || !(dueAt >= 0) || dueAt === Infinity) {
+      throw new RangeError(`TimerQueue.add(): expected a due time that is a finite number >= 0, got ${String(dueAt)}.`);
+    }
+    if (entry.slot >= 0) this.remove(entry);
     entry.dueAt = dueAt;
     entry.order = this.#order++;
     entry.slot = this.#heap.length;
@@ -85,12 +94,16 @@ export class TimerQueue {
     const t = now();
     const limit = this.#order;
     const heap = this.#heap;
-    // Only entries queued before this turn, and due by now.
-    for (let top = heap[0]; top !== undefined && top.dueAt <= t && top.order < limit; top = heap[0]) {
-      this.remove(top);
-      top.wake();
+    try {
+      // Only entries queued before this turn, and due by now.
+      for (let top = heap[0]; top !== undefined && top.dueAt <= t && top.order < limit; top = heap[0]) {
+        this.remove(top);
+        top.wake();
+      }
+    } finally {
+      // Also when a wake-up threw: the other entries must still wake.
+      if (heap.length > 0 && this.#timer === undefined) this.#arm();
     }
-    if (heap.length > 0 && this.#timer === undefined) this.#arm();
   };
 
   #arm(): void {

@@ -54,4 +54,18 @@ describe('virtualClock', () => {
     void forever();
     await expect(clock.runAll(100)).rejects.toThrow(/still 1 sleeps pending after 100 wake-ups/);
   });
+
+  it('refuses a NaN or negative sleep, a bad start and a bad advance, so no other sleep is disordered', async () => {
+    const clock = virtualClock(100);
+    const order: string[] = [];
+    const ok = clock.sleep(10).then(() => order.push('ok'));
+    await expect(clock.sleep(Number.NaN)).rejects.toThrow('clock.sleep(): expected `ms` to be a number >= 0, got NaN.');
+    await expect(clock.sleep(-5)).rejects.toThrow(RangeError);
+    await expect(clock.advance(Number.NaN)).rejects.toThrow(/`ms` to be a number >= 0/);
+    expect(() => virtualClock(Number.NaN)).toThrow(/`startMs` to be a finite number/);
+    await clock.runAll();
+    await ok;
+    expect(order).toEqual(['ok']);
+    expect(clock.now()).toBe(110);
+  });
 });

@@ -1,4 +1,5 @@
-import type { Clock } from './clock.js';
+import { badSleep, type Clock } from './clock.js';
+import { invalid } from './validate.js';
 
 /**
  * A `Clock` whose time moves only when told to: for tests and simulations of code that sleeps.
@@ -37,6 +38,9 @@ function flush(): Promise<void> {
 
 /** A virtual clock starting at `startMs` (default 0). */
 export function virtualClock(startMs = 0): VirtualClock {
+  if (typeof startMs !== 'number' || !Number.isFinite(startMs)) {
+    invalid('virtualClock()', 'startMs', startMs, 'a finite number', 'For example 0.');
+  }
   let now = startMs;
   let seq = 0;
   const timers: Timer[] = [];
@@ -60,6 +64,11 @@ export function virtualClock(startMs = 0): VirtualClock {
     now: () => now,
     sleep(ms: number, signal?: AbortSignal): Promise<void> {
       return new Promise<void>((resolve, reject) => {
+        // A NaN due time would break the order of every other sleep on this clock.
+        if (typeof ms !== 'number' || !(ms >= 0)) {
+          reject(badSleep(ms));
+          return;
+        }
         if (signal?.aborted) {
           reject(signal.reason);
           return;
@@ -70,7 +79,7 @@ export function virtualClock(startMs = 0): VirtualClock {
           reject((signal as AbortSignal).reason);
         };
         const timer: Timer = {
-          due: now + Math.max(0, ms),
+          due: now + ms,
           seq: seq++,
           wake: () => {
             signal?.removeEventListener('abort', onAbort);
@@ -85,6 +94,7 @@ export function virtualClock(startMs = 0): VirtualClock {
       return timers.length;
     },
     async advance(ms: number): Promise<void> {
+      if (typeof ms !== 'number' || !(ms >= 0)) invalid('advance()', 'ms', ms, 'a number >= 0');
       const until = now + ms;
       await flush();
       while (wakeNext(until)) await flush();

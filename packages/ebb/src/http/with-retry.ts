@@ -46,7 +46,20 @@ export interface WithRetryOptions extends Omit<RetryOptions, 'retryIf' | 'signal
 const IDEMPOTENT_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'];
 
 const OWN_KEYS = ['retryOn', 'methods', 'onRetry'];
-const EXECUTOR_KEYS = ['backoff', 'attemptTimeoutMs', 'maxRetryAfterMs', 'clock', 'random', 'unref', 'rate', 'budget'];
+const EXECUTOR_KEYS = [
+  'backoff',
+  'retries',
+  'attemptTimeoutMs',
+  'maxRetryAfterMs',
+  'clock',
+  'random',
+  'unref',
+  'rate',
+  'budget',
+  'onFailedAttempt',
+  'onGiveUp',
+  'onSuccess',
+];
 const KEYS = [...OWN_KEYS, ...EXECUTOR_KEYS];
 
 /** RFC 9110 §9.1: a method is a token. */

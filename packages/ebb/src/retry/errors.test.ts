@@ -35,10 +35,11 @@ describe('helpers', () => {
     expect(e).toBeInstanceOf(DOMException);
   });
 
-  it('retryAfterOf reads only finite non-negative numbers', () => {
+  it('retryAfterOf reads only non-negative numbers (Infinity: longer than anything)', () => {
     expect(retryAfterOf({ retryAfterMs: 0 })).toBe(0);
     expect(retryAfterOf({ retryAfterMs: 1500 })).toBe(1500);
-    for (const bad of [-1, Number.NaN, Infinity, '5', null])
+    expect(retryAfterOf({ retryAfterMs: Infinity })).toBe(Infinity);
+    for (const bad of [-1, -0.5, Number.NaN, -Infinity, '5', null])
       expect(retryAfterOf({ retryAfterMs: bad })).toBeUndefined();
     expect(retryAfterOf(null)).toBeUndefined();
     expect(retryAfterOf('x')).toBeUndefined();

@@ -1,3 +1,43 @@
+import { isNetworkError } from './network-error.js';
+
+/**
+ * Reads `value[key]` from a value that came from user code: a throwing getter or a revoked
+ * proxy reads as undefined instead of throwing out of the executor. @internal
+ */
+export function prop(value: unknown, key: string): unknown {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** `value instanceof C`, false where that throws (a revoked proxy). @internal */
+export function isA(value: unknown, C: abstract new (...args: never[]) => unknown): boolean {
+  try {
+    return value instanceof C;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A thrown value as text for a message, without ever throwing: `Name: message` when both are
+ * strings, else `String(value)`, else its message, else (a null-prototype object, a throwing
+ * `toString`, a revoked proxy) a description of its type. Symbols print as `Symbol(description)`. @internal
+ */
+export function describeThrown(value: unknown): string {
+  const name = prop(value, 'name');
+  const message = prop(value, 'message');
+  if (typeof name === 'string' && typeof message === 'string') return `${name}: ${message}`;
+  try {
+    return String(value);
+  } catch {
+    return typeof message === 'string' ? message : `an unprintable ${typeof value}`;
+  }
+}
+
 /** Why an executor gave up. */
 export type GiveUpReason =
   /** The policy's `maxAttempts` were used up. */
@@ -28,8 +68,7 @@ export class RetryError extends Error {
   readonly elapsedMs: number;
 
   constructor(reason: GiveUpReason, attempts: number, elapsedMs: number, cause: unknown, detail: string) {
-    const last =
-      cause instanceof Error ? `${cause.name}: ${cause.message}` : cause === undefined ? 'none' : String(cause);
+    const last = cause === undefined ? 'none' : describeThrown(cause);
     super(
       `Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${Math.round(elapsedMs)} ms: ${detail}. Last error: ${last}`,
       {
@@ -44,7 +83,70 @@ export class RetryError extends Error {
 
 /** True for the errors aborts produce (`AbortError`), which the default classifier never retries. */
 export function isAbortError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+  return prop(error, 'name') === 'AbortError';
+}
+
+/**
+ * Wraps an error to end the operation at once, whatever `retryIf` says: the executor rejects
+ * with the wrapped error itself (not with the `FinalError`), like p-retry's `AbortError`.
+ * Throw it from the operation; `stop(error)` is the same, shorter.
+ *
+ * @example
+ * await retry(async () => {
+ *   const res = await fetch(url);
+ *   if (res.status === 404) throw new FinalError(new Error('no such item'));
+ *   if (!res.ok) throw new Error(`HTTP ${res.status}`);
+ *   return res.json();
+ * });
+ */
+export class FinalError extends Error {
+  override readonly name = 'FinalError';
+  /** Stable across versions, for matching without `instanceof`. */
+  readonly code = 'EBB_FINAL';
+
+  /** @param error what the caller receives — usually an `Error`, but any value is passed on as is. */
+  constructor(error: unknown) {
+    super(`final: ${describeThrown(error)}`, { cause: error });
+  }
+}
+
+/**
+ * `throw stop(error)` ends the operation at once: the caller receives `error` itself, and no
+ * retry follows whatever `retryIf` says. Same as `throw new FinalError(error)`.
+ */
+export function stop(error: unknown): FinalError {
+  return new FinalError(error);
+}
+
+/** The error a caller receives for a failure: a FinalError's own error, else the failure as is. @internal */
+export function unwrapFinal(error: unknown): unknown {
+  return isA(error, FinalError) ? (error as FinalError).cause : error;
+}
+
+/**
+ * The classifier the executor uses when no `retryIf` is given: retry every failure except
+ * - an abort (`name === 'AbortError'`): the caller's decision;
+ * - a `TypeError`, `ReferenceError`, `SyntaxError` or `RangeError` — the errors JavaScript
+ *   raises for a bug in the caller's own code (`undefined.x`, a typo, bad JSON handling), which
+ *   another attempt only repeats — except a network error: `fetch` reports a failed connection
+ *   as `TypeError: fetch failed` (see {@link isNetworkError}), and that one is retried.
+ *
+ * Checked with `instanceof`, so an error from another realm (a `vm` context, an iframe) counts
+ * as retryable. To retry such errors again, pass your own `retryIf`, e.g.
+ * `retryIf: (e) => !isAbortError(e)` (everything but aborts, the earlier default), or compose:
+ * `retryIf: (e) => e instanceof SyntaxError || defaultRetryIf(e)`.
+ */
+export function defaultRetryIf(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return true;
+  if (isAbortError(error)) return false;
+  if (isA(error, TypeError)) {
+    try {
+      return isNetworkError(error);
+    } catch {
+      return false; // a TypeError whose cause chain cannot be read is no network error ebb knows
+    }
+  }
+  return !(isA(error, ReferenceError) || isA(error, SyntaxError) || isA(error, RangeError));
 }
 
 /**
@@ -57,9 +159,9 @@ export function timeoutError(message: string): Error {
     : Object.assign(new Error(message), { name: 'TimeoutError' });
 }
 
-/** The server's hint, from an error's numeric `retryAfterMs` property, or undefined. */
+/** The server's hint, from an error's numeric `retryAfterMs` property (>= 0, Infinity included), or undefined. */
 export function retryAfterOf(error: unknown): number | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const ms = (error as { retryAfterMs?: unknown }).retryAfterMs;
-  return typeof ms === 'number' && ms >= 0 && Number.isFinite(ms) ? ms : undefined;
+  const ms = prop(error, 'retryAfterMs');
+  // Infinity stays: "longer than anything", which gives up (a NaN or negative hint is no hint).
+  return typeof ms === 'number' && ms >= 0 ? ms : undefined;
 }

@@ -1,12 +1,16 @@
-export { type GiveUpReason, isAbortError, RetryError } from './errors.js';
+export { defaultRetryIf, FinalError, type GiveUpReason, isAbortError, RetryError, stop } from './errors.js';
 export type {
   AttemptContext,
   BudgetSuccess,
+  FailedAttemptContext,
+  GiveUpContext,
+  NextStep,
   Outcome,
   RateController,
   RetryBudget,
   RetryContext,
   RetryOptions,
+  SuccessContext,
 } from './options.js';
 export { NotDoneError, type PollOptions, type PollResult, poll } from './poll.js';
 export { retry } from './retry.js';

@@ -2,7 +2,8 @@ import type { BackoffPolicy } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
 import { type Clock, clockOption, systemClock, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import type { GiveUpReason } from './errors.js';
 
 /** The view of one attempt an operation receives. Immutable. */
 export interface AttemptContext {
@@ -28,6 +29,53 @@ export interface RetryContext {
   readonly delayMs: number;
   /** Milliseconds since the operation started. */
   readonly elapsedMs: number;
+}
+
+/** What the executor does after a failed attempt. */
+export type NextStep =
+  /** Another attempt follows, after `delayMs`. */
+  | 'retry'
+  /** The executor gives up: the caller receives a `RetryError` with `reason`. */
+  | 'give-up'
+  /** The failure is final (`retryIf` said so, or a `FinalError`): the caller receives the error itself. */
+  | 'final';
+
+/** What `onFailedAttempt` is told after every failed attempt, the last included. Immutable. */
+export interface FailedAttemptContext {
+  /** The attempt that failed (1-based). */
+  readonly attempt: number;
+  /** Its error, unchanged (for a `FinalError`, the error it wraps). */
+  readonly error: unknown;
+  /** Milliseconds since the operation started. */
+  readonly elapsedMs: number;
+  /** What happens next. */
+  readonly next: NextStep;
+  /** The wait before the next attempt when `next` is `'retry'` (server hint included), else undefined. */
+  readonly delayMs: number | undefined;
+  /** Why the executor gives up when `next` is `'give-up'`, else undefined. */
+  readonly reason: GiveUpReason | undefined;
+}
+
+/** What `onGiveUp` is told when the operation ends in failure (not for an abort). Immutable. */
+export interface GiveUpContext {
+  /** Attempts made. */
+  readonly attempts: number;
+  /** The last attempt's error, unchanged (for a `FinalError`, the error it wraps). */
+  readonly error: unknown;
+  /** Milliseconds since the operation started. */
+  readonly elapsedMs: number;
+  /** Why: a `RetryError` reason, or `'final'` when the error itself was final. */
+  readonly reason: GiveUpReason | 'final';
+}
+
+/** What `onSuccess` is told when the operation succeeds. Immutable. */
+export interface SuccessContext<T = unknown> {
+  /** The attempt that succeeded: 1 when no retry was needed. */
+  readonly attempt: number;
+  /** Milliseconds since the operation started. */
+  readonly elapsedMs: number;
+  /** The operation's value. */
+  readonly value: T;
 }
 
 /** An attempt's outcome, as rate controllers see it. */
@@ -81,8 +129,17 @@ export interface RetryOptions {
   /** The backoff policy; default `presets.default` (100 ms ×2, full jitter, 20 s cap, 5 attempts). */
   readonly backoff?: BackoffPolicy;
   /**
-   * Decides whether a failure is worth another attempt; may be async. Default: every error
-   * except aborts (`name === 'AbortError'`). An error it rejects reaches the caller unchanged.
+   * Shorthand for the policy's attempt limit, counted as retries: `retries: 3` is
+   * `maxAttempts: 4` (one call and up to three retries), `Infinity` retries until something else
+   * stops it. It replaces the limit of `backoff` (through its `withMaxAttempts()`, so a custom
+   * policy without that method is refused). Default: the policy's own limit.
+   */
+  readonly retries?: number;
+  /**
+   * Decides whether a failure is worth another attempt; may be async. Default
+   * ({@link defaultRetryIf}): every error except aborts and the errors of a bug in the caller's
+   * own code (`TypeError` but a network one, `ReferenceError`, `SyntaxError`, `RangeError`). An
+   * error it calls final reaches the caller unchanged. Not asked about a `FinalError`.
    */
   readonly retryIf?: (error: unknown, context: AttemptContext) => boolean | PromiseLike<boolean>;
   /** Aborts everything: the running attempt's signal, any wait, and no attempt starts after. */
@@ -96,11 +153,30 @@ export interface RetryOptions {
   readonly maxRetryAfterMs?: number;
   /** Called before each wait; may be async (awaited). A throw stops the retries with that error. */
   readonly onRetry?: (context: RetryContext) => void | PromiseLike<void>;
+  /**
+   * Called after every failed attempt, the last included, with what happens next (`'retry'`
+   * after `delayMs`, `'give-up'` with `reason`, or `'final'`); before `onRetry`. May be async
+   * (awaited). A throw rejects the operation with that error. Not called for an abort.
+   */
+  readonly onFailedAttempt?: (context: FailedAttemptContext) => void | PromiseLike<void>;
+  /**
+   * Called once when the operation ends in failure — given up (`RetryError`) or final — after
+   * the last `onFailedAttempt`; not for an abort. May be async (awaited). A throw rejects the
+   * operation with that error instead.
+   */
+  readonly onGiveUp?: (context: GiveUpContext) => void | PromiseLike<void>;
+  /** Called once when the operation succeeds, before it resolves. May be async (awaited). A throw rejects the operation with that error. */
+  readonly onSuccess?: (context: SuccessContext) => void | PromiseLike<void>;
   /** Time source; default the system clock. */
   readonly clock?: Clock;
   /** Randomness for jitter; default `Math.random`. */
   readonly random?: Random;
-  /** Node.js: waits do not keep the process alive (for background work). Default false. */
+  /**
+   * Node.js: the executor's waits (backoff, attempt timeouts) do not keep the process alive, as
+   * `timer.unref()` — for background work that should not delay exit. If nothing else holds the
+   * process, it exits during a wait and the operation never settles. Only with the system clock
+   * (a custom `clock` decides itself how it waits). Default false.
+   */
   readonly unref?: boolean;
   /** A shared rate controller (`ebb/rate`). */
   readonly rate?: RateController;
@@ -118,25 +194,31 @@ export interface Prepared {
   readonly attemptTimeoutMs: number;
   readonly maxRetryAfterMs: number;
   readonly onRetry: RetryOptions['onRetry'];
+  readonly onFailedAttempt: RetryOptions['onFailedAttempt'];
+  readonly onGiveUp: RetryOptions['onGiveUp'];
+  readonly onSuccess: RetryOptions['onSuccess'];
+  /** The policy's `maxElapsedMs`, read once. */
+  readonly maxElapsedMs: number;
   readonly clock: Clock;
   readonly random: Random | undefined;
   readonly rate: RateController | undefined;
   readonly budget: RetryBudget | undefined;
 }
 
-const KEYS = [
+/** The options `retrySync()` shares with `retry()`. */
+const SYNC_KEYS = [
   'backoff',
+  'retries',
   'retryIf',
-  'signal',
-  'attemptTimeoutMs',
   'maxRetryAfterMs',
   'onRetry',
+  'onFailedAttempt',
+  'onGiveUp',
+  'onSuccess',
   'clock',
   'random',
-  'unref',
-  'rate',
-  'budget',
 ];
+const KEYS = [...SYNC_KEYS, 'signal', 'attemptTimeoutMs', 'unref', 'rate', 'budget'];
 
 /**
  * The defaults, shared by every call without options, and the prototype of every prepared
@@ -150,6 +232,10 @@ export const DEFAULTS: Prepared = {
   attemptTimeoutMs: Infinity,
   maxRetryAfterMs: 60_000,
   onRetry: undefined,
+  onFailedAttempt: undefined,
+  onGiveUp: undefined,
+  onSuccess: undefined,
+  maxElapsedMs: defaultBackoff.maxElapsedMs,
   clock: systemClock,
   random: undefined,
   rate: undefined,
@@ -166,19 +252,48 @@ const hasMethods = (value: unknown, names: readonly string[]): boolean =>
  * holds only what differs from {@link DEFAULTS} (the rest comes from its prototype), so that an
  * operation waiting in its backoff keeps a small object. @internal
  */
-export function prepare(where: string, options: RetryOptions | undefined, extraKeys: readonly string[] = []): Prepared {
+export function prepare(
+  where: string,
+  options: RetryOptions | undefined,
+  extraKeys: readonly string[] = [],
+  sync = false,
+): Prepared {
   if (options === undefined) return DEFAULTS;
   const o = optionsObject(where, options) as RetryOptions;
-  checkKeys(where, o, extraKeys.length ? [...KEYS, ...extraKeys] : KEYS);
-  const { backoff, retryIf, signal, onRetry, clock, random, unref, rate, budget } = o;
-  if (backoff !== undefined && (!hasMethods(backoff, ['start']) || typeof backoff.maxElapsedMs !== 'number')) {
+  checkKeys(where, o, sync ? SYNC_KEYS : extraKeys.length ? [...KEYS, ...extraKeys] : KEYS);
+  const { retryIf, signal, clock, random, unref, rate, budget } = o;
+  let backoff = o.backoff;
+  if (backoff !== undefined && !hasMethods(backoff, ['start'])) {
     invalid(where, 'backoff', backoff, 'a backoff policy', 'Build one with exponential() or take one from presets.');
+  }
+  if (o.retries !== undefined) {
+    const retries = count(where, 'retries', o.retries, 0, 0, true, 'For example 3: one call and up to three retries.');
+    const policy = (backoff ?? defaultBackoff) as BackoffPolicy & { withMaxAttempts?: (n: number) => BackoffPolicy };
+    if (typeof policy.withMaxAttempts !== 'function') {
+      throw new TypeError(
+        `${where}: \`retries\` sets the attempt limit of a Backoff value (withMaxAttempts()); this custom policy has none. Stop in its next() (return -1) instead.`,
+      );
+    }
+    backoff = policy.withMaxAttempts(retries + 1);
+  }
+  let maxElapsedMs = DEFAULTS.maxElapsedMs;
+  if (backoff !== undefined) {
+    // Read once: a getter cannot move the deadline during a run.
+    maxElapsedMs = nonNegative(
+      where,
+      'backoff.maxElapsedMs',
+      (backoff as { maxElapsedMs?: unknown }).maxElapsedMs,
+      Number.NaN,
+      true,
+      'A policy without a time budget has maxElapsedMs: Infinity.',
+    );
   }
   if (retryIf !== undefined && typeof retryIf !== 'function') {
     invalid(where, 'retryIf', retryIf, 'a function (error, context) => boolean');
   }
-  if (onRetry !== undefined && typeof onRetry !== 'function') {
-    invalid(where, 'onRetry', onRetry, 'a function (context) => void');
+  for (const hook of ['onRetry', 'onFailedAttempt', 'onGiveUp', 'onSuccess'] as const) {
+    if (o[hook] !== undefined && typeof o[hook] !== 'function')
+      invalid(where, hook, o[hook], 'a function (context) => void');
   }
   if (
     signal !== undefined &&
@@ -186,7 +301,11 @@ export function prepare(where: string, options: RetryOptions | undefined, extraK
   ) {
     invalid(where, 'signal', signal, 'an AbortSignal', 'Pass controller.signal.');
   }
-  if (clock !== undefined) clockOption(where, clock);
+  if (clock !== undefined) {
+    if (!sync) clockOption(where, clock);
+    else if (!hasMethods(clock, ['now', 'sleepSync']))
+      invalid(where, 'clock', clock, 'a SyncClock { now(), sleepSync(ms) }');
+  }
   if (random !== undefined && typeof random !== 'function') {
     invalid(where, 'random', random, 'a function returning a number in [0, 1)');
   }
@@ -220,19 +339,30 @@ export function prepare(where: string, options: RetryOptions | undefined, extraK
     'For example 60000; Infinity always waits.',
   );
   const p = Object.create(DEFAULTS) as { -readonly [K in keyof Prepared]: Prepared[K] };
-  if (backoff !== undefined) p.backoff = backoff;
+  if (backoff !== undefined) {
+    p.backoff = backoff;
+    p.maxElapsedMs = maxElapsedMs;
+  }
   if (retryIf !== undefined) p.retryIf = retryIf;
   if (signal !== undefined) p.signal = signal;
   if (attemptTimeoutMs !== Infinity) p.attemptTimeoutMs = attemptTimeoutMs;
   if (maxRetryAfterMs !== 60_000) p.maxRetryAfterMs = maxRetryAfterMs;
-  if (onRetry !== undefined) p.onRetry = onRetry;
-  if (clock !== undefined) p.clock = clock;
+  if (o.onRetry !== undefined) p.onRetry = o.onRetry;
+  if (o.onFailedAttempt !== undefined) p.onFailedAttempt = o.onFailedAttempt;
+  if (o.onGiveUp !== undefined) p.onGiveUp = o.onGiveUp;
+  if (o.onSuccess !== undefined) p.onSuccess = o.onSuccess;
+  if (clock !== undefined) p.clock = clock as Clock;
   else if (unref) p.clock = unrefSystemClock;
   if (random !== undefined) p.random = random;
   if (rate !== undefined) p.rate = rate;
   if (budget !== undefined) p.budget = budget;
   const plain =
-    signal === undefined && !rate && !budget && attemptTimeoutMs === Infinity && p.backoff.maxElapsedMs === Infinity;
+    signal === undefined &&
+    !rate &&
+    !budget &&
+    o.onSuccess === undefined &&
+    attemptTimeoutMs === Infinity &&
+    p.maxElapsedMs === Infinity;
   if (!plain) p.plain = false;
   return p;
 }

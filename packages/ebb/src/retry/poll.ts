@@ -1,5 +1,6 @@
 import { nonNegative } from '../core/validate.js';
-import { isAbortError } from './errors.js';
+import { readClock } from './decide.js';
+import { defaultRetryIf } from './errors.js';
 import { type AttemptContext, prepare, type RetryOptions } from './options.js';
 import { Execution } from './retry.js';
 
@@ -32,8 +33,9 @@ export class NotDoneError extends Error {
  * `options.backoff` and check again.
  *
  * `check` returns `{ done: true, value }` or `{ done: false }`; a thrown error goes through
- * `retryIf` (by default every error but an abort continues; pass a classifier such as
- * `ebb/http`'s to stop on client errors). Limits, time budget, abort and server hints behave as
+ * `retryIf` (by default as in `retry()`: every error but an abort, a `FinalError` and a bug in
+ * the check's own code continues; pass a classifier such as `ebb/http`'s to stop on client
+ * errors). Limits, time budget, abort and server hints behave as
  * in `retry()`. Resolves with the value; gives up with `RetryError` (reason `'attempts'` or
  * `'elapsed'`, cause a {@link NotDoneError} or the last error).
  *
@@ -53,11 +55,11 @@ export async function poll<T>(
   const o = prepare('poll()', options, ['initialDelayMs']);
   const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
   if (o.signal?.aborted) throw o.signal.reason;
-  const start = o.clock.now();
+  const start = readClock(o.clock, -Infinity);
   if (initialDelayMs > 0) await o.clock.sleep(initialDelayMs, o.signal);
   const userRetryIf = o.retryIf;
   const retryIf = (error: unknown, context: AttemptContext): boolean | PromiseLike<boolean> =>
-    error instanceof NotDoneError || (userRetryIf ? userRetryIf(error, context) : !isAbortError(error));
+    error instanceof NotDoneError || (userRetryIf ? userRetryIf(error, context) : defaultRetryIf(error));
   const operation = async (context: AttemptContext): Promise<T> => {
     const result = await check(context);
     if (typeof result !== 'object' || result === null || typeof result.done !== 'boolean') {

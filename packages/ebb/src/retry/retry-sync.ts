@@ -1,9 +1,18 @@
-import type { BackoffPolicy } from '../backoff/backoff.js';
-import { defaultBackoff } from '../backoff/default.js';
+import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import { isAbortError, RetryError, retryAfterOf } from './errors.js';
-import type { RetryContext } from './options.js';
+import { invalid } from '../core/validate.js';
+import { classify, decide, readClock, startRun } from './decide.js';
+import { type GiveUpReason, unwrapFinal } from './errors.js';
+import type {
+  FailedAttemptContext,
+  GiveUpContext,
+  NextStep,
+  Prepared,
+  RetryContext,
+  SuccessContext,
+} from './options.js';
+import { prepare } from './options.js';
+import { isThenable } from './retry.js';
 
 /** The view of one attempt a synchronous operation receives. */
 export interface SyncAttemptContext {
@@ -25,10 +34,18 @@ export interface SyncClock {
 export interface RetrySyncOptions {
   /** The backoff policy; default `presets.default`. */
   readonly backoff?: BackoffPolicy;
-  /** Decides whether an error is worth another attempt (synchronous). Default: every error but an abort. */
+  /** The attempt limit counted as retries (`retries: 3` is `maxAttempts: 4`), as in `retry()`. */
+  readonly retries?: number;
+  /** Decides whether an error is worth another attempt (synchronous). Default: `defaultRetryIf`, as in `retry()`. */
   readonly retryIf?: (error: unknown, context: SyncAttemptContext) => boolean;
   /** Called before each wait. A throw stops the retries with that error. */
   readonly onRetry?: (context: RetryContext) => void;
+  /** Called after every failed attempt, the last included, with what happens next. A throw ends the run with that error. */
+  readonly onFailedAttempt?: (context: FailedAttemptContext) => void;
+  /** Called once when the run ends in failure (given up, or final). A throw replaces the error. */
+  readonly onGiveUp?: (context: GiveUpContext) => void;
+  /** Called once on success, before the value is returned. A throw replaces the value with that error. */
+  readonly onSuccess?: (context: SuccessContext) => void;
   /** The longest server hint (`retryAfterMs` on an error) honoured; default 60 000. */
   readonly maxRetryAfterMs?: number;
   /** Randomness for jitter; default `Math.random`. */
@@ -66,9 +83,12 @@ function canBlock(): boolean {
  * thread may not block (a browser's main thread, or without `SharedArrayBuffer`), it throws a
  * `TypeError` at the call instead of spinning.
  *
- * Same outcomes as `retry()`: the value; the operation's own error when `retryIf` says final;
- * `RetryError` when attempts, the time budget (no wait ends past it) or a server hint rule end
- * the run. A synchronous attempt cannot be interrupted, so there is no `signal` or timeout.
+ * Same options (those that make sense without a promise), outcomes and decisions as `retry()`
+ * — both run the same decision logic after a failure: the value; the operation's own error when
+ * `retryIf` says final or it threw a `FinalError`; `RetryError` when attempts, the time budget (no
+ * wait ends past it) or a server hint rule end the run; a named `TypeError`/`RangeError` for a bad
+ * value from a policy or clock. Hooks are called synchronously (a returned promise is not awaited).
+ * A synchronous attempt cannot be interrupted, so there is no `signal` or timeout.
  *
  * @example
  * retrySync(() => renameSync(tmp, target), { retryIf: (e) => (e as NodeJS.ErrnoException).code === 'EBUSY' });
@@ -76,72 +96,83 @@ function canBlock(): boolean {
 export function retrySync<T>(operation: (context: SyncAttemptContext) => T, options?: RetrySyncOptions): T {
   const where = 'retrySync()';
   if (typeof operation !== 'function') invalid(where, 'operation', operation, 'a function');
-  const o = optionsObject(where, options) as RetrySyncOptions;
-  checkKeys(where, o, ['backoff', 'retryIf', 'onRetry', 'maxRetryAfterMs', 'random', 'clock']);
-  const backoff = o.backoff ?? defaultBackoff;
-  if (typeof backoff !== 'object' || typeof backoff.start !== 'function')
-    invalid(where, 'backoff', backoff, 'a backoff policy');
-  if (o.retryIf !== undefined && typeof o.retryIf !== 'function') invalid(where, 'retryIf', o.retryIf, 'a function');
-  if (o.onRetry !== undefined && typeof o.onRetry !== 'function') invalid(where, 'onRetry', o.onRetry, 'a function');
-  if (o.random !== undefined && typeof o.random !== 'function') invalid(where, 'random', o.random, 'a function');
-  const clock = o.clock ?? atomicsClock;
-  if (typeof clock?.now !== 'function' || typeof clock.sleepSync !== 'function') {
-    invalid(where, 'clock', clock, 'a SyncClock { now(), sleepSync(ms) }');
-  }
-  const maxRetryAfterMs = nonNegative(where, 'maxRetryAfterMs', o.maxRetryAfterMs, 60_000, true);
+  const o = prepare(where, options as Parameters<typeof prepare>[1], [], true);
+  const clock = options?.clock ?? atomicsClock;
   if (clock === atomicsClock && !canBlock()) {
     throw new TypeError(
       `${where}: this thread may not block (a browser's main thread, or no SharedArrayBuffer without cross-origin isolation); use retry() instead.`,
     );
   }
-  const start = clock.now();
-  let run: ReturnType<BackoffPolicy['start']> | undefined;
-  for (let attempt = 1; ; attempt++) {
-    const context = Object.freeze({ attempt, elapsedMs: attempt === 1 ? 0 : clock.now() - start });
-    let error: unknown;
-    let failed = false;
-    let value: T | undefined;
-    try {
-      value = operation(context);
-    } catch (e) {
-      failed = true;
-      error = e;
-    }
-    if (!failed) {
-      if (typeof (value as { then?: unknown } | null | undefined)?.then === 'function') {
-        throw new TypeError(`${where}: the operation returned a promise; use retry() for asynchronous work.`);
-      }
-      return value as T;
-    }
-    const retryable = o.retryIf ? o.retryIf(error, context) : !isAbortError(error);
-    if (!retryable) throw error;
-    run ??= backoff.start(o.random);
-    let delay = run.next();
-    const elapsed = clock.now() - start;
-    if (delay < 0) throw new RetryError('attempts', attempt, elapsed, error, `maxAttempts (${attempt}) reached`);
-    const hint = retryAfterOf(error);
-    if (hint !== undefined) {
-      if (hint > maxRetryAfterMs) {
-        throw new RetryError(
-          'retry-after',
-          attempt,
-          elapsed,
-          error,
-          `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${maxRetryAfterMs} ms)`,
-        );
-      }
-      if (hint > delay) delay = hint;
-    }
-    if (elapsed + delay > backoff.maxElapsedMs) {
-      throw new RetryError(
-        'elapsed',
-        attempt,
-        elapsed,
-        error,
-        `the next wait (${Math.round(delay)} ms) would end past maxElapsedMs (${backoff.maxElapsedMs} ms)`,
+  const start = readClock(clock, -Infinity);
+  let last = start;
+  const elapsedNow = (): number => {
+    last = readClock(clock, last);
+    return last - start;
+  };
+  let run: BackoffRun | undefined;
+  /** After attempt `attempt` failed: the wait before the next one, or throws what the caller receives. */
+  const afterFailure = (attempt: number, error: unknown, context: SyncAttemptContext): number => {
+    const retryable = classify(o.retryIf as SyncRetryIf | undefined, error, context);
+    if (isThenable(retryable)) {
+      throw new TypeError(
+        `${where}: \`retryIf\` returned a promise; it must answer synchronously (use retry() for an async retryIf).`,
       );
     }
-    o.onRetry?.(Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }));
-    clock.sleepSync(delay);
+    const elapsed = elapsedNow();
+    if (!retryable) {
+      const own = unwrapFinal(error);
+      failedHook(o, attempt, own, elapsed, 'final', undefined, undefined);
+      giveUpHook(o, attempt, own, elapsed, 'final');
+      throw own;
+    }
+    run ??= startRun(o);
+    const step = decide(o, run, attempt, error, elapsed);
+    if (typeof step !== 'number') {
+      failedHook(o, attempt, error, elapsed, 'give-up', undefined, step.reason);
+      giveUpHook(o, attempt, error, elapsed, step.reason);
+      throw step;
+    }
+    failedHook(o, attempt, error, elapsed, 'retry', step, undefined);
+    o.onRetry?.(Object.freeze({ attempt, error, delayMs: step, elapsedMs: elapsed }));
+    return step;
+  };
+  for (let attempt = 1; ; attempt++) {
+    const context = Object.freeze({ attempt, elapsedMs: attempt === 1 ? 0 : elapsedNow() });
+    let value: T;
+    try {
+      value = operation(context);
+    } catch (error) {
+      clock.sleepSync(afterFailure(attempt, error, context));
+      continue;
+    }
+    if (typeof (value as { then?: unknown } | null | undefined)?.then === 'function') {
+      throw new TypeError(`${where}: the operation returned a promise; use retry() for asynchronous work.`);
+    }
+    o.onSuccess?.(Object.freeze({ attempt, elapsedMs: elapsedNow(), value }));
+    return value;
   }
+}
+
+type SyncRetryIf = (error: unknown, context: SyncAttemptContext) => boolean;
+
+function failedHook(
+  o: Prepared,
+  attempt: number,
+  error: unknown,
+  elapsedMs: number,
+  next: NextStep,
+  delayMs: number | undefined,
+  reason: GiveUpReason | undefined,
+): void {
+  o.onFailedAttempt?.(Object.freeze({ attempt, error, elapsedMs, next, delayMs, reason }));
+}
+
+function giveUpHook(
+  o: Prepared,
+  attempts: number,
+  error: unknown,
+  elapsedMs: number,
+  reason: GiveUpReason | 'final',
+): void {
+  o.onGiveUp?.(Object.freeze({ attempts, error, elapsedMs, reason }));
 }

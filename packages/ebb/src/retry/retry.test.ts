@@ -398,8 +398,21 @@ describe('retry: server hints (retryAfterMs)', () => {
     expect(e3).toMatchObject({ reason: 'retry-after' });
   });
 
-  it('ignores hints that are not finite non-negative numbers', async () => {
-    for (const bad of [Number.NaN, -5, Infinity, '1000']) {
+  it('an endless hint (Infinity: a Retry-After too long to represent) gives up at once, whatever maxRetryAfterMs', async () => {
+    for (const maxRetryAfterMs of [60_000, Infinity]) {
+      const { error, clock } = await settle(
+        () => Promise.reject(Object.assign(new Error(), { retryAfterMs: Infinity })),
+        {
+          maxRetryAfterMs,
+        },
+      );
+      expect(error).toMatchObject({ reason: 'retry-after', attempts: 1 });
+      expect(clock.sleeps).toEqual([]);
+    }
+  });
+
+  it('ignores hints that are not non-negative numbers', async () => {
+    for (const bad of [Number.NaN, -5, -Infinity, '1000']) {
       const { clock } = await settle(
         (c) => (c.attempt === 1 ? Promise.reject(Object.assign(new Error(), { retryAfterMs: bad })) : 1),
         { backoff: constant({ delayMs: 7 }) },
@@ -541,7 +554,10 @@ describe('retry: options', () => {
     );
     await expect(retry(() => 1, { rate: {} as never })).rejects.toThrow(/`rate`/);
     await expect(retry(() => 1, { budget: {} as never })).rejects.toThrow(/`budget`/);
-    await expect(retry(() => 1, { retries: 3 } as never)).rejects.toThrow(/unknown option `retries`/);
+    await expect(retry(() => 1, { retries: -1 })).rejects.toThrow(/`retries` to be a whole number >= 0/);
+    await expect(retry(() => 1, { retriez: 3 } as never)).rejects.toThrow(
+      /unknown option `retriez`. Did you mean `retries`/,
+    );
     await expect(retry(5 as never)).rejects.toThrow(/`operation` to be a function, got number/);
   });
 });

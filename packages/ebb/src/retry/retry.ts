@@ -1,8 +1,9 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { hostQueue } from '../core/clock.js';
 import type { Wakeup } from '../core/timer-queue.js';
-import { isAbortError, RetryError, retryAfterOf, timeoutError } from './errors.js';
-import { type AttemptContext, DEFAULTS, type Prepared, prepare, type RetryOptions } from './options.js';
+import { classify, decide, readClock, startRun } from './decide.js';
+import { type GiveUpReason, prop, RetryError, timeoutError, unwrapFinal } from './errors.js';
+import { type AttemptContext, DEFAULTS, type NextStep, type Prepared, prepare, type RetryOptions } from './options.js';
 
 /**
  * The context an attempt receives. A class with a lazy `signal` rather than a frozen object:
@@ -45,23 +46,32 @@ const noop = (): void => {};
 /**
  * Calls `operation` until it succeeds, backing off between attempts by `options.backoff`.
  *
- * - **Success** resolves with the operation's value.
- * - **A final failure** — one `retryIf` rejects (by default: an `AbortError`) — rejects with the
- *   operation's own error, unchanged, at once.
+ * - **Success** resolves with the operation's value (after `onSuccess`).
+ * - **A final failure** — `retryIf` says so (by default: an abort, or a `TypeError`,
+ *   `ReferenceError`, `SyntaxError` or `RangeError` from the caller's own code, see
+ *   {@link defaultRetryIf}), or the operation threw a {@link FinalError} — rejects at once with
+ *   the operation's own error, unchanged (a `FinalError`'s wrapped error).
  * - **Giving up** — attempts used up, the time budget reached, a server hint above
  *   `maxRetryAfterMs`, a budget's refusal — rejects with {@link RetryError} (`cause`: the last error).
  * - **Abort** (`options.signal`) rejects with `signal.reason` at once: the running attempt's
  *   signal aborts, a wait is cut short, no attempt starts afterwards, and an already-aborted
- *   signal never calls the operation.
+ *   signal never calls the operation. No hook is called for an abort.
+ * - **Bad values from user code** — a policy whose `next()` returns anything but a finite number
+ *   >= 0 or -1, a clock whose `now()` is not a finite, non-decreasing number or whose `sleep()`
+ *   does not return a promise — reject this operation with a `TypeError`/`RangeError` naming the
+ *   source (``backoff.next() returned NaN; …``); other operations are not affected. A hook or
+ *   a `retryIf` that throws (or rejects) rejects the operation with that error.
  *
  * Deadlines: with the policy's `maxElapsedMs`, the executor never starts a wait that would end
- * past the deadline (it gives up at once instead — and never sleeps after the last attempt), and
- * an attempt still running at the deadline has its signal aborted and ends the run.
+ * past the deadline (it gives up at once instead — and never sleeps after the last attempt), never
+ * starts an attempt past it (also after waiting for a rate controller), and an attempt still
+ * running at the deadline has its signal aborted and ends the run.
  *
  * Server hints: an error with a numeric `retryAfterMs` (the HTTP layer sets it from
  * `Retry-After`) makes the next wait at least that long. A hint above `maxRetryAfterMs`
- * (default 60 s) ends the run with reason `'retry-after'`: like got, and unlike ky, which clamps
- * the hint and so retries before the server said it would be ready.
+ * (default 60 s; a hint of exactly 60 s is waited) ends the run with reason `'retry-after'`:
+ * like got, and unlike ky, which clamps the hint and so retries before the server said it
+ * would be ready.
  *
  * Timers: when the returned promise settles, no timer or listener of this call remains.
  *
@@ -74,6 +84,7 @@ const noop = (): void => {};
  */
 export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promise<Awaited<T>> {
   let o: Prepared;
+  let start: number;
   try {
     if (typeof operation !== 'function') {
       throw new TypeError(
@@ -81,12 +92,11 @@ export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promi
       );
     }
     o = options === undefined ? DEFAULTS : prepare('retry()', options);
+    if (o.signal?.aborted) return Promise.reject(o.signal.reason);
+    start = readClock(o.clock, -Infinity);
   } catch (error) {
     return Promise.reject(error);
   }
-  const signal = o.signal;
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  const start = o.clock.now();
   if (!o.plain) {
     return new Promise((resolve, reject) => new Execution<T>(operation, o, start).start(resolve, reject));
   }
@@ -117,11 +127,44 @@ export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T>
   );
 }
 
-/** Marks the TimeoutError with which the executor's own deadline aborts an attempt. */
-const DEADLINE = Symbol('ebb.deadline');
-
 function isThrottle(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { throttled?: unknown }).throttled === true;
+  return prop(error, 'throttled') === true;
+}
+
+/** A custom clock's `sleep()`, checked: a promise, or a TypeError naming the clock. */
+function sleepOn(o: Prepared, ms: number, signal: AbortSignal | undefined): PromiseLike<void> {
+  const slept = o.clock.sleep(ms, signal);
+  if (!isThenable<void>(slept)) {
+    throw new TypeError(`clock.sleep() returned ${slept === null ? 'null' : typeof slept}; expected a promise.`);
+  }
+  return slept;
+}
+
+/**
+ * Calls `hook(context)` if there is a hook, then `next` — once its promise fulfils, when it
+ * returns one. A hook that throws or rejects hands its error to `fail`.
+ */
+function callHook<C>(
+  hook: ((context: C) => unknown) | undefined,
+  context: () => C,
+  next: () => void,
+  fail: (error: unknown) => void,
+): void {
+  if (hook === undefined) {
+    next();
+    return;
+  }
+  try {
+    const result = hook(context());
+    if (isThenable(result)) {
+      result.then(next, fail);
+      return;
+    }
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  next();
 }
 
 /**
@@ -138,6 +181,8 @@ export class Execution<T> implements Wakeup {
   readonly #operation: Operation<T>;
   readonly #o: Prepared;
   readonly #start: number;
+  /** The clock's last reading: a later one may not be smaller. */
+  #last: number;
   /** The last attempt made. */
   #attempt = 0;
   #run: BackoffRun | undefined;
@@ -145,8 +190,8 @@ export class Execution<T> implements Wakeup {
   #current: Attempt | undefined;
   /**
    * The first failure, kept until the adopting promise calls `then`; after that, with a budget
-   * only, the error whose retry is running, for `budget.recordSuccess` (one slot for both keeps
-   * a pending retry small).
+   * or a rate controller only, the last error (for `budget.recordSuccess`, and as the cause when
+   * the deadline passes while waiting for `rate.acquire()`) — one slot keeps a pending retry small.
    */
   #error: unknown;
   /** Cancels the running attempt's timeout timer. */
@@ -158,6 +203,7 @@ export class Execution<T> implements Wakeup {
     this.#operation = operation;
     this.#o = o;
     this.#start = start;
+    this.#last = start;
   }
 
   /**
@@ -177,7 +223,7 @@ export class Execution<T> implements Wakeup {
     try {
       this.#o.budget?.recordRequest?.();
     } catch (thrown) {
-      this.#settle(false, thrown);
+      this.#fail(thrown);
       return;
     }
     if (failed) {
@@ -214,9 +260,15 @@ export class Execution<T> implements Wakeup {
     else reject(value);
   }
 
-  /** A step that throws ends the run with that error: nothing is swallowed. */
-  #fail(error: unknown): void {
+  /** Ends the run with `error`: a step that throws, a hook that throws, a bad value. Nothing is swallowed. */
+  readonly #fail = (error: unknown): void => {
     this.#settle(false, error);
+  };
+
+  /** Milliseconds since the start, by the checked clock. Throws for a bad reading. */
+  #elapsed(): number {
+    this.#last = readClock(this.#o.clock, this.#last);
+    return this.#last - this.#start;
   }
 
   /** The caller's signal aborted (EventListener protocol). */
@@ -240,29 +292,29 @@ export class Execution<T> implements Wakeup {
     if (!this.#resolve) return;
     const rate = this.#o.rate;
     if (!rate) {
-      this.#launch();
+      this.#launch(undefined, false);
       return;
     }
     let acquired: unknown;
     try {
       acquired = rate.acquire(this.#o.signal);
+      if (isThenable(acquired)) {
+        acquired.then((ticket) => this.#launch(ticket, true), this.#fail);
+        return;
+      }
     } catch (error) {
       this.#fail(error);
       return;
     }
-    if (isThenable(acquired)) {
-      acquired.then(
-        (ticket) => this.#launch(ticket),
-        (error: unknown) => this.#fail(error),
-      );
-    } else this.#launch(acquired);
+    this.#launch(acquired, false);
   }
 
   /**
    * Starts an attempt. `ticket` is what the rate controller's `acquire` gave, handed back to its
    * `record`; the attempt's own callbacks carry it, so a retry waiting in its backoff holds none.
+   * `waited`: the rate controller made this attempt wait, so the deadline is checked again.
    */
-  #launch(ticket?: unknown): void {
+  #launch(ticket: unknown, waited: boolean): void {
     const o = this.#o;
     if (!this.#resolve) return;
     // Another callback may have aborted since the wait ended: no attempt starts after an abort.
@@ -270,26 +322,38 @@ export class Execution<T> implements Wakeup {
       this.#aborted();
       return;
     }
-    const elapsed = o.clock.now() - this.#start;
-    const context = new Attempt(++this.#attempt, elapsed);
-    this.#current = context;
-    const left = o.backoff.maxElapsedMs - elapsed;
-    const byDeadline = left < o.attemptTimeoutMs;
-    const limit = byDeadline ? left : o.attemptTimeoutMs;
-    if (limit !== Infinity) {
-      const timer = new AbortController();
-      this.#attemptTimer = timer;
-      o.clock.sleep(limit > 0 ? limit : 0, timer.signal).then(() => {
-        if (this.#current !== context) return;
-        const error = timeoutError(
-          byDeadline
-            ? `attempt ${context.attempt} reached the deadline (maxElapsedMs ${o.backoff.maxElapsedMs} ms)`
-            : `attempt ${context.attempt} timed out after ${o.attemptTimeoutMs} ms (attemptTimeoutMs)`,
-        );
-        if (byDeadline) Object.defineProperty(error, DEADLINE, { value: true });
-        context.abort(error);
-        this.#failed(context, error, ticket);
-      }, noop);
+    let context: Attempt;
+    try {
+      const elapsed = this.#elapsed();
+      if (waited && elapsed > o.maxElapsedMs) {
+        // The wait for the rate controller ran past the deadline: no attempt starts after it.
+        const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out while waiting for rate.acquire() before attempt ${this.#attempt + 1}`;
+        const error = this.#error;
+        this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed, false);
+        return;
+      }
+      context = new Attempt(++this.#attempt, elapsed);
+      this.#current = context;
+      const left = o.maxElapsedMs - elapsed;
+      const byDeadline = left < o.attemptTimeoutMs;
+      const limit = byDeadline ? left : o.attemptTimeoutMs;
+      if (limit !== Infinity) {
+        const timer = new AbortController();
+        this.#attemptTimer = timer;
+        sleepOn(o, limit > 0 ? limit : 0, timer.signal).then(() => {
+          if (this.#current !== context) return;
+          const error = timeoutError(
+            byDeadline
+              ? `attempt ${context.attempt} reached the deadline (maxElapsedMs ${o.maxElapsedMs} ms)`
+              : `attempt ${context.attempt} timed out after ${o.attemptTimeoutMs} ms (attemptTimeoutMs)`,
+          );
+          context.abort(error);
+          this.#failed(context, error, ticket, byDeadline);
+        }, noop);
+      }
+    } catch (error) {
+      this.#fail(error);
+      return;
     }
     let result: T | PromiseLike<T>;
     try {
@@ -308,9 +372,16 @@ export class Execution<T> implements Wakeup {
 
   #succeeded(context: Attempt, value: unknown, ticket: unknown): void {
     if (this.#current !== context) return;
+    const o = this.#o;
     try {
-      this.#o.rate?.record('success', ticket);
-      this.#o.budget?.recordSuccess(Object.freeze({ attempt: context.attempt, lastError: this.#error }));
+      o.rate?.record('success', ticket);
+      o.budget?.recordSuccess(Object.freeze({ attempt: context.attempt, lastError: this.#error }));
+      if (o.onSuccess) {
+        const elapsedMs = this.#elapsed();
+        const done = () => this.#settle(true, value);
+        callHook(o.onSuccess, () => Object.freeze({ attempt: context.attempt, elapsedMs, value }), done, this.#fail);
+        return;
+      }
     } catch (thrown) {
       this.#fail(thrown);
       return;
@@ -318,7 +389,8 @@ export class Execution<T> implements Wakeup {
     this.#settle(true, value);
   }
 
-  #failed(context: Attempt, error: unknown, ticket?: unknown): void {
+  /** Attempt `context` failed with `error`; `deadline`: it ran into `maxElapsedMs`, which ends the run. */
+  #failed(context: Attempt, error: unknown, ticket?: unknown, deadline = false): void {
     if (this.#current !== context || !this.#resolve) return;
     this.#current = undefined;
     this.#attemptTimer?.abort();
@@ -327,81 +399,89 @@ export class Execution<T> implements Wakeup {
     let verdict: boolean | PromiseLike<boolean>;
     try {
       o.rate?.record(isThrottle(error) ? 'throttled' : 'failure', ticket);
-      if (typeof error === 'object' && error !== null && DEADLINE in error) {
-        const detail = `maxElapsedMs (${o.backoff.maxElapsedMs} ms) ran out during attempt ${this.#attempt}`;
-        this.#giveUp('elapsed', error, detail);
+      if (deadline) {
+        const elapsed = this.#elapsed();
+        const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out during attempt ${this.#attempt}`;
+        this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed);
         return;
       }
-      verdict = o.retryIf ? o.retryIf(error, context) : !isAbortError(error);
+      verdict = classify(o.retryIf, error, context);
+      if (isThenable(verdict)) {
+        verdict.then((retryable) => this.#decide(error, retryable), this.#fail);
+        return;
+      }
     } catch (thrown) {
       this.#fail(thrown);
       return;
     }
-    if (isThenable(verdict)) {
-      verdict.then(
-        (retryable) => this.#decide(error, retryable),
-        (thrown: unknown) => this.#fail(thrown),
-      );
-    } else this.#decide(error, verdict);
-  }
-
-  #giveUp(reason: RetryError['reason'], error: unknown, detail: string, elapsed?: number): void {
-    const ms = elapsed ?? this.#o.clock.now() - this.#start;
-    this.#settle(false, new RetryError(reason, this.#attempt, ms, error, detail));
+    this.#decide(error, verdict);
   }
 
   #decide(error: unknown, retryable: boolean): void {
     if (!this.#resolve) return;
-    if (!retryable) {
-      this.#settle(false, error);
-      return;
-    }
     const o = this.#o;
-    const attempt = this.#attempt;
+    let step: number | RetryError;
+    let elapsed: number;
     try {
-      o.budget?.recordFailure?.(error);
-      this.#run ??= o.backoff.start(o.random);
-      let delay = this.#run.next();
-      const elapsed = o.clock.now() - this.#start;
-      if (delay < 0) {
-        this.#giveUp('attempts', error, `maxAttempts (${attempt}) reached`, elapsed);
+      elapsed = this.#elapsed();
+      if (!retryable) {
+        const own = unwrapFinal(error);
+        this.#end(own, own, 'final', elapsed);
         return;
       }
-      const hint = retryAfterOf(error);
-      if (hint !== undefined) {
-        if (hint > o.maxRetryAfterMs) {
-          const detail = `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${o.maxRetryAfterMs} ms)`;
-          this.#giveUp('retry-after', error, detail, elapsed);
-          return;
-        }
-        if (hint > delay) delay = hint;
-      }
-      if (elapsed + delay > o.backoff.maxElapsedMs) {
-        const detail = `the next wait (${Math.round(delay)} ms) would end past maxElapsedMs (${o.backoff.maxElapsedMs} ms)`;
-        this.#giveUp('elapsed', error, detail, elapsed);
-        return;
-      }
-      if (o.budget) {
-        if (!o.budget.tryAcquireRetry(error)) {
-          this.#giveUp('budget', error, 'the retry budget refused another retry', elapsed);
-          return;
-        }
-        this.#error = error;
-      }
-      if (o.onRetry) {
-        const hook = o.onRetry(Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }));
-        if (isThenable(hook)) {
-          hook.then(
-            () => this.#sleep(delay),
-            (thrown: unknown) => this.#fail(thrown),
-          );
-          return;
-        }
-      }
-      this.#sleep(delay);
+      this.#run ??= startRun(o);
+      step = decide(o, this.#run, this.#attempt, error, elapsed);
     } catch (thrown) {
       this.#fail(thrown);
+      return;
     }
+    if (typeof step !== 'number') {
+      this.#end(step, error, step.reason, elapsed);
+      return;
+    }
+    const delay = step;
+    const attempt = this.#attempt;
+    if (o.budget || o.rate) this.#error = error;
+    const sleep = () => this.#sleep(delay);
+    const retryHook = () =>
+      callHook(
+        o.onRetry,
+        () => Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }),
+        sleep,
+        this.#fail,
+      );
+    this.#failedHook(error, elapsed, 'retry', delay, undefined, retryHook);
+  }
+
+  /** `onFailedAttempt` for the attempt that just failed, then `next`. */
+  #failedHook(
+    error: unknown,
+    elapsedMs: number,
+    step: NextStep,
+    delayMs: number | undefined,
+    reason: GiveUpReason | undefined,
+    then: () => void,
+  ): void {
+    const attempt = this.#attempt;
+    const context = () => Object.freeze({ attempt, error, elapsedMs, next: step, delayMs, reason });
+    const next = (): void => {
+      if (this.#resolve) then();
+    };
+    callHook(this.#o.onFailedAttempt, context, next, this.#fail);
+  }
+
+  /**
+   * Ends the run in failure: `onFailedAttempt` (unless no attempt failed just now — the deadline
+   * passed in `rate.acquire()`), `onGiveUp`, then rejects with `outcome`.
+   */
+  #end(outcome: unknown, error: unknown, reason: GiveUpReason | 'final', elapsedMs: number, failedNow = true): void {
+    const attempts = this.#attempt;
+    const reject = () => this.#settle(false, outcome);
+    const giveUp = () =>
+      callHook(this.#o.onGiveUp, () => Object.freeze({ attempts, error, elapsedMs, reason }), reject, this.#fail);
+    if (!failedNow) giveUp();
+    else if (reason === 'final') this.#failedHook(error, elapsedMs, 'final', undefined, undefined, giveUp);
+    else this.#failedHook(error, elapsedMs, 'give-up', undefined, reason, giveUp);
   }
 
   #sleep(delay: number): void {
@@ -411,14 +491,15 @@ export class Execution<T> implements Wakeup {
       this.#aborted();
       return;
     }
-    const queue = hostQueue(o.clock);
-    if (queue) {
-      queue.add(this, queue.now() + delay);
-      return;
+    try {
+      const queue = hostQueue(o.clock);
+      if (queue) {
+        queue.add(this, queue.now() + delay);
+        return;
+      }
+      sleepOn(o, delay, o.signal).then(() => this.#next(), this.#fail);
+    } catch (error) {
+      this.#fail(error);
     }
-    o.clock.sleep(delay, o.signal).then(
-      () => this.#next(),
-      (error: unknown) => this.#fail(error),
-    );
   }
 }

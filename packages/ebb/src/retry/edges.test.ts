@@ -1,0 +1,238 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { refQueue } from '../core/timer-queue.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { RetryError } from './errors.js';
+import type { RateController } from './options.js';
+import { retry } from './retry.js';
+
+async function outcome<T>(p: Promise<T>, clock: { runAll(): Promise<void> }) {
+  const settled = p.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  await clock.runAll();
+  return settled;
+}
+
+const START = 1_000_000_007; // not 0: elapsed arithmetic (now() - start) must not depend on it
+
+describe('defect 11: the deadline is checked after rate.acquire()', () => {
+  function slowRate(clock: ReturnType<typeof virtualClock>, waitMs: number): RateController & { recorded: string[] } {
+    const recorded: string[] = [];
+    return {
+      recorded,
+      acquire: (signal) => clock.sleep(waitMs, signal),
+      record: (outcome) => {
+        recorded.push(outcome);
+      },
+    };
+  }
+
+  it('an acquire that waits past maxElapsedMs: no attempt starts, RetryError elapsed says what ran out', async () => {
+    const clock = virtualClock(START);
+    let calls = 0;
+    const { error } = (await outcome(
+      retry(
+        () => {
+          calls++;
+          return 'never';
+        },
+        { clock, backoff: constant({ delayMs: 10, maxElapsedMs: 100 }), rate: slowRate(clock, 200) },
+      ),
+      clock,
+    )) as { error: RetryError };
+    expect(calls).toBe(0);
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error).toMatchObject({ reason: 'elapsed', attempts: 0, elapsedMs: 200 });
+    expect(error.message).toBe(
+      'Gave up after 0 attempts in 200 ms: maxElapsedMs (100 ms) ran out while waiting for rate.acquire() before attempt 1. Last error: none',
+    );
+  });
+
+  it('after a failure, the acquire before attempt 2 runs past the deadline: the cause is the last error', async () => {
+    const clock = virtualClock(START);
+    const boom = new Error('boom');
+    const rate = slowRate(clock, 40);
+    const { error } = (await outcome(
+      retry(() => Promise.reject(boom), { clock, backoff: constant({ delayMs: 10, maxElapsedMs: 60 }), rate }),
+      clock,
+    )) as { error: RetryError };
+    expect(error).toMatchObject({ reason: 'elapsed', attempts: 1, elapsedMs: 90, cause: boom });
+    expect(error.message).toMatch(
+      /ran out while waiting for rate\.acquire\(\) before attempt 2\. Last error: Error: boom$/,
+    );
+    expect(rate.recorded).toEqual(['failure']);
+  });
+
+  it('an acquire ending exactly on the deadline still lets the attempt start', async () => {
+    const clock = virtualClock(START);
+    const result = await outcome(
+      retry((c) => c.elapsedMs, {
+        clock,
+        backoff: constant({ delayMs: 10, maxElapsedMs: 100 }),
+        rate: slowRate(clock, 100),
+      }),
+      clock,
+    );
+    expect(result).toEqual({ value: 100 });
+  });
+});
+
+describe('defect 11: rejections from user code are handled (removing a handler leaves retry() pending)', () => {
+  const boom = new Error('user code rejected');
+  it('an async retryIf that rejects', async () => {
+    const clock = virtualClock(START);
+    const result = await outcome(
+      retry(() => Promise.reject(new Error('x')), { clock, retryIf: () => Promise.reject(boom) }),
+      clock,
+    );
+    expect(result).toEqual({ error: boom });
+  });
+
+  it('an async onRetry that rejects', async () => {
+    const clock = virtualClock(START);
+    let calls = 0;
+    const result = await outcome(
+      retry(
+        () => {
+          calls++;
+          return Promise.reject(new Error('x'));
+        },
+        { clock, onRetry: () => Promise.reject(boom) },
+      ),
+      clock,
+    );
+    expect(result).toEqual({ error: boom });
+    expect(calls).toBe(1);
+  });
+
+  it('a rate.acquire() that rejects, or throws', async () => {
+    for (const acquire of [
+      () => Promise.reject(boom),
+      () => {
+        throw boom;
+      },
+    ]) {
+      const clock = virtualClock(START);
+      let calls = 0;
+      const result = await outcome(
+        retry(
+          () => {
+            calls++;
+            return 1;
+          },
+          { clock, rate: { acquire, record: () => {} } },
+        ),
+        clock,
+      );
+      expect(result).toEqual({ error: boom });
+      expect(calls).toBe(0);
+    }
+  });
+});
+
+describe('defect 11: deadlines and hints at their exact boundaries, on a clock that does not start at 0', () => {
+  it('elapsedMs is measured from the start, not from 0', async () => {
+    const clock = virtualClock(START);
+    const seen: number[] = [];
+    const { error } = (await outcome(
+      retry(
+        (c) => {
+          seen.push(c.elapsedMs);
+          return Promise.reject(new Error('x'));
+        },
+        { clock, backoff: constant({ delayMs: 25, maxAttempts: 3 }) },
+      ),
+      clock,
+    )) as { error: RetryError };
+    expect(seen).toEqual([0, 25, 50]);
+    expect(error).toMatchObject({ elapsedMs: 50, attempts: 3 });
+  });
+
+  it('a wait ending exactly on the deadline is taken; one ending 1 ms past it is not', async () => {
+    for (const [maxElapsedMs, attempts] of [
+      [100, 3],
+      [99, 2],
+    ] as const) {
+      const clock = virtualClock(START);
+      const seen: number[] = [];
+      const { error } = (await outcome(
+        retry(
+          (c) => {
+            seen.push(c.elapsedMs);
+            throw new Error('x');
+          },
+          { clock, backoff: constant({ delayMs: 50, maxElapsedMs }) },
+        ),
+        clock,
+      )) as { error: RetryError };
+      expect(error).toMatchObject({ reason: 'elapsed', attempts });
+      expect(seen).toEqual([0, 50, 100].slice(0, attempts));
+      expect(error.message).toMatch(/the next wait \(50 ms\) would end past maxElapsedMs/);
+    }
+  });
+
+  it('Retry-After: 60 on the default maxRetryAfterMs (60 000) is waited; 60 001 ms gives up', async () => {
+    const hinted = (ms: number) => Object.assign(new Error('503'), { retryAfterMs: ms });
+    const clock = virtualClock(START);
+    const ok = await outcome(
+      retry((c) => (c.attempt === 1 ? Promise.reject(hinted(60_000)) : c.elapsedMs), { clock }),
+      clock,
+    );
+    expect(ok).toEqual({ value: 60_000 });
+    const clock2 = virtualClock(START);
+    const { error } = (await outcome(
+      retry(() => Promise.reject(hinted(60_001)), { clock: clock2 }),
+      clock2,
+    )) as {
+      error: RetryError;
+    };
+    expect(error).toMatchObject({ reason: 'retry-after', attempts: 1, elapsedMs: 0 });
+  });
+});
+
+describe('defect 11, on the real clock: wait lengths and timer release', () => {
+  const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+  it('waits at least the policy’s delay between attempts (system clock, shared timer queue)', async () => {
+    const starts: number[] = [];
+    const value = await retry(
+      (c) => {
+        starts.push(performance.now());
+        if (c.attempt < 3) throw new Error('x');
+        return c.attempt;
+      },
+      { backoff: constant({ delayMs: 40, maxAttempts: 3 }) },
+    );
+    expect(value).toBe(3);
+    for (const gap of [(starts[1] as number) - (starts[0] as number), (starts[2] as number) - (starts[1] as number)]) {
+      // Never early; late by at most what a busy 2-core machine may add.
+      expect(gap).toBeGreaterThanOrEqual(40);
+      expect(gap).toBeLessThan(2_000);
+    }
+  });
+
+  it('a retry settled during its wait (abort) releases its host timer at once', async () => {
+    const before = timeouts();
+    const controller = new AbortController();
+    const p = retry(() => Promise.reject(new Error('x')), {
+      signal: controller.signal,
+      backoff: constant({ delayMs: 600_000 }),
+    }).catch((e: unknown) => e);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(refQueue.size).toBe(1);
+    expect(timeouts()).toBe(before + 1);
+    controller.abort(new Error('stop'));
+    expect(await p).toMatchObject({ message: 'stop' });
+    expect(refQueue.size).toBe(0);
+    expect(timeouts()).toBe(before);
+  });
+
+  it('a settled attempt timeout leaves no timer behind', async () => {
+    const before = timeouts();
+    expect(await retry(() => 'fast', { attemptTimeoutMs: 600_000 })).toBe('fast');
+    expect(timeouts()).toBe(before);
+  });
+});

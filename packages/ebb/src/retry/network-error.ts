@@ -1,0 +1,95 @@
+/**
+ * Recognizing a failed connection across runtimes. `fetch` reports every network failure as a
+ * bare `TypeError` (Fetch standard: "a network error"), so the detail lives elsewhere in each
+ * runtime:
+ *
+ * - **Node.js (undici)**: `TypeError: fetch failed` with the system error as `cause`
+ *   (`cause.code` = `ECONNRESET`, `ECONNREFUSED`, `ENOTFOUND`, …) or an undici error
+ *   (`UND_ERR_SOCKET` "other side closed", `UND_ERR_CONNECT_TIMEOUT`, …); a body cut off after
+ *   the headers rejects the body read with `TypeError: terminated`, same `cause`.
+ * - **Bun**: `code` on the error itself (`ConnectionRefused`, `ConnectionClosed`,
+ *   `FailedToOpenSocket`, or Node's `ECONNRESET`), as oven-sh/bun#34397 documents; newer
+ *   versions also use Node's shape.
+ * - **Browsers**: only the message tells: Chrome "Failed to fetch", Firefox "NetworkError when
+ *   attempting to fetch resource.", Safari "Load failed" (older: "The Internet connection
+ *   appears to be offline."), React Native and the whatwg-fetch polyfill "Network request
+ *   failed" — the list `@smithy/service-error-classification` uses for the AWS SDK.
+ * - **Deno**: `TypeError: error sending request for url (…)`.
+ *
+ * Aborts (`AbortError`) are not network errors: they are the caller's decision.
+ *
+ * It lives in retry/ (and `ebb/http` re-exports it) because the executor's default `retryIf`
+ * needs it: a `TypeError` from the caller's own code is final, but `fetch` reports a failed
+ * connection as a `TypeError` too, and that one is worth another attempt.
+ */
+
+/**
+ * System and client error codes of a failed connection: undici's `RetryHandler` defaults
+ * (ECONNRESET, ECONNREFUSED, ENOTFOUND, ENETDOWN, ENETUNREACH, EHOSTDOWN, UND_ERR_SOCKET), the
+ * AWS SDK's `NODEJS_TIMEOUT_ERROR_CODES` and `NODEJS_NETWORK_ERROR_CODES` (EPIPE, ETIMEDOUT,
+ * EHOSTUNREACH, EAI_AGAIN), undici's timeouts and its error for a body cut short of its
+ * Content-Length, and Bun's codes.
+ */
+const NETWORK_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETDOWN',
+  'ENETRESET',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'EHOSTUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  // A body shorter than its Content-Length when the connection ended: a cut-off response.
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'ConnectionRefused',
+  'ConnectionClosed',
+  'FailedToOpenSocket',
+]);
+
+const BROWSER_MESSAGES: ReadonlySet<string> = new Set([
+  'Failed to fetch',
+  'NetworkError when attempting to fetch resource.',
+  'The Internet connection appears to be offline.',
+  'Load failed',
+  'Network request failed',
+]);
+
+/** Causes are followed this deep (the AWS SDK follows 10; real chains are two or three long). */
+const MAX_DEPTH = 8;
+
+/** True if `error`, its `cause` chain or an AggregateError's `errors` carry one of `codes`. @internal */
+export function codeIn(error: unknown, codes: ReadonlySet<string>, depth: number): boolean {
+  if (typeof error !== 'object' || error === null || depth > MAX_DEPTH) return false;
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && codes.has(e.code)) return true;
+  // Node's happy-eyeballs connect fails with an AggregateError of one error per address.
+  if (Array.isArray(e.errors) && e.errors.some((inner) => codeIn(inner, codes, depth + 1))) return true;
+  return codeIn(e.cause, codes, depth + 1);
+}
+
+/**
+ * True if `error` is a failed connection — reset, refused, unreachable, DNS failure, a socket
+ * closed mid-response — in Node.js, Bun, Deno or a browser (see the module notes for each
+ * runtime's shape). Aborts and timeouts of the caller's own making are not network errors.
+ *
+ * @example
+ * try { await fetch(url); } catch (e) { if (isNetworkError(e)) scheduleRetry(); else throw e; }
+ */
+export function isNetworkError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (codeIn(error, NETWORK_CODES, 0)) return true;
+  if (error instanceof TypeError) {
+    const message: unknown = error.message;
+    if (typeof message !== 'string') return false;
+    if (BROWSER_MESSAGES.has(message) || message.startsWith('error sending request for url')) return true;
+  }
+  return false;
+}
