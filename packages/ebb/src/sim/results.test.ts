@@ -24,7 +24,7 @@ describe('simulator results are the caller’s: a later run never changes them',
       simulateEthernet({ stations: 8, slots: 200_000, frameSlots: 24, seed: i });
       expect(JSON.stringify(first)).toBe(before);
     }
-  });
+  }, 30_000); // about 2 s on a quiet machine: 4 million simulated slots
 
   it('wifi', () => {
     for (let i = 0; i < 6; i++) {
