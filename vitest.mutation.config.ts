@@ -14,5 +14,8 @@ export default defineConfig({
     exclude: ['src/sim/**'],
     setupFiles: [setup, properties],
     testTimeout: 60_000,
+    // Read by the statistical tests (means over 100,000+ draws), which skip themselves under
+    // instrumentation: each would take minutes per mutant. Exact tests cover the same formulas.
+    env: { EBB_MUTATION: '1' },
   },
 });

@@ -1,6 +1,6 @@
 import { expect, it, describe as suite } from 'vitest';
 import { constant } from './constant.js';
-import { clampedUniformMean, describe, describeRow } from './describe.js';
+import { clampedUniformMean, describe, describeRow, MAX_ROWS } from './describe.js';
 import { exponential } from './exponential.js';
 
 suite('describe', () => {
@@ -48,6 +48,14 @@ suite('describe', () => {
 
   it('rejects bad arguments', () => {
     expect(() => describe(exponential(), -1)).toThrow(/`count`/);
+    // No hang on an endless policy: a million rows at most, describeRow for a far one.
+    expect(describe(constant(), MAX_ROWS).rows).toHaveLength(MAX_ROWS);
+    expect(() => describe(exponential(), MAX_ROWS + 1)).toThrow(
+      new RangeError(
+        'describe(): expected `count` to be at most 1000000, got 1000001. For one far row, use describeRow(backoff, attempt).',
+      ),
+    );
+    expect(() => describe(exponential(), 2 ** 53 - 1)).toThrow(RangeError);
     expect(() => describe({} as never, 1)).toThrow(/Backoff value/);
     expect(() => describeRow(exponential(), 0)).toThrow(/`attempt`/);
   });

@@ -1,4 +1,4 @@
-import { count } from '../core/validate.js';
+import { count, invalid } from '../core/validate.js';
 import { Backoff, capOf, capped, cappedWindow, locate, MAX_DELAY_MS, type Segment } from './backoff.js';
 import { DecorrelatedMeans } from './decorrelated.js';
 
@@ -31,9 +31,16 @@ export interface Schedule {
 }
 
 /**
+ * The most rows {@link describe} returns and the most delays {@link sample} draws: a million. A
+ * larger request is refused with a `RangeError` rather than left to run out of memory; for one
+ * far row, use {@link describeRow}, which computes any row up to `Number.MAX_SAFE_INTEGER` directly.
+ */
+export const MAX_ROWS = 1_000_000;
+
+/**
  * The exact schedule of a policy, without running it: for each of the first `count` failed
- * attempts, the un-randomized delay and the min, max and mean of the randomized one. Rows end
- * early where `maxAttempts` stops the policy. The time budget (`maxElapsedMs`) depends on how
+ * attempts (at most {@link MAX_ROWS}), the un-randomized delay and the min, max and mean of the
+ * randomized one. Rows end early where `maxAttempts` stops the policy. The time budget (`maxElapsedMs`) depends on how
  * long attempts take, so it does not cut rows; read it from `backoff.maxElapsedMs`.
  *
  * @example
@@ -45,6 +52,9 @@ export function describe(backoff: Backoff, rows: number): Schedule {
     throw new TypeError('describe(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
   }
   const n = count('describe()', 'count', rows, 0, 0, false, 'It is the number of rows, such as 10.');
+  if (n > MAX_ROWS) {
+    invalid('describe()', 'count', n, `at most ${MAX_ROWS}`, 'For one far row, use describeRow(backoff, attempt).');
+  }
   const last = Math.min(n, backoff.maxAttempts - 1);
   const out: ScheduleRow[] = [];
   for (let attempt = 1; attempt <= last; attempt++) out.push(describeRow(backoff, attempt));

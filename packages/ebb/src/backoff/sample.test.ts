@@ -1,7 +1,9 @@
 import { expect, it, describe as suite } from 'vitest';
 import { seeded } from '../core/random.js';
 import { constant } from './constant.js';
+import { MAX_ROWS } from './describe.js';
 import { exponential } from './exponential.js';
+import { presets } from './presets.js';
 import { sample } from './sample.js';
 import { always } from './test-helpers.js';
 
@@ -32,5 +34,31 @@ suite('sample', () => {
     expect(() => sample(constant({ delayMs: 0, maxElapsedMs: 10 }))).toThrow(/pass `count`/);
     expect(() => sample(constant(), { count: Infinity })).toThrow(/`count`/);
     expect(() => sample(constant(), { count: -1 })).toThrow(RangeError);
+  });
+
+  it('refuses what would never return: more than MAX_ROWS delays, by count or by maxAttempts', () => {
+    expect(sample(constant({ delayMs: 0 }), { count: MAX_ROWS })).toHaveLength(MAX_ROWS);
+    expect(() => sample(constant(), { count: MAX_ROWS + 1 })).toThrow(
+      `sample(): this would draw ${MAX_ROWS + 1} delays, more than ${MAX_ROWS}; pass a smaller \`count\``,
+    );
+    expect(() => sample(constant(), { count: 2 ** 53 })).toThrow(RangeError);
+    expect(() => sample(constant({ maxAttempts: 2 ** 53 - 1 }))).toThrow(/more than 1000000; pass a smaller `count`/);
+    // A count above the limit is fine when maxAttempts ends the run first.
+    expect(sample(constant({ maxAttempts: 3 }), { count: 2 ** 53 - 1 })).toHaveLength(2);
+  });
+
+  it("checks its options and a custom policy's waits, naming them", () => {
+    expect(() => sample(presets.default, null as never)).toThrow(/options object/);
+    expect(() => sample(presets.default, { cuont: 3 } as never)).toThrow(/unknown option `cuont`/);
+    expect(() => sample(null as never, { count: 1 })).toThrow(/`backoff`/);
+    const custom = (value: unknown) => ({ maxElapsedMs: Infinity, start: () => ({ next: () => value as number }) });
+    expect(() => sample(custom(Number.NaN), { count: 3 })).toThrow(
+      new RangeError('sample(): backoff.next() returned NaN; expected a finite number of ms >= 0, or -1 to stop.'),
+    );
+    expect(() => sample(custom(Infinity), { count: 3 })).toThrow(RangeError);
+    expect(() => sample(custom('5000'), { count: 3 })).toThrow(TypeError);
+    expect(() => sample(custom(undefined), { count: 3 })).toThrow(/returned undefined/);
+    expect(sample(custom(7), { count: 3 })).toEqual([7, 7, 7]);
+    expect(sample(custom(-1), { count: 3 })).toEqual([]);
   });
 });

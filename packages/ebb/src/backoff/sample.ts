@@ -1,12 +1,16 @@
 import type { Random } from '../core/random.js';
-import { count } from '../core/validate.js';
+import { checkKeys, count, invalid, optionsObject, show } from '../core/validate.js';
 import { Backoff, type BackoffPolicy } from './backoff.js';
+import { MAX_ROWS } from './describe.js';
+
+const isPolicy = (p: unknown): p is BackoffPolicy =>
+  typeof p === 'object' && p !== null && typeof (p as BackoffPolicy).start === 'function';
 
 /** Options of {@link sample}. */
 export interface SampleOptions {
   /**
-   * The most delays to draw. Required unless the policy stops by `maxAttempts`, because a
-   * policy that never stops would never return.
+   * The most delays to draw, at most `MAX_ROWS` (a million). Required unless the policy stops
+   * by `maxAttempts`, because a policy that never stops would never return.
    */
   readonly count?: number;
   /** Source of randomness; default `Math.random`. Pass `seeded(n)` for a reproducible run. */
@@ -23,24 +27,38 @@ export interface SampleOptions {
  * sample(presets.default, { random: seeded(1) }) // four delays in [0,100), [0,200), [0,400), [0,800)
  */
 export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): number[] {
+  const where = 'sample()';
+  if (!(backoff instanceof Backoff) && !isPolicy(backoff)) {
+    invalid(where, 'backoff', backoff, 'a backoff policy', 'Build one with exponential() or take one from presets.');
+  }
+  const o = optionsObject(where, options) as SampleOptions;
+  checkKeys(where, o, ['count', 'random']);
   const stops = backoff instanceof Backoff && backoff.maxAttempts !== Infinity;
-  if (options.count === undefined && !stops) {
+  if (o.count === undefined && !stops) {
     throw new TypeError('sample(): this policy has no `maxAttempts`, so it may never stop; pass `count`.');
   }
-  const limit = count(
-    'sample()',
-    'count',
-    options.count,
-    Infinity,
-    0,
-    stops,
-    'It is the number of delays, such as 10.',
-  );
-  const run = backoff.start(options.random);
+  const limit = count(where, 'count', o.count, Infinity, 0, stops, 'It is the number of delays, such as 10.');
+  const most = stops ? Math.min(limit, (backoff as Backoff).maxAttempts - 1) : limit;
+  if (most > MAX_ROWS) {
+    throw new RangeError(
+      `${where}: this would draw ${most} delays, more than ${MAX_ROWS}; pass a smaller \`count\`, such as 10.`,
+    );
+  }
+  if (o.random !== undefined && typeof o.random !== 'function') {
+    throw new TypeError(
+      `${where}: expected \`random\` to be a function returning a number in [0, 1), got ${show(o.random)}. Leave it out for Math.random.`,
+    );
+  }
+  const run = backoff.start(o.random);
   const delays: number[] = [];
   let elapsed = 0;
   while (delays.length < limit) {
     const d = run.next();
+    // A custom policy is user code: a wait that is not a finite number is refused, not returned.
+    if (typeof d !== 'number' || !(d < Infinity)) {
+      const message = `${where}: backoff.next() returned ${show(d)}; expected a finite number of ms >= 0, or -1 to stop.`;
+      throw typeof d === 'number' ? new RangeError(message) : new TypeError(message);
+    }
     if (d < 0 || elapsed + d > backoff.maxElapsedMs) break;
     elapsed += d;
     delays.push(d);

@@ -65,7 +65,7 @@ describe('simulateEthernet', () => {
     const before = JSON.stringify(short);
     const long = simulateEthernet({ stations: 8, slots: 200_000, frameSlots: 24 });
     // The first result is the caller's: the second run must not change it. Node 24.21's
-    // Turbofan did, here, without the copy in detached.ts (see there).
+    // Maglev (escape analysis with OSR) did, here, without the copy in detached.ts (see there).
     expect(JSON.stringify(short)).toBe(before);
     expect(long.successes).toBeLessThan(short.successes / 5);
     expect(long.collisionProbability).toBeGreaterThan(short.collisionProbability);
