@@ -12,7 +12,7 @@ describe('abort on the real clock', () => {
         calls++;
         throw new Error('down');
       },
-      { signal: controller.signal, backoff: constant({ delayMs: 600_000 }) },
+      { signal: controller.signal, backoff: constant({ delayMs: 600_000, maxAttempts: 100 }) },
     );
     const settled = p.then(
       () => 'resolved',
@@ -35,7 +35,7 @@ describe('abort on the real clock', () => {
       const controller = new AbortController();
       setTimeout(() => controller.abort(new Error('cancelled')), 50);
       try {
-        await retry(() => { throw new Error('down'); }, { signal: controller.signal, backoff: constant({ delayMs: 600_000 }) });
+        await retry(() => { throw new Error('down'); }, { signal: controller.signal, backoff: constant({ delayMs: 600_000, maxAttempts: 100 }) });
       } catch (e) {
         process.stdout.write('settled ' + e.message + '\\n');
       }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { defaultRetryIf, isAbortError } from './errors.js';
+import { defaultRetryIf, isAbortError, stop } from './errors.js';
 import { poll } from './poll.js';
 import { retry } from './retry.js';
 import { retrySync } from './retry-sync.js';
@@ -128,5 +128,22 @@ describe('defect 6: the default retryIf treats errors from the caller’s own co
     await clock.runAll();
     expect(await p).toBeInstanceOf(SyntaxError);
     expect(checks).toBe(1);
+  });
+
+  it('poll: a check that throws stop(error) ends at once with that error, whatever retryIf says', async () => {
+    const clock = virtualClock(5);
+    const own = new Error('job failed for good');
+    let checks = 0;
+    const p = poll(
+      ({ attempt }) => {
+        checks++;
+        if (attempt === 1) return { done: false };
+        throw stop(own);
+      },
+      { clock, retryIf: () => true },
+    ).catch((e: unknown) => e);
+    await clock.runAll();
+    expect(await p).toBe(own);
+    expect(checks).toBe(2);
   });
 });

@@ -72,6 +72,14 @@ describe('defect 1: a policy run returning anything but a finite delay >= 0 or -
     });
   }
 
+  it('a long string from next() is cut in the message', async () => {
+    const clock = virtualClock(1);
+    const error = await errorOf(retry(alwaysFail, { backoff: policy(['9'.repeat(100)]), clock }), clock);
+    expect((error as Error).message).toBe(
+      `backoff.next() returned the string "${'9'.repeat(40)}…"; expected a finite number of milliseconds >= 0, or -1 to stop.`,
+    );
+  });
+
   it('-0 is a delay of zero, and -1 (only) is the stop value', async () => {
     const clock = virtualClock(500);
     let calls = 0;
@@ -96,6 +104,17 @@ describe('defect 1: a policy run returning anything but a finite delay >= 0 or -
       name: 'TypeError',
       message: 'backoff.start() returned undefined; expected a run { next() }.',
     });
+    for (const [run, shown] of [
+      [null, 'null'],
+      [{ next: 5 }, 'object'],
+      [7, '7'],
+    ] as const) {
+      const bad: BackoffPolicy = { maxElapsedMs: Infinity, start: () => run as never };
+      expect(await errorOf(retry(alwaysFail, { backoff: bad, clock }), clock)).toMatchObject({
+        name: 'TypeError',
+        message: `backoff.start() returned ${shown}; expected a run { next() }.`,
+      });
+    }
     const boom = new Error('start failed');
     const throwing: BackoffPolicy = {
       maxElapsedMs: Infinity,
@@ -197,6 +216,12 @@ describe('defect 1: a clock that misbehaves fails only its own operation, with a
     await expect(
       retry(failTwice, { clock: clockWith(() => 0, (() => undefined) as never), backoff: fast }),
     ).rejects.toThrow('clock.sleep() returned undefined; expected a promise.');
+    await expect(retry(failTwice, { clock: clockWith(() => 0, (() => null) as never), backoff: fast })).rejects.toThrow(
+      'clock.sleep() returned null; expected a promise.',
+    );
+    await expect(
+      retry(() => 'ok', { clock: clockWith(() => 0, (() => 5) as never), attemptTimeoutMs: 10 }),
+    ).rejects.toThrow('clock.sleep() returned number; expected a promise.');
     const boom = new Error('sleep broke');
     await expect(
       retry(failTwice, {

@@ -24,7 +24,7 @@ describe('retrySync', () => {
       if (c.attempt < 3) throw new Error('locked');
       return c;
     });
-    expect(retrySync(op, { clock, backoff: exponential({ initialDelayMs: 10 }) })).toEqual({
+    expect(retrySync(op, { clock, backoff: exponential({ initialDelayMs: 10, maxAttempts: 100 }) })).toEqual({
       attempt: 3,
       elapsedMs: 30,
     });
@@ -77,7 +77,11 @@ describe('retrySync', () => {
         if (c.attempt === 1) throw Object.assign(new Error('busy'), { retryAfterMs: 250 });
         return 1;
       },
-      { clock: c2, backoff: constant({ delayMs: 1 }), onRetry: (r) => void calls.push(r.delayMs) },
+      {
+        clock: c2,
+        backoff: constant({ delayMs: 1, maxAttempts: 100 }),
+        onRetry: (r) => void calls.push(r.delayMs),
+      },
     );
     expect(c2.sleeps).toEqual([250]);
     expect(calls).toEqual([250]);
@@ -98,7 +102,7 @@ describe('retrySync', () => {
       () => {
         if (++n < 2) throw new Error('once');
       },
-      { backoff: constant({ delayMs: 30 }) },
+      { backoff: constant({ delayMs: 30, maxAttempts: 100 }) },
     );
     expect(performance.now() - start).toBeGreaterThanOrEqual(29);
   });

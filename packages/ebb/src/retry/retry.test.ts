@@ -113,7 +113,7 @@ describe('retry: outcomes', () => {
       throw c.attempt === 2 ? fatal : new Error('transient');
     });
     const retryIf = vi.fn((e: unknown, _c: AttemptContext) => !(e instanceof TypeError));
-    const { error, clock } = await settle(op, { retryIf, backoff: constant({ delayMs: 10 }) });
+    const { error, clock } = await settle(op, { retryIf, backoff: constant({ delayMs: 10, maxAttempts: 100 }) });
     expect(error).toBe(fatal);
     expect(op).toHaveBeenCalledTimes(2);
     expect(clock.sleeps).toEqual([10]);
@@ -172,7 +172,7 @@ describe('retry: onRetry', () => {
         if (c.attempt <= 3) throw errors[c.attempt - 1];
         return 'ok';
       },
-      { backoff: exponential({ initialDelayMs: 100 }), onRetry: (c) => void calls.push(c) },
+      { backoff: exponential({ initialDelayMs: 100, maxAttempts: 100 }), onRetry: (c) => void calls.push(c) },
     );
     expect(value).toBe('ok');
     expect(calls).toEqual([
@@ -197,7 +197,7 @@ describe('retry: onRetry', () => {
           await clock.sleep(5);
           order.push('onRetry end');
         },
-        backoff: constant({ delayMs: 1 }),
+        backoff: constant({ delayMs: 1, maxAttempts: 100 }),
       },
       clock,
     );
@@ -226,7 +226,11 @@ describe('retry: abort', () => {
     const clock = recordingClock();
     const controller = new AbortController();
     const op = vi.fn(() => fail());
-    const p = retry(op, { clock, signal: controller.signal, backoff: constant({ delayMs: 600_000 }) });
+    const p = retry(op, {
+      clock,
+      signal: controller.signal,
+      backoff: constant({ delayMs: 600_000, maxAttempts: 100 }),
+    });
     await clock.advance(1_000);
     expect(op).toHaveBeenCalledTimes(1);
     expect(clock.pending).toBe(1);
@@ -285,7 +289,10 @@ describe('retry: abort', () => {
     const controller = new AbortController();
     const add = vi.spyOn(controller.signal, 'addEventListener');
     const remove = vi.spyOn(controller.signal, 'removeEventListener');
-    await settle((c) => (c.attempt < 3 ? fail() : 1), { signal: controller.signal, backoff: constant({ delayMs: 5 }) });
+    await settle((c) => (c.attempt < 3 ? fail() : 1), {
+      signal: controller.signal,
+      backoff: constant({ delayMs: 5, maxAttempts: 100 }),
+    });
     expect(add.mock.calls.length).toBeGreaterThan(0);
     expect(remove.mock.calls.length).toBe(add.mock.calls.length);
   });
@@ -329,7 +336,7 @@ describe('retry: attemptTimeoutMs', () => {
         expect(c.signal.aborted).toBe(false);
         return 'fast';
       },
-      { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 0 }) },
+      { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 0, maxAttempts: 100 }) },
     );
     await clock.runAll();
     expect(await p).toBe('fast');
@@ -371,13 +378,13 @@ describe('retry: server hints (retryAfterMs)', () => {
 
   it('makes the next wait at least the hint', async () => {
     const { clock, value } = await settle((c) => (c.attempt === 1 ? Promise.reject(hinted(1_000)) : 'ok'), {
-      backoff: constant({ delayMs: 10 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 100 }),
     });
     expect(value).toBe('ok');
     expect(clock.sleeps).toEqual([1_000]);
     // …and never shortens a longer backoff delay.
     const { clock: c2 } = await settle((c) => (c.attempt === 1 ? Promise.reject(hinted(5)) : 'ok'), {
-      backoff: constant({ delayMs: 10 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 100 }),
     });
     expect(c2.sleeps).toEqual([10]);
   });
@@ -415,7 +422,7 @@ describe('retry: server hints (retryAfterMs)', () => {
     for (const bad of [Number.NaN, -5, -Infinity, '1000']) {
       const { clock } = await settle(
         (c) => (c.attempt === 1 ? Promise.reject(Object.assign(new Error(), { retryAfterMs: bad })) : 1),
-        { backoff: constant({ delayMs: 7 }) },
+        { backoff: constant({ delayMs: 7, maxAttempts: 100 }) },
       );
       expect(clock.sleeps).toEqual([7]);
     }
@@ -436,7 +443,7 @@ describe('retry: shared controllers', () => {
     const throttled = Object.assign(new Error('slow down'), { throttled: true });
     await settle((c) => (c.attempt === 1 ? Promise.reject(throttled) : c.attempt === 2 ? fail() : 'ok'), {
       rate,
-      backoff: constant({ delayMs: 1 }),
+      backoff: constant({ delayMs: 1, maxAttempts: 100 }),
     });
     expect(events).toEqual(['acquire', 'throttled', 'acquire', 'failure', 'acquire', 'success']);
   });
@@ -465,7 +472,10 @@ describe('retry: shared controllers', () => {
         seen.push([outcome, ticket]);
       },
     };
-    await settle((c) => (c.attempt < 3 ? fail() : 'ok'), { rate, backoff: constant({ delayMs: 1 }) });
+    await settle((c) => (c.attempt < 3 ? fail() : 'ok'), {
+      rate,
+      backoff: constant({ delayMs: 1, maxAttempts: 100 }),
+    });
     expect(seen).toEqual([
       ['failure', 'ticket 1'],
       ['failure', 'ticket 2'],
@@ -494,7 +504,7 @@ describe('retry: shared controllers', () => {
         if (c.attempt < 3) throw errors[c.attempt - 1];
         return 'ok';
       },
-      { budget, backoff: constant({ delayMs: 1 }) },
+      { budget, backoff: constant({ delayMs: 1, maxAttempts: 100 }) },
     );
     await settle(() => 'at once', { budget });
     expect(budget.recordSuccess.mock.calls).toEqual([
@@ -519,7 +529,7 @@ describe('retry: options', () => {
         seen.push(c.elapsedMs);
         if (c.attempt < 3) fail();
       },
-      { backoff: constant({ delayMs: 250 }) },
+      { backoff: constant({ delayMs: 250, maxAttempts: 100 }) },
     );
     expect(seen).toEqual([0, 250, 500]);
   });
@@ -527,7 +537,11 @@ describe('retry: options', () => {
   it('unref makes the waits not hold a Node.js process open', async () => {
     const spy = vi.spyOn(globalThis, 'setTimeout');
     const controller = new AbortController();
-    const p = retry(() => fail(), { unref: true, signal: controller.signal, backoff: constant({ delayMs: 60_000 }) });
+    const p = retry(() => fail(), {
+      unref: true,
+      signal: controller.signal,
+      backoff: constant({ delayMs: 60_000, maxAttempts: 100 }),
+    });
     await new Promise((r) => setImmediate(r));
     const timer = spy.mock.results.at(-1)?.value as NodeJS.Timeout;
     expect(timer.hasRef()).toBe(false);

@@ -261,9 +261,14 @@ export class Execution<T> implements Wakeup {
   }
 
   /** Ends the run with `error`: a step that throws, a hook that throws, a bad value. Nothing is swallowed. */
-  readonly #fail = (error: unknown): void => {
+  #fail(error: unknown): void {
     this.#settle(false, error);
-  };
+  }
+
+  /** `#fail` as a callback, made where one is needed: a field would cost every pending retry a closure. */
+  #failer(): (error: unknown) => void {
+    return (error) => this.#settle(false, error);
+  }
 
   /** Milliseconds since the start, by the checked clock. Throws for a bad reading. */
   #elapsed(): number {
@@ -299,7 +304,7 @@ export class Execution<T> implements Wakeup {
     try {
       acquired = rate.acquire(this.#o.signal);
       if (isThenable(acquired)) {
-        acquired.then((ticket) => this.#launch(ticket, true), this.#fail);
+        acquired.then((ticket) => this.#launch(ticket, true), this.#failer());
         return;
       }
     } catch (error) {
@@ -379,7 +384,12 @@ export class Execution<T> implements Wakeup {
       if (o.onSuccess) {
         const elapsedMs = this.#elapsed();
         const done = () => this.#settle(true, value);
-        callHook(o.onSuccess, () => Object.freeze({ attempt: context.attempt, elapsedMs, value }), done, this.#fail);
+        callHook(
+          o.onSuccess,
+          () => Object.freeze({ attempt: context.attempt, elapsedMs, value }),
+          done,
+          this.#failer(),
+        );
         return;
       }
     } catch (thrown) {
@@ -407,7 +417,7 @@ export class Execution<T> implements Wakeup {
       }
       verdict = classify(o.retryIf, error, context);
       if (isThenable(verdict)) {
-        verdict.then((retryable) => this.#decide(error, retryable), this.#fail);
+        verdict.then((retryable) => this.#decide(error, retryable), this.#failer());
         return;
       }
     } catch (thrown) {
@@ -448,7 +458,7 @@ export class Execution<T> implements Wakeup {
         o.onRetry,
         () => Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }),
         sleep,
-        this.#fail,
+        this.#failer(),
       );
     this.#failedHook(error, elapsed, 'retry', delay, undefined, retryHook);
   }
@@ -467,7 +477,7 @@ export class Execution<T> implements Wakeup {
     const next = (): void => {
       if (this.#resolve) then();
     };
-    callHook(this.#o.onFailedAttempt, context, next, this.#fail);
+    callHook(this.#o.onFailedAttempt, context, next, this.#failer());
   }
 
   /**
@@ -478,7 +488,7 @@ export class Execution<T> implements Wakeup {
     const attempts = this.#attempt;
     const reject = () => this.#settle(false, outcome);
     const giveUp = () =>
-      callHook(this.#o.onGiveUp, () => Object.freeze({ attempts, error, elapsedMs, reason }), reject, this.#fail);
+      callHook(this.#o.onGiveUp, () => Object.freeze({ attempts, error, elapsedMs, reason }), reject, this.#failer());
     if (!failedNow) giveUp();
     else if (reason === 'final') this.#failedHook(error, elapsedMs, 'final', undefined, undefined, giveUp);
     else this.#failedHook(error, elapsedMs, 'give-up', undefined, reason, giveUp);
@@ -497,7 +507,7 @@ export class Execution<T> implements Wakeup {
         queue.add(this, queue.now() + delay);
         return;
       }
-      sleepOn(o, delay, o.signal).then(() => this.#next(), this.#fail);
+      sleepOn(o, delay, o.signal).then(() => this.#next(), this.#failer());
     } catch (error) {
       this.#fail(error);
     }
