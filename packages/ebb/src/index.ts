@@ -26,6 +26,7 @@ export { type ExponentialOptions, exponential } from './backoff/exponential.js';
 export type { Jitter } from './backoff/jitter.js';
 export { type LinearOptions, linear } from './backoff/linear.js';
 export {
+  GoogleBackOff,
   type GoogleExponentialBackOffOptions,
   googleExponentialBackOff,
   type PresetName,

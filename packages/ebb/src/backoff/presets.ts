@@ -1,89 +1,13 @@
-import { checkKeys, count, inRange, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, nonNegative, optionsObject } from '../core/validate.js';
 import { type Backoff, chain } from './backoff.js';
 import { constant } from './constant.js';
 import { defaultBackoff } from './default.js';
 import { exponential } from './exponential.js';
-import { sequence } from './sequence.js';
+import { googleExponentialBackOff } from './google.js';
+
+export { GoogleBackOff, type GoogleExponentialBackOffOptions, googleExponentialBackOff } from './google.js';
+
 import { slotted } from './slotted.js';
-
-/**
- * The intervals of Google's `ExponentialBackOff`, computed as its Java does: an `int` interval
- * multiplied and truncated at each step (`currentIntervalMillis *= multiplier`), jumping to the
- * maximum once it reaches `max / multiplier`. Hence 1687 ms, not 1687.5, in the Javadoc table.
- * Source: googleapis/google-http-java-client, `com.google.api.client.util.ExponentialBackOff`,
- * `incrementCurrentInterval()`.
- */
-function googleIntervals(initialMs: number, multiplier: number, maxMs: number): number[] {
-  const out = [initialMs];
-  let current = initialMs;
-  while (current < maxMs) {
-    current = current >= maxMs / multiplier ? maxMs : Math.trunc(current * multiplier);
-    out.push(current);
-  }
-  return out;
-}
-
-/** Options of {@link googleExponentialBackOff}, named as the Java builder names them (in ms). */
-export interface GoogleExponentialBackOffOptions {
-  /** Default 500. */
-  readonly initialIntervalMs?: number;
-  /** Default 0.5: each delay is drawn from [interval·(1−f), interval·(1+f)]. */
-  readonly randomizationFactor?: number;
-  /** Default 1.5. */
-  readonly multiplier?: number;
-  /** Caps the interval, not the randomized delay. Default 60 000. */
-  readonly maxIntervalMs?: number;
-  /** Default 900 000 (15 minutes). */
-  readonly maxElapsedTimeMs?: number;
-}
-
-/**
- * Google's `ExponentialBackOff` (google-http-java-client) with its builder's parameters;
- * `presets.googleHttpClient` is this with the defaults. Intervals follow the Java integer
- * arithmetic exactly; the randomized delay is drawn continuously from
- * [interval·(1−f), interval·(1+f)] where the Java floors it to whole milliseconds (a
- * difference under 1 ms).
- */
-export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptions): Backoff {
-  const where = 'googleExponentialBackOff()';
-  const o = optionsObject(where, options) as GoogleExponentialBackOffOptions;
-  checkKeys(where, o, ['initialIntervalMs', 'randomizationFactor', 'multiplier', 'maxIntervalMs', 'maxElapsedTimeMs']);
-  // The Java constructor's own checks: interval > 0, 0 <= factor < 1, multiplier >= 1, max >= initial.
-  const initial = count(
-    where,
-    'initialIntervalMs',
-    o.initialIntervalMs,
-    500,
-    1,
-    false,
-    'The Java client counts whole milliseconds, such as 500.',
-  );
-  const factor = inRange(
-    where,
-    'randomizationFactor',
-    o.randomizationFactor,
-    0.5,
-    0,
-    0.999_999_999,
-    'Google requires 0 <= factor < 1.',
-  );
-  const multiplier = inRange(where, 'multiplier', o.multiplier, 1.5, 1, Infinity, 'Use a growth factor such as 1.5.');
-  const max = count(
-    where,
-    'maxIntervalMs',
-    o.maxIntervalMs,
-    60_000,
-    initial,
-    false,
-    `It must be a whole number >= initialIntervalMs (${initial}).`,
-  );
-  const elapsed = nonNegative(where, 'maxElapsedTimeMs', o.maxElapsedTimeMs, 900_000, true);
-  return sequence({
-    delaysMs: googleIntervals(initial, multiplier, max),
-    jitter: { kind: 'proportional', factor },
-    maxElapsedMs: elapsed,
-  });
-}
 
 /** Options of {@link truncatedBinary}. */
 export interface TruncatedBinaryOptions {
