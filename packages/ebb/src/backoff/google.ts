@@ -115,8 +115,8 @@ function paramsOf(b: GoogleBackOff): GoogleParams {
  * 1250 ms). For the executor its `maxElapsedMs` is `Infinity`: the budget is the run's rule,
  * and no attempt is cut short at it (the Java class has no such deadline either).
  *
- * `describe()` shows the intervals exactly and the randomized range as the continuous
- * [interval·(1−f), interval·(1+f)] (runs draw whole milliseconds within it).
+ * `describe()` shows the intervals and the whole-millisecond range and mean of the waits
+ * exactly (for interval 1125 and factor 0.5: 562 to 1688 ms).
  *
  * `withMaxAttempts()` and `withMaxElapsed()` keep Google's rules; `withJitter()`,
  * `withMaxDelay()`, `withMaxInterval()` and `withCeiling()` leave them: the result is an
@@ -199,6 +199,34 @@ export class GoogleBackOff extends Backoff {
   #ebb(): Backoff {
     return new Backoff(this.segments, this.maxAttempts, paramsOf(this).maxElapsedTimeMs);
   }
+}
+
+/** ∫_0^x floor(t) dt, for x >= 0. */
+function floorIntegral(x: number): number {
+  const f = Math.floor(x);
+  return (f * (f - 1)) / 2 + f * (x - f);
+}
+
+/**
+ * The exact range and mean of a Google run's wait at row `n` (describe()'s row): whole ms, from
+ * the draw at random 0 to the draw at random 1 − 2^−53, mean `E[floor(min + r·(max − min + 1))]`.
+ * @internal
+ */
+export function googleRow(
+  b: GoogleBackOff,
+  n: number,
+): { attempt: number; delayMs: number; minDelayMs: number; maxDelayMs: number; meanDelayMs: number } {
+  const p = paramsOf(b);
+  const c = b.segments[0]?.curve as { readonly delaysMs: readonly number[] };
+  const interval = c.delaysMs[Math.min(n, c.delaysMs.length) - 1] as number;
+  const f = p.randomizationFactor;
+  const low = googleRandomizedInterval(f, 0, interval);
+  const high = googleRandomizedInterval(f, 1 - 2 ** -53, interval);
+  const delta = f * interval;
+  const a = interval - delta;
+  const width = interval + delta - a + 1;
+  const mean = high === JAVA_INT_MAX ? high : (floorIntegral(a + width) - floorIntegral(a)) / width;
+  return { attempt: n, delayMs: interval, minDelayMs: low, maxDelayMs: high, meanDelayMs: mean };
 }
 
 class GoogleRun implements BackoffRun {

@@ -1,10 +1,17 @@
 import { checkKeys, count, nonNegative, optionsObject } from '../core/validate.js';
+import { awsStandardBackOff } from './aws.js';
 import { type Backoff, chain } from './backoff.js';
 import { constant } from './constant.js';
 import { defaultBackoff } from './default.js';
 import { exponential } from './exponential.js';
 import { googleExponentialBackOff } from './google.js';
 
+export {
+  type AwsRetryBehaviour,
+  AwsStandardBackOff,
+  type AwsStandardBackOffOptions,
+  awsStandardBackOff,
+} from './aws.js';
 export { GoogleBackOff, type GoogleExponentialBackOffOptions, googleExponentialBackOff } from './google.js';
 
 import { slotted } from './slotted.js';
@@ -93,36 +100,23 @@ export const presets = /* @__PURE__ */ Object.freeze({
    */
   awsPolling: /* @__PURE__ */ exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 10 }),
   /**
-   * The AWS SDKs' standard retry mode as `@smithy/util-retry` implements it
-   * (`DefaultRetryBackoffStrategy`, `StandardRetryStrategy`): the i-th retry (i from 0) waits
-   * `random · min(base · 2^i, 20 s)` — full jitter, the cap applied before it — and 3 attempts in
-   * all (`DEFAULT_MAX_ATTEMPTS`). Base: 100 ms (`DEFAULT_RETRY_DELAY_BASE`), the delay for
-   * transient errors; the SDK switches to 500 ms (`THROTTLING_RETRY_DELAY_BASE`) after a
-   * throttling error. The SDK floors each delay to whole milliseconds.
-   *
-   * The SDKs' 2026 retry behaviour (opt-in with `AWS_NEW_RETRIES_2026=true`, announced to become
-   * the default from November 2026) lowers the base to 50 ms and raises the throttling base to
-   * 1 s: `presets.awsStandard2026`. Pairs with `aws` from `ebb/http`, and with `awsRetryQuota()`
-   * from `ebb/rate` for the SDKs' retry quota.
+   * The AWS SDKs' standard retry mode as the published SDK for JavaScript computes it today
+   * (`@smithy/util-retry` 4.6.2, its code in `@smithy/core` 3.41.0, where "the 2026 retry
+   * behaviour" is on by default since 3.40.0): retry i (from 0) waits
+   * `floor(random · min(base · 2^i, 20 s))` — full jitter, the cap before it — with base 50 ms,
+   * or 1 s after a throttling error; a server hint raises the wait by at most 5 s; 3 attempts.
+   * See {@link awsStandardBackOff}. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from
+   * `ebb/rate` (the SDK's retry quota: a throttling retry costs 5, any other 14).
    */
-  awsStandard: /* @__PURE__ */ exponential({
-    initialDelayMs: 100,
-    multiplier: 2,
-    maxDelayMs: 20_000,
-    jitter: 'full',
-    maxAttempts: 3,
-  }),
+  awsStandard: /* @__PURE__ */ awsStandardBackOff(),
+  /** The same value as `awsStandard`: the 2026 behaviour is the SDK's default now. */
+  awsStandard2026: /* @__PURE__ */ awsStandardBackOff(),
   /**
-   * `awsStandard` under the SDKs' 2026 retry behaviour: base 50 ms (1 s after throttling), cap
-   * 20 s, 3 attempts. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from `ebb/rate`.
+   * The standard mode as the SDK did it by default before the 2026 behaviour (`@smithy/core`
+   * up to 3.39.0 without `SMITHY_NEW_RETRIES_2026=true`): base 100 ms, 500 ms after a throttling
+   * error, 20 s cap, 3 attempts. Pair with `awsRetryQuota({ behaviour: 'pre-2026' })`.
    */
-  awsStandard2026: /* @__PURE__ */ exponential({
-    initialDelayMs: 50,
-    multiplier: 2,
-    maxDelayMs: 20_000,
-    jitter: 'full',
-    maxAttempts: 3,
-  }),
+  awsStandardPre2026: /* @__PURE__ */ awsStandardBackOff({ behaviour: 'pre-2026' }),
   /**
    * IEEE 802.3 CSMA/CD truncated binary exponential backoff: after the c-th collision wait k
    * slots, k uniform in 0 … 2^min(c, 10) − 1 (backoffLimit 10), slot 512 bit times = 51.2 µs at
