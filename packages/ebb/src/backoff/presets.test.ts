@@ -96,7 +96,9 @@ suite('presets reproduce their sources', () => {
     expect([1, 2, 3, 4].map((n) => describeRow(presets.awsStandard, n).maxDelayMs)).toEqual([50, 100, 200, 400]);
     expect(describeRow(presets.awsStandard, 16).maxDelayMs).toBe(20_000);
     // Before 2026 (smithy's own test: with random = 1, attempts 0..3 give 100, 200, 400, 800).
-    expect([1, 2, 3, 4].map((n) => describeRow(presets.awsStandardPre2026, n).maxDelayMs)).toEqual([100, 200, 400, 800]);
+    expect([1, 2, 3, 4].map((n) => describeRow(presets.awsStandardPre2026, n).maxDelayMs)).toEqual([
+      100, 200, 400, 800,
+    ]);
   });
 
   it('truncated-binary: the Qiita maxima 19.5, 39, 78, 156, 312, 625, 1250, 2500, 5000, 10000, 10000 … ms', () => {
