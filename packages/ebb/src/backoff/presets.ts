@@ -13,6 +13,7 @@ export {
   awsStandardBackOff,
 } from './aws.js';
 export { GoogleBackOff, type GoogleExponentialBackOffOptions, googleExponentialBackOff } from './google.js';
+export { type GrpcRetryPolicyOptions, grpcRetryPolicy } from './grpc.js';
 
 import { slotted } from './slotted.js';
 

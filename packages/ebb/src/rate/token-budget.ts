@@ -56,8 +56,7 @@ export function tokenBudget(options?: TokenBudgetOptions): TokenBudget {
   // gRFC A6: "Up to 3 decimal places are supported"; gRPC's C core reads the thousandths and
   // ignores further digits (0.5466 counts as 0.546). The 1e-9 absorbs binary representation
   // (1.005 · 1000 = 1004.9999999999999). grpc-js rounds instead (toFixed(3): 0.547).
-  const milliRatio =
-    typeof ratio === 'number' && Number.isFinite(ratio) ? Math.floor(ratio * 1000 + 1e-9) : Number.NaN;
+  const milliRatio = typeof ratio === 'number' && Number.isFinite(ratio) ? Math.floor(ratio * 1000 + 1e-9) : Number.NaN;
   if (typeof ratio !== 'number' || !(milliRatio >= 1)) {
     invalid(where, 'tokenRatio', ratio, 'a finite number >= 0.001', 'For example 0.1, as in gRFC A6.');
   }
