@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Clock, googleExponentialBackOff, seeded } from 'ebb';
+import { type Clock, googleExponentialBackOff, RetryError, retry, seeded, virtualClock } from 'ebb';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const JAR = '/usr/share/java/google-http-client.jar';
@@ -187,5 +187,47 @@ describe.skipIf(missing !== undefined)("googleExponentialBackOff against Google'
     // The cases exercise what they claim: most runs reach STOP, and every bad option set is refused.
     expect(refusedByJava).toBe(refused.length);
     expect(stopped).toBeGreaterThan(valid.length / 2);
+  });
+});
+
+describe("googleExponentialBackOff through retry(): Google's stop rule, not ebb's deadline", () => {
+  it('budget 1000 ms, 500 ms ×1.5, no jitter: 3 calls, at 0, 500 and 1250 ms (the second wait ends past the budget)', async () => {
+    const clock = virtualClock(5_000);
+    const policy = googleExponentialBackOff({
+      initialIntervalMs: 500,
+      multiplier: 1.5,
+      randomizationFactor: 0,
+      maxElapsedTimeMs: 1_000,
+      clock,
+    });
+    const calls: number[] = [];
+    const done = retry(
+      () => {
+        calls.push(clock.now() - 5_000);
+        throw new Error('down');
+      },
+      { backoff: policy, clock },
+    );
+    const settled = done.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    await clock.runAll();
+    const error = await settled;
+    expect(calls).toEqual([0, 500, 1_250]);
+    expect(error).toBeInstanceOf(RetryError);
+    // ebb's own rule on the same curve gives up before the wait that would end past 1000 ms: 2 calls.
+    const ebbRule = policy.withJitter('none');
+    const ebbCalls: number[] = [];
+    const ebbDone = retry(
+      () => {
+        ebbCalls.push(clock.now());
+        throw new Error('down');
+      },
+      { backoff: ebbRule, clock },
+    ).catch(() => undefined);
+    await clock.runAll();
+    await ebbDone;
+    expect(ebbCalls).toHaveLength(2);
   });
 });

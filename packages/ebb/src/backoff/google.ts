@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
 import { Backoff, type BackoffRun, type Segment } from './backoff.js';
@@ -90,6 +90,11 @@ export interface GoogleExponentialBackOffOptions {
    * Checked before each wait: once the elapsed time (whole ms) is past it, the policy stops.
    */
   readonly maxElapsedTimeMs?: number;
+  /**
+   * Measures the elapsed time when a run's `next()` is not told it (Java's `setNanoClock`).
+   * Default: the system clock. Pass the same virtual clock as `retry()`'s in tests.
+   */
+  readonly clock?: Clock;
 }
 
 interface GoogleParams {
@@ -98,6 +103,7 @@ interface GoogleParams {
   readonly multiplier: number;
   readonly maxIntervalMs: number;
   readonly maxElapsedTimeMs: number;
+  readonly clock: Clock;
 }
 
 // Backoff values are frozen, so a subclass cannot add fields: its parameters live here.
@@ -166,11 +172,12 @@ export class GoogleBackOff extends Backoff {
 
   /**
    * Starts a run. `clock` measures the elapsed time from this call when the caller of `next()`
-   * does not pass the operation's elapsed time itself (Java's `NanoClock`; default the system
-   * clock).
+   * does not pass the operation's elapsed time itself (Java's `NanoClock`; default the policy's
+   * `clock` option, itself the system clock by default).
    */
-  override start(random: Random = Math.random, clock: Clock = systemClock): BackoffRun {
-    return new GoogleRun(paramsOf(this), this.maxAttempts, random, clock);
+  override start(random: Random = Math.random, clock?: Clock): BackoffRun {
+    const p = paramsOf(this);
+    return new GoogleRun(p, this.maxAttempts, random, clock ?? p.clock);
   }
 
   override withMaxAttempts(maxAttempts: number): Backoff {
@@ -305,7 +312,14 @@ function budget(where: string, name: string, value: unknown, fallback: number): 
 export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptions): GoogleBackOff {
   const where = 'googleExponentialBackOff()';
   const o = optionsObject(where, options) as GoogleExponentialBackOffOptions;
-  checkKeys(where, o, ['initialIntervalMs', 'randomizationFactor', 'multiplier', 'maxIntervalMs', 'maxElapsedTimeMs']);
+  checkKeys(where, o, [
+    'initialIntervalMs',
+    'randomizationFactor',
+    'multiplier',
+    'maxIntervalMs',
+    'maxElapsedTimeMs',
+    'clock',
+  ]);
   const initial = javaIntOption(
     where,
     'initialIntervalMs',
@@ -338,6 +352,7 @@ export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptio
       multiplier,
       maxIntervalMs: max,
       maxElapsedTimeMs: elapsed,
+      clock: clockOption(where, o.clock),
     },
     Infinity,
   );
