@@ -1,3 +1,4 @@
+import { presetCatalog } from 'ebb';
 import { expect, it, describe as suite } from 'vitest';
 import { schedule } from './schedule.js';
 
@@ -8,8 +9,8 @@ suite('schedule', () => {
     expect(doc).toEqual({
       name: 'aws-standard',
       rows: [
-        { attempt: 1, delayMs: 100, minDelayMs: 0, maxDelayMs: 100, meanDelayMs: 50 },
-        { attempt: 2, delayMs: 200, minDelayMs: 0, maxDelayMs: 200, meanDelayMs: 100 },
+        { attempt: 1, delayMs: 50, minDelayMs: 0, maxDelayMs: 50, meanDelayMs: 25 },
+        { attempt: 2, delayMs: 100, minDelayMs: 0, maxDelayMs: 100, meanDelayMs: 50 },
       ],
       stopsAfterAttempt: 3,
     });
@@ -51,7 +52,8 @@ suite('schedule', () => {
     expect(text).toMatch(/^google-http-client — /);
     expect(text).toMatch(/source: google-http-java-client/);
     expect(text).toMatch(/note: The Javadoc table's STOP at try 10/);
-    expect(text).toMatch(/\n {5}10 {3}19\.21 s {3}9\.605 s {2}28\.815 s {3}19\.21 s\n/);
+    expect(text).toMatch(/\n {5}10 {3}19\.21 s {2}9\.605 s {2}28\.815 s {3}19\.21 s\n/);
+    expect(text).toMatch(/stops: once more than 15 min have passed when a wait is due \(maxElapsedTimeMs/);
     expect(schedule({ preset: 'sip' }).stdout).toMatch(/attempt 11 is the last/);
     expect(schedule({ preset: 'ethernet' }).stdout).toMatch(/stops: after attempt 16 \(maxAttempts\)/);
     expect(schedule({ preset: 'grpc-connect' }).stdout).toMatch(/never stops by itself/);
@@ -73,6 +75,9 @@ suite('schedule', () => {
     ]) {
       expect(text).toMatch(new RegExp(`^${id} +\\S`, 'm'));
     }
+    // Each preset names its source on the line below its title.
+    expect(text).toMatch(/^aws-standard +.*\n +source: @smithy\/util-retry 4\.6\.2/m);
+    expect(text.match(/^ +source: \S/gm)).toHaveLength(presetCatalog.length);
     const doc = JSON.parse(schedule({ list: true, json: true }).stdout);
     expect(doc.find((p: { id: string }) => p.id === 'wifi')).toMatchObject({
       key: 'wifi',

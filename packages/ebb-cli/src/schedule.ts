@@ -1,4 +1,4 @@
-import { type Backoff, describe, presetCatalog, type Schedule, sample, seeded } from 'ebb';
+import { type Backoff, describe, GoogleBackOff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
 import { formatDuration, parseNumber } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { table } from './table.js';
@@ -66,7 +66,10 @@ function list(json: boolean): Output {
     return { stdout: `${JSON.stringify(doc, null, 2)}\n` };
   }
   const width = Math.max(...presetCatalog.map((p) => p.id.length));
-  return { stdout: `${presetCatalog.map((p) => `${p.id.padEnd(width)}  ${p.title}`).join('\n')}\n` };
+  const indent = ' '.repeat(width + 2);
+  return {
+    stdout: `${presetCatalog.map((p) => `${p.id.padEnd(width)}  ${p.title}\n${indent}source: ${p.source}`).join('\n')}\n`,
+  };
 }
 
 function sampled(name: string, backoff: Backoff, count: number, seed: number, json: boolean): Output {
@@ -134,6 +137,12 @@ function stops(b: Backoff, s: Schedule): string {
           ? `;\n       with attempts that fail at once, attempt ${early} is the last`
           : `;\n       with attempts that fail at once, the last attempt is between ${early} and ${late ?? 'later'}`;
     parts.push(`stops: rather than wait past ${formatDuration(b.maxElapsedMs)} in all (maxElapsedMs)${when}`);
+  }
+  if (b instanceof GoogleBackOff && b.maxElapsedTimeMs !== Infinity) {
+    // Google's own rule (backoff/google.ts): the budget is checked before each wait, not after.
+    parts.push(
+      `stops: once more than ${formatDuration(b.maxElapsedTimeMs)} have passed when a wait is due (maxElapsedTimeMs; the last wait may end past it)`,
+    );
   }
   if (parts.length === 0) parts.push('never stops by itself: add --max-attempts or --max-elapsed');
   return parts.join('\n');

@@ -26,8 +26,15 @@ export { type ExponentialOptions, exponential } from './backoff/exponential.js';
 export type { Jitter } from './backoff/jitter.js';
 export { type LinearOptions, linear } from './backoff/linear.js';
 export {
+  type AwsRetryBehaviour,
+  AwsStandardBackOff,
+  type AwsStandardBackOffOptions,
+  awsStandardBackOff,
+  GoogleBackOff,
   type GoogleExponentialBackOffOptions,
+  type GrpcRetryPolicyOptions,
   googleExponentialBackOff,
+  grpcRetryPolicy,
   type PresetName,
   presets,
   type TruncatedBinaryOptions,

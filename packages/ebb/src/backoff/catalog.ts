@@ -48,14 +48,20 @@ const entries: ReadonlyArray<readonly [id: string, key: PresetName, title: strin
   [
     'aws-standard',
     'awsStandard',
-    'AWS SDK standard mode: full jitter on 100 ms × 2^i, 20 s cap, 3 attempts',
-    '@smithy/util-retry StandardRetryStrategy, DefaultRetryBackoffStrategy',
+    'AWS SDK standard mode (today): full jitter on 50 ms × 2^i (1 s after throttling), 20 s cap, 3 attempts',
+    '@smithy/util-retry 4.6.2 / @smithy/core 3.41.0, StandardRetryStrategy (the 2026 behaviour, default since 3.40.0)',
   ],
   [
     'aws-standard-2026',
     'awsStandard2026',
-    'AWS SDK standard mode, 2026 behaviour: full jitter on 50 ms × 2^i, 20 s cap, 3 attempts',
-    '@smithy/util-retry with AWS_NEW_RETRIES_2026',
+    'Same as aws-standard: the 2026 behaviour is the SDK default',
+    '@smithy/core 3.41.0, StandardRetryStrategy',
+  ],
+  [
+    'aws-standard-pre-2026',
+    'awsStandardPre2026',
+    'AWS SDK standard mode before 2026: full jitter on 100 ms × 2^i (500 ms after throttling), 20 s cap, 3 attempts',
+    '@smithy/core 3.39.0, StandardRetryStrategy without SMITHY_NEW_RETRIES_2026',
   ],
   [
     'truncated-binary',

@@ -1,6 +1,7 @@
 import { count, invalid } from '../core/validate.js';
 import { Backoff, capOf, capped, cappedWindow, locate, MAX_DELAY_MS, type Segment } from './backoff.js';
 import { DecorrelatedMeans } from './decorrelated.js';
+import { GoogleBackOff, googleRow } from './google.js';
 
 /** One row of a schedule: the wait after attempt `attempt` failed. All values in milliseconds. */
 export interface ScheduleRow {
@@ -70,6 +71,8 @@ const decorrelatedCache = /* @__PURE__ */ new WeakMap<Segment, DecorrelatedMeans
  */
 export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
   const n = count('describeRow()', 'attempt', attempt, 1, 1, false, 'Row 1 is the wait after the first call failed.');
+  // Google's waits are whole milliseconds drawn its own way (backoff/google.ts).
+  if (backoff instanceof GoogleBackOff) return googleRow(backoff, n);
   const [s, k] = locate(backoff, n);
   const c = s.curve;
   if (c.type === 'slotted') {

@@ -18,9 +18,10 @@ suite('presets reproduce their sources', () => {
       500, 750, 1125, 1687, 2530, 3795, 5692, 8538, 12807, 19210, 28815, 43222, 60000,
     ]);
     const rows = describe(presets.googleHttpClient, 10).rows;
+    // Whole-ms waits (Java's (int) of min + r·(max − min + 1)): from floor(d/2) to floor(1.5·d + 1 − 2^−53·…).
     for (const r of rows) {
-      expect(r.minDelayMs).toBe(r.delayMs * 0.5);
-      expect(r.maxDelayMs).toBe(r.delayMs * 1.5);
+      expect(r.minDelayMs).toBe(Math.floor(r.delayMs * 0.5));
+      expect(r.maxDelayMs).toBe(Math.floor(r.delayMs * 0.5 + (1 - 2 ** -53) * (r.delayMs + 1)));
     }
     // The seed's table (seconds): rows 1–9 within 1 %.
     const seed = [0.5, 0.75, 1.12, 1.69, 2.53, 3.8, 5.7, 8.54, 12.81];
@@ -29,8 +30,11 @@ suite('presets reproduce their sources', () => {
     });
     // Only the 15-minute budget stops it; the interval cap is not a cap on the delay.
     expect(describe(presets.googleHttpClient, 10).stopsAfterAttempt).toBeNull();
-    expect(presets.googleHttpClient.maxElapsedMs).toBe(900_000);
-    expect(describeRow(presets.googleHttpClient, 50).maxDelayMs).toBe(90_000);
+    // Google's budget is the run's rule (checked before each wait), not the executor's deadline.
+    expect(presets.googleHttpClient.maxElapsedTimeMs).toBe(900_000);
+    expect(presets.googleHttpClient.maxElapsedMs).toBe(Infinity);
+    expect(describeRow(presets.googleHttpClient, 50).maxDelayMs).toBe(90_001);
+    expect(describeRow(presets.googleHttpClient, 3)).toMatchObject({ minDelayMs: 562, maxDelayMs: 1688 });
   });
 
   it('googleExponentialBackOff: every builder option is honoured', () => {
@@ -41,15 +45,16 @@ suite('presets reproduce their sources', () => {
       maxIntervalMs: 350,
       maxElapsedTimeMs: 5_000,
     });
-    expect(describe(b, 4).rows.map((r) => [r.delayMs, r.minDelayMs, r.maxDelayMs].map((x) => +x.toFixed(9)))).toEqual([
-      [100, 90, 110],
-      [200, 180, 220],
-      [350, 315, 385],
-      [350, 315, 385],
+    expect(describe(b, 4).rows.map((r) => [r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
+      // Java's (int) (min + r·(max − min + 1)) at r = 1 − 2^−53 rounds up to max + 1: 111, not 110.
+      [100, 90, 111],
+      [200, 180, 221],
+      [350, 315, 386],
+      [350, 315, 386],
     ]);
-    expect(b.maxElapsedMs).toBe(5_000);
+    expect(b.maxElapsedTimeMs).toBe(5_000);
     expect(() => googleExponentialBackOff({ randomizationFactor: 1 })).toThrow(/`randomizationFactor`/);
-    expect(() => googleExponentialBackOff({ maxIntervalMs: 100 })).toThrow(/`maxIntervalMs`.*>= 500/);
+    expect(() => googleExponentialBackOff({ maxIntervalMs: 100 })).toThrow(/`maxIntervalMs`.*from 500 to/);
     expect(() => googleExponentialBackOff({ initialIntervalMs: 0.5 })).toThrow(/`initialIntervalMs`/);
   });
 
@@ -80,18 +85,20 @@ suite('presets reproduce their sources', () => {
     expect(describeRow(presets.awsPolling, 10).delayMs).toBe(60_000);
   });
 
-  it('aws-standard: full jitter on 100 ms × 2^i, cap 20 s before jitter, 3 attempts', () => {
+  it('aws-standard: full jitter on 50 ms × 2^i (the SDK default since 2026), cap 20 s before jitter, 3 attempts', () => {
     expect(describe(presets.awsStandard, 5)).toEqual({
       rows: [
-        { attempt: 1, delayMs: 100, minDelayMs: 0, maxDelayMs: 100, meanDelayMs: 50 },
-        { attempt: 2, delayMs: 200, minDelayMs: 0, maxDelayMs: 200, meanDelayMs: 100 },
+        { attempt: 1, delayMs: 50, minDelayMs: 0, maxDelayMs: 50, meanDelayMs: 25 },
+        { attempt: 2, delayMs: 100, minDelayMs: 0, maxDelayMs: 100, meanDelayMs: 50 },
       ],
       stopsAfterAttempt: 3,
     });
-    // smithy's own test: with random = 1, attempts 0..3 give 100, 200, 400, 800, and the cap 20 000.
-    expect([1, 2, 3, 4].map((n) => describeRow(presets.awsStandard, n).maxDelayMs)).toEqual([100, 200, 400, 800]);
+    expect([1, 2, 3, 4].map((n) => describeRow(presets.awsStandard, n).maxDelayMs)).toEqual([50, 100, 200, 400]);
     expect(describeRow(presets.awsStandard, 16).maxDelayMs).toBe(20_000);
-    expect([1, 2, 3, 4].map((n) => describeRow(presets.awsStandard2026, n).maxDelayMs)).toEqual([50, 100, 200, 400]);
+    // Before 2026 (smithy's own test: with random = 1, attempts 0..3 give 100, 200, 400, 800).
+    expect([1, 2, 3, 4].map((n) => describeRow(presets.awsStandardPre2026, n).maxDelayMs)).toEqual([
+      100, 200, 400, 800,
+    ]);
   });
 
   it('truncated-binary: the Qiita maxima 19.5, 39, 78, 156, 312, 625, 1250, 2500, 5000, 10000, 10000 … ms', () => {

@@ -1,89 +1,21 @@
-import { checkKeys, count, inRange, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, nonNegative, optionsObject } from '../core/validate.js';
+import { awsStandardBackOff } from './aws.js';
 import { type Backoff, chain } from './backoff.js';
 import { constant } from './constant.js';
 import { defaultBackoff } from './default.js';
 import { exponential } from './exponential.js';
-import { sequence } from './sequence.js';
+import { googleExponentialBackOff } from './google.js';
+
+export {
+  type AwsRetryBehaviour,
+  AwsStandardBackOff,
+  type AwsStandardBackOffOptions,
+  awsStandardBackOff,
+} from './aws.js';
+export { GoogleBackOff, type GoogleExponentialBackOffOptions, googleExponentialBackOff } from './google.js';
+export { type GrpcRetryPolicyOptions, grpcRetryPolicy } from './grpc.js';
+
 import { slotted } from './slotted.js';
-
-/**
- * The intervals of Google's `ExponentialBackOff`, computed as its Java does: an `int` interval
- * multiplied and truncated at each step (`currentIntervalMillis *= multiplier`), jumping to the
- * maximum once it reaches `max / multiplier`. Hence 1687 ms, not 1687.5, in the Javadoc table.
- * Source: googleapis/google-http-java-client, `com.google.api.client.util.ExponentialBackOff`,
- * `incrementCurrentInterval()`.
- */
-function googleIntervals(initialMs: number, multiplier: number, maxMs: number): number[] {
-  const out = [initialMs];
-  let current = initialMs;
-  while (current < maxMs) {
-    current = current >= maxMs / multiplier ? maxMs : Math.trunc(current * multiplier);
-    out.push(current);
-  }
-  return out;
-}
-
-/** Options of {@link googleExponentialBackOff}, named as the Java builder names them (in ms). */
-export interface GoogleExponentialBackOffOptions {
-  /** Default 500. */
-  readonly initialIntervalMs?: number;
-  /** Default 0.5: each delay is drawn from [interval·(1−f), interval·(1+f)]. */
-  readonly randomizationFactor?: number;
-  /** Default 1.5. */
-  readonly multiplier?: number;
-  /** Caps the interval, not the randomized delay. Default 60 000. */
-  readonly maxIntervalMs?: number;
-  /** Default 900 000 (15 minutes). */
-  readonly maxElapsedTimeMs?: number;
-}
-
-/**
- * Google's `ExponentialBackOff` (google-http-java-client) with its builder's parameters;
- * `presets.googleHttpClient` is this with the defaults. Intervals follow the Java integer
- * arithmetic exactly; the randomized delay is drawn continuously from
- * [interval·(1−f), interval·(1+f)] where the Java floors it to whole milliseconds (a
- * difference under 1 ms).
- */
-export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptions): Backoff {
-  const where = 'googleExponentialBackOff()';
-  const o = optionsObject(where, options) as GoogleExponentialBackOffOptions;
-  checkKeys(where, o, ['initialIntervalMs', 'randomizationFactor', 'multiplier', 'maxIntervalMs', 'maxElapsedTimeMs']);
-  // The Java constructor's own checks: interval > 0, 0 <= factor < 1, multiplier >= 1, max >= initial.
-  const initial = count(
-    where,
-    'initialIntervalMs',
-    o.initialIntervalMs,
-    500,
-    1,
-    false,
-    'The Java client counts whole milliseconds, such as 500.',
-  );
-  const factor = inRange(
-    where,
-    'randomizationFactor',
-    o.randomizationFactor,
-    0.5,
-    0,
-    0.999_999_999,
-    'Google requires 0 <= factor < 1.',
-  );
-  const multiplier = inRange(where, 'multiplier', o.multiplier, 1.5, 1, Infinity, 'Use a growth factor such as 1.5.');
-  const max = count(
-    where,
-    'maxIntervalMs',
-    o.maxIntervalMs,
-    60_000,
-    initial,
-    false,
-    `It must be a whole number >= initialIntervalMs (${initial}).`,
-  );
-  const elapsed = nonNegative(where, 'maxElapsedTimeMs', o.maxElapsedTimeMs, 900_000, true);
-  return sequence({
-    delaysMs: googleIntervals(initial, multiplier, max),
-    jitter: { kind: 'proportional', factor },
-    maxElapsedMs: elapsed,
-  });
-}
 
 /** Options of {@link truncatedBinary}. */
 export interface TruncatedBinaryOptions {
@@ -176,36 +108,23 @@ export const presets = /* @__PURE__ */ Object.freeze({
    */
   awsPolling: /* @__PURE__ */ exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 10 }),
   /**
-   * The AWS SDKs' standard retry mode as `@smithy/util-retry` implements it
-   * (`DefaultRetryBackoffStrategy`, `StandardRetryStrategy`): the i-th retry (i from 0) waits
-   * `random · min(base · 2^i, 20 s)` — full jitter, the cap applied before it — and 3 attempts in
-   * all (`DEFAULT_MAX_ATTEMPTS`). Base: 100 ms (`DEFAULT_RETRY_DELAY_BASE`), the delay for
-   * transient errors; the SDK switches to 500 ms (`THROTTLING_RETRY_DELAY_BASE`) after a
-   * throttling error. The SDK floors each delay to whole milliseconds.
-   *
-   * The SDKs' 2026 retry behaviour (opt-in with `AWS_NEW_RETRIES_2026=true`, announced to become
-   * the default from November 2026) lowers the base to 50 ms and raises the throttling base to
-   * 1 s: `presets.awsStandard2026`. Pairs with `aws` from `ebb/http`, and with `awsRetryQuota()`
-   * from `ebb/rate` for the SDKs' retry quota.
+   * The AWS SDKs' standard retry mode as the published SDK for JavaScript computes it today
+   * (`@smithy/util-retry` 4.6.2, its code in `@smithy/core` 3.41.0, where "the 2026 retry
+   * behaviour" is on by default since 3.40.0): retry i (from 0) waits
+   * `floor(random · min(base · 2^i, 20 s))` — full jitter, the cap before it — with base 50 ms,
+   * or 1 s after a throttling error; a server hint raises the wait by at most 5 s; 3 attempts.
+   * See {@link awsStandardBackOff}. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from
+   * `ebb/rate` (the SDK's retry quota: a throttling retry costs 5, any other 14).
    */
-  awsStandard: /* @__PURE__ */ exponential({
-    initialDelayMs: 100,
-    multiplier: 2,
-    maxDelayMs: 20_000,
-    jitter: 'full',
-    maxAttempts: 3,
-  }),
+  awsStandard: /* @__PURE__ */ awsStandardBackOff(),
+  /** The same value as `awsStandard`: the 2026 behaviour is the SDK's default now. */
+  awsStandard2026: /* @__PURE__ */ awsStandardBackOff(),
   /**
-   * `awsStandard` under the SDKs' 2026 retry behaviour: base 50 ms (1 s after throttling), cap
-   * 20 s, 3 attempts. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from `ebb/rate`.
+   * The standard mode as the SDK did it by default before the 2026 behaviour (`@smithy/core`
+   * up to 3.39.0 without `SMITHY_NEW_RETRIES_2026=true`): base 100 ms, 500 ms after a throttling
+   * error, 20 s cap, 3 attempts. Pair with `awsRetryQuota({ behaviour: 'pre-2026' })`.
    */
-  awsStandard2026: /* @__PURE__ */ exponential({
-    initialDelayMs: 50,
-    multiplier: 2,
-    maxDelayMs: 20_000,
-    jitter: 'full',
-    maxAttempts: 3,
-  }),
+  awsStandardPre2026: /* @__PURE__ */ awsStandardBackOff({ behaviour: 'pre-2026' }),
   /**
    * IEEE 802.3 CSMA/CD truncated binary exponential backoff: after the c-th collision wait k
    * slots, k uniform in 0 … 2^min(c, 10) − 1 (backoffLimit 10), slot 512 bit times = 51.2 µs at

@@ -65,28 +65,11 @@ async function errorCode(result: HttpResult, response: Response): Promise<string
   return xml ? sanitize(xml[1] as string) : undefined;
 }
 
-/**
- * The AWS rule (AWS General Reference, "Error retries and exponential backoff in AWS": "retry
- * original requests that receive server (5xx) or throttling errors … client errors (4xx)
- * indicate that you need to revise the request"; the SDKs' error classification):
- * - **5xx**: retry (throttled when the code is a throttling code: S3's 503 `SlowDown`);
- * - **429**, and any 4xx whose error code is in {@link awsThrottlingCodes} (a 400
- *   `ThrottlingException`, EC2's `RequestLimitExceeded`): throttled;
- * - a 4xx with a transient code (`RequestTimeout`, `RequestTimeoutException`): retry;
- * - every other 4xx (`ValidationException`, `AccessDeniedException`, …): final;
- * - network failures and attempt timeouts: retry.
- *
- * It reads the code from `x-amzn-ErrorType`, else from the first 64 KiB of the body (a clone:
- * the response you get back is unread), and only for 4xx and 5xx responses.
- *
- * Where the SDKs differ: they retry 500, 502, 503 and 504 only (`TRANSIENT_ERROR_STATUS_CODES`),
- * not 501 or 505, and they correct clock skew before retrying a signature error; the General
- * Reference and the seed article say "5xx", and ebb follows them.
- *
- * Pairs with `presets.awsStandard` (full jitter on 100 ms × 2^i, 20 s cap, 3 attempts),
- * `presets.awsStandard2026`, or `presets.awsSimpleDb`.
- */
-export const aws: HttpClassifier = async (result) => {
+/** `TRANSIENT_ERROR_STATUS_CODES` of the SDK (`@smithy/core` 3.41.0): the 5xx statuses it retries. */
+const TRANSIENT_STATUS: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+
+/** The verdict both AWS rules share; `every5xx` picks the General Reference's reading of 5xx. */
+async function classify(result: HttpResult, every5xx: boolean): Promise<'retry' | 'throttled' | 'final'> {
   const { response, error } = result;
   if (response === undefined) return isTransientError(error) ? 'retry' : 'final';
   const status = response.status;
@@ -94,6 +77,61 @@ export const aws: HttpClassifier = async (result) => {
   if (status === 429) return 'throttled';
   const code = await errorCode(result, response);
   if (code !== undefined && THROTTLING.has(code)) return 'throttled';
-  if (status >= 500) return 'retry';
-  return code !== undefined && TRANSIENT.has(code) ? 'retry' : 'final';
-};
+  if (code !== undefined && TRANSIENT.has(code)) return 'retry';
+  if (every5xx ? status >= 500 : TRANSIENT_STATUS.has(status)) return 'retry';
+  return 'final';
+}
+
+/**
+ * The AWS SDKs' rule, as the published SDK for JavaScript classifies errors (`@smithy/core`
+ * 3.41.0, `getRetryErrorType`: THROTTLING and TRANSIENT are retried, SERVER_ERROR and
+ * CLIENT_ERROR are not):
+ * - **429**, and any error whose code is in {@link awsThrottlingCodes} (a 400
+ *   `ThrottlingException`, S3's 503 `SlowDown`, EC2's `RequestLimitExceeded`): throttled;
+ * - a transient code (`TimeoutError`, `RequestTimeout`, `RequestTimeoutException`): retry;
+ * - **500, 502, 503, 504** (`TRANSIENT_ERROR_STATUS_CODES`): retry; other 5xx (501, 505 …)
+ *   are final — for every 5xx, use {@link awsGeneralReference};
+ * - every other 4xx (`ValidationException`, `AccessDeniedException`, …): final;
+ * - network failures and attempt timeouts: retry.
+ *
+ * It reads the code from `x-amzn-ErrorType`, else from the first 64 KiB of the body (a clone:
+ * the response you get back is unread), and only for 4xx and 5xx responses.
+ *
+ * Where the SDKs differ: they also correct clock skew before retrying a signature error, and
+ * honour the `$retryable` trait of modelled errors; ebb has neither.
+ *
+ * Pairs with `presets.awsStandard` (the SDK's standard mode) and `awsRetryQuota()` from `ebb/rate`.
+ */
+export const aws: HttpClassifier = (result) => classify(result, false);
+
+/**
+ * The AWS General Reference's rule ("Error retries and exponential backoff in AWS": "retry
+ * original requests that receive server (5xx) or throttling errors … client errors (4xx)
+ * indicate that you need to revise the request"), which the seed article follows: as
+ * {@link aws}, but **every 5xx** is retried, 501 and 505 included.
+ */
+export const awsGeneralReference: HttpClassifier = (result) => classify(result, true);
+
+/**
+ * The server's hint as the SDK reads it (`parseRetryAfterHeader`), in ms, or undefined:
+ * `x-amz-retry-after` (milliseconds, any number `Number()` accepts), else `Retry-After` (whole
+ * or decimal seconds, or an HTTP-date measured from `nowMs`). Like the SDK, which turns the hint
+ * into a `Date`, a fractional millisecond is dropped (floored). Where the SDK takes whichever
+ * header comes first on the wire, ebb prefers `x-amz-retry-after`. The standard mode then
+ * bounds the hint to 5 s past its own wait (`presets.awsStandard`).
+ */
+export function awsServerHintMs(
+  response: { readonly headers: { get(name: string): string | null } },
+  nowMs: number = Date.now(),
+): number | undefined {
+  const amz = response.headers.get('x-amz-retry-after');
+  if (amz !== null) {
+    const ms = Number(amz);
+    return Number.isFinite(ms) ? Math.floor(ms) : undefined;
+  }
+  const value = response.headers.get('retry-after');
+  if (value === null) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.floor(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.floor(date - nowMs) : undefined;
+}

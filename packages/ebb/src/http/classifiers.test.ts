@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aws, awsThrottlingCodes } from './aws.js';
+import { aws, awsGeneralReference, awsThrottlingCodes } from './aws.js';
 import { type HttpClassifier, type HttpResult, readTextPrefix, standard } from './classifier.js';
 import { googleDrive, googleHttpClient } from './google.js';
 
@@ -153,10 +153,18 @@ describe('aws', () => {
     expect(await verdict(aws, status(400, '<Error><Code>InvalidParameterValue</Code></Error>'))).toBe('final');
   });
 
-  it("retries S3's 400 RequestTimeout (a transient code), and every 5xx", async () => {
-    expect(await verdict(aws, status(400, '<Error><Code>RequestTimeout</Code></Error>'))).toBe('retry');
-    expect(await verdict(aws, status(400, '{"__type":"RequestTimeoutException"}'))).toBe('retry');
-    for (let s = 500; s < 600; s++) expect(await verdict(aws, status(s)), String(s)).toBe('retry');
+  it("retries S3's 400 RequestTimeout (a transient code); 500, 502, 503, 504 as the SDK, every 5xx as the General Reference", async () => {
+    for (const rule of [aws, awsGeneralReference]) {
+      expect(await verdict(rule, status(400, '<Error><Code>RequestTimeout</Code></Error>'))).toBe('retry');
+      expect(await verdict(rule, status(400, '{"__type":"RequestTimeoutException"}'))).toBe('retry');
+      // A transient code makes any 5xx transient for the SDK too.
+      expect(await verdict(rule, status(501, '{"__type":"RequestTimeoutException"}'))).toBe('retry');
+    }
+    // The SDK's TRANSIENT_ERROR_STATUS_CODES (@smithy/core 3.41.0).
+    for (let s = 500; s < 600; s++) {
+      expect(await verdict(aws, status(s)), String(s)).toBe([500, 502, 503, 504].includes(s) ? 'retry' : 'final');
+      expect(await verdict(awsGeneralReference, status(s)), String(s)).toBe('retry');
+    }
   });
 
   it('throttles 429, leaves 2xx/3xx and code-less 4xx final, retries network failures', async () => {

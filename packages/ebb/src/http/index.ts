@@ -13,7 +13,7 @@
  */
 
 export { MAX_RETRY_AFTER_MS, type ShedOptions, type ShedStats } from './admission.js';
-export { aws, awsThrottlingCodes } from './aws.js';
+export { aws, awsGeneralReference, awsServerHintMs, awsThrottlingCodes } from './aws.js';
 export { type HttpClassifier, type HttpResult, type HttpVerdict, standard } from './classifier.js';
 export { googleDrive, googleHttpClient } from './google.js';
 export { isNetworkError, isNotSentError, isTimeoutError } from './network-error.js';

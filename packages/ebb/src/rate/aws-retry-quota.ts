@@ -15,7 +15,13 @@ export interface AwsRetryCosts {
 export interface AwsRetryQuotaOptions {
   /** Tokens in the quota, full at first (`INITIAL_RETRY_TOKENS`). Default 500. */
   readonly capacity?: number;
-  /** What a retry costs by kind. Default `{ throttling: 5, transient: 14, timeout: 14 }` (the 2026 behaviour). */
+  /**
+   * Which SDK behaviour's costs apply when `costs` is left out: `'2026'` (default, what the
+   * published SDK does today: `{ throttling: 5, transient: 14, timeout: 14 }`) or `'pre-2026'`
+   * (`@smithy/core` up to 3.39.0 by default: `{ throttling: 5, transient: 10, timeout: 10 }`).
+   */
+  readonly behaviour?: '2026' | 'pre-2026';
+  /** What a retry costs by kind. Default: the `behaviour`'s costs. */
   readonly costs?: AwsRetryCosts;
   /** Tokens an operation that succeeded at once puts back (`NO_RETRY_INCREMENT`). Default 1. */
   readonly noRetryIncrement?: number;
@@ -55,9 +61,9 @@ const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
  * **Constants.** The defaults are those `@smithy/util-retry` applies today: version 4.6.2 (its
  * code in `@smithy/core` 3.41.0, `StandardRetryStrategy` and `retries-2026-config`) ships with
  * the 2026 retry behaviour switched on, which AWS announced as the default from November 2026:
- * a throttling retry costs 5, any other 14. Before the switch, the same strategy charged 5 for
- * throttling and 10 (`TIMEOUT_RETRY_COST`) for transient errors and timeouts: pass
- * `costs: { throttling: 5, transient: 10, timeout: 10 }` for that; the older
+ * a throttling retry costs 5, any other 14. Before the switch (`@smithy/core` 3.39.0 and earlier,
+ * by default), the same strategy charged 5 for throttling and 10 for transient errors and
+ * timeouts: `behaviour: 'pre-2026'`; the older
  * `middleware-retry` quota charged 10 for `TimeoutError` and 5 for everything else.
  *
  * **When to use:** to ration retries the way AWS SDK clients do, one quota per client (so per
@@ -69,15 +75,26 @@ const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
  *
  * @example
  * const budget = awsRetryQuota();
- * await retry(() => s3.send(command), { budget, backoff: presets.awsStandard2026 });
+ * await retry(() => s3.send(command), { budget, backoff: presets.awsStandard });
  */
 export function awsRetryQuota(options?: AwsRetryQuotaOptions): AwsRetryQuota {
   const where = 'awsRetryQuota()';
   const o = optionsObject(where, options) as AwsRetryQuotaOptions;
-  checkKeys(where, o, ['capacity', 'costs', 'noRetryIncrement', 'classify']);
+  checkKeys(where, o, ['behaviour', 'capacity', 'costs', 'noRetryIncrement', 'classify']);
+  const behaviour = o.behaviour === undefined ? '2026' : o.behaviour;
+  if (behaviour !== '2026' && behaviour !== 'pre-2026') {
+    invalid(where, 'behaviour', o.behaviour, "'2026' or 'pre-2026'", "'2026' is what the SDK does today.");
+  }
   const capacity = nonNegative(where, 'capacity', o.capacity, 500, false, 'For example 500, the SDKs’ quota.');
   const noRetryIncrement = nonNegative(where, 'noRetryIncrement', o.noRetryIncrement, 1, false, 'For example 1.');
-  const costs = o.costs ?? { throttling: 5, transient: 14, timeout: 14 };
+  // StandardRetryStrategy.getCapacityCost: `errorType === modifiedCostType() ? throttlingCost() : cost()`,
+  // 2026: THROTTLING → 5, else 14; before: TRANSIENT → 10, else (THROTTLING) 5.
+  const costs =
+    o.costs === undefined
+      ? behaviour === '2026'
+        ? { throttling: 5, transient: 14, timeout: 14 }
+        : { throttling: 5, transient: 10, timeout: 10 }
+      : o.costs;
   if (typeof costs !== 'object' || costs === null || Array.isArray(costs)) {
     invalid(where, 'costs', costs, 'an object { throttling, transient, timeout }');
   }

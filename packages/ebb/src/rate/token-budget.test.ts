@@ -74,8 +74,11 @@ describe('tokenBudget', () => {
       /tokenBudget\(\): expected `maxTokens` to be a whole number >= 1/,
     );
     expect(() => tokenBudget({ maxTokens: 2.5 })).toThrow(RangeError);
-    expect(() => tokenBudget({ tokenRatio: 0 })).toThrow(/`tokenRatio` to be a number > 0 with at most 3 decimals/);
-    expect(() => tokenBudget({ tokenRatio: 0.1234 })).toThrow(/`tokenRatio`/);
+    expect(() => tokenBudget({ tokenRatio: 0 })).toThrow(/`tokenRatio` to be a finite number >= 0.001/);
+    expect(() => tokenBudget({ tokenRatio: 0.0009 })).toThrow(/`tokenRatio`/);
+    expect(() => tokenBudget({ tokenRatio: Infinity })).toThrow(/`tokenRatio`/);
+    expect(() => tokenBudget({ tokenRatio: null as never })).toThrow(TypeError);
+    expect(() => tokenBudget({ maxTokens: 1001 })).toThrow(/`maxTokens` to be at most 1000/);
     expect(() => tokenBudget({ tokenRatio: '0.1' as never })).toThrow(TypeError);
     expect(() => tokenBudget({ ratio: 0.1 } as never)).toThrow(/unknown option `ratio`/);
   });

@@ -50,10 +50,15 @@ export function tokenBudget(options?: TokenBudgetOptions): TokenBudget {
   const o = optionsObject(where, options) as TokenBudgetOptions;
   checkKeys(where, o, ['maxTokens', 'tokenRatio']);
   const maxTokens = count(where, 'maxTokens', o.maxTokens, 10, 1, false, 'For example 10, as in gRFC A6.');
-  const ratio = o.tokenRatio ?? 0.1;
-  const milliRatio = typeof ratio === 'number' ? Math.round(ratio * 1000) : Number.NaN;
-  if (typeof ratio !== 'number' || !(milliRatio >= 1) || Math.abs(ratio * 1000 - milliRatio) > 1e-6) {
-    invalid(where, 'tokenRatio', ratio, 'a number > 0 with at most 3 decimals', 'For example 0.1, as in gRFC A6.');
+  // grpc-go and grpc-js refuse a retryThrottling whose maxTokens is outside (0, 1000].
+  if (maxTokens > 1000) invalid(where, 'maxTokens', maxTokens, 'at most 1000', 'gRPC refuses more than 1000.');
+  const ratio = o.tokenRatio === undefined ? 0.1 : o.tokenRatio;
+  // gRFC A6: "Up to 3 decimal places are supported"; gRPC's C core reads the thousandths and
+  // ignores further digits (0.5466 counts as 0.546). The 1e-9 absorbs binary representation
+  // (1.005 · 1000 = 1004.9999999999999). grpc-js rounds instead (toFixed(3): 0.547).
+  const milliRatio = typeof ratio === 'number' && Number.isFinite(ratio) ? Math.floor(ratio * 1000 + 1e-9) : Number.NaN;
+  if (typeof ratio !== 'number' || !(milliRatio >= 1)) {
+    invalid(where, 'tokenRatio', ratio, 'a finite number >= 0.001', 'For example 0.1, as in gRFC A6.');
   }
   const max = maxTokens * 1000;
   const threshold = max / 2;

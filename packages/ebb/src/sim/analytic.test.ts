@@ -43,13 +43,14 @@ describe('scheduleBounds', () => {
     const rows = scheduleBounds(presets.awsStandard, 10);
     expect(rows).toHaveLength(2);
     expect(rows.map((r) => [r.elapsedMinMs, r.elapsedMeanMs, r.elapsedMaxMs])).toEqual([
-      [0, 50, 100],
-      [0, 150, 300],
+      [0, 25, 50],
+      [0, 75, 150],
     ]);
     const google = scheduleBounds(presets.googleHttpClient, 3);
     const exact = schedule(presets.googleHttpClient, 3).rows;
     expect(google.map((r) => r.meanDelayMs)).toEqual(exact.map((r) => r.meanDelayMs));
-    expect(google[2]?.elapsedMinMs).toBe(250 + 375 + 562.5);
-    expect(google[2]?.elapsedMaxMs).toBe(750 + 1125 + 1687.5);
+    // Google draws whole ms: (int) (min + r·(max − min + 1)), so 562 to 1688 at row 3.
+    expect(google[2]?.elapsedMinMs).toBe(250 + 375 + 562);
+    expect(google[2]?.elapsedMaxMs).toBe(751 + 1126 + 1688);
   });
 });

@@ -1,0 +1,164 @@
+import type { Random } from '../core/random.js';
+import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
+import { Backoff, type BackoffRun, type Segment } from './backoff.js';
+
+/*
+ * The AWS SDKs' standard retry mode as the published JavaScript SDK computes it: the
+ * `StandardRetryStrategy` and `DefaultRetryBackoffStrategy` of `@smithy/core` (`dist-cjs/
+ * submodules/retry/index.js`, re-exported by `@smithy/util-retry` 4.6.2), read from the installed
+ * packages and checked by test/fidelity/aws.test.ts, which drives the SDK's retry middleware
+ * side by side with ebb.
+ *
+ * - Retry i (from 0) waits `floor(random · min(base · 2^i, 20 000))` ms, base by the error's type:
+ *   throttling or not (`setDelayBase(errorType === "THROTTLING" ? throttlingDelay : baseDelay)`).
+ * - A server hint (`x-amz-retry-after` in ms, or `Retry-After`) raises the wait, at most 5 s past
+ *   the computed one: `max(delay, min(hint, delay + 5000))`.
+ * - 3 attempts (`DEFAULT_MAX_ATTEMPTS`).
+ *
+ * Two behaviours. `@smithy/core` up to 3.39.0 switched on "the 2026 retry behaviour" only with
+ * `SMITHY_NEW_RETRIES_2026=true`; from 3.40.0 (10 November 2026; 3.41.0 is current) it is
+ * hard-coded on (`static v2026 = true`):
+ *
+ * | | base | throttling base | retry cost (throttling / other) |
+ * |---|---|---|---|
+ * | `'2026'` (the current default) | 50 ms | 1000 ms | 5 / 14 |
+ * | `'pre-2026'` (3.39.0 and earlier, by default) | 100 ms | 500 ms | 10 for transient, 5 for throttling |
+ *
+ * (The costs are `awsRetryQuota()`'s, in ebb/rate.)
+ */
+
+/** The SDK behaviours {@link awsStandardBackOff} reproduces. */
+export type AwsRetryBehaviour = '2026' | 'pre-2026';
+
+/** The delay bases of each behaviour, in ms. @internal */
+export const AWS_DELAY_BASES: Readonly<
+  Record<AwsRetryBehaviour, { readonly base: number; readonly throttling: number }>
+> = Object.freeze({
+  '2026': Object.freeze({ base: 50, throttling: 1_000 }),
+  'pre-2026': Object.freeze({ base: 100, throttling: 500 }),
+});
+
+/** `MAXIMUM_RETRY_DELAY`: the cap on the un-randomized delay, in ms. */
+const MAX_RETRY_DELAY_MS = 20_000;
+/** How far past the computed wait a server hint may push it (`delayFromErrorType + 5_000`). */
+const HINT_HEADROOM_MS = 5_000;
+
+/** Options of {@link awsStandardBackOff}. */
+export interface AwsStandardBackOffOptions {
+  /** Which SDK behaviour: `'2026'` (default: what the published SDK does today) or `'pre-2026'`. */
+  readonly behaviour?: AwsRetryBehaviour;
+  /** Calls in all, the first included. Default 3 (`DEFAULT_MAX_ATTEMPTS`). */
+  readonly maxAttempts?: number;
+}
+
+const BEHAVIOUR = new WeakMap<AwsStandardBackOff, AwsRetryBehaviour>();
+
+/** Whether the SDK would call `error` THROTTLING: ebb marks such errors `throttled: true` (429, throttling codes). */
+function isThrottled(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { throttled?: unknown }).throttled === true;
+}
+
+function hintOf(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const ms = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  return typeof ms === 'number' && Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * The AWS SDKs' standard retry mode as a Backoff value. `describe()` shows the transient-error
+ * schedule (full jitter on base · 2^i, 20 s cap). A run whose `next()` is given the error
+ * (`next(elapsedMs, error)`) also does what the SDK does with it: the throttling base after an
+ * error marked `throttled: true`, and a server hint (`retryAfterMs`) bounded to 5 s past the
+ * computed wait.
+ */
+export class AwsStandardBackOff extends Backoff {
+  /** @internal Use {@link awsStandardBackOff}. */
+  constructor(behaviour: AwsRetryBehaviour, maxAttempts: number) {
+    const segment: Segment = {
+      curve: { type: 'exponential', initialDelayMs: AWS_DELAY_BASES[behaviour].base, multiplier: 2 },
+      jitter: 'full',
+      ceiling: Infinity,
+      maxIntervalMs: MAX_RETRY_DELAY_MS,
+      maxDelayMs: Infinity,
+      rows: Infinity,
+    };
+    super([segment], maxAttempts, Infinity);
+    BEHAVIOUR.set(this, behaviour);
+  }
+
+  /** The SDK behaviour reproduced. */
+  get behaviour(): AwsRetryBehaviour {
+    return BEHAVIOUR.get(this) as AwsRetryBehaviour;
+  }
+
+  override start(random: Random = Math.random): BackoffRun {
+    return new AwsRun(AWS_DELAY_BASES[this.behaviour], this.maxAttempts, random);
+  }
+
+  override withMaxAttempts(maxAttempts: number): Backoff {
+    return new AwsStandardBackOff(this.behaviour, super.withMaxAttempts(maxAttempts).maxAttempts);
+  }
+}
+
+class AwsRun implements BackoffRun {
+  readonly #bases: { readonly base: number; readonly throttling: number };
+  readonly #maxAttempts: number;
+  readonly #random: Random;
+  #retries = 0;
+
+  constructor(bases: { readonly base: number; readonly throttling: number }, maxAttempts: number, random: Random) {
+    this.#bases = bases;
+    this.#maxAttempts = maxAttempts;
+    this.#random = random;
+  }
+
+  next(_elapsedMs?: number, error?: unknown): number {
+    if (this.#retries + 1 >= this.#maxAttempts) return -1;
+    const base = isThrottled(error) ? this.#bases.throttling : this.#bases.base;
+    const i = this.#retries++;
+    const delay = awsBackoffDelay(base, i, this.#random());
+    const hint = hintOf(error);
+    return hint === undefined ? delay : awsBoundedHint(delay, hint);
+  }
+}
+
+/** `DefaultRetryBackoffStrategy.computeNextBackoffDelay(i)`: `floor(random · min(base · 2^i, 20 000))`. @internal */
+export function awsBackoffDelay(baseMs: number, retryIndex: number, random: number): number {
+  const ceiling = baseMs * 2 ** retryIndex;
+  return Math.floor(random * (ceiling < MAX_RETRY_DELAY_MS ? ceiling : MAX_RETRY_DELAY_MS));
+}
+
+/** The SDK's use of a server hint: `max(delay, min(hint, delay + 5000))`. @internal */
+export function awsBoundedHint(delayMs: number, hintMs: number): number {
+  const bounded = hintMs < delayMs + HINT_HEADROOM_MS ? hintMs : delayMs + HINT_HEADROOM_MS;
+  return bounded > delayMs ? bounded : delayMs;
+}
+
+/**
+ * The AWS SDKs' standard retry mode, as `@smithy/core`'s `StandardRetryStrategy` computes it:
+ * `behaviour: '2026'` (default) is what the published SDK does today, `'pre-2026'` what it did
+ * by default up to `@smithy/core` 3.39.0. Pair with `aws` from `ebb/http` (which marks throttling
+ * errors) and `awsRetryQuota()` from `ebb/rate` (the SDK's retry quota).
+ *
+ * @example
+ * awsStandardBackOff({ behaviour: 'pre-2026', maxAttempts: 5 })
+ */
+export function awsStandardBackOff(options?: AwsStandardBackOffOptions): AwsStandardBackOff {
+  const where = 'awsStandardBackOff()';
+  const o = optionsObject(where, options) as AwsStandardBackOffOptions;
+  checkKeys(where, o, ['behaviour', 'maxAttempts']);
+  const behaviour = o.behaviour === undefined ? '2026' : o.behaviour;
+  if (behaviour !== '2026' && behaviour !== 'pre-2026') {
+    invalid(where, 'behaviour', o.behaviour, "'2026' or 'pre-2026'", "'2026' is what the SDK does today.");
+  }
+  const maxAttempts = count(
+    where,
+    'maxAttempts',
+    o.maxAttempts,
+    3,
+    1,
+    true,
+    '`maxAttempts` counts calls, the first included: the SDK default is 3.',
+  );
+  return new AwsStandardBackOff(behaviour, maxAttempts);
+}

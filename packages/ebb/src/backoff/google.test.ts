@@ -1,0 +1,169 @@
+import fc from 'fast-check';
+import { expect, it, describe as suite } from 'vitest';
+import type { Clock } from '../core/clock.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { Backoff } from './backoff.js';
+import { describe } from './describe.js';
+import { GoogleBackOff, googleExponentialBackOff, googleNextInterval, googleRandomizedInterval } from './google.js';
+import { presets } from './presets.js';
+import { always, NEXT_BELOW_ONE } from './test-helpers.js';
+
+/** Waits of a run whose attempts all fail at once, on a clock that moves by each wait. */
+function instantFailures(b: Backoff, random: number, max = 50): number[] {
+  let now = 0;
+  const clock: Clock = { now: () => now, sleep: () => Promise.resolve() };
+  const run = (b as GoogleBackOff).start(always(random), clock);
+  const out: number[] = [];
+  for (let i = 0; i < max; i++) {
+    const wait = run.next();
+    out.push(wait);
+    if (wait < 0) break;
+    now += wait;
+  }
+  return out;
+}
+
+suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
+  it('draws whole milliseconds: ExponentialBackOffTest#testGetRandomValueFromInterval', () => {
+    // google-http-java-client, ExponentialBackOffTest: interval 2, factor 0.5 → [1, 3].
+    expect([0, 0.33, 0.34, 0.66, 0.67, 0.99].map((r) => googleRandomizedInterval(0.5, r, 2))).toEqual([
+      1, 1, 2, 2, 3, 3,
+    ]);
+    // The same through a run: the first wait is the initial interval randomized.
+    const b = googleExponentialBackOff({ initialIntervalMs: 2, randomizationFactor: 0.5 });
+    expect([0, 0.33, 0.34, 0.66, 0.67, 0.99].map((r) => b.start(always(r), virtualClock()).next())).toEqual([
+      1, 1, 2, 2, 3, 3,
+    ]);
+  });
+
+  it('stops only once the budget is already spent, checked before the wait: 1000 ms, 500 ms ×1.5 → 3 calls', () => {
+    const b = googleExponentialBackOff({
+      initialIntervalMs: 500,
+      multiplier: 1.5,
+      randomizationFactor: 0,
+      maxElapsedTimeMs: 1_000,
+    });
+    // Calls at 0, 500 and 1250 ms: the second wait ends past the budget, the third call stops.
+    expect(instantFailures(b, 0.5)).toEqual([500, 750, -1]);
+    // Elapsed counts in whole ms (Java divides nanoseconds by 10^6): 1000.9 ms is not past 1000.
+    const run = b.start(always(0), virtualClock()) as { next(elapsedMs: number): number };
+    expect([run.next(1000.9), run.next(1001)]).toEqual([500, -1]);
+    // No executor deadline: the budget is the run's rule.
+    expect(b.maxElapsedMs).toBe(Infinity);
+    expect(b.maxElapsedTimeMs).toBe(1_000);
+  });
+
+  it('measures elapsed time on the clock given to start() when next() is not told it', () => {
+    let now = 7_000; // a clock that does not start at 0
+    const clock: Clock = { now: () => now, sleep: () => Promise.resolve() };
+    const run = googleExponentialBackOff({ randomizationFactor: 0, maxElapsedTimeMs: 10 }).start(always(0), clock);
+    now += 10;
+    expect(run.next()).toBe(500);
+    now += 1;
+    expect(run.next()).toBe(-1);
+  });
+
+  it('keeps an interval that stops growing constant, without looping (multiplier 1; 3 ms ×1.2; 1000 ms ×1.001)', () => {
+    for (const [initialIntervalMs, multiplier] of [
+      [500, 1],
+      [3, 1.2],
+      [1_000, 1.001],
+    ] as const) {
+      const b = googleExponentialBackOff({ initialIntervalMs, multiplier, randomizationFactor: 0 });
+      expect(describe(b, 5).rows.map((r) => r.delayMs)).toEqual(Array(5).fill(initialIntervalMs));
+      expect(instantFailures(b, 0.5, 5)).toEqual(Array(5).fill(initialIntervalMs));
+    }
+    // Slow growth is tabulated up to a bound, and runs keep computing past it.
+    const slow = googleExponentialBackOff({
+      initialIntervalMs: 1_000_000_000,
+      multiplier: 1 + 1e-9,
+      maxIntervalMs: 2_000_000_000,
+      randomizationFactor: 0,
+    });
+    expect(describe(slow, 3).rows.map((r) => r.delayMs)).toEqual([1_000_000_000, 1_000_000_001, 1_000_000_002]);
+  });
+
+  it("grows the int interval as Java's incrementCurrentInterval: the Javadoc table, the cap at max / multiplier", () => {
+    expect(describe(presets.googleHttpClient, 13).rows.map((r) => r.delayMs)).toEqual([
+      500, 750, 1125, 1687, 2530, 3795, 5692, 8538, 12807, 19210, 28815, 43222, 60000,
+    ]);
+    // current >= max / multiplier jumps to max: 40 000 >= 60 000 / 1.5.
+    expect(googleNextInterval(40_000, 1.5, 60_000)).toBe(60_000);
+    expect(googleNextInterval(39_999, 1.5, 60_000)).toBe(59_998);
+    // A product past 2^31 − 1 saturates as Java's (int) does; Infinity jumps to the cap.
+    expect(googleNextInterval(2_000_000_000, 2, 2_147_483_647)).toBe(2_147_483_647);
+    expect(googleNextInterval(1, Infinity, 9)).toBe(9);
+  });
+
+  it('saturates a randomized wait at 2^31 − 1 ms, as (int) does', () => {
+    expect(googleRandomizedInterval(0.5, NEXT_BELOW_ONE, 2_147_483_647)).toBe(2_147_483_647);
+    expect(googleRandomizedInterval(0.5, 0, 2_147_483_647)).toBe(1_073_741_823);
+  });
+
+  it('draws within [interval·(1−f), interval·(1+f)] in whole ms for any interval, factor and random', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2_147_483_647 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (interval, f, r) => {
+          const w = googleRandomizedInterval(f, r, interval);
+          expect(Number.isInteger(w)).toBe(true);
+          expect(w).toBeGreaterThanOrEqual(Math.floor(interval - f * interval));
+          expect(w).toBeLessThanOrEqual(Math.min(2_147_483_647, Math.floor(interval + f * interval) + 1));
+        },
+      ),
+    );
+  });
+
+  it('refuses what the Java builder refuses, naming the option', () => {
+    const bad: [object, RegExp][] = [
+      [{ initialIntervalMs: 0 }, /`initialIntervalMs`/],
+      [{ initialIntervalMs: 0.5 }, /`initialIntervalMs`.*whole number/],
+      [{ initialIntervalMs: 2 ** 31 }, /`initialIntervalMs`.*2147483647/],
+      [{ randomizationFactor: 1 }, /`randomizationFactor`/],
+      [{ randomizationFactor: -0.1 }, /`randomizationFactor`/],
+      [{ randomizationFactor: Number.NaN }, /`randomizationFactor`/],
+      [{ multiplier: 0.99 }, /`multiplier`/],
+      [{ multiplier: Number.NaN }, /`multiplier`/],
+      [{ maxIntervalMs: 100 }, /`maxIntervalMs`.*>= initialIntervalMs \(500\)/],
+      [{ maxElapsedTimeMs: 0 }, /`maxElapsedTimeMs`/],
+      [{ maxElapsedTimeMs: -1 }, /`maxElapsedTimeMs`/],
+    ];
+    for (const [options, message] of bad) {
+      expect(() => googleExponentialBackOff(options)).toThrow(RangeError);
+      expect(() => googleExponentialBackOff(options)).toThrow(message);
+    }
+    for (const value of [null, '500', {}, [], true]) {
+      for (const name of [
+        'initialIntervalMs',
+        'randomizationFactor',
+        'multiplier',
+        'maxIntervalMs',
+        'maxElapsedTimeMs',
+      ]) {
+        expect(() => googleExponentialBackOff({ [name]: value })).toThrow(TypeError);
+        expect(() => googleExponentialBackOff({ [name]: value })).toThrow(new RegExp(`\`${name}\``));
+      }
+    }
+    // Java accepts these, and so does ebb.
+    expect(googleExponentialBackOff({ multiplier: Infinity }).multiplier).toBe(Infinity);
+    expect(googleExponentialBackOff({ randomizationFactor: 0 }).randomizationFactor).toBe(0);
+  });
+
+  it('withMaxAttempts and withMaxElapsed keep Google rules; the other with… give an ebb policy with the budget as deadline', () => {
+    const g = presets.googleHttpClient;
+    const limited = g.withMaxAttempts(3);
+    expect(limited).toBeInstanceOf(GoogleBackOff);
+    expect(instantFailures(limited, 0)).toEqual([250, 375, -1]);
+    const short = g.withMaxElapsed(600);
+    expect(short).toBeInstanceOf(GoogleBackOff);
+    expect((short as GoogleBackOff).maxElapsedTimeMs).toBe(600);
+    expect(short.withJitter('none').maxElapsedMs).toBe(600);
+    const capped = g.withMaxDelay(1_000);
+    expect(capped).not.toBeInstanceOf(GoogleBackOff);
+    expect(capped).toBeInstanceOf(Backoff);
+    expect(capped.maxElapsedMs).toBe(900_000);
+    expect(describe(capped, 3).rows.map((r) => r.maxDelayMs)).toEqual([750, 1_000, 1_000]);
+  });
+});

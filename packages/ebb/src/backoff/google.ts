@@ -1,0 +1,359 @@
+import { type Clock, clockOption } from '../core/clock.js';
+import type { Random } from '../core/random.js';
+import { checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { Backoff, type BackoffRun, type Segment } from './backoff.js';
+import type { Jitter } from './jitter.js';
+
+/*
+ * Google's `ExponentialBackOff` (google-http-java-client, `com.google.api.client.util`), as the
+ * class computes it — read from its source on GitHub and from the bytecode of the 1.42.0 jar that
+ * Debian ships (`javap -c`), and checked digit for digit against that jar by
+ * test/fidelity/google.test.ts:
+ *
+ * - `nextBackOffMillis()` first returns STOP when `getElapsedTimeMillis() > maxElapsedTimeMillis`
+ *   (elapsed in whole milliseconds, `nanos / 1_000_000`), *before* any wait: a wait may end past
+ *   the budget, and the next call stops.
+ * - Otherwise it returns `getRandomValueFromInterval(factor, Math.random(), current)`:
+ *   `(int) (min + random · (max − min + 1))` with `delta = factor · current`,
+ *   `min = current − delta`, `max = current + delta` (doubles), so whole milliseconds in
+ *   [min, max]: `ExponentialBackOffTest` expects 1, 1, 2, 2, 3, 3 for random 0, .33, .34, .66,
+ *   .67, .99 at interval 2, factor 0.5.
+ * - Then `incrementCurrentInterval()`: the `int` interval becomes `maxIntervalMillis` once
+ *   `current >= max / multiplier` (a double division), else `current *= multiplier` (truncated
+ *   to int). With multiplier 1, or 1000 ms × 1.001 (1000 · 1.001 = 1000.9999999999999), the
+ *   interval stops growing and stays constant.
+ * - The builder refuses (`Preconditions.checkArgument`): initial <= 0, factor outside [0, 1),
+ *   multiplier < 1 (or NaN), max < initial, maxElapsedTime <= 0. Intervals and budgets are Java
+ *   `int`s (at most 2^31 − 1).
+ */
+
+/** Java's `Integer.MAX_VALUE`. Google's intervals and budget are `int` milliseconds. */
+export const JAVA_INT_MAX = 2_147_483_647;
+
+/** Java's narrowing `(int)` of a double: NaN → 0, saturating at the int range, else toward zero. */
+function javaInt(x: number): number {
+  if (Number.isNaN(x)) return 0;
+  if (x >= JAVA_INT_MAX) return JAVA_INT_MAX;
+  if (x <= -JAVA_INT_MAX - 1) return -JAVA_INT_MAX - 1;
+  return Math.trunc(x) + 0;
+}
+
+/**
+ * Google's randomized wait for `intervalMs`: `(int) (min + random · (max − min + 1))`, whole
+ * milliseconds from `interval·(1−factor)` to `interval·(1+factor)` (JS and Java doubles compute
+ * the same bits). Source: `ExponentialBackOff.getRandomValueFromInterval`. @internal
+ */
+export function googleRandomizedInterval(factor: number, random: number, intervalMs: number): number {
+  const delta = factor * intervalMs;
+  const min = intervalMs - delta;
+  const max = intervalMs + delta;
+  return javaInt(min + random * (max - min + 1));
+}
+
+/** Google's next interval: the cap once `current >= max / multiplier`, else `(int) (current · multiplier)`. @internal */
+export function googleNextInterval(currentMs: number, multiplier: number, maxIntervalMs: number): number {
+  return currentMs >= maxIntervalMs / multiplier ? maxIntervalMs : javaInt(currentMs * multiplier);
+}
+
+/**
+ * How many intervals `describe()` tabulates. The table ends where the interval reaches the cap
+ * or stops growing (it then repeats); only multipliers within about 0.1 % of 1 applied to
+ * intervals of millions of ms can still be growing here. Runs compute every interval, so they
+ * are exact however long they last.
+ */
+const TABLE_ROWS = 10_000;
+
+function intervalTable(initialMs: number, multiplier: number, maxMs: number): number[] {
+  const out = [initialMs];
+  let current = initialMs;
+  while (out.length < TABLE_ROWS) {
+    const next = googleNextInterval(current, multiplier, maxMs);
+    if (next === current) break;
+    out.push(next);
+    current = next;
+  }
+  return out;
+}
+
+/** Options of {@link googleExponentialBackOff}, named as the Java builder names them (in ms). */
+export interface GoogleExponentialBackOffOptions {
+  /** Default 500. A whole number of ms from 1 to 2^31 − 1. */
+  readonly initialIntervalMs?: number;
+  /** Default 0.5: each wait is drawn in whole ms from [interval·(1−f), interval·(1+f)]; 0 <= f < 1. */
+  readonly randomizationFactor?: number;
+  /** Default 1.5; >= 1 (`Infinity` jumps to the cap at once, as in Java). */
+  readonly multiplier?: number;
+  /** Caps the interval, not the randomized wait. Default 60 000; whole ms from `initialIntervalMs` to 2^31 − 1. */
+  readonly maxIntervalMs?: number;
+  /**
+   * Default 900 000 (15 minutes); whole ms from 1 to 2^31 − 1, or `Infinity` (ebb's: no budget).
+   * Checked before each wait: once the elapsed time (whole ms) is past it, the policy stops.
+   */
+  readonly maxElapsedTimeMs?: number;
+  /**
+   * Measures the elapsed time when a run's `next()` is not told it (Java's `setNanoClock`).
+   * Default: the system clock. Pass the same virtual clock as `retry()`'s in tests.
+   */
+  readonly clock?: Clock;
+}
+
+interface GoogleParams {
+  readonly initialIntervalMs: number;
+  readonly randomizationFactor: number;
+  readonly multiplier: number;
+  readonly maxIntervalMs: number;
+  readonly maxElapsedTimeMs: number;
+  readonly clock: Clock;
+}
+
+// Backoff values are frozen, so a subclass cannot add fields: its parameters live here.
+const PARAMS = new WeakMap<GoogleBackOff, GoogleParams>();
+
+function paramsOf(b: GoogleBackOff): GoogleParams {
+  return PARAMS.get(b) as GoogleParams;
+}
+
+/**
+ * Google's `ExponentialBackOff` as a Backoff value. Its runs reproduce the Java class exactly,
+ * stop rule included: a run stops when the operation's elapsed time, in whole milliseconds, is
+ * already past `maxElapsedTimeMs` when a wait is asked for — so, unlike ebb's own policies, a
+ * wait may end past the budget (budget 1000 ms, 500 ms ×1.5, no jitter: 3 calls, at 0, 500 and
+ * 1250 ms). For the executor its `maxElapsedMs` is `Infinity`: the budget is the run's rule,
+ * and no attempt is cut short at it (the Java class has no such deadline either).
+ *
+ * `describe()` shows the intervals and the whole-millisecond range and mean of the waits
+ * exactly (for interval 1125 and factor 0.5: 562 to 1688 ms).
+ *
+ * `withMaxAttempts()` and `withMaxElapsed()` keep Google's rules; `withJitter()`,
+ * `withMaxDelay()`, `withMaxInterval()` and `withCeiling()` leave them: the result is an
+ * ordinary ebb policy with these intervals and `maxElapsedTimeMs` as ebb's deadline (give up
+ * rather than sleep past it).
+ */
+export class GoogleBackOff extends Backoff {
+  /** @internal Use {@link googleExponentialBackOff}. */
+  constructor(params: GoogleParams, maxAttempts: number) {
+    const jitter: Jitter =
+      params.randomizationFactor === 0 ? 'none' : { kind: 'proportional', factor: params.randomizationFactor };
+    const segment: Segment = {
+      curve: {
+        type: 'sequence',
+        delaysMs: Object.freeze(intervalTable(params.initialIntervalMs, params.multiplier, params.maxIntervalMs)),
+      },
+      jitter,
+      ceiling: Infinity,
+      maxIntervalMs: Infinity,
+      maxDelayMs: Infinity,
+      rows: Infinity,
+    };
+    super([segment], maxAttempts, Infinity);
+    PARAMS.set(this, Object.freeze({ ...params }));
+  }
+
+  /** The first interval in ms (Java `initialIntervalMillis`). */
+  get initialIntervalMs(): number {
+    return paramsOf(this).initialIntervalMs;
+  }
+  /** The randomization factor. */
+  get randomizationFactor(): number {
+    return paramsOf(this).randomizationFactor;
+  }
+  /** The interval's growth factor. */
+  get multiplier(): number {
+    return paramsOf(this).multiplier;
+  }
+  /** The interval's cap in ms. */
+  get maxIntervalMs(): number {
+    return paramsOf(this).maxIntervalMs;
+  }
+  /** Google's elapsed-time budget in ms, checked before each wait (`Infinity`: none). */
+  get maxElapsedTimeMs(): number {
+    return paramsOf(this).maxElapsedTimeMs;
+  }
+
+  /**
+   * Starts a run. `clock` measures the elapsed time from this call when the caller of `next()`
+   * does not pass the operation's elapsed time itself (Java's `NanoClock`; default the policy's
+   * `clock` option, itself the system clock by default).
+   */
+  override start(random: Random = Math.random, clock?: Clock): BackoffRun {
+    const p = paramsOf(this);
+    return new GoogleRun(p, this.maxAttempts, random, clock ?? p.clock);
+  }
+
+  override withMaxAttempts(maxAttempts: number): Backoff {
+    return new GoogleBackOff(paramsOf(this), super.withMaxAttempts(maxAttempts).maxAttempts);
+  }
+
+  override withMaxElapsed(maxElapsedMs: number): Backoff {
+    const ms = budget('withMaxElapsed()', 'maxElapsedMs', maxElapsedMs, Number.NaN);
+    return new GoogleBackOff({ ...paramsOf(this), maxElapsedTimeMs: ms }, this.maxAttempts);
+  }
+
+  override withJitter(jitter: Jitter): Backoff {
+    return this.#ebb().withJitter(jitter);
+  }
+  override withMaxDelay(maxDelayMs: number): Backoff {
+    return this.#ebb().withMaxDelay(maxDelayMs);
+  }
+  override withMaxInterval(maxIntervalMs: number): Backoff {
+    return this.#ebb().withMaxInterval(maxIntervalMs);
+  }
+  override withCeiling(ceiling: number): Backoff {
+    return this.#ebb().withCeiling(ceiling);
+  }
+
+  /** These intervals under ebb's rules: the budget becomes the executor's deadline. */
+  #ebb(): Backoff {
+    return new Backoff(this.segments, this.maxAttempts, paramsOf(this).maxElapsedTimeMs);
+  }
+}
+
+/** ∫_0^x floor(t) dt, for x >= 0. */
+function floorIntegral(x: number): number {
+  const f = Math.floor(x);
+  return (f * (f - 1)) / 2 + f * (x - f);
+}
+
+/**
+ * The exact range and mean of a Google run's wait at row `n` (describe()'s row): whole ms, from
+ * the draw at random 0 to the draw at random 1 − 2^−53, mean `E[floor(min + r·(max − min + 1))]`.
+ * @internal
+ */
+export function googleRow(
+  b: GoogleBackOff,
+  n: number,
+): { attempt: number; delayMs: number; minDelayMs: number; maxDelayMs: number; meanDelayMs: number } {
+  const p = paramsOf(b);
+  const c = b.segments[0]?.curve as { readonly delaysMs: readonly number[] };
+  const interval = c.delaysMs[Math.min(n, c.delaysMs.length) - 1] as number;
+  const f = p.randomizationFactor;
+  const low = googleRandomizedInterval(f, 0, interval);
+  const high = googleRandomizedInterval(f, 1 - 2 ** -53, interval);
+  const delta = f * interval;
+  const a = interval - delta;
+  const width = interval + delta - a + 1;
+  const mean = high === JAVA_INT_MAX ? high : (floorIntegral(a + width) - floorIntegral(a)) / width;
+  return { attempt: n, delayMs: interval, minDelayMs: low, maxDelayMs: high, meanDelayMs: mean };
+}
+
+class GoogleRun implements BackoffRun {
+  readonly #p: GoogleParams;
+  readonly #maxAttempts: number;
+  readonly #random: Random;
+  readonly #clock: Clock;
+  readonly #started: number;
+  #interval: number;
+  #failures = 0;
+
+  constructor(p: GoogleParams, maxAttempts: number, random: Random, clock: Clock) {
+    this.#p = p;
+    this.#maxAttempts = maxAttempts;
+    this.#random = random;
+    this.#clock = clock;
+    this.#started = clock.now();
+    this.#interval = p.initialIntervalMs;
+  }
+
+  /**
+   * The next wait in whole ms, or -1 (Java's STOP). `elapsedMs` is the operation's elapsed
+   * time; without it the run reads its clock, from `start()`.
+   */
+  next(elapsedMs?: number): number {
+    if (++this.#failures >= this.#maxAttempts) return -1;
+    const p = this.#p;
+    const elapsed = typeof elapsedMs === 'number' ? elapsedMs : this.#clock.now() - this.#started;
+    // Java: (nanoTime() - start) / 1_000_000 > maxElapsedTimeMillis, a long division.
+    if (Math.trunc(elapsed) > p.maxElapsedTimeMs) return -1;
+    const wait = googleRandomizedInterval(p.randomizationFactor, this.#random(), this.#interval);
+    this.#interval = googleNextInterval(this.#interval, p.multiplier, p.maxIntervalMs);
+    return wait;
+  }
+}
+
+function javaIntOption(
+  where: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  fix: string,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > JAVA_INT_MAX) {
+    invalid(where, name, value, `a whole number from ${min} to ${JAVA_INT_MAX} (a Java int)`, fix);
+  }
+  return value;
+}
+
+function budget(where: string, name: string, value: unknown, fallback: number): number {
+  if (value === Infinity) return Infinity;
+  if (value === undefined && Number.isNaN(fallback)) {
+    invalid(where, name, value, 'a whole number of ms from 1 to 2147483647, or Infinity', 'For example 900000.');
+  }
+  return javaIntOption(
+    where,
+    name,
+    value,
+    fallback,
+    1,
+    'Google requires a budget > 0 (900000 is 15 minutes); pass Infinity for none.',
+  );
+}
+
+/**
+ * Google's `ExponentialBackOff` (google-http-java-client) with its builder's parameters;
+ * `presets.googleHttpClient` is this with the defaults. Runs reproduce the Java class digit for
+ * digit, including its stop rule (see {@link GoogleBackOff}); the builder's checks are enforced
+ * with the same bounds.
+ *
+ * @example
+ * googleExponentialBackOff({ initialIntervalMs: 100, maxElapsedTimeMs: 30_000 })
+ */
+export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptions): GoogleBackOff {
+  const where = 'googleExponentialBackOff()';
+  const o = optionsObject(where, options) as GoogleExponentialBackOffOptions;
+  checkKeys(where, o, [
+    'initialIntervalMs',
+    'randomizationFactor',
+    'multiplier',
+    'maxIntervalMs',
+    'maxElapsedTimeMs',
+    'clock',
+  ]);
+  const initial = javaIntOption(
+    where,
+    'initialIntervalMs',
+    o.initialIntervalMs,
+    500,
+    1,
+    'The Java client counts whole milliseconds, such as 500.',
+  );
+  const factor = o.randomizationFactor === undefined ? 0.5 : o.randomizationFactor;
+  if (typeof factor !== 'number' || !(factor >= 0 && factor < 1)) {
+    invalid(where, 'randomizationFactor', o.randomizationFactor, 'a number >= 0 and < 1', 'Google uses 0.5.');
+  }
+  const multiplier = o.multiplier === undefined ? 1.5 : o.multiplier;
+  if (typeof multiplier !== 'number' || !(multiplier >= 1)) {
+    invalid(where, 'multiplier', o.multiplier, 'a number >= 1', 'Google uses 1.5.');
+  }
+  const max = javaIntOption(
+    where,
+    'maxIntervalMs',
+    o.maxIntervalMs,
+    60_000,
+    initial,
+    `It must be a whole number >= initialIntervalMs (${initial}).`,
+  );
+  const elapsed = budget(where, 'maxElapsedTimeMs', o.maxElapsedTimeMs, 900_000);
+  return new GoogleBackOff(
+    {
+      initialIntervalMs: initial,
+      randomizationFactor: factor,
+      multiplier,
+      maxIntervalMs: max,
+      maxElapsedTimeMs: elapsed,
+      clock: clockOption(where, o.clock),
+    },
+    Infinity,
+  );
+}
