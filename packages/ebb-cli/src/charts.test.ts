@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ceilingChart, contentionChart, delaysChart, overloadChart, stationsChart, wifiChart } from './charts.js';
-import { renderPng, renderSvg } from './charts-render.js';
+import { loadOptional, renderPng, renderSvg } from './charts-render.js';
+import { UsageError } from './usage-error.js';
 
 /** Every title, axis title and legend title in a spec, wherever it is nested. */
 function titles(spec: unknown, out: string[] = []): string[] {
@@ -134,5 +135,21 @@ describe('rendering', () => {
     );
     expect(delays).toContain('Delay distribution of default');
     expect(delays).toContain('wait before the next attempt (ms)');
+  });
+});
+
+describe('loadOptional', () => {
+  it('turns a missing charting package into one line that says what to install', async () => {
+    const missing = () => import(`${'no-such-package-'}${'for-ebb'}`);
+    await expect(loadOptional('vega', missing)).rejects.toThrow(
+      '--svg and --png need vega, which ebb-cli does not install by itself: npm i vega vega-lite @resvg/resvg-js',
+    );
+    await expect(loadOptional('vega', missing)).rejects.toBeInstanceOf(UsageError);
+  });
+
+  it('passes other failures through, and the module when it loads', async () => {
+    const broken = new SyntaxError('bad module');
+    await expect(loadOptional('vega', () => Promise.reject(broken))).rejects.toBe(broken);
+    await expect(loadOptional('x', async () => 42)).resolves.toBe(42);
   });
 });

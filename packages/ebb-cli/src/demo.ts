@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { type Backoff, type Clock, exponential, presets, seeded } from 'ebb';
-import { shed, withRetry } from 'ebb/http';
+import { type SheddingListener, shed, withRetry } from 'ebb/http';
 import { formatDuration, parseDuration, parseNumber, parseSeed } from './duration.js';
 import { UsageError } from './usage-error.js';
 
@@ -200,7 +200,7 @@ class Experiment {
   readonly #open = new Set<ServerResponse>();
   /** Requests that arrived at the current instant, not yet handed to `shed()`. */
   #held: Held[] = [];
-  readonly #listener: ReturnType<typeof shed>;
+  readonly #listener: SheddingListener<IncomingMessage, ServerResponse>;
   #scheduled = false;
   #lastProgress = performance.now();
   #finish: (() => void) | undefined;
