@@ -239,7 +239,7 @@ describe('chart readability', () => {
       const map = new Map<string, string>();
       for (const e of findAll(spec, 'field').filter((e) => e.field === 'strategy' && 'scale' in e)) {
         const { domain, range } = e.scale as { domain: string[]; range?: string[] };
-        if (range) domain.forEach((d, i) => map.set(d, range[i] as string));
+        if (range) for (const [i, d] of domain.entries()) map.set(d, range[i] as string);
       }
       return map;
     };
