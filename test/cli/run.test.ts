@@ -52,6 +52,8 @@ describe('ebb run, against real processes', () => {
       'run',
       '--delay',
       '10ms',
+      '--jitter',
+      'none',
       '--max-attempts',
       '5',
       '--',

@@ -116,6 +116,13 @@ describe('ebb schedule, run as a process', () => {
     expect(JSON.parse(a.stdout).rows).toHaveLength(4);
   });
 
+  it('no preset and no flags: the default policy, as ebb run uses it', async () => {
+    const bare = await json(['schedule']);
+    const named = await json(['schedule', 'default']);
+    expect(bare).toEqual(named);
+    expect(bare.name).toBe('default');
+  });
+
   it('--list lists the presets', async () => {
     const r = await ebb(['schedule', '--list']);
     expect(r.code).toBe(0);
@@ -131,7 +138,6 @@ describe('ebb schedule, run as a process', () => {
     [['schedule', '--initial', 'NaN'], /^ebb: --initial expects a duration/],
     [['schedule', 'sip', '--multiplier', '3'], /^ebb: --multiplier defines a custom curve/],
     [['schedule', '--no-such-flag'], /^ebb: unknown option '--no-such-flag'/],
-    [['schedule'], /^ebb: name a preset/],
     [['frobnicate'], /^ebb: unknown command 'frobnicate'/],
   ])('bad input %j exits 2 with one line on stderr and no stack trace', async (args, message) => {
     const r = await ebb(args);

@@ -23,8 +23,10 @@ const CONFIG = {
     titleFontSize: 12,
     orient: 'bottom',
     direction: 'horizontal',
-    columns: 3,
-    labelLimit: 320,
+    // Two columns keep a legend of long labels no wider than its panel: wider, it would widen the
+    // canvas and leave a blank margin right of the plot.
+    columns: 2,
+    labelLimit: 260,
   },
   view: { stroke: '#ccc' },
 };
@@ -38,14 +40,100 @@ function document(title: string, subtitle: string, body: ChartSpec): ChartSpec {
   };
 }
 
-/** A line (with points) panel: y against x, one line per `series`, colored with a legend. */
+/**
+ * The strategies of `ebb simulate contention` in a fixed order with fixed colours (Tableau 10),
+ * so that a strategy has the same colour in the bar chart and in the `--sweep-clients` lines.
+ * Other strategies (presets) take the remaining colours in name order.
+ */
+const STRATEGY_COLORS: Readonly<Record<string, string>> = {
+  none: '#e45756',
+  exponential: '#f58518',
+  full: '#4c78a8',
+  equal: '#72b7b2',
+  decorrelated: '#54a24b',
+};
+const SPARE_COLORS = ['#b279a2', '#ff9da6', '#9d755d', '#bab0ac', '#eeca3b'];
+
+/** The colour scale of a set of strategies: the same strategy, the same colour, in every chart. */
+export function strategyScale(strategies: Iterable<string>): { domain: string[]; range: string[] } {
+  const names = [...new Set(strategies)];
+  const known = Object.keys(STRATEGY_COLORS).filter((k) => names.includes(k));
+  const others = names.filter((n) => !(n in STRATEGY_COLORS)).sort();
+  const domain = [...known, ...others];
+  return {
+    domain,
+    range: domain.map(
+      (n, i) => STRATEGY_COLORS[n] ?? (SPARE_COLORS[(i - known.length) % SPARE_COLORS.length] as string),
+    ),
+  };
+}
+
+/**
+ * An x encoding. Whole-number fields (rows, attempts, stations, ceilings) get whole-number ticks:
+ * left to itself, Vega puts ticks at 1.0, 1.4, 1.8 on an axis of three rows.
+ */
+function xEncoding(values: readonly Row[], x: { field: string; title: string; type?: 'quantitative' | 'ordinal' }) {
+  const type = x.type ?? 'quantitative';
+  const xs = values.map((v) => v[x.field]).filter((v) => v !== null && v !== undefined);
+  const whole = type === 'quantitative' && xs.every((v) => Number.isInteger(v));
+  if (!whole) return { field: x.field, type, title: x.title };
+  // A tick at each value when there are few (every row, every station count), else whole steps.
+  const distinct = [...new Set(xs as number[])].sort((a, b) => a - b);
+  const axis = distinct.length <= 16 ? { values: distinct, format: 'd' } : { tickMinStep: 1, format: 'd' };
+  return { field: x.field, type, title: x.title, axis };
+}
+
+/**
+ * A line (with points) panel: y against x, one line per `series`, colored with a legend. Series
+ * that `analytic` picks (a model's prediction) are drawn first, as wide translucent dashed lines,
+ * and the simulated ones over them with solid points: where simulation and model agree, both stay
+ * visible instead of one hiding under the other.
+ */
 function lines(
   values: Row[],
   x: { field: string; title: string; type?: 'quantitative' | 'ordinal' },
   y: { field: string; title: string; scale?: Record<string, unknown>; format?: string },
-  series: { field: string; title: string },
+  series: { field: string; title: string; scale?: { domain: string[]; range: string[] } },
   extra: ChartSpec[] = [],
+  analytic?: (name: string) => boolean,
 ): ChartSpec {
+  const encoding = {
+    x: xEncoding(values, x),
+    y: {
+      field: y.field,
+      type: 'quantitative',
+      title: y.title,
+      ...(y.scale ? { scale: y.scale } : {}),
+      ...(y.format ? { axis: { format: y.format } } : {}),
+    },
+    color: {
+      field: series.field,
+      type: 'nominal',
+      title: series.title,
+      ...(series.scale ? { scale: series.scale } : {}),
+    },
+  };
+  if (analytic) {
+    const model = values.filter((v) => analytic(String(v[series.field])));
+    const simulated = values.filter((v) => !analytic(String(v[series.field])));
+    return {
+      width: WIDTH,
+      height: HEIGHT,
+      layer: [
+        {
+          data: { values: model },
+          mark: { type: 'line', strokeWidth: 5, opacity: 0.45, strokeDash: [8, 5] },
+          encoding,
+        },
+        {
+          data: { values: simulated },
+          mark: { type: 'line', strokeWidth: 1.5, point: { filled: true, size: 60 } },
+          encoding,
+        },
+        ...extra,
+      ],
+    };
+  }
   return {
     width: WIDTH,
     height: HEIGHT,
@@ -54,16 +142,14 @@ function lines(
         data: { values },
         mark: { type: 'line', point: true, strokeWidth: 2 },
         encoding: {
-          x: { field: x.field, type: x.type ?? 'quantitative', title: x.title },
-          y: {
-            field: y.field,
-            type: 'quantitative',
-            title: y.title,
-            ...(y.scale ? { scale: y.scale } : {}),
-            ...(y.format ? { axis: { format: y.format } } : {}),
+          ...encoding,
+          strokeDash: {
+            field: series.field,
+            type: 'nominal',
+            title: series.title,
+            // The same domain as the colours, so that one legend shows both.
+            ...(series.scale ? { scale: { domain: series.scale.domain } } : {}),
           },
-          color: { field: series.field, type: 'nominal', title: series.title },
-          strokeDash: { field: series.field, type: 'nominal', title: series.title },
         },
       },
       ...extra,
@@ -126,6 +212,9 @@ function pair(title: string, subtitle: string, left: ChartSpec, right: ChartSpec
   });
 }
 
+/** The series that are a model's prediction rather than a simulation's measurement. */
+const isModel = (name: string): boolean => name.startsWith('Bianchi') || name.startsWith('E(c)');
+
 /** Throughput and delay against the number of stations: simulation and, for Wi-Fi, Bianchi's model. */
 export function stationsChart(doc: { model: 'wifi' | 'ethernet'; points: readonly object[] }): ChartSpec {
   const wifi = doc.model === 'wifi';
@@ -162,12 +251,16 @@ export function stationsChart(doc: { model: 'wifi' | 'ethernet'; points: readonl
       { field: 'stations', title: 'stations' },
       { field: 'value', title: wifi ? 'throughput (share of channel time)' : 'share', format: '.0%' },
       { field: 'series', title: '' },
+      [],
+      wifi ? isModel : undefined,
     ),
     lines(
       delay,
       { field: 'stations', title: 'stations' },
       { field: 'value', title: wifi ? 'frame delay (ms)' : 'frame latency (slots)' },
       { field: 'series', title: '' },
+      [],
+      wifi ? isModel : undefined,
     ),
   );
 }
@@ -236,6 +329,8 @@ export function backoffChart(doc: {
       { field: 'collisions', title: 'collisions of the frame (c)' },
       { field: 'value', title: 'mean backoff (slots, log scale)', scale: { type: 'log' } },
       { field: 'series', title: '' },
+      [],
+      isModel,
     ),
   );
 }
@@ -262,12 +357,13 @@ export function wifiChart(doc: {
     `802.11 DCF, ${doc.stations} saturated stations, CWmin ${doc.cwMin}, m = ${doc.stages}`,
     "ebb's slot simulation beside the fixed point of Bianchi's model",
     {
-      width: WIDTH,
+      // Wide enough for "τ (transmit, per slot)" under its pair of bars, with no limit to cut it.
+      width: 480,
       height: HEIGHT,
       data: { values },
       mark: 'bar',
       encoding: {
-        x: { field: 'metric', type: 'nominal', title: null, axis: { labelAngle: 0, labelLimit: 160 } },
+        x: { field: 'metric', type: 'nominal', title: null, axis: { labelAngle: 0, labelLimit: 0 } },
         xOffset: { field: 'source' },
         y: { field: 'value', type: 'quantitative', title: 'probability or share' },
         color: { field: 'source', type: 'nominal', title: '' },
@@ -282,6 +378,7 @@ export function contentionChart(doc: {
   runs: number;
 }): ChartSpec {
   const rows = doc.points.flatMap((p) => p.results.map((r) => ({ clients: p.clients, ...r })));
+  const scale = strategyScale(rows.map((r) => r.strategy));
   const subtitle = `optimistic-concurrency writes to one row, network |N(10, 2)| ms, mean of ${doc.runs} runs (Brooker, AWS Architecture Blog, 2015)`;
   if (doc.points.length > 1) {
     return pair(
@@ -291,13 +388,13 @@ export function contentionChart(doc: {
         rows,
         { field: 'clients', title: 'clients' },
         { field: 'calls', title: 'calls (writes sent)' },
-        { field: 'strategy', title: 'strategy' },
+        { field: 'strategy', title: 'strategy', scale },
       ),
       lines(
         rows,
         { field: 'clients', title: 'clients' },
         { field: 'timeMs', title: 'time until the last client is done (ms)' },
-        { field: 'strategy', title: 'strategy' },
+        { field: 'strategy', title: 'strategy', scale },
       ),
     );
   }
@@ -307,9 +404,9 @@ export function contentionChart(doc: {
     data: { values: rows },
     mark: 'bar',
     encoding: {
-      x: { field: 'strategy', type: 'nominal', title: null, sort: null, axis: { labelAngle: -30 } },
+      x: { field: 'strategy', type: 'nominal', title: null, sort: scale.domain, axis: { labelAngle: -30 } },
       y: { field, type: 'quantitative', title },
-      color: { field: 'strategy', type: 'nominal', title: 'strategy', sort: null },
+      color: { field: 'strategy', type: 'nominal', title: 'strategy', scale },
     },
   });
   return document(`${doc.points[0]?.clients} contending clients: work and time per backoff strategy`, subtitle, {

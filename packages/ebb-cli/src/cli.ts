@@ -1,9 +1,14 @@
+import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { registerDemo } from './demo.js';
+import { CUSTOM_DEFAULTS } from './policy.js';
 import { type RunFlags, type RunIO, runCommand } from './run.js';
-import { type ScheduleFlags, schedule } from './schedule.js';
+import { MAX_ROWS, type ScheduleFlags, schedule } from './schedule.js';
 import { registerSimulate } from './simulate.js';
 import { UsageError } from './usage-error.js';
+
+/** This package's version, read from its package.json (one level above both src/ and dist/). */
+export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /** Library option names as the CLI spells them, so that validation errors name the flag typed. */
 const FLAG_OF: Record<string, string> = {
@@ -41,12 +46,27 @@ function policyOptions(cmd: Command): Command {
     .option('--slot <duration>', 'slot length (slotted), e.g. 51.2us')
     .option('--cw-min <n>', 'initial contention window, slots - 1 (slotted)')
     .option('--cw-max <n>', 'largest contention window, slots - 1 (slotted)')
-    .option('--jitter <kind>', 'none | full | equal | decorrelated | proportional:F | additive:DURATION')
+    .option(
+      '--jitter <kind>',
+      'none | full | equal | decorrelated | proportional:F | additive:DURATION (custom curves: full unless given)',
+    )
     .option('--max-delay <duration>', 'hard cap on every delay')
     .option('--max-interval <duration>', 'cap on the un-randomized delay (jitter may exceed it)')
-    .option('--max-attempts <n>', 'calls in all, the first included')
+    .option(
+      '--max-attempts <n>',
+      `calls in all, the first included (custom curves: ${CUSTOM_DEFAULTS.maxAttempts} unless given; Infinity retries forever)`,
+    )
     .option('--max-elapsed <duration>', 'time budget of the whole operation')
-    .option('--ceiling <n>', 'failure count after which delays stop growing');
+    .option('--ceiling <n>', 'failure count after which delays stop growing')
+    .addHelpText(
+      'after',
+      `
+Policy: no flags run ebb's default preset (100ms ×2, full jitter, 20s cap, 5 attempts); limit
+flags alone adjust it; curve flags (--initial, --delay, --slot, …) build a custom curve, which gets
+--jitter full and --max-attempts ${CUSTOM_DEFAULTS.maxAttempts} unless you say otherwise (--jitter none, --max-attempts Infinity,
+--max-elapsed 10m). ebb schedule and ebb run build the policy from the same flags the same way.
+Durations need a unit: 500ms, 1.5s, 2m, 1h, 51.2us.`,
+    );
 }
 
 /** What the commands need from the outside world. */
@@ -65,6 +85,7 @@ export function program(env: Environment): Command {
   const quiet = { writeOut: out, writeErr: () => {}, outputError: () => {} };
   const root = new Command('ebb')
     .description('Exponential backoff done exactly: schedules of real systems, retries, simulations.')
+    .version(VERSION, '-V, --version', 'print the version')
     .enablePositionalOptions()
     .configureOutput(quiet)
     .exitOverride();
@@ -75,7 +96,7 @@ export function program(env: Environment): Command {
       .description('print the exact backoff schedule of a preset or a custom policy')
       .argument('[preset]', 'a preset id (see --list), e.g. google-http-client')
       .option('--list', 'list the presets')
-      .option('--attempts <n>', 'rows to print (default 10)')
+      .option('--attempts <n>', `rows to print (default 10, at most ${MAX_ROWS})`)
       .option('--json', 'print one JSON document')
       .option('--sample', 'print one concrete randomized run instead')
       .option('--seed <n>', 'seed for --sample (default: random, printed)'),
@@ -97,7 +118,8 @@ export function program(env: Environment): Command {
       .option('--retry-on-exit <codes>', 'retry only these exit statuses, e.g. 1,75 (default: any non-zero)')
       .option('--kill-after <duration>', 'grace between SIGTERM and SIGKILL when stopping (default 1s)')
       .option('--shell', 'run the command through the shell')
-      .option('--quiet', 'do not report attempts on stderr'),
+      .option('--quiet', 'do not report attempts on stderr')
+      .option('--seed <n>', 'seed of the jitter, as ebb schedule --sample --seed takes (default: random)'),
   )
     .passThroughOptions()
     .exitOverride()
@@ -132,13 +154,31 @@ export async function main(argv: readonly string[]): Promise<number> {
     },
     status: 0,
   };
+  const root = program(env);
+  // Bare `ebb`: the usage, on stderr, and 2, as for any call that names no command.
+  if (argv.length === 0) {
+    process.stderr.write(root.helpInformation());
+    return 2;
+  }
+  // `ebb help bogus`: commander would print nothing and fail with "(outputHelp)".
+  if (argv[0] === 'help' && argv[1] !== undefined && !root.commands.some((c) => c.name() === argv[1])) {
+    process.stderr.write(
+      `ebb: unknown command '${argv[1]}'; commands: ${root.commands.map((c) => c.name()).join(', ')}\n`,
+    );
+    return 2;
+  }
   try {
-    await program(env).parseAsync(argv, { from: 'user' });
+    await root.parseAsync(argv, { from: 'user' });
     return env.status;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) {
         return 0;
+      }
+      if (error.code === 'commander.help') {
+        // Help shown for a call that is not complete (`ebb help` alone): on stderr, exit 2.
+        process.stderr.write(root.helpInformation());
+        return 2;
       }
       process.stderr.write(`ebb: ${error.message.replace(/^error: /, '')}\n`);
       return 2;

@@ -10,8 +10,13 @@ describe('parseDuration', () => {
     expect(parseDuration('--x', '1h')).toBe(3_600_000);
     expect(parseDuration('--x', '51.2us')).toBeCloseTo(0.0512, 12);
     expect(parseDuration('--x', '9µs')).toBeCloseTo(0.009, 12);
-    expect(parseDuration('--x', '250')).toBe(250);
+    expect(parseDuration('--x', '0')).toBe(0);
     expect(parseDuration('--x', '1e3ms')).toBe(1_000);
+  });
+
+  it('refuses a number without a unit, with a hint', () => {
+    expect(() => parseDuration('--initial', '100')).toThrow('--initial needs a unit: did you mean 100ms?');
+    expect(() => parseDuration('--delay', '2.5')).toThrow('--delay needs a unit: did you mean 2.5ms?');
   });
 
   it('admits Infinity only where asked', () => {

@@ -12,8 +12,9 @@ const UNITS: Record<string, number> = {
 
 /**
  * Parses a duration as the CLI accepts it, into milliseconds: `500ms`, `1.5s`, `2m`, `1h`,
- * `51.2us` (or `µs`). A bare number is milliseconds; `Infinity` (or `inf`) means no limit where
- * the option allows it.
+ * `51.2us` (or `µs`). The unit is required — `--initial 100` could mean 100 ms or 100 s, so it is
+ * refused with a hint (`did you mean 100ms?`) — except for `0`, which needs none. `Infinity` (or
+ * `inf`) means no limit where the option allows it.
  */
 export function parseDuration(flag: string, text: string, allowInfinity = false): number {
   const t = text.trim();
@@ -23,6 +24,9 @@ export function parseDuration(flag: string, text: string, allowInfinity = false)
     throw new UsageError(
       `${flag} expects a duration such as 500ms, 1.5s, 2m or 51.2us${allowInfinity ? ' (or Infinity)' : ''}, got "${text}"`,
     );
+  }
+  if (m[3] === undefined && Number(m[1]) !== 0) {
+    throw new UsageError(`${flag} needs a unit: did you mean ${t}ms? (or ${t}s; units: us, ms, s, m, h)`);
   }
   const value = Number(m[1]) * 10 ** Number(m[2] ?? 0) * (UNITS[m[3] ?? 'ms'] as number);
   if (!Number.isFinite(value)) throw new UsageError(`${flag}: "${text}" is too large`);
@@ -37,6 +41,13 @@ export function parseNumber(flag: string, text: string, allowInfinity = false): 
     throw new UsageError(`${flag} expects a number${allowInfinity ? ' (or Infinity)' : ''}, got "${text}"`);
   }
   return Number(t);
+}
+
+/** Parses `--seed`: a whole number (`ebb schedule --sample`, `ebb run`, `ebb demo`). */
+export function parseSeed(text: string): number {
+  const seed = parseNumber('--seed', text);
+  if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed expects a whole number, got "${text}"`);
+  return seed;
 }
 
 /** Formats milliseconds for a table: 51.2 µs, 843.5 ms, 1.687 s, 2.5 min, 1.25 h. */

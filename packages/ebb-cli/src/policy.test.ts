@@ -1,6 +1,6 @@
 import { describe, presets } from 'ebb';
 import { expect, it, describe as suite } from 'vitest';
-import { parseJitter, policyFromFlags } from './policy.js';
+import { CUSTOM_DEFAULTS, parseJitter, policyFromFlags } from './policy.js';
 
 const maxima = (flags: Parameters<typeof policyFromFlags>[0], n = 4) =>
   describe(policyFromFlags(flags).backoff, n).rows.map((r) => r.maxDelayMs);
@@ -32,8 +32,39 @@ suite('policyFromFlags', () => {
     expect(policyFromFlags({ maxElapsed: '1m' }).backoff.maxElapsedMs).toBe(60_000);
   });
 
+  it('no flags is the default preset; limit flags alone adjust it', () => {
+    expect(policyFromFlags({}).backoff).toBe(presets.default);
+    expect(policyFromFlags({}).name).toBe('default');
+    const b = policyFromFlags({ maxAttempts: '8' }).backoff;
+    expect(b.maxAttempts).toBe(8);
+    expect(describe(b, 3).rows).toEqual(describe(presets.default, 3).rows);
+  });
+
+  it('a custom curve is jittered and bounded unless told otherwise', () => {
+    const b = policyFromFlags({ initial: '1ms' }).backoff;
+    expect(b.maxAttempts).toBe(CUSTOM_DEFAULTS.maxAttempts);
+    const s = describe(b, 10);
+    expect(s.stopsAfterAttempt).toBe(5);
+    // Full jitter: each wait is drawn from [0, curve].
+    expect(s.rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
+      [0, 1],
+      [0, 2],
+      [0, 4],
+      [0, 8],
+    ]);
+    // Explicit choices win: no jitter, forever.
+    const forever = policyFromFlags({ initial: '1ms', jitter: 'none', maxAttempts: 'Infinity' }).backoff;
+    expect(forever.maxAttempts).toBe(Infinity);
+    expect(describe(forever, 3).rows.map((r) => r.minDelayMs)).toEqual([1, 2, 4]);
+    // A time budget alone bounds it too: no attempt limit is added.
+    const budget = policyFromFlags({ delay: '1s', maxElapsed: '1m' }).backoff;
+    expect([budget.maxAttempts, budget.maxElapsedMs]).toEqual([Infinity, 60_000]);
+    // Slotted curves draw their own slots: no jitter added, but bounded.
+    const slots = policyFromFlags({ slot: '1ms', cwMin: '1', cwMax: '7' }).backoff;
+    expect(slots.maxAttempts).toBe(5);
+  });
+
   it('refuses flags that do not fit, naming them', () => {
-    expect(() => policyFromFlags({})).toThrow(/name a preset/);
     expect(() => policyFromFlags({ preset: 'zzz' })).toThrow(
       /unknown preset "zzz"; presets: default, google-http-client/,
     );

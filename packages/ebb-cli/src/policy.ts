@@ -71,17 +71,29 @@ export function parseJitter(text: string): Jitter {
   );
 }
 
+/** The preset used when the flags name none and define no curve. */
+export const DEFAULT_PRESET = 'default';
+
 /** The name shown for a custom policy. */
 export const CUSTOM = 'custom';
 
 /**
- * Builds the policy the flags describe: a preset (with limit and jitter overrides) or a custom
- * curve. Library validation errors (TypeError, RangeError) pass through for the caller to print.
+ * What a custom curve gets when its flags leave these out, so that `ebb run --initial 1ms -- cmd`
+ * neither retries forever nor in lockstep with every other copy started at the same moment:
+ * full jitter (as ebb's default policy) and 5 attempts in all. Ask for the opposite explicitly:
+ * `--jitter none`, `--max-attempts Infinity` (forever) or a `--max-elapsed` budget instead.
  */
-export function policyFromFlags(
-  flags: PolicyFlags,
-  defaultPreset?: string,
-): { name: string; info?: PresetInfo; backoff: Backoff } {
+export const CUSTOM_DEFAULTS = { jitter: 'full', maxAttempts: 5 } as const;
+
+/**
+ * Builds the policy the flags describe — the one builder behind both `ebb schedule` and
+ * `ebb run`, so that a schedule previews exactly what a run does. No flags: ebb's default
+ * preset. Limit flags alone (`--max-attempts 8`): the default preset with those limits. A preset
+ * (`--preset`, or the positional id of `ebb schedule`) with limit and jitter overrides. Curve
+ * flags: a custom curve, jittered and bounded by {@link CUSTOM_DEFAULTS} unless told otherwise.
+ * Library validation errors (TypeError, RangeError) pass through for the caller to print.
+ */
+export function policyFromFlags(flags: PolicyFlags): { name: string; info?: PresetInfo; backoff: Backoff } {
   const curveFlags = (Object.keys(CURVE_FLAGS) as (keyof typeof CURVE_FLAGS)[]).filter((k) => flags[k] !== undefined);
   const limits: { -readonly [K in keyof LimitOptions]: LimitOptions[K] } = {};
   if (flags.jitter !== undefined) limits.jitter = parseJitter(flags.jitter);
@@ -91,8 +103,8 @@ export function policyFromFlags(
   if (flags.maxElapsed !== undefined) limits.maxElapsedMs = parseDuration('--max-elapsed', flags.maxElapsed, true);
   if (flags.ceiling !== undefined) limits.ceiling = parseNumber('--ceiling', flags.ceiling, true);
 
-  // Limit flags alone adjust the default preset, where the command has one (`ebb run`).
-  const presetId = flags.preset ?? (curveFlags.length === 0 ? defaultPreset : undefined);
+  // No curve flags: a preset, ebb's default unless one is named.
+  const presetId = flags.preset ?? (curveFlags.length === 0 ? DEFAULT_PRESET : undefined);
   if (presetId !== undefined) {
     const info = findPreset(presetId);
     if (!info) {
@@ -113,8 +125,8 @@ export function policyFromFlags(
     return { name: info.id, info, backoff: b };
   }
 
-  if (curveFlags.length === 0 && Object.keys(limits).length === 0) {
-    throw new UsageError('name a preset (see --list) or give policy flags such as --initial 100ms --multiplier 2');
+  if (limits.maxAttempts === undefined && limits.maxElapsedMs === undefined) {
+    limits.maxAttempts = CUSTOM_DEFAULTS.maxAttempts;
   }
   const curve =
     flags.curve ?? (flags.slot !== undefined ? 'slotted' : flags.delay !== undefined ? 'constant' : 'exponential');
@@ -122,6 +134,7 @@ export function policyFromFlags(
   if (!accepted) throw new UsageError(`--curve expects exponential, linear, constant or slotted, got "${curve}"`);
   const stray = curveFlags.find((k) => !accepted.includes(k));
   if (stray) throw new UsageError(`${CURVE_FLAGS[stray]} does not apply to --curve ${curve}`);
+  if (curve !== 'slotted' && limits.jitter === undefined) limits.jitter = CUSTOM_DEFAULTS.jitter;
 
   const duration = (flag: string, v: string | undefined) => (v === undefined ? undefined : parseDuration(flag, v));
   const number = (flag: string, v: string | undefined) => (v === undefined ? undefined : parseNumber(flag, v));
@@ -150,6 +163,7 @@ export function policyFromFlags(
     if (flags.slot === undefined) throw new UsageError('--curve slotted needs --slot, such as --slot 51.2us');
     if (limits.jitter !== undefined)
       throw new UsageError('--jitter does not apply to --curve slotted: the slot draw is its jitter');
+    // No jitter default here: the slot draw is the jitter.
     backoff = slotted(
       defined({
         ...limits,

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { type Backoff, presets, RetryError, retry, systemClock } from 'ebb';
-import { formatDuration, parseDuration, parseNumber } from './duration.js';
+import { RetryError, retry, seeded, systemClock } from 'ebb';
+import { formatDuration, parseDuration, parseNumber, parseSeed } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { UsageError } from './usage-error.js';
 
@@ -13,6 +13,7 @@ export interface RunFlags extends Omit<PolicyFlags, 'preset'> {
   readonly killAfter?: string;
   readonly shell?: boolean;
   readonly quiet?: boolean;
+  readonly seed?: string;
 }
 
 /** Where `ebb run` writes its reports, and the signals it listens to (injectable for tests). */
@@ -95,9 +96,9 @@ class Child {
  */
 export async function runCommand(flags: RunFlags, command: readonly string[], io: RunIO): Promise<number> {
   if (command.length === 0) throw new UsageError('run needs a command: ebb run [options] -- command args…');
-  const { backoff } = hasPolicyFlags(flags)
-    ? policyFromFlags(flags, 'default')
-    : { backoff: presets.default as Backoff };
+  // The same builder as `ebb schedule`: the schedule of these flags is what this run does.
+  const { backoff } = policyFromFlags(flags);
+  const seed = flags.seed === undefined ? undefined : parseSeed(flags.seed);
   const timeoutMs =
     flags.attemptTimeout === undefined ? Infinity : parseDuration('--attempt-timeout', flags.attemptTimeout);
   if (timeoutMs <= 0) throw new UsageError('--attempt-timeout must be longer than 0');
@@ -160,6 +161,7 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
   try {
     await retry(attemptOnce, {
       backoff,
+      ...(seed === undefined ? {} : { random: seeded(seed) }),
       signal: controller.signal,
       retryIf: (error) =>
         error instanceof AttemptFailed &&
@@ -198,25 +200,4 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
   } finally {
     unlisten();
   }
-}
-
-function hasPolicyFlags(flags: RunFlags): boolean {
-  const keys: (keyof PolicyFlags)[] = [
-    'preset',
-    'curve',
-    'initial',
-    'multiplier',
-    'increment',
-    'delay',
-    'slot',
-    'cwMin',
-    'cwMax',
-    'jitter',
-    'maxDelay',
-    'maxInterval',
-    'maxAttempts',
-    'maxElapsed',
-    'ceiling',
-  ];
-  return keys.some((k) => flags[k] !== undefined);
 }

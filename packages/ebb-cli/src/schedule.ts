@@ -1,8 +1,14 @@
 import { type Backoff, describe, GoogleBackOff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
-import { formatDuration, parseNumber } from './duration.js';
+import { formatDuration, parseNumber, parseSeed } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
+
+/**
+ * The most rows `--attempts` prints: a table longer than this is not read by anyone, and the
+ * bound keeps a typo such as `--attempts 1e9` from exhausting memory.
+ */
+export const MAX_ROWS = 10_000;
 
 /** Flags of `ebb schedule`. */
 export interface ScheduleFlags extends PolicyFlags {
@@ -25,14 +31,13 @@ export function schedule(
 ): Output {
   if (flags.list) return list(flags.json === true);
   const rows = flags.attempts === undefined ? 10 : parseNumber('--attempts', flags.attempts);
-  if (!Number.isSafeInteger(rows) || rows < 0) {
-    throw new UsageError(`--attempts expects a whole number of rows >= 0, got "${flags.attempts}"`);
+  if (!Number.isSafeInteger(rows) || rows < 0 || rows > MAX_ROWS) {
+    throw new UsageError(`--attempts expects a whole number of rows from 0 to ${MAX_ROWS}, got "${flags.attempts}"`);
   }
   if (flags.seed !== undefined && !flags.sample) throw new UsageError('--seed only applies with --sample');
   const { name, info, backoff } = policyFromFlags(flags);
   if (flags.sample) {
-    const seed = flags.seed === undefined ? randomSeed() : parseNumber('--seed', flags.seed);
-    if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed expects a whole number, got "${flags.seed}"`);
+    const seed = flags.seed === undefined ? randomSeed() : parseSeed(flags.seed);
     return sampled(name, backoff, rows, seed, flags.json === true);
   }
   const s = describe(backoff, rows);

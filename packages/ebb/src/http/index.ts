@@ -20,7 +20,7 @@ export { isNetworkError, isNotSentError, isTimeoutError } from './network-error.
 export { parseRateLimit, type RateLimitItem, rateLimitWaitMs } from './rate-limit.js';
 export { parseHttpDate, parseRetryAfter } from './retry-after.js';
 export { type HasHeaders, serverHintMs } from './server-hint.js';
-export { type SheddingListener, shed } from './shed.js';
+export { type SheddingListener, type ShedResponse, shed } from './shed.js';
 export { type SheddingHandler, shedFetch } from './shed-fetch.js';
 export { HttpStatusError } from './status-error.js';
 export { type FetchLike, type HttpRetryContext, type WithRetryOptions, withRetry } from './with-retry.js';

@@ -1,10 +1,26 @@
-// Types only: this module runs no Node.js code at import, so a browser bundle of `ebb/http`
-// that never calls `shed` carries nothing of it (and tree-shaking drops it).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// No Node.js import, not even of types: `ebb/http`'s declarations must compile in a browser
+// project (`types: []`, `skipLibCheck: false`), where `node:http` does not exist. `shed` is
+// typed by what it uses of a response (`ShedResponse`), which node:http's `ServerResponse`
+// (and any compatible server's) satisfies, and infers the caller's own request and response
+// types from the handler.
 import { Admission, Entry, type ShedOptions, type ShedStats, shedMessage } from './admission.js';
 
-/** A `node:http` request listener that sheds load; `stats()` reads its counters. */
-export interface SheddingListener<Req extends IncomingMessage, Res extends ServerResponse> {
+/**
+ * What `shed` uses of a response: the parts of `node:http`'s `ServerResponse` it calls to
+ * answer 503 and to learn when a response is over. `ServerResponse` satisfies it.
+ */
+export interface ShedResponse {
+  once(event: 'close', listener: () => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
+  writeHead(statusCode: number, headers: Record<string, string>): unknown;
+  end(body: string): unknown;
+}
+
+/**
+ * A `node:http` request listener that sheds load; `stats()` reads its counters. `Req` and `Res`
+ * are the handler's own types (`IncomingMessage` and `ServerResponse` for `node:http`).
+ */
+export interface SheddingListener<Req = unknown, Res extends ShedResponse = ShedResponse> {
   (req: Req, res: Res): void;
   /** The gate's counters now. */
   stats(): ShedStats;
@@ -24,12 +40,16 @@ export interface SheddingListener<Req extends IncomingMessage, Res extends Serve
  *   client disconnects while it waits, leaves the queue without being handled;
  * - the handler's own errors are not caught: they surface exactly as they would without `shed`.
  *
+ * Types: the listener takes the request and response types of `handler`; annotate the handler
+ * (`(req: IncomingMessage, res: ServerResponse) => …`) when it is not written inline in
+ * `createServer(shed(…))`, where TypeScript infers them from `createServer`.
+ *
  * @example
  * import { createServer } from 'node:http';
  * import { shed } from 'ebb/http';
  * createServer(shed(app, { maxConcurrent: 64, maxQueue: 256, retryAfterMs: 2_000 })).listen(8080);
  */
-export function shed<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(
+export function shed<Req = unknown, Res extends ShedResponse = ShedResponse>(
   handler: (req: Req, res: Res) => unknown,
   options: ShedOptions,
 ): SheddingListener<Req, Res> {

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ebb } from '../support/cli.js';
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../packages/ebb-cli/package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+/** One line on stderr, nothing on stdout, no stack trace, exit 2. */
+function usageError(r: { code: number | null; stdout: string; stderr: string }, message: RegExp): void {
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr.trimEnd()).toMatch(message);
+  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.stderr).not.toMatch(/\n\s+at |outputHelp|Maximum call stack|heap/);
+}
+
+describe('the ebb command line: help, version and the limits of its input', () => {
+  it('--version prints the package version and exits 0', async () => {
+    const r = await ebb(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${VERSION}\n`);
+  });
+
+  it('bare ebb prints the usage on stderr and exits 2; --help and help print it on stdout and exit 0', async () => {
+    const bare = await ebb([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toMatch(/^Usage: ebb \[options\] \[command\]/);
+    expect(bare.stderr).toMatch(/schedule .*\n.*run /s);
+    for (const args of [['--help'], ['help']]) {
+      const r = await ebb(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toBe(bare.stderr);
+    }
+    const sub = await ebb(['help', 'run']);
+    expect(sub.code).toBe(0);
+    expect(sub.stdout).toMatch(/^Usage: ebb run/);
+    expect(sub.stdout).toMatch(/--max-attempts <n> .*Infinity retries forever/s);
+  });
+
+  it('ebb help bogus: one line, exit 2', async () => {
+    usageError(await ebb(['help', 'bogus']), /^ebb: unknown command 'bogus'; commands: schedule, run, simulate, demo$/);
+  });
+
+  it('--attempts is bounded (documented in --help) instead of overflowing the stack or the heap', async () => {
+    const help = await ebb(['schedule', '--help']);
+    expect(help.stdout).toMatch(/--attempts <n> +rows to print \(default 10, at most 10000\)/);
+    const ok = await ebb(['schedule', 'grpc-connect', '--attempts', '10000']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^ {1,4}10000 /m);
+    usageError(
+      await ebb(['schedule', 'grpc-connect', '--attempts', '130000']),
+      /^ebb: --attempts expects a whole number of rows from 0 to 10000, got "130000"$/,
+    );
+    usageError(
+      await ebb(['schedule', 'grpc-connect', '--attempts', '1e9', '--json']),
+      /^ebb: --attempts expects a whole number of rows from 0 to 10000, got "1e9"$/,
+    );
+  });
+
+  it.each([
+    [['schedule', '--initial', '100'], /^ebb: --initial needs a unit: did you mean 100ms\?/],
+    [['run', '--delay', '5', '--', 'true'], /^ebb: --delay needs a unit: did you mean 5ms\?/],
+    [['run', '--attempt-timeout', '30', '--', 'true'], /^ebb: --attempt-timeout needs a unit: did you mean 30ms\?/],
+    [['demo', '--base', '100'], /^ebb: --base needs a unit: did you mean 100ms\?/],
+    [['run', '--seed', '1.5', '--', 'true'], /^ebb: --seed expects a whole number, got "1.5"$/],
+    [['schedule', '--sample', '--attempts', '-1'], /^ebb: --attempts expects a whole number of rows/],
+  ])('%j: one line with a hint, exit 2', async (args, message) => {
+    usageError(await ebb(args), message);
+  });
+});
