@@ -170,46 +170,83 @@ describe('adaptiveRate: the loop', () => {
     expect(b.rate.ratePerSecond).toBe(10);
   });
 
-  it('doubles the step after each rise that holds, up to 1 / decreaseFactor − 1, and never doubles past the last throttled rate', async () => {
+  it('doubles the step after each rise that holds, up to 1 / decreaseFactor − 1; crossing the last throttled rate takes the base step', async () => {
     const free = make({ initialRatePerSecond: 10 });
     // +10 %, +20 %, +40 %, +80 %, then +100 % (the cap for decreaseFactor 0.5).
     expect(await rises(free.rate, free.clock, 6, 1000)).toEqual([11, 13.2, 18.48, 33.264, 66.528, 133.056]);
 
     const capped = make({ initialRatePerSecond: 10 });
     capped.rate.record('throttled'); // 10 → 5; 10 is now the rate last throttled
-    // 5.5, 6.6, 9.24; then +80 % would pass 10, so the base step: 10.164, and base steps from there.
-    expect(await rises(capped.rate, capped.clock, 5, 1000)).toEqual([5.5, 6.6, 9.24, 10.164, 11.1804]);
+    // 5.5, 6.6, 9.24; then +80 % would pass 10, so the base step: 10.164; beyond it the step
+    // doubles again (CUBIC's convex probing past its last maximum): +20 %.
+    expect(await rises(capped.rate, capped.clock, 5, 1000)).toEqual([5.5, 6.6, 9.24, 10.164, 12.1968]);
   });
 
-  it('a throttle right after a rise undoes it and doubles the cool-off; a rise that holds halves it', async () => {
+  it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
+    /** 40 successes spread over the last second at 100/s allowed, then one throttle. */
+    const after = async (options: AdaptiveRateOptions, successes: number) => {
+      const { clock, rate } = make({ initialRatePerSecond: 100, ...options });
+      await clock.advance(5000);
+      for (let i = 0; i < successes; i++) {
+        rate.record('success', rate.acquire());
+        await clock.advance(1000 / successes);
+      }
+      rate.record('throttled', rate.acquire());
+      return rate.ratePerSecond;
+    };
+    expect(await after({}, 80)).toBeCloseTo(0.95 * 80, 9);
+    expect(await after({ margin: 0.1 }, 80)).toBeCloseTo(0.9 * 80, 9);
+    expect(await after({ margin: 0 }, 60)).toBeCloseTo(60, 9);
+    // The service delivered 20/s, but one event never cuts below decreaseFactor × the rate.
+    expect(await after({}, 20)).toBe(50);
+    expect(await after({ decreaseFactor: 0.1, increase: 0.5 }, 20)).toBeCloseTo(19, 9);
+  });
+
+  it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; a rise that holds halves it', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     const stop = busy(rate, clock);
     await clock.advance(1000);
     expect(rate.ratePerSecond).toBe(11);
-    rate.record('throttled'); // relapse
+    // A relapse: 0.95 × the 11 successes of the last second would be 10.45, but never above
+    // the 10/s before the rise.
+    rate.record('throttled');
     expect(rate.ratePerSecond).toBe(10);
     expect(rate.currentCoolOffMs).toBe(2000);
     await clock.advance(1999);
     expect(rate.ratePerSecond).toBe(10);
     await clock.advance(1);
-    expect(rate.ratePerSecond).toBe(11); // base step again after a relapse
+    expect(rate.ratePerSecond).toBe(11); // a probe: the base step
     await clock.advance(2000);
-    // Held: the cool-off is back to 1 s. The step would double, but 11 is the rate last
-    // throttled, so the base step: 12.1.
-    expect(rate.ratePerSecond).toBeCloseTo(12.1, 10);
+    // Held: the cool-off is back to 1 s; the step would double, but 11 × 1.2 crosses 11, the
+    // rate last throttled, so the base step again.
+    expect(rate.ratePerSecond).toBeCloseTo(12.1, 9);
     expect(rate.currentCoolOffMs).toBe(1000);
+    await clock.advance(1000);
+    expect(rate.ratePerSecond).toBeCloseTo(12.1 * 1.2, 9); // past it, doubling again
     stop();
     await clock.runAll();
   });
 
-  it('backs the cool-off off exponentially after relapses, up to maxCoolOffMs (default 32 000)', async () => {
+  it('a throttle at a rate that held, with the delivered rate near it, is one more event at the same level: a margin, not a halving', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 50 });
+    const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds
+    await clock.advance(900);
+    rate.record('throttled'); // not after a rise: delivered ≈ 50 → 47.5, not 25
+    expect(rate.ratePerSecond).toBeGreaterThan(0.9 * 50);
+    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 50 + 1e-9);
+    stop();
+    await clock.runAll();
+  });
+
+  it('backs the cool-off off exponentially after relapses, up to maxCoolOffMs (default 8000)', async () => {
     const relapses = async (options: AdaptiveRateOptions) => {
       const { clock, rate } = make({ initialRatePerSecond: 10, ...options });
       const stop = busy(rate, clock);
       const seen: number[] = [];
       for (let i = 0; i < 6; i++) {
+        const before = rate.ratePerSecond;
         await clock.advance(rate.currentCoolOffMs);
-        expect(rate.ratePerSecond).toBe(11);
+        expect(rate.ratePerSecond).toBeGreaterThan(before);
         rate.record('throttled');
         seen.push(rate.currentCoolOffMs);
       }
@@ -217,8 +254,9 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return seen;
     };
-    expect(await relapses({})).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
+    expect(await relapses({})).toEqual([2000, 4000, 8000, 8000, 8000, 8000]);
     expect(await relapses({ maxCoolOffMs: 5000 })).toEqual([2000, 4000, 5000, 5000, 5000, 5000]);
+    expect(await relapses({ maxCoolOffMs: 32_000 })).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
   });
 
   it('never falls below minRatePerSecond (default 1) nor rises above maxRatePerSecond', async () => {
@@ -394,7 +432,7 @@ describe('adaptiveRate with retry()', () => {
     const gaps = probes.slice(1).map((t, i) => t - (probes[i] as number));
     expect(gaps.length).toBeGreaterThanOrEqual(3);
     for (let i = 1; i < gaps.length; i++) expect(gaps[i]).toBeGreaterThanOrEqual((gaps[i - 1] as number) - 100);
-    expect(gaps.at(-1)).toBeGreaterThanOrEqual(31_000);
+    expect(gaps.at(-1)).toBeGreaterThanOrEqual(7_900); // maxCoolOffMs, 8 s by default
 
     // Without the backed-off cool-off, the same controller probes every second or two.
     const plain = await simulate({ maxCoolOffMs: 1000 });
