@@ -123,7 +123,23 @@ describe('adaptiveRate: the loop', () => {
     rate.record('throttled', early);
     rate.record('throttled', alsoEarly);
     expect(rate.ratePerSecond).toBe(50);
-    rate.record('throttled'); // no ticket: taken as current
+    // No ticket: taken as current. But within a cool-off of the last cut, with no delivered
+    // rate measured yet, it belongs to the same congestion event: noted, no second cut.
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(50);
+  });
+
+  it('a throttle after a cool-off, with no delivered rate measured, cuts by decreaseFactor again', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 100 });
+    rate.record('throttled');
+    await clock.advance(999);
+    rate.record('throttled'); // noted: part of the same event, which it prolongs
+    expect(rate.ratePerSecond).toBe(50);
+    await clock.advance(999);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(50);
+    await clock.advance(1000);
+    rate.record('throttled');
     expect(rate.ratePerSecond).toBe(25);
   });
 
@@ -195,7 +211,7 @@ describe('adaptiveRate: the loop', () => {
       return rate.ratePerSecond;
     };
     expect(await after({}, 80)).toBeCloseTo(0.95 * 80, 9);
-    expect(await after({ margin: 0.1 }, 80)).toBeCloseTo(0.9 * 80, 9);
+    expect(await after({ margin: 0.1 }, 60)).toBeCloseTo(0.9 * 60, 9);
     expect(await after({ margin: 0 }, 60)).toBeCloseTo(60, 9);
     // The service delivered 20/s, but one event never cuts below decreaseFactor × the rate.
     expect(await after({}, 20)).toBe(50);
@@ -227,13 +243,18 @@ describe('adaptiveRate: the loop', () => {
     await clock.runAll();
   });
 
-  it('a throttle at a rate that held, with the delivered rate near it, is one more event at the same level: a margin, not a halving', async () => {
-    const { clock, rate } = make({ initialRatePerSecond: 50 });
-    const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds
-    await clock.advance(900);
-    rate.record('throttled'); // not after a rise: delivered ≈ 50 → 47.5, not 25
-    expect(rate.ratePerSecond).toBeGreaterThan(0.9 * 50);
-    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 50 + 1e-9);
+  it('a throttle at a rate that held, with the delivered rate near it, is noted and keeps the rate; a second within a cool-off cuts by the margin, not by half', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 50, maxRatePerSecond: 50 });
+    const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds, ~50/s delivered
+    await clock.advance(2000);
+    rate.record('throttled'); // the same level as before: noted
+    expect(rate.ratePerSecond).toBe(50);
+    await clock.advance(500);
+    // Within the cool-off of that event, the service still delivering about 50/s: a cut to
+    // 0.95 × the delivered rate, nowhere near a halving.
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 51);
+    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 49);
     stop();
     await clock.runAll();
   });
@@ -261,10 +282,16 @@ describe('adaptiveRate: the loop', () => {
 
   it('never falls below minRatePerSecond (default 1) nor rises above maxRatePerSecond', async () => {
     const a = make({ initialRatePerSecond: 8 });
-    for (let i = 0; i < 10; i++) a.rate.record('throttled');
+    for (let i = 0; i < 10; i++) {
+      a.rate.record('throttled');
+      await a.clock.advance(1000);
+    }
     expect(a.rate.ratePerSecond).toBe(1);
     const b = make({ initialRatePerSecond: 8, minRatePerSecond: 3 });
-    for (let i = 0; i < 10; i++) b.rate.record('throttled');
+    for (let i = 0; i < 10; i++) {
+      b.rate.record('throttled');
+      await b.clock.advance(1000);
+    }
     expect(b.rate.ratePerSecond).toBe(3);
 
     const c = make({ initialRatePerSecond: 10, maxRatePerSecond: 12 });

@@ -141,6 +141,8 @@ class Adaptive implements AdaptiveRate {
   /** Successes per 100-ms slot over the last 3 s (a ring): the delivered rate. */
   readonly #delivered = new Float64Array(SLOTS);
   readonly #deliveredSlot = new Float64Array(SLOTS).fill(-1);
+  /** The successes the last delivered-rate measurement counted. */
+  #deliveredCount = 0;
 
   constructor(o: Required<Omit<AdaptiveRateOptions, 'priorities'>> & { priorities: readonly string[] }) {
     this.#clock = o.clock;
@@ -301,39 +303,71 @@ class Adaptive implements AdaptiveRate {
       if (start <= since) break;
       if (covered >= 1000 && successes >= MIN_DELIVERED) break;
     }
+    this.#deliveredCount = successes;
     return (successes * 1000) / Math.max(SLOT_MS, covered);
   }
 
   /**
-   * One congestion event (the first throttle of a request sent at the current rate). The rate
-   * goes to `(1 − margin)` × the rate the service delivered — its limit, as measured (BBR's
-   * bottleneck estimate) — but never below `decreaseFactor` × the rate (Chiu–Jain's
-   * multiplicative decrease, the bound when the estimate is poor or the limit fell far), and
-   * never above the rate before a rise that relapsed.
+   * A throttle of a request sent at the current rate (one per round of requests: see `record`).
+   *
+   * - The first throttle of a congestion event, right after a rise (a *relapse*): back to the
+   *   rate before the rise — or lower, to `(1 − margin)` × the rate the service delivered (its
+   *   limit as measured, BBR's bottleneck estimate), if that is lower — and the cool-off doubles.
+   * - The first throttle of an event at a rate that had held: if the service still delivers about
+   *   that rate (within `2 × margin`), it is the same level as before — a late timer, a burst the
+   *   limiter did not absorb — and is only noted: the rate stays, no rise for a cool-off. If the
+   *   service delivers well below it, conditions changed: down to `(1 − margin)` × the delivered
+   *   rate, and the cool-off back to `coolOffMs`.
+   * - A throttle within a cool-off of the last event belongs to it: it cuts to `(1 − margin)` ×
+   *   the delivered rate, if that is lower, and only once the delivered rate is measured on
+   *   enough successes; otherwise it is noted.
+   *
+   * No single cut goes below `decreaseFactor` × the rate (Chiu–Jain's multiplicative decrease is
+   * the bound, and the whole rule while the delivered rate is not yet measured: the first
+   * throttle of an unlimited controller, or one after a silence).
    */
   #fall(now: number): void {
-    const from = this.#rate === Infinity ? Math.max(this.#measured(now), this.#min) : this.#rate;
+    const first = this.#rate === Infinity;
+    const from = first ? Math.max(this.#measured(now), this.#min) : this.#rate;
     const delivered = this.#deliveredRate(now);
-    const limit = Math.min(from, delivered);
-    let rate = Math.max(from * this.#decrease, limit * (1 - this.#margin));
-    const relapse = this.#lastChange === 'increase' && this.#rate !== Infinity;
-    if (relapse) {
-      // A relapse: the last rise was one too many. Never land above where it started, and wait
-      // twice as long before the next.
-      rate = Math.min(rate, this.#before);
+    const known = this.#deliveredCount >= MIN_DELIVERED;
+    const limit = known ? Math.min(from, delivered) : from;
+    const floor = from * this.#decrease;
+    const recent = this.#lastChange === 'decrease' && now - this.#changedAt < this.#coolOffAfter(this.#relapses);
+    let rate: number;
+    let relapse = false;
+    if (first) rate = known ? Math.max(floor, limit * (1 - this.#margin)) : floor;
+    else if (recent) {
+      if (!known || limit * (1 - this.#margin) >= from) return this.#note(now);
+      rate = Math.max(floor, limit * (1 - this.#margin));
+    } else if (this.#lastChange === 'increase') {
+      relapse = true;
+      rate = Math.min(this.#before, Math.max(floor, limit * (1 - this.#margin)));
       if (this.#relapses < this.#maxRelapses) this.#relapses++;
-    } else if (limit < from * (1 - 2 * this.#margin)) {
-      // The service now accepts well below what it took before: conditions changed. Recover at full speed.
+    } else if (known && limit < from * (1 - 2 * this.#margin)) {
+      rate = Math.max(floor, limit * (1 - this.#margin));
       this.#relapses = 0;
-    }
+    } else if (known) return this.#note(now);
+    else rate = floor;
     this.#throttledAt = from;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     // What we learned: the service took `limit` (after a relapse, no more than the rate that
     // held before the rise); the rate settles `margin` below it.
-    this.#ceiling = relapse ? this.#rate / (1 - this.#margin) : Math.max(limit, this.#rate / (1 - this.#margin));
+    this.#ceiling =
+      relapse || !known ? this.#rate / (1 - this.#margin) : Math.max(limit, this.#rate / (1 - this.#margin));
     this.#step = this.#increase;
     this.#probing = false;
     this.#change(now, 'decrease');
+    this.#epoch++;
+  }
+
+  /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */
+  #note(now: number): void {
+    this.#lastChange = 'decrease';
+    this.#changedAt = now;
+    this.#evidence = false;
+    this.#saturated = false;
+    this.#readyAt = Infinity;
     this.#epoch++;
   }
 
