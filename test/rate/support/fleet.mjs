@@ -70,7 +70,9 @@ export async function runFleet({
   };
   const one = async (i) => {
     const cls = classOf?.(i);
-    const stats = (classes[cls ?? 'all'] ??= { requests: 0, ok: 0, failed: 0 });
+    const key = cls ?? 'all';
+    classes[key] ??= { requests: 0, ok: 0, failed: 0 };
+    const stats = classes[key];
     stats.requests++;
     try {
       const init = offeredPerSecond ? { signal: AbortSignal.timeout(deadlineMs) } : undefined;

@@ -133,13 +133,10 @@ describe('adaptiveRate: the loop', () => {
     const { clock, rate } = make({ initialRatePerSecond: 100 });
     rate.record('throttled');
     await clock.advance(999);
-    rate.record('throttled'); // noted: part of the same event, which it prolongs
+    rate.record('throttled'); // noted: part of the same event
     expect(rate.ratePerSecond).toBe(50);
-    await clock.advance(999);
-    rate.record('throttled');
-    expect(rate.ratePerSecond).toBe(50);
-    await clock.advance(1000);
-    rate.record('throttled');
+    await clock.advance(1);
+    rate.record('throttled'); // a cool-off after the cut: a new event
     expect(rate.ratePerSecond).toBe(25);
   });
 
@@ -186,16 +183,15 @@ describe('adaptiveRate: the loop', () => {
     expect(b.rate.ratePerSecond).toBe(10);
   });
 
-  it('doubles the step after each rise that holds, up to 1 / decreaseFactor − 1; crossing the last throttled rate takes the base step', async () => {
+  it('doubles the step after each rise that holds, up to 1 / decreaseFactor − 1, and never doubles past the last throttled rate', async () => {
     const free = make({ initialRatePerSecond: 10 });
     // +10 %, +20 %, +40 %, +80 %, then +100 % (the cap for decreaseFactor 0.5).
     expect(await rises(free.rate, free.clock, 6, 1000)).toEqual([11, 13.2, 18.48, 33.264, 66.528, 133.056]);
 
     const capped = make({ initialRatePerSecond: 10 });
     capped.rate.record('throttled'); // 10 → 5; 10 is now the rate last throttled
-    // 5.5, 6.6, 9.24; then +80 % would pass 10, so the base step: 10.164; beyond it the step
-    // doubles again (CUBIC's convex probing past its last maximum): +20 %.
-    expect(await rises(capped.rate, capped.clock, 5, 1000)).toEqual([5.5, 6.6, 9.24, 10.164, 12.1968]);
+    // 5.5, 6.6, 9.24; then +80 % would pass 10, so the base step: 10.164, and base steps from there.
+    expect(await rises(capped.rate, capped.clock, 5, 1000)).toEqual([5.5, 6.6, 9.24, 10.164, 11.1804]);
   });
 
   it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
@@ -238,7 +234,7 @@ describe('adaptiveRate: the loop', () => {
     expect(rate.ratePerSecond).toBeCloseTo(12.1, 9);
     expect(rate.currentCoolOffMs).toBe(1000);
     await clock.advance(1000);
-    expect(rate.ratePerSecond).toBeCloseTo(12.1 * 1.2, 9); // past it, doubling again
+    expect(rate.ratePerSecond).toBeCloseTo(12.1 * 1.1, 9); // past it, base steps only: probing gently
     stop();
     await clock.runAll();
   });
@@ -494,6 +490,14 @@ describe('adaptiveRate: options', () => {
       [{ defaultPriority: 'urgent' }, /`defaultPriority`/],
       [{ clock: {} as Clock }, /`clock` to be a Clock/],
       [{ rate: 5 } as never, /unknown option `rate`/],
+      // Issue 10, defect 4: null meant "the default" for these four.
+      [{ decreaseFactor: null } as never, /`decreaseFactor`.*got null/],
+      [{ increase: null } as never, /`increase`.*got null/],
+      [{ priorities: null } as never, /`priorities`.*got null/],
+      [{ defaultPriority: null } as never, /`defaultPriority`.*got null/],
+      [{ margin: 0.5 }, /`margin` to be a number from 0 up to \(not including\) 0.5, got 0.5/],
+      [{ margin: -0.01 }, /`margin`/],
+      [{ margin: null } as never, /`margin`.*got null/],
     ];
     for (const [options, message] of bad) expect(() => adaptiveRate(options), JSON.stringify(options)).toThrow(message);
     expect(() => adaptiveRate({ coolOffMs: -1 })).toThrow(RangeError);

@@ -141,6 +141,11 @@ class Adaptive implements AdaptiveRate {
   /** Successes per 100-ms slot over the last 3 s (a ring): the delivered rate. */
   readonly #delivered = new Float64Array(SLOTS);
   readonly #deliveredSlot = new Float64Array(SLOTS).fill(-1);
+  /** When the rate was last cut, and whether that cut was based on a measured delivered rate. */
+  #eventAt = -Infinity;
+  #informed = false;
+  /** When a throttle was last noted without a cut. */
+  #notedAt = -Infinity;
   /** The successes the last delivered-rate measurement counted. */
   #deliveredCount = 0;
 
@@ -309,22 +314,24 @@ class Adaptive implements AdaptiveRate {
 
   /**
    * A throttle of a request sent at the current rate (one per round of requests: see `record`).
+   * "Delivered" is the rate the service accepted lately — its limit as measured, BBR's
+   * bottleneck estimate — and a cut goes to `(1 − margin)` × it.
    *
-   * - The first throttle of a congestion event, right after a rise (a *relapse*): back to the
-   *   rate before the rise — or lower, to `(1 − margin)` × the rate the service delivered (its
-   *   limit as measured, BBR's bottleneck estimate), if that is lower — and the cool-off doubles.
-   * - The first throttle of an event at a rate that had held: if the service still delivers about
-   *   that rate (within `2 × margin`), it is the same level as before — a late timer, a burst the
-   *   limiter did not absorb — and is only noted: the rate stays, no rise for a cool-off. If the
-   *   service delivers well below it, conditions changed: down to `(1 − margin)` × the delivered
-   *   rate, and the cool-off back to `coolOffMs`.
-   * - A throttle within a cool-off of the last event belongs to it: it cuts to `(1 − margin)` ×
-   *   the delivered rate, if that is lower, and only once the delivered rate is measured on
-   *   enough successes; otherwise it is noted.
+   * - Right after a rise (a *relapse*): back just under the rate before the rise (at most
+   *   `margin` lower, more only if the service delivers less), and the cool-off doubles.
+   * - At a rate that had held, with the service delivering well below it (more than `2 × margin`
+   *   less): conditions changed. Down to the delivered rate, and the cool-off back to `coolOffMs`.
+   * - At a rate that had held, with the service still delivering about it: the same level as
+   *   before — a late timer, a burst the limiter did not absorb — only noted: the rate stays, no
+   *   rise for a cool-off. If throttles keep coming for longer than a cool-off, a cut by the margin.
+   * - Within a cool-off of a cut, throttles belong to the same congestion event (a limiter that
+   *   counts over a window, or whose burst still drains, keeps refusing for a while): noted — unless
+   *   the cut was made blind (no delivered rate measured yet), and the delivered rate, now
+   *   measured, is lower.
    *
-   * No single cut goes below `decreaseFactor` × the rate (Chiu–Jain's multiplicative decrease is
-   * the bound, and the whole rule while the delivered rate is not yet measured: the first
-   * throttle of an unlimited controller, or one after a silence).
+   * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
+   * bound, and the whole rule when no delivered rate is measured (the first throttle of an
+   * unlimited controller, one after a silence).
    */
   #fall(now: number): void {
     const first = this.#rate === Infinity;
@@ -333,28 +340,38 @@ class Adaptive implements AdaptiveRate {
     const known = this.#deliveredCount >= MIN_DELIVERED;
     const limit = known ? Math.min(from, delivered) : from;
     const floor = from * this.#decrease;
-    const recent = this.#lastChange === 'decrease' && now - this.#changedAt < this.#coolOffAfter(this.#relapses);
+    const coolOff = this.#coolOffAfter(this.#relapses);
+    const m = this.#margin;
     let rate: number;
     let relapse = false;
-    if (first) rate = known ? Math.max(floor, limit * (1 - this.#margin)) : floor;
-    else if (recent) {
-      if (!known || limit * (1 - this.#margin) >= from) return this.#note(now);
-      rate = Math.max(floor, limit * (1 - this.#margin));
-    } else if (this.#lastChange === 'increase') {
+    if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
+    else if (this.#lastChange === 'increase') {
       relapse = true;
-      rate = Math.min(this.#before, Math.max(floor, limit * (1 - this.#margin)));
+      rate = Math.min(this.#before, Math.max(this.#before * (1 - m), limit * (1 - m)));
       if (this.#relapses < this.#maxRelapses) this.#relapses++;
-    } else if (known && limit < from * (1 - 2 * this.#margin)) {
-      rate = Math.max(floor, limit * (1 - this.#margin));
+    } else if (now - this.#eventAt < coolOff) {
+      if (this.#informed || !known || delivered * (1 - m) >= from) {
+        this.#note(now);
+        return;
+      }
+      rate = Math.max(floor, delivered * (1 - m));
+    } else if (known && limit < from * (1 - 2 * m)) {
+      rate = Math.max(floor, limit * (1 - m));
       this.#relapses = 0;
-    } else if (known) return this.#note(now);
-    else rate = floor;
+    } else if (known) {
+      if (now - this.#notedAt >= coolOff) {
+        this.#note(now);
+        return;
+      }
+      rate = Math.max(floor, limit * (1 - m));
+    } else rate = floor;
+    this.#informed = known;
+    this.#eventAt = now;
     this.#throttledAt = from;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     // What we learned: the service took `limit` (after a relapse, no more than the rate that
     // held before the rise); the rate settles `margin` below it.
-    this.#ceiling =
-      relapse || !known ? this.#rate / (1 - this.#margin) : Math.max(limit, this.#rate / (1 - this.#margin));
+    this.#ceiling = relapse || !known ? this.#rate / (1 - m) : Math.max(limit, this.#rate / (1 - m));
     this.#step = this.#increase;
     this.#probing = false;
     this.#change(now, 'decrease');
@@ -363,6 +380,7 @@ class Adaptive implements AdaptiveRate {
 
   /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */
   #note(now: number): void {
+    this.#notedAt = now;
     this.#lastChange = 'decrease';
     this.#changedAt = now;
     this.#evidence = false;
@@ -417,8 +435,8 @@ class Adaptive implements AdaptiveRate {
         step = Math.min(this.#maxStep, step * 2);
         if (ceiling !== Infinity) ceiling = Math.max(ceiling, rate);
       }
-      // Past the rate last throttled, only the base step at first (and doubling again from there).
-      if (rate <= this.#throttledAt && rate * (1 + step) > this.#throttledAt) step = this.#increase;
+      // A doubled step never crosses the rate last throttled: at and past it, only the base step.
+      if (rate * (1 + step) > this.#throttledAt) step = this.#increase;
       rate *= 1 + step;
       probing = true;
     }
