@@ -28,6 +28,8 @@ export function runFleet(options: {
   deadlineMs?: number;
   seconds: number;
   sampleMs?: number;
+  /** A closed-loop client whose request ended in an error waits this long before its next. Default 100. */
+  pauseOnErrorMs?: number;
 }): Promise<FleetResult>;
 export function sum(series: number[], from?: number, to?: number): number;
 export function cv(series: number[], from: number, to: number): number;

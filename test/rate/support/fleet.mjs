@@ -34,6 +34,7 @@ export async function runFleet({
   deadlineMs = 5000,
   seconds,
   sampleMs = 100,
+  pauseOnErrorMs = 100,
   fetchImpl = fetch,
 }) {
   const start = performance.now();
@@ -90,7 +91,9 @@ export async function runFleet({
       stats.failed++;
       const name = error?.name ?? typeof error;
       outcome.errors[name] = (outcome.errors[name] ?? 0) + 1;
+      return false;
     }
+    return true;
   };
   const sampler = setInterval(() => {
     if (rate) trace.push({ t: Number(t().toFixed(2)), rate: rate.ratePerSecond });
@@ -102,7 +105,10 @@ export async function runFleet({
         (async () => {
           let i = c;
           while (performance.now() < end) {
-            await one(i);
+            // A client whose request failed with an error (a local rejection by adaptiveThrottle,
+            // say, which takes no time) waits before its next one, as an application would,
+            // instead of spinning.
+            if (!(await one(i))) await new Promise((r) => setTimeout(r, pauseOnErrorMs));
             i += clients;
           }
         })(),
