@@ -478,6 +478,7 @@ describe('adaptiveRate: options', () => {
       [{ increase: 0 }, /`increase` to be a finite number > 0/],
       [{ increase: 1 }, /`increase` to be a number below 1 with decreaseFactor 0.5/],
       [{ decreaseFactor: 0.9, increase: 0.2 }, /`increase`.*A rise must be smaller than a fall/],
+      [{ decreaseFactor: 0.95 }, /`decreaseFactor` to be a number below 0.909.* with the default increase 0.1/],
       [{ coolOffMs: 0 }, /`coolOffMs` to be a number > 0/],
       [{ coolOffMs: Number.NaN }, /`coolOffMs`/],
       [{ maxCoolOffMs: 500 }, /`maxCoolOffMs` to be a number >= coolOffMs \(1000\)/],

@@ -546,6 +546,15 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
   if (typeof increase !== 'number' || !(increase > 0) || !Number.isFinite(increase)) {
     invalid(where, 'increase', increase, 'a finite number > 0', 'For example 0.1 for +10 % a step.');
   }
+  if ((1 + increase) * decreaseFactor >= 1 && o.increase === undefined) {
+    invalid(
+      where,
+      'decreaseFactor',
+      decreaseFactor,
+      `a number below ${show(1 / (1 + increase))} with the default increase ${increase}`,
+      'A rise must be smaller than a fall, or the rate oscillates: lower it, or pass a smaller `increase`.',
+    );
+  }
   if ((1 + increase) * decreaseFactor >= 1) {
     invalid(
       where,
