@@ -464,6 +464,81 @@ describe('adaptiveRate with retry()', () => {
   });
 });
 
+describe('adaptiveRate against limiters of other algorithms (virtual time)', () => {
+  /** Logs the rate's decreases: { t, from, to }. */
+  const logged = (rate: AdaptiveRateController, clock: VirtualClock) => {
+    const cuts: { t: number; from: number; to: number }[] = [];
+    const view: AdaptiveRateController = {
+      acquire: (signal) => rate.acquire(signal),
+      record: (outcome, ticket) => {
+        const from = rate.ratePerSecond;
+        rate.record(outcome, ticket);
+        const to = rate.ratePerSecond;
+        if (to < from && from !== Infinity) cuts.push({ t: clock.now(), from, to });
+      },
+      get ratePerSecond() {
+        return rate.ratePerSecond;
+      },
+    };
+    return { view, cuts };
+  };
+
+  it('a fixed window (R per whole second, reset at each): settles under R, no multiplicative decrease after it settles', async () => {
+    const clock = virtualClock();
+    const R = 40;
+    let window = -1;
+    let used = 0;
+    const served: number[] = [];
+    const rejected: number[] = [];
+    const take = () => {
+      const s = Math.floor(clock.now() / 1000);
+      if (s !== window) {
+        window = s;
+        used = 0;
+      }
+      served[s] ??= 0;
+      rejected[s] ??= 0;
+      if (used < R) {
+        used++;
+        served[s]++;
+        return true;
+      }
+      rejected[s]++;
+      return false;
+    };
+    const { view, cuts } = logged(adaptiveRate({ clock }), clock);
+    await runFleet({ clock, rate: view, clients: 40, seconds: 60, latencyMs: 20, serve: take });
+    const ok = total(served, 10, 60);
+    expect(ok / 50).toBeGreaterThanOrEqual(0.9 * R);
+    expect(total(rejected, 10, 60)).toBeLessThanOrEqual(0.02 * (ok + total(rejected, 10, 60)));
+    expect(cuts.filter((c) => c.t >= 10_000 && c.to / c.from < 0.75)).toEqual([]);
+  });
+
+  it('a token bucket whose capacity halves, then doubles back: follows it down at once and back up', async () => {
+    const clock = virtualClock();
+    const R = 60;
+    const capacity = (t: number) => (t >= 30_000 && t < 60_000 ? R / 2 : R);
+    const server = limiter(clock, capacity, 5);
+    const { view, cuts } = logged(adaptiveRate({ clock }), clock);
+    await runFleet({ clock, rate: view, clients: 40, seconds: 100, latencyMs: 20, serve: () => server.take() });
+    const perSecond = (from: number, to: number) => total(server.served, from, to) / (to - from);
+    // Settled at R: 90 % or more, seconds 10–30; at R/2 within 5 s of the halving; back at R
+    // within 20 s of the doubling (probes past the last throttled rate take base steps, at most
+    // one a cool-off).
+    expect(perSecond(10, 30)).toBeGreaterThanOrEqual(0.9 * R);
+    expect(perSecond(35, 60)).toBeGreaterThanOrEqual(0.9 * (R / 2));
+    expect(perSecond(80, 100)).toBeGreaterThanOrEqual(0.9 * R);
+    // The halving is one congestion event: no cut > 25 % while the limit holds still.
+    const steady = cuts.filter(
+      (c) => (c.t >= 10_000 && c.t < 30_000) || (c.t >= 32_000 && c.t < 60_000) || c.t >= 62_000,
+    );
+    expect(steady.filter((c) => c.to / c.from < 0.75)).toEqual([]);
+    // Throttled: at most 2 % after settling, the transitions included.
+    const rejected = total(server.rejected, 10, 100);
+    expect(rejected).toBeLessThanOrEqual(0.02 * (rejected + total(server.served, 10, 100)));
+  });
+});
+
 describe('adaptiveRate: options', () => {
   it('rejects bad options at construction, naming them', () => {
     const bad: [AdaptiveRateOptions, RegExp][] = [

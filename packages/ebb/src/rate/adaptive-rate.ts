@@ -340,7 +340,8 @@ class Adaptive implements AdaptiveRate {
     const known = this.#deliveredCount >= MIN_DELIVERED;
     const limit = known ? Math.min(from, delivered) : from;
     const floor = from * this.#decrease;
-    const coolOff = this.#coolOffAfter(this.#relapses);
+    // An event lasts one base cool-off (not the backed-off one, which spaces probes).
+    const coolOff = this.#coolOff;
     const m = this.#margin;
     let rate: number;
     let relapse = false;
