@@ -308,7 +308,8 @@ class Adaptive implements AdaptiveRate {
       if (start <= since) break;
       if (covered >= 1000 && successes >= MIN_DELIVERED) break;
     }
-    this.#deliveredCount = successes;
+    // Known only over a whole second at least: the first few hundred ms of a burst overstate it.
+    this.#deliveredCount = covered >= 1000 ? successes : 0;
     return (successes * 1000) / Math.max(SLOT_MS, covered);
   }
 
@@ -339,7 +340,10 @@ class Adaptive implements AdaptiveRate {
     const delivered = this.#deliveredRate(now);
     const known = this.#deliveredCount >= MIN_DELIVERED;
     const limit = known ? Math.min(from, delivered) : from;
-    const floor = from * this.#decrease;
+    // decreaseFactor bounds a cut unless requests were kept waiting by the rate since the last
+    // change: then the client sent at its rate, and what the service delivered is its limit
+    // (BBR drops the delivery-rate samples of an application-limited sender for the same reason).
+    const floor = known && this.#saturated ? this.#min : from * this.#decrease;
     // An event lasts one base cool-off (not the backed-off one, which spaces probes).
     const coolOff = this.#coolOff;
     const m = this.#margin;
