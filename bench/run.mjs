@@ -24,7 +24,7 @@ import { SUBJECTS, subjectsFor } from './subjects.mjs';
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification'];
+const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification', 'limits'];
 const outOption = args.find((a) => a.startsWith('--out='))?.slice('--out='.length);
 // npm runs this in bench/; a relative --out is relative to where `npm run` was typed.
 const outFile = outOption ? resolve(process.env.INIT_CWD ?? process.cwd(), outOption) : undefined;
@@ -431,6 +431,18 @@ figure('timers', 'Timer accuracy', () => {
   );
 });
 
+// ---------- limits: rate control against real nginx and HAProxy ----------
+
+figure('limits', 'Rate control against real limiters', () => {
+  progress('limits: nginx and HAProxy on 127.0.0.1 (about 12 minutes; --quick about 6)');
+  const chart = here('../docs/rate-control.png');
+  const doc = node(main, 'figures/limits.mjs', [...(quick ? ['--quick'] : []), `--chart=${chart}`]);
+  results.limits = doc.results;
+  sections.push(
+    `## Rate control against real limiters\n\n\`bench/figures/limits.mjs\`; chart: \`docs/rate-control.png\`.\n\n${doc.markdown}`,
+  );
+});
+
 // ---------- sim, amplification (other engineers' scripts) ----------
 
 /** Merges runs of one JSON document: each number becomes { median, min, max, n }. */
@@ -634,7 +646,7 @@ const header = [
     .map((x) => fmt(x, 2))
     .join(' / ')}.`,
   `Runtimes: ${runtimes.map(runtimeName).join('; ')}. Date: ${new Date().toISOString().slice(0, 10)}. Commit ${commit || 'unknown'}${dirty}; ebb's build from ${snapshot.builtAt.toISOString().slice(0, 16).replace('T', ' ')} UTC.${quick ? ' **--quick** (fewer processes, shorter measurements).' : ''}`,
-  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`).`,
+  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`).`,
   ...(staleDist ? ['', `**Warning:** ${staleDist}.`] : []),
   ...(failures.length ? ['', `**Incomplete:** ${failures.join(', ')} failed (see below).`] : []),
   '',

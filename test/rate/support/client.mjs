@@ -1,0 +1,14 @@
+// One independent client process of the K-process experiment: its own adaptiveRate (or none),
+// `clients` loops against `url` for `seconds`; prints the fleet's result as one JSON line.
+//   node client.mjs <url> <seconds> <clients> <adaptive|aws|sre|none>
+import { adaptiveRate, adaptiveThrottle, awsAdaptiveRate } from 'ebb/rate';
+import { runFleet } from './fleet.mjs';
+
+const [url, seconds, clients, kind = 'adaptive'] = process.argv.slice(2);
+const make = { adaptive: adaptiveRate, aws: awsAdaptiveRate, sre: adaptiveThrottle, none: () => undefined }[kind];
+if (!url || !make) {
+  process.stderr.write('usage: node client.mjs <url> <seconds> <clients> <adaptive|aws|sre|none>\n');
+  process.exit(2);
+}
+const result = await runFleet({ url: () => url, rate: make(), clients: Number(clients), seconds: Number(seconds) });
+process.stdout.write(`${JSON.stringify({ ok: result.ok, throttled: result.throttled, outcome: result.outcome })}\n`);
