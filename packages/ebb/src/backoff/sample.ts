@@ -40,7 +40,8 @@ export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): num
   const delays: number[] = [];
   let elapsed = 0;
   while (delays.length < limit) {
-    const d = run.next();
+    // Attempts that fail at once: the elapsed time is the sum of the waits so far.
+    const d = run.next(elapsed);
     if (d < 0 || elapsed + d > backoff.maxElapsedMs) break;
     elapsed += d;
     delays.push(d);
