@@ -54,6 +54,8 @@ suite('schedule', () => {
     expect(text).toMatch(/note: The Javadoc table's STOP at try 10/);
     expect(text).toMatch(/\n {5}10 {3}19\.21 s {2}9\.605 s {2}28\.815 s {3}19\.21 s\n/);
     expect(text).toMatch(/stops: once more than 15 min have passed when a wait is due \(maxElapsedTimeMs/);
+    const run = schedule({ preset: 'google-http-client', sample: true, seed: '1', attempts: '40' }).stdout;
+    expect(run).toMatch(/then stops: more than 15 min had passed when the next wait was due/);
     expect(schedule({ preset: 'sip' }).stdout).toMatch(/attempt 11 is the last/);
     expect(schedule({ preset: 'ethernet' }).stdout).toMatch(/stops: after attempt 16 \(maxAttempts\)/);
     expect(schedule({ preset: 'grpc-connect' }).stdout).toMatch(/never stops by itself/);

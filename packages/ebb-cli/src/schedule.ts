@@ -89,7 +89,9 @@ function sampled(name: string, backoff: Backoff, count: number, seed: number, js
       ? `shown: the first ${count} waits (--attempts)`
       : backoff.maxAttempts !== Infinity && delays.length === backoff.maxAttempts - 1
         ? `then gives up: attempt ${backoff.maxAttempts} is the last (maxAttempts)`
-        : `then gives up: the next wait would end past the ${formatDuration(backoff.maxElapsedMs)} budget (maxElapsedMs)`;
+        : backoff instanceof GoogleBackOff
+          ? `then stops: more than ${formatDuration(backoff.maxElapsedTimeMs)} had passed when the next wait was due (maxElapsedTimeMs, checked before each wait)`
+          : `then gives up: the next wait would end past the ${formatDuration(backoff.maxElapsedMs)} budget (maxElapsedMs)`;
   if (json) return { stdout: `${JSON.stringify({ name, seed, rows }, null, 2)}\n` };
   const body = table(
     ['attempt', 'wait', 'elapsed'],

@@ -39,9 +39,12 @@ export interface Segment {
 export interface BackoffRun {
   /**
    * The wait in milliseconds after the next failed attempt (the first call: after attempt 1),
-   * or `-1` when the policy allows no further attempt.
+   * or `-1` when the policy allows no further attempt. A caller may pass the operation's
+   * elapsed time and the error that ended the attempt; most policies ignore both, Google's
+   * reads the elapsed time for its stop rule and the AWS standard mode reads the error
+   * (throttling base, server hint). See docs/fidelity.md.
    */
-  next(): number;
+  next(elapsedMs?: number, error?: unknown): number;
 }
 
 /** What the executor needs of a policy: an elapsed-time budget and fresh runs. */

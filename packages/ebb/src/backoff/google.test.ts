@@ -6,6 +6,7 @@ import { Backoff } from './backoff.js';
 import { describe } from './describe.js';
 import { GoogleBackOff, googleExponentialBackOff, googleNextInterval, googleRandomizedInterval } from './google.js';
 import { presets } from './presets.js';
+import { sample } from './sample.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
 /** Waits of a run whose attempts all fail at once, on a clock that moves by each wait. */
@@ -51,6 +52,12 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     // No executor deadline: the budget is the run's rule.
     expect(b.maxElapsedMs).toBe(Infinity);
     expect(b.maxElapsedTimeMs).toBe(1_000);
+  });
+
+  it('sample() applies the stop rule to attempts that fail at once', () => {
+    const b = googleExponentialBackOff({ randomizationFactor: 0, maxElapsedTimeMs: 1_000 });
+    expect(sample(b, { count: 10 })).toEqual([500, 750]);
+    expect(sample(b.withMaxElapsed(1_250), { count: 10 })).toEqual([500, 750, 1125]);
   });
 
   it('measures elapsed time on the clock given to start() when next() is not told it', () => {

@@ -53,7 +53,8 @@ export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): num
   const delays: number[] = [];
   let elapsed = 0;
   while (delays.length < limit) {
-    const d = run.next();
+    // Attempts that fail at once: the elapsed time is the sum of the waits so far.
+    const d = run.next(elapsed);
     // A custom policy is user code: a wait that is not a finite number is refused, not returned.
     if (typeof d !== 'number' || !(d < Infinity)) {
       const message = `${where}: backoff.next() returned ${show(d)}; expected a finite number of ms >= 0, or -1 to stop.`;
