@@ -53,3 +53,38 @@ describe.skipIf(missing)(`adaptiveRate against nginx limit_req ${LIMIT} r/s, bur
     for (const name of Object.keys(result.outcome.errors)) expect(name).toMatch(/^[A-Z]\w*Error$/);
   });
 });
+
+describe.skipIf(missing)('priorities under a real nginx limit (50 r/s, burst 5): the low class absorbs the cut', () => {
+  let nginx: Limiter;
+  let result: FleetResult;
+  const seconds = 12;
+
+  beforeAll(async () => {
+    nginx = await startLimiter('nginx', { ratePerSecond: LIMIT, burst: BURST });
+    // Open loop: 100 requests/s offered, twice the limit; every 5th is high (20 % of the load),
+    // each with a 3-s deadline. Measured: high 100 % (400 of 400 in 20 s), low 34 %, with the
+    // load average at 14–41.
+    result = await runFleet({
+      url: nginx.url,
+      rate: adaptiveRate(),
+      offeredPerSecond: 2 * LIMIT,
+      classOf: (i) => (i % 5 === 0 ? 'high' : 'low'),
+      deadlineMs: 3000,
+      seconds,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await nginx?.stop();
+  });
+
+  it('keeps at least 99 % of the high class’s requests, while the low class loses what the limit cuts', () => {
+    const high = result.classes.high as { requests: number; ok: number };
+    const low = result.classes.low as { requests: number; ok: number };
+    expect(high.requests).toBeGreaterThan(0.9 * (2 * LIMIT * seconds) * 0.2);
+    expect(high.ok / high.requests).toBeGreaterThanOrEqual(0.99);
+    // The limit takes about half of the offered load: the low class must have lost a large share.
+    expect(low.ok / low.requests).toBeLessThan(0.8);
+    expect(result.logical).toBe(result.sent);
+  });
+});
