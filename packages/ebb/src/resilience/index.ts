@@ -1,7 +1,7 @@
 /**
- * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff. It plugs
- * into `retry()`, `poll()` and `withRetry()` (ebb/http) as their `rate` hook, so one executor
- * does everything.
+ * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff, and an
+ * adaptive concurrency limit (AIMD, Vegas, Gradient2). Each plugs into `retry()`, `poll()` and
+ * `withRetry()` (ebb/http) as their `rate` hook, so one executor does everything.
  *
  * @packageDocumentation
  */
@@ -14,4 +14,20 @@ export {
   type StateChange,
   type StateChangeReason,
 } from './circuit-breaker.js';
+export {
+  type ConcurrencyLimit,
+  type ConcurrencyLimitOptions,
+  concurrencyLimit,
+  LimitExceededError,
+} from './concurrency-limit.js';
 export { BrokenCircuitError, type CircuitState } from './errors.js';
+export {
+  type AimdOptions,
+  aimd,
+  type Gradient2Options,
+  gradient2,
+  type LimitAlgorithm,
+  type LimitSample,
+  type VegasOptions,
+  vegas,
+} from './limit-algorithms.js';
