@@ -24,7 +24,7 @@ import { SUBJECTS, subjectsFor } from './subjects.mjs';
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification', 'resilience'];
+const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification', 'resilience', 'brownout'];
 const outOption = args.find((a) => a.startsWith('--out='))?.slice('--out='.length);
 // npm runs this in bench/; a relative --out is relative to where `npm run` was typed.
 const outFile = outOption ? resolve(process.env.INIT_CWD ?? process.cwd(), outOption) : undefined;
@@ -486,6 +486,7 @@ for (const [name, title] of [
   ['sim', 'Simulator throughput'],
   ['amplification', 'Retry amplification and budgets'],
   ['resilience', 'Circuit breaker under an outage (real node:http servers)'],
+  ['brownout', 'Adaptive concurrency limit under a brownout (real node:http server)'],
 ]) {
   figure(name, title, () => {
     const script = `figures/${name}.mjs`;
