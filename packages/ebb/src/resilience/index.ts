@@ -1,7 +1,8 @@
 /**
  * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff, and an
- * adaptive concurrency limit (AIMD, Vegas, Gradient2). Each plugs into `retry()`, `poll()` and
- * `withRetry()` (ebb/http) as their `rate` hook, so one executor does everything.
+ * adaptive concurrency limit (AIMD, Vegas, Gradient2), and hedged requests with a budget. The
+ * breaker and the limit plug into `retry()`, `poll()` and `withRetry()` (ebb/http) as their
+ * `rate` hook, so one executor does everything; hedging runs inside an attempt.
  *
  * @packageDocumentation
  */
@@ -21,6 +22,7 @@ export {
   LimitExceededError,
 } from './concurrency-limit.js';
 export { BrokenCircuitError, type CircuitState } from './errors.js';
+export { type HedgeCallOptions, type Hedging, type HedgingOptions, hedging } from './hedging.js';
 export {
   type AimdOptions,
   aimd,
