@@ -24,7 +24,18 @@ import { SUBJECTS, subjectsFor } from './subjects.mjs';
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification', 'resilience', 'brownout'];
+const FIGURES = [
+  'overhead',
+  'memory',
+  'size',
+  'outage',
+  'timers',
+  'sim',
+  'amplification',
+  'resilience',
+  'brownout',
+  'slow-tail',
+];
 const outOption = args.find((a) => a.startsWith('--out='))?.slice('--out='.length);
 // npm runs this in bench/; a relative --out is relative to where `npm run` was typed.
 const outFile = outOption ? resolve(process.env.INIT_CWD ?? process.cwd(), outOption) : undefined;
@@ -487,6 +498,7 @@ for (const [name, title] of [
   ['amplification', 'Retry amplification and budgets'],
   ['resilience', 'Circuit breaker under an outage (real node:http servers)'],
   ['brownout', 'Adaptive concurrency limit under a brownout (real node:http server)'],
+  ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
 ]) {
   figure(name, title, () => {
     const script = `figures/${name}.mjs`;
