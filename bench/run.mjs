@@ -499,6 +499,7 @@ for (const [name, title] of [
   ['resilience', 'Circuit breaker under an outage (real node:http servers)'],
   ['brownout', 'Adaptive concurrency limit under a brownout (real node:http server)'],
   ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
+  ['resilience-overhead', 'Success-path overhead of the breaker, the concurrency limit and hedging'],
 ]) {
   figure(name, title, () => {
     const script = `figures/${name}.mjs`;
