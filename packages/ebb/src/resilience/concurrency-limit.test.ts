@@ -264,3 +264,92 @@ describe('concurrencyLimit', () => {
     expect(limiter).toMatchObject({ inflight: 0, queued: 0 });
   });
 });
+
+describe('concurrencyLimit: invariants under random use', () => {
+  type Step =
+    | { op: 'acquire'; priority: number; abort: boolean }
+    | { op: 'end'; i: number; how: 'success' | 'failure' | 'throttled' | 'release' | 'twice' | 'foreign' }
+    | { op: 'advance'; ms: number };
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    fc.record({ op: fc.constant('acquire' as const), priority: fc.integer({ min: 0, max: 2 }), abort: fc.boolean() }),
+    fc.record({
+      op: fc.constant('end' as const),
+      i: fc.nat(60),
+      how: fc.constantFrom('success', 'failure', 'throttled', 'release', 'twice', 'foreign'),
+    }),
+    fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 300 }) }),
+  );
+
+  it('never holds more slots than the limit, never loses or double-frees one, and leaves no timer once everything ends', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 80 }), fc.integer({ min: 1, max: 4 }), async (steps, limit) => {
+        const clock = virtualClock();
+        const limiter = concurrencyLimit({
+          clock,
+          algorithm: { limit, update() {} },
+          maxQueue: 3,
+          maxWaitMs: 200,
+        });
+        const granted: unknown[] = [];
+        const ended = new Set<number>();
+        const controllers: AbortController[] = [];
+        for (const s of steps) {
+          if (s.op === 'advance') await clock.advance(s.ms);
+          else if (s.op === 'acquire') {
+            const controller = new AbortController();
+            controllers.push(controller);
+            try {
+              const got = limiter.withPriority(s.priority).acquire(controller.signal);
+              if (got instanceof Promise)
+                got.then(
+                  (t) => granted.push(t),
+                  () => {},
+                );
+              else granted.push(got);
+            } catch (error) {
+              expect(error).toBeInstanceOf(LimitExceededError);
+            }
+            if (s.abort) controller.abort(new Error('stop'));
+            await clock.advance(0);
+          } else {
+            const t = granted[s.i];
+            if (t === undefined) continue;
+            if (s.how === 'foreign') {
+              // Not a ticket of this limiter: ignored, and `t` stays held.
+              limiter.record('success', { start: 0, inflight: 1, done: false });
+              limiter.release({});
+              continue;
+            }
+            if (s.how === 'release') limiter.release(t);
+            else if (s.how === 'twice') {
+              limiter.record('success', t);
+              limiter.release(t);
+            } else limiter.record(s.how, t, new Error('x'));
+            ended.add(s.i);
+            await clock.advance(0);
+          }
+          const open = granted.filter((_, i) => !ended.has(i)).length;
+          expect(limiter.inflight).toBe(open);
+          expect(limiter.inflight).toBeLessThanOrEqual(limit);
+          expect(limiter.queued).toBeLessThanOrEqual(3);
+        }
+        // End everything: each round frees slots that queued requests may take.
+        for (let round = 0; round < 6; round++) {
+          for (let i = 0; i < granted.length; i++) {
+            if (!ended.has(i)) {
+              limiter.release(granted[i]);
+              ended.add(i);
+            }
+          }
+          await clock.advance(0);
+        }
+        await clock.runAll();
+        expect(limiter.inflight).toBe(granted.length - ended.size);
+        expect(limiter.inflight).toBe(0);
+        expect(limiter.queued).toBe(0);
+        expect(clock.pending).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
