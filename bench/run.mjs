@@ -24,7 +24,19 @@ import { SUBJECTS, subjectsFor } from './subjects.mjs';
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification', 'limits'];
+const FIGURES = [
+  'overhead',
+  'memory',
+  'size',
+  'outage',
+  'timers',
+  'sim',
+  'amplification',
+  'resilience',
+  'brownout',
+  'slow-tail',
+  'limits',
+];
 const outOption = args.find((a) => a.startsWith('--out='))?.slice('--out='.length);
 // npm runs this in bench/; a relative --out is relative to where `npm run` was typed.
 const outFile = outOption ? resolve(process.env.INIT_CWD ?? process.cwd(), outOption) : undefined;
@@ -497,6 +509,10 @@ function render(value, depth = 3) {
 for (const [name, title] of [
   ['sim', 'Simulator throughput'],
   ['amplification', 'Retry amplification and budgets'],
+  ['resilience', 'Circuit breaker under an outage (real node:http servers)'],
+  ['brownout', 'Adaptive concurrency limit under a brownout (real node:http server)'],
+  ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
+  ['resilience-overhead', 'Success-path overhead of the breaker, the concurrency limit and hedging'],
 ]) {
   figure(name, title, () => {
     const script = `figures/${name}.mjs`;

@@ -91,10 +91,23 @@ export interface RateController {
    * Resolves (or returns, when there is no wait) when a request may go; rejects with
    * `signal.reason` if aborted while waiting. What it resolves with is the attempt's *ticket*,
    * handed back to `record`: a controller can tell by it when the attempt was let through.
+   * `attempt` is the attempt about to start (1 for the first call). A throw (or rejection)
+   * rejects the operation with that error at once, without hooks: how a breaker fails fast.
    */
-  acquire(signal?: AbortSignal): unknown;
-  /** Reports the outcome of one attempt, with the ticket its `acquire` gave (undefined if none). */
-  record(outcome: Outcome, ticket?: unknown): void;
+  acquire(signal?: AbortSignal, attempt?: number): unknown;
+  /**
+   * Reports the outcome of one attempt, with the ticket its `acquire` gave (undefined if none)
+   * and, for a failure, the attempt's error.
+   */
+  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
+  /**
+   * Optional: hands back a ticket whose attempt produced no outcome — the caller's signal
+   * aborted while it ran, or the operation ended (abort, deadline, a bad clock) between
+   * `acquire` and the call. A controller that holds a slot per ticket (a concurrency limit, a
+   * breaker's half-open probe) frees it here. Every ticket ends in exactly one `record` or
+   * `release`.
+   */
+  release?(ticket?: unknown): void;
 }
 
 /** What a retry budget is told when an operation succeeds. Immutable. */

@@ -196,6 +196,8 @@ export class Execution<T> implements Wakeup {
   #error: unknown;
   /** Cancels the running attempt's timeout timer. */
   #attemptTimer: AbortController | undefined;
+  /** The running attempt's rate ticket, released if the attempt ends with no outcome (an abort). */
+  #ticket: unknown;
   #resolve: ((value: Awaited<T>) => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
 
@@ -288,8 +290,27 @@ export class Execution<T> implements Wakeup {
 
   #aborted(): void {
     const reason = (this.#o.signal as AbortSignal).reason;
-    this.#current?.abort(reason);
+    const running = this.#current;
+    running?.abort(reason);
+    // The running attempt will report no outcome now (late ones are ignored): free its ticket.
+    if (running !== undefined && this.#o.rate !== undefined && this.#resolve) {
+      const ticket = this.#ticket;
+      this.#ticket = undefined;
+      this.#settle(false, reason);
+      this.#release(ticket);
+      return;
+    }
     this.#settle(false, reason);
+  }
+
+  /** Hands back a ticket that will get no outcome. A throwing `release` is reported to nobody else. */
+  #release(ticket: unknown): void {
+    try {
+      this.#o.rate?.release?.(ticket);
+    } catch (error) {
+      // After settling there is nobody to tell; before, the operation fails with it.
+      this.#fail(error);
+    }
   }
 
   /** Starts the next attempt, once the rate controller (if any) lets it go. */
@@ -302,7 +323,7 @@ export class Execution<T> implements Wakeup {
     }
     let acquired: unknown;
     try {
-      acquired = rate.acquire(this.#o.signal);
+      acquired = rate.acquire(this.#o.signal, this.#attempt + 1);
       if (isThenable(acquired)) {
         acquired.then((ticket) => this.#launch(ticket, true), this.#failer());
         return;
@@ -321,10 +342,15 @@ export class Execution<T> implements Wakeup {
    */
   #launch(ticket: unknown, waited: boolean): void {
     const o = this.#o;
-    if (!this.#resolve) return;
+    if (!this.#resolve) {
+      // Settled while waiting for rate.acquire(): the ticket gets no attempt.
+      if (o.rate) this.#release(ticket);
+      return;
+    }
     // Another callback may have aborted since the wait ended: no attempt starts after an abort.
     if (o.signal?.aborted) {
       this.#aborted();
+      if (o.rate) this.#release(ticket);
       return;
     }
     let context: Attempt;
@@ -334,11 +360,13 @@ export class Execution<T> implements Wakeup {
         // The wait for the rate controller ran past the deadline: no attempt starts after it.
         const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out while waiting for rate.acquire() before attempt ${this.#attempt + 1}`;
         const error = this.#error;
+        if (o.rate) this.#release(ticket);
         this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed, false);
         return;
       }
       context = new Attempt(++this.#attempt, elapsed);
       this.#current = context;
+      this.#ticket = ticket;
       const left = o.maxElapsedMs - elapsed;
       const byDeadline = left < o.attemptTimeoutMs;
       const limit = byDeadline ? left : o.attemptTimeoutMs;
@@ -357,6 +385,10 @@ export class Execution<T> implements Wakeup {
         }, noop);
       }
     } catch (error) {
+      if (o.rate) {
+        this.#ticket = undefined;
+        this.#release(ticket);
+      }
       this.#fail(error);
       return;
     }
@@ -378,6 +410,7 @@ export class Execution<T> implements Wakeup {
   #succeeded(context: Attempt, value: unknown, ticket: unknown): void {
     if (this.#current !== context) return;
     const o = this.#o;
+    this.#ticket = undefined;
     try {
       o.rate?.record('success', ticket);
       o.budget?.recordSuccess(Object.freeze({ attempt: context.attempt, lastError: this.#error }));
@@ -405,10 +438,11 @@ export class Execution<T> implements Wakeup {
     this.#current = undefined;
     this.#attemptTimer?.abort();
     this.#attemptTimer = undefined;
+    this.#ticket = undefined;
     const o = this.#o;
     let verdict: boolean | PromiseLike<boolean>;
     try {
-      o.rate?.record(isThrottle(error) ? 'throttled' : 'failure', ticket);
+      o.rate?.record(isThrottle(error) ? 'throttled' : 'failure', ticket, error);
       if (deadline) {
         const elapsed = this.#elapsed();
         const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out during attempt ${this.#attempt}`;

@@ -1,0 +1,55 @@
+// Success-path overhead of the ebb/resilience mechanisms, beside cockatiel 3's breaker: the time
+// per call of an operation that returns a resolved promise at once, through
+//   floor            the operation alone (awaited);
+//   retry            ebb's retry() with no hook;
+//   retry + breaker  retry() with a circuitBreaker as `rate`;
+//   retry + limit    retry() with a concurrencyLimit (aimd) as `rate`;
+//   breaker.run      the breaker without retry();
+//   hedging.run      hedging with a fixed delay (the hedge timer is armed and cancelled per call);
+//   cockatiel        cockatiel 3.2.1's circuitBreaker(handleAll, ConsecutiveBreaker(5)).execute.
+// Each is run ROUNDS times for N calls (sequentially awaited); the median ns per call and its
+// ratio to the floor are printed as one JSON document. Timing on a shared machine: read the
+// ratios, not the absolute numbers.
+//
+// `node figures/resilience-overhead.mjs [--quick]`
+import { retry } from 'ebb';
+import { aimd, circuitBreaker, concurrencyLimit, hedging } from 'ebb/resilience';
+
+const quick = process.argv.includes('--quick');
+const N = quick ? 20_000 : 100_000;
+const ROUNDS = quick ? 3 : 7;
+const op = () => Promise.resolve(1);
+
+const c = await import('cockatiel-3');
+const cockatiel = c.circuitBreaker(c.handleAll, { halfOpenAfter: 10_000, breaker: new c.ConsecutiveBreaker(5) });
+const breaker = circuitBreaker();
+const limiter = concurrencyLimit({ algorithm: aimd() });
+const hedger = hedging({ delayMs: 1_000 });
+
+const subjects = {
+  floor: () => op(),
+  retry: () => retry(op),
+  'retry + breaker': () => retry(op, { rate: breaker }),
+  'retry + limit': () => retry(op, { rate: limiter }),
+  'breaker.run': () => breaker.run(op),
+  'hedging.run': () => hedger.run(op),
+  'cockatiel 3.2.1 breaker': () => cockatiel.execute(op),
+};
+
+async function time(f) {
+  for (let i = 0; i < 1_000; i++) await f();
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < N; i++) await f();
+  return Number(process.hrtime.bigint() - t) / N;
+}
+
+const samples = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]));
+for (let r = 0; r < ROUNDS; r++) for (const [k, f] of Object.entries(subjects)) samples[k].push(await time(f));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const floor = median(samples.floor);
+const results = Object.entries(samples).map(([subject, xs]) => ({
+  subject,
+  nsPerCall: Math.round(median(xs)),
+  ratioToFloor: Math.round((median(xs) / floor) * 100) / 100,
+}));
+process.stdout.write(`${JSON.stringify({ calls: N, rounds: ROUNDS, results })}\n`);

@@ -1,0 +1,355 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { retry } from '../retry/retry.js';
+import { concurrencyLimit, LimitExceededError } from './concurrency-limit.js';
+import { aimd, gradient2, type LimitAlgorithm, vegas } from './limit-algorithms.js';
+
+const feed = (a: LimitAlgorithm, samples: [rttMs: number, inflight: number, dropped?: boolean][]) =>
+  samples.map(([rttMs, inflight, dropped = false]) => {
+    a.update({ rttMs, inflight, dropped });
+    return a.limit;
+  });
+
+describe('limit algorithms against scripted latencies (formulas of Netflix concurrency-limits)', () => {
+  it('aimd: +1 while at least half the limit is in use, ×0.9 on a drop or a timeout, floors at minLimit', () => {
+    const a = aimd({ initialLimit: 10, minLimit: 8, timeoutMs: 100 });
+    expect(
+      feed(a, [
+        [10, 5], // 5·2 >= 10: +1
+        [10, 11], // +1
+        [10, 2], // app-limited: unchanged
+        [10, 12, true], // ⌊12·0.9⌋ = 10
+        [101, 10], // slower than timeoutMs: a drop, ⌊10·0.9⌋ = 9
+        [10, 9, true], // min(8, ⌊9·0.9⌋ = 8) = 8
+        [10, 9, true], // minLimit holds
+      ]),
+    ).toEqual([11, 12, 12, 10, 9, 8, 8]);
+    const small = aimd({ initialLimit: 3 });
+    expect(feed(small, [[1, 3, true]])).toEqual([2]); // ⌊3·0.9⌋ = 2, and at least limit − 1
+  });
+
+  it('vegas: learns the no-load RTT, grows fast with no queue, shrinks when the queue passes beta', () => {
+    const a = vegas({ initialLimit: 20, random: () => 0.999 });
+    expect(
+      feed(a, [
+        [10, 20], // first sample: rttNoLoad = 10, no change
+        [10, 20], // queue ⌈20·(1 − 10/10)⌉ = 0 <= log10Root(20) = 1: + 6·1 = 26
+        [10.3, 26], // queue ⌈26·(1 − 10/10.3)⌉ = 1 <= 1 (the threshold is inclusive): + 6 = 32
+        [20, 32], // queue ⌈32·0.5⌉ = 16 > 6: − 1 = 31
+        [12, 31], // queue ⌈31·(1 − 10/12)⌉ = 6: not above beta (6), not below alpha (3): unchanged
+        [11, 31], // queue ⌈31/11⌉ = 3, not < 3: unchanged
+        [10, 5], // app-limited: unchanged
+        [10, 31, true], // a drop: − 1 = 30
+      ]),
+    ).toEqual([20, 26, 32, 31, 31, 31, 31, 30]);
+  });
+
+  it('gradient2: limit·clamp(longRtt/rtt, 0.5, 1) + queueSize, smoothed 0.2, within [minLimit, maxLimit]', () => {
+    const a = gradient2({ initialLimit: 20, minLimit: 10, maxLimit: 30 });
+    // Steady 10 ms at full use: gradient 1, each step 0.8·L + 0.2·(L + 4) = L + 0.8.
+    const steady = feed(
+      a,
+      Array.from({ length: 10 }, () => [10, 40] as [number, number]),
+    );
+    expect(steady).toEqual([20, 21, 22, 23, 24, 24, 25, 25, 26, 27].map((_, i) => Math.floor(20 + 0.8 * (i + 1))));
+    // Overload: rtt 40 ms, long average (plain over 11 samples) 12.7 ms → gradient 0.5 (clamped).
+    const before = 20 + 0.8 * 10;
+    const long = (10 * 10 + 40) / 11;
+    const gradient = Math.max(0.5, Math.min(1, long / 40));
+    expect(feed(a, [[40, 40]])).toEqual([Math.floor(before * 0.8 + (before * gradient + 4) * 0.2)]);
+    const g = gradient2({ initialLimit: 20, minLimit: 20, maxLimit: 20 });
+    expect(
+      feed(g, [
+        [1, 40],
+        [100, 40],
+      ]),
+    ).toEqual([20, 20]);
+    // After a long overload the long-term average would lag for hundreds of samples; it decays
+    // by 10 % a sample while it is more than twice the sample, so a later rise in latency shows.
+    const d = gradient2({ initialLimit: 40, minLimit: 1 });
+    feed(
+      d,
+      Array.from({ length: 10 }, () => [100, 80] as [number, number]),
+    );
+    feed(
+      d,
+      Array.from({ length: 10 }, () => [10, 80] as [number, number]),
+    );
+    const beforeRise = d.limit;
+    feed(d, [[60, 80]]); // long ≈ 100·0.9^10 ≈ 35 < 60: gradient ≈ 0.58, the limit falls
+    expect(d.limit).toBeLessThan(beforeRise);
+    const idle = gradient2({ initialLimit: 40, minLimit: 1 });
+    expect(
+      feed(idle, [
+        [100, 1],
+        [1, 1],
+      ]),
+    ).toEqual([40, 40]); // app-limited: never moves
+  });
+
+  it('rejects bad options naming them', () => {
+    expect(() => aimd({ backoffRatio: 1 })).toThrow(/backoffRatio/);
+    expect(() => aimd({ backoffRatio: 0.4 })).toThrow(RangeError);
+    expect(() => aimd({ minLimit: 10, maxLimit: 5 })).toThrow(/maxLimit/);
+    expect(() => aimd({ initialLimit: 500 })).toThrow(/initialLimit/);
+    expect(() => vegas({ smoothing: 0 })).toThrow(/smoothing/);
+    expect(() => gradient2({ longWindow: 0 })).toThrow(/longWindow/);
+    expect(() => concurrencyLimit({ maxQueue: -1 })).toThrow(/maxQueue/);
+    expect(() => concurrencyLimit({ algorithm: {} as never })).toThrow(/algorithm/);
+    for (const make of [aimd, vegas, gradient2] as ((o: unknown) => LimitAlgorithm)[]) {
+      fc.assert(
+        fc.property(
+          fc.constantFrom(
+            'initialLimit',
+            'minLimit',
+            'maxLimit',
+            'smoothing',
+            'backoffRatio',
+            'timeoutMs',
+            'queueSize',
+          ),
+          fc.oneof(fc.anything(), fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 2 ** 53, 1e308, 0.5)),
+          (name, value) => {
+            try {
+              make({ [name]: value });
+            } catch (error) {
+              expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+              expect((error as Error).message).toMatch(
+                new RegExp(`\`(${name}|minLimit|maxLimit|initialLimit)\`|unknown option \`${name}\``),
+              );
+            }
+          },
+        ),
+        { numRuns: 500 },
+      );
+    }
+  });
+
+  it('any sample sequence keeps every limit a whole number within its bounds', () => {
+    const sample = fc.tuple(
+      fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constantFrom(Number.NaN, Infinity, 0, -1, 1e308)),
+      fc.integer({ min: 0, max: 2_000 }),
+      fc.boolean(),
+    );
+    fc.assert(
+      fc.property(fc.array(sample, { maxLength: 300 }), (samples) => {
+        for (const [a, lo, hi] of [
+          [aimd({ minLimit: 2, maxLimit: 50, initialLimit: 10 }), 2, 50],
+          [vegas({ maxLimit: 50, initialLimit: 10, random: () => 0.5 }), 1, 50],
+          [gradient2({ minLimit: 5, maxLimit: 50, initialLimit: 10 }), 5, 50],
+        ] as const) {
+          for (const l of feed(a, samples as [number, number, boolean][])) {
+            expect(Number.isInteger(l)).toBe(true);
+            expect(l).toBeGreaterThanOrEqual(lo);
+            expect(l).toBeLessThanOrEqual(hi);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('concurrencyLimit', () => {
+  const fixed = (n: number): LimitAlgorithm => ({ limit: n, update() {} });
+
+  it('admits up to the limit at once, queues up to maxQueue, refuses beyond, and hands freed slots on in order', async () => {
+    const clock = virtualClock();
+    const limiter = concurrencyLimit({ algorithm: fixed(2), maxQueue: 2, clock });
+    const a = limiter.acquire();
+    const b = limiter.acquire();
+    expect(a).not.toBeInstanceOf(Promise);
+    const c = limiter.acquire() as Promise<unknown>;
+    const d = limiter.acquire() as Promise<unknown>;
+    expect(() => limiter.acquire()).toThrow(LimitExceededError);
+    expect(limiter).toMatchObject({ inflight: 2, queued: 2 });
+    const order: string[] = [];
+    c.then(() => order.push('c'));
+    d.then(() => order.push('d'));
+    limiter.record('success', a);
+    await clock.advance(0);
+    expect(order).toEqual(['c']);
+    limiter.release(b);
+    limiter.release(b); // twice: ignored
+    await clock.advance(0);
+    expect(order).toEqual(['c', 'd']);
+    expect(limiter).toMatchObject({ inflight: 2, queued: 0 });
+  });
+
+  it('a wait past maxWaitMs rejects; an abort removes the waiter and leaves no timer', async () => {
+    const clock = virtualClock();
+    const limiter = concurrencyLimit({ algorithm: fixed(1), maxQueue: 5, maxWaitMs: 100, clock });
+    limiter.acquire();
+    const late = (limiter.acquire() as Promise<unknown>).catch((e: unknown) => e);
+    const controller = new AbortController();
+    const aborted = (limiter.acquire(controller.signal) as Promise<unknown>).catch((e: unknown) => e);
+    controller.abort(new Error('stop'));
+    expect(await aborted).toMatchObject({ message: 'stop' });
+    expect(limiter.queued).toBe(1);
+    await clock.advance(100);
+    expect(await late).toMatchObject({ name: 'LimitExceededError', reason: 'wait' });
+    expect(limiter.queued).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('priorities: served first, and a full queue makes the lowest newest waiter give way', async () => {
+    const clock = virtualClock();
+    const limiter = concurrencyLimit({ algorithm: fixed(1), maxQueue: 2, maxWaitMs: Infinity, clock });
+    const high = limiter.withPriority(1);
+    const first = limiter.acquire();
+    const low1 = (limiter.acquire() as Promise<unknown>).then(
+      () => 'low1',
+      (e: LimitExceededError) => e.reason,
+    );
+    const low2 = (limiter.acquire() as Promise<unknown>).then(
+      () => 'low2',
+      (e: LimitExceededError) => e.reason,
+    );
+    const h = (high.acquire() as Promise<unknown>).then(() => 'high');
+    expect(await low2).toBe('displaced');
+    expect(() => limiter.acquire()).toThrow(/maxQueue/);
+    limiter.record('success', first);
+    expect(await h).toBe('high');
+    expect(limiter.queued).toBe(1);
+    await clock.advance(0);
+    expect(await Promise.race([low1, Promise.resolve('waiting')])).toBe('waiting');
+  });
+
+  it('feeds the algorithm round trip, inflight at admission and drops; ignores other failures', async () => {
+    const clock = virtualClock();
+    const seen: unknown[] = [];
+    const limiter = concurrencyLimit({
+      clock,
+      algorithm: { limit: 5, update: (s) => seen.push({ ...s }) },
+    });
+    const a = limiter.acquire();
+    const b = limiter.acquire();
+    await clock.advance(30);
+    limiter.record('success', a);
+    limiter.record('failure', b, Object.assign(new Error('503'), { status: 503 }));
+    const c = limiter.acquire();
+    limiter.record('failure', c, new Error('404-ish'));
+    const d = limiter.acquire();
+    limiter.record('throttled', d);
+    expect(seen).toEqual([
+      { rttMs: 30, inflight: 1, dropped: false },
+      { rttMs: 30, inflight: 2, dropped: true },
+      { rttMs: 0, inflight: 1, dropped: true },
+    ]);
+    expect(limiter.inflight).toBe(0);
+  });
+
+  it('with retry(): a slot held by an attempt is freed on success, failure, timeout and abort', async () => {
+    const clock = virtualClock();
+    const limiter = concurrencyLimit({ algorithm: fixed(1), maxQueue: 10, maxWaitMs: Infinity, clock });
+    const opts = { rate: limiter, clock, backoff: constant({ delayMs: 5, maxAttempts: 2 }) };
+    expect(await retry(() => 'ok', opts)).toBe('ok');
+    expect(limiter.inflight).toBe(0);
+    const retried = retry((c) => (c.attempt === 1 ? Promise.reject(new Error('x')) : 'ok'), opts);
+    await clock.runAll();
+    expect(await retried).toBe('ok');
+    expect(limiter.inflight).toBe(0);
+    const timedOut = retry(() => new Promise(() => {}), { ...opts, attemptTimeoutMs: 10 }).catch((e: unknown) => e);
+    await clock.runAll();
+    expect(await timedOut).toMatchObject({ name: 'RetryError' });
+    expect(limiter.inflight).toBe(0);
+    const controller = new AbortController();
+    const hanging = retry(() => new Promise(() => {}), { ...opts, signal: controller.signal }).catch((e: unknown) => e);
+    await clock.advance(1);
+    expect(limiter.inflight).toBe(1);
+    controller.abort(new Error('stop'));
+    await hanging;
+    expect(limiter).toMatchObject({ inflight: 0, queued: 0 });
+  });
+});
+
+describe('concurrencyLimit: invariants under random use', () => {
+  type Step =
+    | { op: 'acquire'; priority: number; abort: boolean }
+    | { op: 'end'; i: number; how: 'success' | 'failure' | 'throttled' | 'release' | 'twice' | 'foreign' }
+    | { op: 'advance'; ms: number };
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    fc.record({ op: fc.constant('acquire' as const), priority: fc.integer({ min: 0, max: 2 }), abort: fc.boolean() }),
+    fc.record({
+      op: fc.constant('end' as const),
+      i: fc.nat(60),
+      how: fc.constantFrom('success', 'failure', 'throttled', 'release', 'twice', 'foreign'),
+    }),
+    fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 300 }) }),
+  );
+
+  it('never holds more slots than the limit, never loses or double-frees one, and leaves no timer once everything ends', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 80 }), fc.integer({ min: 1, max: 4 }), async (steps, limit) => {
+        const clock = virtualClock();
+        const limiter = concurrencyLimit({
+          clock,
+          algorithm: { limit, update() {} },
+          maxQueue: 3,
+          maxWaitMs: 200,
+        });
+        const granted: unknown[] = [];
+        const ended = new Set<number>();
+        const controllers: AbortController[] = [];
+        for (const s of steps) {
+          if (s.op === 'advance') await clock.advance(s.ms);
+          else if (s.op === 'acquire') {
+            const controller = new AbortController();
+            controllers.push(controller);
+            try {
+              const got = limiter.withPriority(s.priority).acquire(controller.signal);
+              if (got instanceof Promise)
+                got.then(
+                  (t) => granted.push(t),
+                  () => {},
+                );
+              else granted.push(got);
+            } catch (error) {
+              expect(error).toBeInstanceOf(LimitExceededError);
+            }
+            if (s.abort) controller.abort(new Error('stop'));
+            await clock.advance(0);
+          } else {
+            const t = granted[s.i];
+            if (t === undefined) continue;
+            if (s.how === 'foreign') {
+              // Not a ticket of this limiter: ignored, and `t` stays held.
+              limiter.record('success', { start: 0, inflight: 1, done: false });
+              limiter.release({});
+              continue;
+            }
+            if (s.how === 'release') limiter.release(t);
+            else if (s.how === 'twice') {
+              limiter.record('success', t);
+              limiter.release(t);
+            } else limiter.record(s.how, t, new Error('x'));
+            ended.add(s.i);
+            await clock.advance(0);
+          }
+          const open = granted.filter((_, i) => !ended.has(i)).length;
+          expect(limiter.inflight).toBe(open);
+          expect(limiter.inflight).toBeLessThanOrEqual(limit);
+          expect(limiter.queued).toBeLessThanOrEqual(3);
+        }
+        // End everything: each round frees slots that queued requests may take.
+        for (let round = 0; round < 6; round++) {
+          for (let i = 0; i < granted.length; i++) {
+            if (!ended.has(i)) {
+              limiter.release(granted[i]);
+              ended.add(i);
+            }
+          }
+          await clock.advance(0);
+        }
+        await clock.runAll();
+        expect(limiter.inflight).toBe(granted.length - ended.size);
+        expect(limiter.inflight).toBe(0);
+        expect(limiter.queued).toBe(0);
+        expect(clock.pending).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

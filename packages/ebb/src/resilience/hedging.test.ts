@@ -1,0 +1,144 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { virtualClock } from '../core/virtual-clock.js';
+import { hedging } from './hedging.js';
+
+const always = { tryAcquireRetry: () => true, recordSuccess() {} };
+
+/** An operation whose n-th call (0-based) takes `times[n]` ms of virtual time and resolves with n; records aborts. */
+function scripted(clock: ReturnType<typeof virtualClock>, times: number[]) {
+  const aborted: number[] = [];
+  let n = 0;
+  const op = (signal: AbortSignal) => {
+    const i = n++;
+    signal.addEventListener('abort', () => aborted.push(i));
+    return clock.sleep(times[i] as number, signal).then(() => i);
+  };
+  return { op, aborted, calls: () => n };
+}
+
+describe('hedging', () => {
+  it('a call faster than the delay is not hedged', async () => {
+    const clock = virtualClock();
+    const h = hedging({ delayMs: 50, clock, budget: always });
+    const s = scripted(clock, [40]);
+    const p = h.run(s.op);
+    await clock.runAll();
+    expect(await p).toBe(0);
+    expect(s.calls()).toBe(1);
+    expect(h.stats).toEqual({ calls: 1, hedges: 0 });
+  });
+
+  it('a slow call is hedged after the delay; the first success wins and the loser is aborted', async () => {
+    const clock = virtualClock();
+    const h = hedging({ delayMs: 50, clock, budget: always });
+    const s = scripted(clock, [1_000, 30]);
+    const p = h.run(s.op);
+    await clock.runAll();
+    expect(await p).toBe(1);
+    expect(clock.now()).toBe(80);
+    expect(s.aborted).toEqual([0]);
+    expect(h.stats.hedges).toBe(1);
+  });
+
+  it('the primary can still win; then the hedge is aborted', async () => {
+    const clock = virtualClock();
+    const h = hedging({ delayMs: 50, clock, budget: always });
+    const s = scripted(clock, [60, 1_000]);
+    const p = h.run(s.op);
+    await clock.runAll();
+    expect(await p).toBe(0);
+    expect(s.aborted).toEqual([1]);
+  });
+
+  it('never hedges a non-idempotent call', async () => {
+    const clock = virtualClock();
+    const h = hedging({ delayMs: 10, clock, budget: always });
+    for (const call of [{ method: 'POST' }, { method: 'patch' }, { idempotent: false }]) {
+      const s = scripted(clock, [1_000, 1]);
+      const p = h.run(s.op, call);
+      await clock.runAll();
+      expect(await p).toBe(0);
+      expect(s.calls()).toBe(1);
+    }
+    const s = scripted(clock, [1_000, 1]);
+    const p = h.run(s.op, { method: 'get' });
+    await clock.runAll();
+    expect(await p).toBe(1);
+  });
+
+  it('the budget holds hedges to its share when every call is slow (5 % + 1/s over 10 s)', async () => {
+    const clock = virtualClock();
+    const h = hedging({ delayMs: 10, clock });
+    const calls = 2_000;
+    const all = Array.from({ length: calls }, () => h.run((signal) => clock.sleep(100, signal)));
+    await clock.runAll();
+    await Promise.all(all);
+    expect(h.stats.calls).toBe(calls);
+    expect(h.stats.hedges).toBeGreaterThan(0);
+    expect(h.stats.hedges).toBeLessThanOrEqual(0.05 * calls + 10);
+    const refused = hedging({ delayMs: 10, clock, budget: { tryAcquireRetry: () => false, recordSuccess() {} } });
+    const s = scripted(clock, [100, 1]);
+    const p = refused.run(s.op);
+    await clock.runAll();
+    expect(await p).toBe(0);
+    expect(s.calls()).toBe(1);
+  });
+
+  it('learns the delay: the percentile of recent successes once minSamples are in', async () => {
+    const clock = virtualClock();
+    const h = hedging({ percentile: 0.9, minSamples: 10, initialDelayMs: 500, clock, budget: always });
+    expect(h.delayMs).toBe(500);
+    for (let ms = 10; ms >= 1; ms--) {
+      const p = h.run((signal) => clock.sleep(ms, signal));
+      await clock.runAll();
+      await p;
+    }
+    // Latencies 1…10 ms: the 0.9 quantile (index ⌊0.9·10⌋ = 9 of the sorted samples) is 10 ms.
+    expect(h.delayMs).toBe(10);
+    const q = hedging({ percentile: 0.5, minSamples: 10, clock, budget: always });
+    for (let ms = 1; ms <= 10; ms++) {
+      const p = q.run((signal) => clock.sleep(ms * 3, signal));
+      await clock.runAll();
+      await p;
+    }
+    expect(q.delayMs).toBe(18); // sorted 3, 6, …, 30: index 5
+  });
+
+  it('an abort aborts every attempt; when all attempts fail, the last failure rejects', async () => {
+    const clock = virtualClock();
+    const h = hedging({ delayMs: 10, clock, budget: always });
+    const s = scripted(clock, [1_000, 1_000]);
+    const controller = new AbortController();
+    const p = h.run(s.op, { signal: controller.signal }).catch((e: unknown) => e);
+    await clock.advance(20);
+    controller.abort(new Error('stop'));
+    expect(await p).toMatchObject({ message: 'stop' });
+    expect(s.aborted.sort()).toEqual([0, 1]);
+    let n = 0;
+    const failing = h
+      .run((signal) => clock.sleep(n++ === 0 ? 30 : 40, signal).then(() => Promise.reject(new Error(`e${n}`))))
+      .catch((e: unknown) => e);
+    await clock.runAll();
+    expect(await failing).toMatchObject({ message: 'e2' });
+    expect(clock.pending).toBe(0);
+  });
+
+  it('rejects bad options naming them', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('delayMs', 'percentile', 'minSamples', 'initialDelayMs', 'maxHedges', 'budget', 'clock'),
+        fc.oneof(fc.anything(), fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 2 ** 53, 1e308, -1)),
+        (name, value) => {
+          try {
+            hedging({ [name]: value });
+          } catch (error) {
+            expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+            expect((error as Error).message).toContain(`\`${name}`);
+          }
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff, and an
+ * adaptive concurrency limit (AIMD, Vegas, Gradient2), and hedged requests with a budget. The
+ * breaker and the limit plug into `retry()`, `poll()` and `withRetry()` (ebb/http) as their
+ * `rate` hook, so one executor does everything; hedging runs inside an attempt.
+ *
+ * @packageDocumentation
+ */
+
+export {
+  type BreakerSnapshot,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  circuitBreaker,
+  type StateChange,
+  type StateChangeReason,
+} from './circuit-breaker.js';
+export {
+  type ConcurrencyLimit,
+  type ConcurrencyLimitOptions,
+  concurrencyLimit,
+  LimitExceededError,
+} from './concurrency-limit.js';
+export { BrokenCircuitError, type CircuitState } from './errors.js';
+export { type HedgeCallOptions, type Hedging, type HedgingOptions, hedging } from './hedging.js';
+export {
+  type AimdOptions,
+  aimd,
+  type Gradient2Options,
+  gradient2,
+  type LimitAlgorithm,
+  type LimitSample,
+  type VegasOptions,
+  vegas,
+} from './limit-algorithms.js';
