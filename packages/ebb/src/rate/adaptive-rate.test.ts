@@ -123,7 +123,20 @@ describe('adaptiveRate: the loop', () => {
     rate.record('throttled', early);
     rate.record('throttled', alsoEarly);
     expect(rate.ratePerSecond).toBe(50);
-    rate.record('throttled'); // no ticket: taken as current
+    // No ticket: taken as current. But within a cool-off of the last cut, with no delivered
+    // rate measured yet, it belongs to the same congestion event: noted, no second cut.
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(50);
+  });
+
+  it('a throttle after a cool-off, with no delivered rate measured, cuts by decreaseFactor again', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 100 });
+    rate.record('throttled');
+    await clock.advance(999);
+    rate.record('throttled'); // noted: part of the same event
+    expect(rate.ratePerSecond).toBe(50);
+    await clock.advance(1);
+    rate.record('throttled'); // a cool-off after the cut: a new event
     expect(rate.ratePerSecond).toBe(25);
   });
 
@@ -181,35 +194,76 @@ describe('adaptiveRate: the loop', () => {
     expect(await rises(capped.rate, capped.clock, 5, 1000)).toEqual([5.5, 6.6, 9.24, 10.164, 11.1804]);
   });
 
-  it('a throttle right after a rise undoes it and doubles the cool-off; a rise that holds halves it', async () => {
+  it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
+    /** 40 successes spread over the last second at 100/s allowed, then one throttle. */
+    const after = async (options: AdaptiveRateOptions, successes: number) => {
+      const { clock, rate } = make({ initialRatePerSecond: 100, ...options });
+      await clock.advance(5000);
+      for (let i = 0; i < successes; i++) {
+        rate.record('success', rate.acquire());
+        await clock.advance(1000 / successes);
+      }
+      rate.record('throttled', rate.acquire());
+      return rate.ratePerSecond;
+    };
+    expect(await after({}, 80)).toBeCloseTo(0.95 * 80, 9);
+    expect(await after({ margin: 0.1 }, 60)).toBeCloseTo(0.9 * 60, 9);
+    expect(await after({ margin: 0 }, 60)).toBeCloseTo(60, 9);
+    // The service delivered 20/s, but one event never cuts below decreaseFactor × the rate.
+    expect(await after({}, 20)).toBe(50);
+    expect(await after({ decreaseFactor: 0.1, increase: 0.5 }, 20)).toBeCloseTo(19, 9);
+  });
+
+  it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; a rise that holds halves it', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     const stop = busy(rate, clock);
     await clock.advance(1000);
     expect(rate.ratePerSecond).toBe(11);
-    rate.record('throttled'); // relapse
+    // A relapse: 0.95 × the 11 successes of the last second would be 10.45, but never above
+    // the 10/s before the rise.
+    rate.record('throttled');
     expect(rate.ratePerSecond).toBe(10);
     expect(rate.currentCoolOffMs).toBe(2000);
     await clock.advance(1999);
     expect(rate.ratePerSecond).toBe(10);
     await clock.advance(1);
-    expect(rate.ratePerSecond).toBe(11); // base step again after a relapse
+    expect(rate.ratePerSecond).toBe(11); // a probe: the base step
     await clock.advance(2000);
-    // Held: the cool-off is back to 1 s. The step would double, but 11 is the rate last
-    // throttled, so the base step: 12.1.
-    expect(rate.ratePerSecond).toBeCloseTo(12.1, 10);
+    // Held: the cool-off is back to 1 s; the step would double, but 11 × 1.2 crosses 11, the
+    // rate last throttled, so the base step again.
+    expect(rate.ratePerSecond).toBeCloseTo(12.1, 9);
     expect(rate.currentCoolOffMs).toBe(1000);
+    await clock.advance(1000);
+    expect(rate.ratePerSecond).toBeCloseTo(12.1 * 1.1, 9); // past it, base steps only: probing gently
     stop();
     await clock.runAll();
   });
 
-  it('backs the cool-off off exponentially after relapses, up to maxCoolOffMs (default 32 000)', async () => {
+  it('a throttle at a rate that held, with the delivered rate near it, is noted and keeps the rate; a second within a cool-off cuts by the margin, not by half', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 50, maxRatePerSecond: 50 });
+    const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds, ~50/s delivered
+    await clock.advance(2000);
+    rate.record('throttled'); // the same level as before: noted
+    expect(rate.ratePerSecond).toBe(50);
+    await clock.advance(500);
+    // Within the cool-off of that event, the service still delivering about 50/s: a cut to
+    // 0.95 × the delivered rate, nowhere near a halving.
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 51);
+    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 49);
+    stop();
+    await clock.runAll();
+  });
+
+  it('backs the cool-off off exponentially after relapses, up to maxCoolOffMs (default 8000)', async () => {
     const relapses = async (options: AdaptiveRateOptions) => {
       const { clock, rate } = make({ initialRatePerSecond: 10, ...options });
       const stop = busy(rate, clock);
       const seen: number[] = [];
       for (let i = 0; i < 6; i++) {
+        const before = rate.ratePerSecond;
         await clock.advance(rate.currentCoolOffMs);
-        expect(rate.ratePerSecond).toBe(11);
+        expect(rate.ratePerSecond).toBeGreaterThan(before);
         rate.record('throttled');
         seen.push(rate.currentCoolOffMs);
       }
@@ -217,16 +271,23 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return seen;
     };
-    expect(await relapses({})).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
+    expect(await relapses({})).toEqual([2000, 4000, 8000, 8000, 8000, 8000]);
     expect(await relapses({ maxCoolOffMs: 5000 })).toEqual([2000, 4000, 5000, 5000, 5000, 5000]);
+    expect(await relapses({ maxCoolOffMs: 32_000 })).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
   });
 
   it('never falls below minRatePerSecond (default 1) nor rises above maxRatePerSecond', async () => {
     const a = make({ initialRatePerSecond: 8 });
-    for (let i = 0; i < 10; i++) a.rate.record('throttled');
+    for (let i = 0; i < 10; i++) {
+      a.rate.record('throttled');
+      await a.clock.advance(1000);
+    }
     expect(a.rate.ratePerSecond).toBe(1);
     const b = make({ initialRatePerSecond: 8, minRatePerSecond: 3 });
-    for (let i = 0; i < 10; i++) b.rate.record('throttled');
+    for (let i = 0; i < 10; i++) {
+      b.rate.record('throttled');
+      await b.clock.advance(1000);
+    }
     expect(b.rate.ratePerSecond).toBe(3);
 
     const c = make({ initialRatePerSecond: 10, maxRatePerSecond: 12 });
@@ -394,7 +455,7 @@ describe('adaptiveRate with retry()', () => {
     const gaps = probes.slice(1).map((t, i) => t - (probes[i] as number));
     expect(gaps.length).toBeGreaterThanOrEqual(3);
     for (let i = 1; i < gaps.length; i++) expect(gaps[i]).toBeGreaterThanOrEqual((gaps[i - 1] as number) - 100);
-    expect(gaps.at(-1)).toBeGreaterThanOrEqual(31_000);
+    expect(gaps.at(-1)).toBeGreaterThanOrEqual(7_900); // maxCoolOffMs, 8 s by default
 
     // Without the backed-off cool-off, the same controller probes every second or two.
     const plain = await simulate({ maxCoolOffMs: 1000 });
@@ -429,6 +490,14 @@ describe('adaptiveRate: options', () => {
       [{ defaultPriority: 'urgent' }, /`defaultPriority`/],
       [{ clock: {} as Clock }, /`clock` to be a Clock/],
       [{ rate: 5 } as never, /unknown option `rate`/],
+      // Issue 10, defect 4: null meant "the default" for these four.
+      [{ decreaseFactor: null } as never, /`decreaseFactor`.*got null/],
+      [{ increase: null } as never, /`increase`.*got null/],
+      [{ priorities: null } as never, /`priorities`.*got null/],
+      [{ defaultPriority: null } as never, /`defaultPriority`.*got null/],
+      [{ margin: 0.5 }, /`margin` to be a number from 0 up to \(not including\) 0.5, got 0.5/],
+      [{ margin: -0.01 }, /`margin`/],
+      [{ margin: null } as never, /`margin`.*got null/],
     ];
     for (const [options, message] of bad) expect(() => adaptiveRate(options), JSON.stringify(options)).toThrow(message);
     expect(() => adaptiveRate({ coolOffMs: -1 })).toThrow(RangeError);

@@ -19,8 +19,18 @@ export interface AdaptiveRateOptions {
    * rise), up to `maxCoolOffMs`, and halves after each rise that holds. Default 1000.
    */
   readonly coolOffMs?: number;
-  /** The longest cool-off, however many relapses. Default 32 000 (five doublings of 1 s). */
+  /**
+   * The longest cool-off, however many relapses. Default 8000 (three doublings of 1 s): probes
+   * above a limit that has not moved come at most every 8 s, and a limit that doubles is found
+   * within about one longest cool-off plus three rises.
+   */
   readonly maxCoolOffMs?: number;
+  /**
+   * How far below the limit it has learned the controller settles, as a fraction: after a
+   * throttle it paces at `(1 − margin)` × the rate the service actually accepted. Room for timer
+   * jitter and for a limiter without burst. In [0, 0.5). Default 0.05.
+   */
+  readonly margin?: number;
   /**
    * The first rise after a fall, as a fraction of the rate: 0.1 adds 10 %. Each rise that holds
    * doubles the next step, up to `1 / decreaseFactor − 1`, but a doubled step never passes the
@@ -63,7 +73,24 @@ export interface AdaptiveRate extends AdaptiveRateController {
  */
 const CATCH_UP_MS = 25;
 
+/** The delivered rate is counted in 100-ms slots over at most 3 s. */
+const SLOT_MS = 100;
+const SLOTS = 30;
+/** It spans at least 1 s, and more (up to 3 s) until it holds this many successes. */
+const MIN_DELIVERED = 20;
+
 type Change = 'none' | 'decrease' | 'increase';
+
+/** A rise, planned before it is applied. */
+interface Rise {
+  readonly rate: number;
+  readonly step: number;
+  readonly relapses: number;
+  readonly ceiling: number;
+  readonly probing: boolean;
+  /** When it fell due. */
+  readonly at: number;
+}
 
 class Adaptive implements AdaptiveRate {
   readonly #clock: Clock;
@@ -79,21 +106,31 @@ class Adaptive implements AdaptiveRate {
   readonly #max: number;
   readonly #defaultClass: number;
   readonly #views: Map<string, AdaptiveRateController>;
+  readonly #margin: number;
   #rate: number;
   /** Bumped at every decrease; a grant's ticket is the epoch it was made in. */
   #epoch = 0;
   #changedAt: number;
   #lastChange: Change = 'none';
-  /** The rate before the last rise, restored on a relapse. */
+  /** The rate before the last rise: a relapse never lands above it. */
   #before = 0;
   #relapses = 0;
+  /** The rate at the last throttle: a doubled step never crosses it (the base step does). */
+  #throttledAt = Infinity;
+  /** The last rise was a probe at or above the settling point (not the climb back to it). */
+  #probing = false;
   /** The next rise, as a fraction: `increase`, doubled after each rise that held. */
   #step: number;
-  /** The rate last throttled: a doubled step never crosses it (the base step may). */
+  /**
+   * The limit learned at the last throttle (the rate the service accepted then), raised by
+   * rises that hold; `Infinity` before the first throttle. The rate settles `margin` below it.
+   */
   #ceiling = Infinity;
   /** Since the last change: a success was recorded / a request had to wait for the limit. */
   #evidence = false;
   #saturated = false;
+  /** When the evidence for a rise was complete: a late-applied rise counts from then. */
+  #readyAt = Infinity;
   #lastSlot = -Infinity;
   /** When the first request went: the rate measured while unlimited covers no time before it. */
   #firstGrant = Infinity;
@@ -101,6 +138,16 @@ class Adaptive implements AdaptiveRate {
   #second = -Infinity;
   #count = 0;
   #previous = 0;
+  /** Successes per 100-ms slot over the last 3 s (a ring): the delivered rate. */
+  readonly #delivered = new Float64Array(SLOTS);
+  readonly #deliveredSlot = new Float64Array(SLOTS).fill(-1);
+  /** When the rate was last cut, and whether that cut was based on a measured delivered rate. */
+  #eventAt = -Infinity;
+  #informed = false;
+  /** When a throttle was last noted without a cut. */
+  #notedAt = -Infinity;
+  /** The successes the last delivered-rate measurement counted. */
+  #deliveredCount = 0;
 
   constructor(o: Required<Omit<AdaptiveRateOptions, 'priorities'>> & { priorities: readonly string[] }) {
     this.#clock = o.clock;
@@ -113,6 +160,7 @@ class Adaptive implements AdaptiveRate {
     this.#maxRelapses = Math.max(0, Math.ceil(Math.log2(o.maxCoolOffMs / o.coolOffMs)));
     this.#min = o.minRatePerSecond;
     this.#max = o.maxRatePerSecond;
+    this.#margin = o.margin;
     this.#rate = o.initialRatePerSecond;
     this.#changedAt = o.clock.now();
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
@@ -123,13 +171,17 @@ class Adaptive implements AdaptiveRate {
     this.#views = new Map(o.priorities.map((name, i) => [name, this.#view(i)]));
   }
 
+  /** Reads the rate; reading changes nothing (a due rise is applied by the next acquire or record). */
   get ratePerSecond(): number {
-    if (this.#rise(this.#clock.now())) this.#gate.poke();
-    return this.#rate;
+    return this.#planRise(this.#clock.now())?.rate ?? this.#rate;
   }
 
   get currentCoolOffMs(): number {
-    return Math.min(this.#maxCoolOff, this.#coolOff * 2 ** this.#relapses);
+    return this.#coolOffAfter(this.#planRise(this.#clock.now())?.relapses ?? this.#relapses);
+  }
+
+  #coolOffAfter(relapses: number): number {
+    return Math.min(this.#maxCoolOff, this.#coolOff * 2 ** relapses);
   }
 
   get waiting(): number {
@@ -146,9 +198,17 @@ class Adaptive implements AdaptiveRate {
       // One decrease per round of requests: a throttle of a request sent before the last
       // decrease says nothing about the new rate (TCP, likewise, cuts its window at most once
       // per round trip).
-      if (ticket === undefined || ticket === this.#epoch) this.#fall(now);
+      if (ticket === undefined || ticket === this.#epoch) {
+        // A rise that fell due before this verdict came is part of the history it judges.
+        this.#rise(now);
+        this.#fall(now);
+      }
     } else if (outcome === 'success') {
-      this.#evidence = true;
+      this.#countDelivered(now);
+      if (!this.#evidence) {
+        this.#evidence = true;
+        if (this.#saturated) this.#readyAt = now;
+      }
       if (this.#rise(now)) this.#gate.poke();
     }
   }
@@ -178,7 +238,10 @@ class Adaptive implements AdaptiveRate {
     this.#rise(now);
     if (this.#rate === Infinity) return 0;
     const wait = this.#lastSlot + 1000 / this.#rate - now;
-    if (wait > 0) this.#saturated = true;
+    if (wait > 0 && !this.#saturated) {
+      this.#saturated = true;
+      if (this.#evidence) this.#readyAt = now;
+    }
     return wait;
   }
 
@@ -216,44 +279,168 @@ class Adaptive implements AdaptiveRate {
     return (grants * 1000) / covered;
   }
 
-  #fall(now: number): void {
-    let rate: number;
-    if (this.#rate === Infinity) {
-      this.#ceiling = Math.max(this.#measured(now), this.#min);
-      rate = this.#ceiling * this.#decrease;
-      this.#relapses = 0;
-    } else if (this.#lastChange === 'increase') {
-      // A relapse: the last rise was one too many. Undo it, and wait twice as long before the next.
-      this.#ceiling = this.#rate;
-      rate = this.#before;
-      if (this.#relapses < this.#maxRelapses) this.#relapses++;
-    } else {
-      // Throttled at a rate that had held: conditions changed. Fall, and recover at full speed.
-      this.#ceiling = this.#rate;
-      rate = this.#rate * this.#decrease;
-      this.#relapses = 0;
+  #countDelivered(now: number): void {
+    const slot = Math.floor(now / SLOT_MS);
+    const i = ((slot % SLOTS) + SLOTS) % SLOTS;
+    if (this.#deliveredSlot[i] !== slot) {
+      this.#deliveredSlot[i] = slot;
+      this.#delivered[i] = 0;
     }
+    this.#delivered[i] = (this.#delivered[i] as number) + 1;
+  }
+
+  /**
+   * Successes per second — the rate the service actually accepted — over the last second, or
+   * longer (up to 3 s) until the span holds MIN_DELIVERED successes, so that a low rate is not
+   * read from a handful of responses. BBR's delivery-rate sample, per slot rather than per ACK.
+   */
+  #deliveredRate(now: number): number {
+    const slot = Math.floor(now / SLOT_MS);
+    const since = Math.max(now - SLOTS * SLOT_MS, this.#firstGrant);
+    let successes = 0;
+    let covered = 0;
+    for (let k = 0; k < SLOTS; k++) {
+      const s = slot - k;
+      const start = s * SLOT_MS;
+      const i = ((s % SLOTS) + SLOTS) % SLOTS;
+      if (this.#deliveredSlot[i] === s) successes += this.#delivered[i] as number;
+      covered = now - Math.max(start, since);
+      if (start <= since) break;
+      if (covered >= 1000 && successes >= MIN_DELIVERED) break;
+    }
+    this.#deliveredCount = successes;
+    return (successes * 1000) / Math.max(SLOT_MS, covered);
+  }
+
+  /**
+   * A throttle of a request sent at the current rate (one per round of requests: see `record`).
+   * "Delivered" is the rate the service accepted lately — its limit as measured, BBR's
+   * bottleneck estimate — and a cut goes to `(1 − margin)` × it.
+   *
+   * - Right after a rise (a *relapse*): back just under the rate before the rise (at most
+   *   `margin` lower, more only if the service delivers less), and the cool-off doubles.
+   * - At a rate that had held, with the service delivering well below it (more than `2 × margin`
+   *   less): conditions changed. Down to the delivered rate, and the cool-off back to `coolOffMs`.
+   * - At a rate that had held, with the service still delivering about it: the same level as
+   *   before — a late timer, a burst the limiter did not absorb — only noted: the rate stays, no
+   *   rise for a cool-off. If throttles keep coming for longer than a cool-off, a cut by the margin.
+   * - Within a cool-off of a cut, throttles belong to the same congestion event (a limiter that
+   *   counts over a window, or whose burst still drains, keeps refusing for a while): noted — unless
+   *   the cut was made blind (no delivered rate measured yet), and the delivered rate, now
+   *   measured, is lower.
+   *
+   * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
+   * bound, and the whole rule when no delivered rate is measured (the first throttle of an
+   * unlimited controller, one after a silence).
+   */
+  #fall(now: number): void {
+    const first = this.#rate === Infinity;
+    const from = first ? Math.max(this.#measured(now), this.#min) : this.#rate;
+    const delivered = this.#deliveredRate(now);
+    const known = this.#deliveredCount >= MIN_DELIVERED;
+    const limit = known ? Math.min(from, delivered) : from;
+    const floor = from * this.#decrease;
+    const coolOff = this.#coolOffAfter(this.#relapses);
+    const m = this.#margin;
+    let rate: number;
+    let relapse = false;
+    if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
+    else if (this.#lastChange === 'increase') {
+      relapse = true;
+      rate = Math.min(this.#before, Math.max(this.#before * (1 - m), limit * (1 - m)));
+      if (this.#relapses < this.#maxRelapses) this.#relapses++;
+    } else if (now - this.#eventAt < coolOff) {
+      if (this.#informed || !known || delivered * (1 - m) >= from) {
+        this.#note(now);
+        return;
+      }
+      rate = Math.max(floor, delivered * (1 - m));
+    } else if (known && limit < from * (1 - 2 * m)) {
+      rate = Math.max(floor, limit * (1 - m));
+      this.#relapses = 0;
+    } else if (known) {
+      if (now - this.#notedAt >= coolOff) {
+        this.#note(now);
+        return;
+      }
+      rate = Math.max(floor, limit * (1 - m));
+    } else rate = floor;
+    this.#informed = known;
+    this.#eventAt = now;
+    this.#throttledAt = from;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
+    // What we learned: the service took `limit` (after a relapse, no more than the rate that
+    // held before the rise); the rate settles `margin` below it.
+    this.#ceiling = relapse || !known ? this.#rate / (1 - m) : Math.max(limit, this.#rate / (1 - m));
     this.#step = this.#increase;
+    this.#probing = false;
     this.#change(now, 'decrease');
     this.#epoch++;
   }
 
-  /** Applies the rise due at `now`, if any; true if the rate rose. */
+  /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */
+  #note(now: number): void {
+    this.#notedAt = now;
+    this.#lastChange = 'decrease';
+    this.#changedAt = now;
+    this.#evidence = false;
+    this.#saturated = false;
+    this.#readyAt = Infinity;
+    this.#epoch++;
+  }
+
+  /**
+   * Applies the rise due at `now`, if any; true if the rate rose. Below the settling point
+   * (`(1 − margin)` × the learned limit) the rate climbs there concavely — halfway each
+   * cool-off, at least one `increase` step, landing on it exactly (CUBIC's concave region,
+   * RFC 9438 §4.2). At or above it, each rise is a probe: one `increase` step, doubled after
+   * each probe that holds (CUBIC's convex max-probing region, RFC 9438 §4.6), and a probe that
+   * holds raises the learned limit.
+   */
   #rise(now: number): boolean {
-    if (!this.#evidence || !this.#saturated || this.#rate >= this.#max) return false;
-    if (now - this.#changedAt < this.currentCoolOffMs) return false;
-    if (this.#lastChange === 'increase') {
-      // The previous rise held for a whole cool-off: relax the backoff, and take a bigger step.
-      if (this.#relapses > 0) this.#relapses--;
-      this.#step = Math.min(this.#maxStep, this.#step * 2);
-    }
-    // Fast back up to the rate last throttled, but only the base step at or beyond it.
-    if (this.#rate * (1 + this.#step) > this.#ceiling) this.#step = this.#increase;
+    const plan = this.#planRise(now);
+    if (!plan) return false;
     this.#before = this.#rate;
-    this.#rate = Math.min(this.#max, this.#rate * (1 + this.#step));
-    this.#change(now, 'increase');
+    this.#rate = plan.rate;
+    this.#step = plan.step;
+    this.#relapses = plan.relapses;
+    this.#ceiling = plan.ceiling;
+    this.#probing = plan.probing;
+    // Counted from when the rise fell due, not from when something happened to apply it: the
+    // loop's timing does not depend on how often it is looked at.
+    this.#change(plan.at, 'increase');
     return true;
+  }
+
+  /** The rise due at `now`, if any, without applying it (so that reading the rate changes nothing). */
+  #planRise(now: number): Rise | undefined {
+    if (!this.#evidence || !this.#saturated || this.#rate >= this.#max) return undefined;
+    const at = Math.max(this.#changedAt + this.#coolOffAfter(this.#relapses), this.#readyAt);
+    if (now < at) return undefined;
+    const settle = this.#ceiling * (1 - this.#margin);
+    let rate = this.#rate;
+    let step = this.#step;
+    let relapses = this.#relapses;
+    let ceiling = this.#ceiling;
+    let probing: boolean;
+    if (ceiling !== Infinity && rate < settle * (1 - 1e-9)) {
+      rate = Math.min(settle, Math.max(rate * (1 + this.#increase), (rate + settle) / 2));
+      if (this.#lastChange === 'increase' && relapses > 0) relapses--;
+      probing = false;
+    } else {
+      if (this.#lastChange === 'increase' && this.#probing) {
+        // The previous probe held for a whole cool-off: the service takes this rate. Relax the
+        // backoff, take a bigger step, and learn the higher limit.
+        if (relapses > 0) relapses--;
+        step = Math.min(this.#maxStep, step * 2);
+        if (ceiling !== Infinity) ceiling = Math.max(ceiling, rate);
+      }
+      // A doubled step never crosses the rate last throttled: at and past it, only the base step.
+      if (rate * (1 + step) > this.#throttledAt) step = this.#increase;
+      rate *= 1 + step;
+      probing = true;
+    }
+    return { rate: Math.min(this.#max, rate), step, relapses, ceiling, probing, at };
   }
 
   #change(now: number, change: Change): void {
@@ -261,6 +448,7 @@ class Adaptive implements AdaptiveRate {
     this.#lastChange = change;
     this.#evidence = false;
     this.#saturated = false;
+    this.#readyAt = Infinity;
   }
 }
 
@@ -322,6 +510,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
     'decreaseFactor',
     'coolOffMs',
     'maxCoolOffMs',
+    'margin',
     'increase',
     'minRatePerSecond',
     'maxRatePerSecond',
@@ -343,7 +532,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
       `a number from minRatePerSecond (${minRatePerSecond}) to maxRatePerSecond (${maxRatePerSecond})`,
     );
   }
-  const decreaseFactor = o.decreaseFactor ?? 0.5;
+  const decreaseFactor = o.decreaseFactor === undefined ? 0.5 : o.decreaseFactor;
   if (typeof decreaseFactor !== 'number' || !(decreaseFactor > 0 && decreaseFactor < 1)) {
     invalid(
       where,
@@ -353,7 +542,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
       'For example 0.5 halves the rate.',
     );
   }
-  const increase = o.increase ?? 0.1;
+  const increase = o.increase === undefined ? 0.1 : o.increase;
   if (typeof increase !== 'number' || !(increase > 0) || !Number.isFinite(increase)) {
     invalid(where, 'increase', increase, 'a finite number > 0', 'For example 0.1 for +10 % a step.');
   }
@@ -368,9 +557,19 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
   }
   const coolOffMs = nonNegative(where, 'coolOffMs', o.coolOffMs, 1000);
   if (coolOffMs === 0) invalid(where, 'coolOffMs', 0, 'a number > 0', 'For example 1000.');
-  const maxCoolOffMs = nonNegative(where, 'maxCoolOffMs', o.maxCoolOffMs, Math.max(32_000, coolOffMs));
+  const maxCoolOffMs = nonNegative(where, 'maxCoolOffMs', o.maxCoolOffMs, Math.max(8000, coolOffMs));
   if (maxCoolOffMs < coolOffMs) invalid(where, 'maxCoolOffMs', maxCoolOffMs, `a number >= coolOffMs (${coolOffMs})`);
-  const priorities = o.priorities ?? ['high', 'normal', 'low'];
+  const margin = o.margin === undefined ? 0.05 : o.margin;
+  if (typeof margin !== 'number' || !(margin >= 0 && margin < 0.5)) {
+    invalid(
+      where,
+      'margin',
+      margin,
+      'a number from 0 up to (not including) 0.5',
+      'For example 0.05 to settle 5 % below the limit.',
+    );
+  }
+  const priorities = o.priorities === undefined ? ['high', 'normal', 'low'] : o.priorities;
   if (
     !Array.isArray(priorities) ||
     priorities.length === 0 ||
@@ -379,8 +578,8 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
   ) {
     invalid(where, 'priorities', priorities, 'a non-empty array of distinct names', "For example ['high', 'low'].");
   }
-  const defaultPriority = o.defaultPriority ?? 'normal';
-  if (!priorities.includes(defaultPriority)) {
+  const defaultPriority = o.defaultPriority === undefined ? 'normal' : o.defaultPriority;
+  if (typeof defaultPriority !== 'string' || !priorities.includes(defaultPriority)) {
     invalid(
       where,
       'defaultPriority',
@@ -395,6 +594,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
     decreaseFactor,
     coolOffMs,
     maxCoolOffMs,
+    margin,
     increase,
     minRatePerSecond,
     maxRatePerSecond,

@@ -18,6 +18,8 @@ const SCALE_CONSTANT = 0.4;
 const SMOOTH = 0.8;
 const MIN_FILL_RATE = 0.5;
 const MIN_CAPACITY = 1;
+/** Rounding left by a refill timed to the token: far below one request at any fill rate. */
+const TOKEN_EPSILON = 1e-9;
 
 /** The SDK rounds its rates to 8 decimals (`parseFloat(x.toFixed(8))`); so do we, to match it. */
 const precise = (x: number): number => Number.parseFloat(x.toFixed(8));
@@ -127,7 +129,9 @@ class AwsRate implements AwsAdaptiveRate {
   #waitMs(t: number): number {
     if (!this.#enabled) return 0;
     this.#refill(t);
-    return this.#tokens >= 1 ? 0 : ((1 - this.#tokens) / this.#fillRate) * 1000;
+    // A wait of exactly (1 − tokens) / fillRate refills to 1 only up to rounding: 0.9999999999998
+    // tokens is a whole token (issue 10, defect 5: no second, sub-nanosecond timer).
+    return this.#tokens >= 1 - TOKEN_EPSILON ? 0 : ((1 - this.#tokens) / this.#fillRate) * 1000;
   }
 
   #refill(t: number): void {

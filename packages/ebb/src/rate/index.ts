@@ -1,6 +1,6 @@
 /**
  * ebb/rate — backing off as a fleet: closed-loop rate controllers that many operations share
- * (`adaptiveRate`, `awsAdaptiveRate`), and retry budgets that keep retries from multiplying
+ * (`adaptiveRate`, `awsAdaptiveRate`), client-side adaptive throttling (`adaptiveThrottle`), and retry budgets that keep retries from multiplying
  * load during an outage (`tokenBudget`, `awsRetryQuota`, `ratioBudget`). Pass them to
  * `retry()` (and `withRetry()` from ebb/http) as `rate` and `budget`.
  *
@@ -9,6 +9,12 @@
 
 export type { BudgetSuccess, Outcome, RateController, RetryBudget } from '../retry/options.js';
 export { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
+export {
+  type AdaptiveThrottle,
+  type AdaptiveThrottleOptions,
+  adaptiveThrottle,
+  LocalThrottleError,
+} from './adaptive-throttle.js';
 export { type AwsAdaptiveRate, type AwsAdaptiveRateOptions, awsAdaptiveRate } from './aws-adaptive-rate.js';
 export {
   type AwsErrorKind,

@@ -74,7 +74,13 @@ describe('tokenBudget', () => {
       /tokenBudget\(\): expected `maxTokens` to be a whole number >= 1/,
     );
     expect(() => tokenBudget({ maxTokens: 2.5 })).toThrow(RangeError);
-    expect(() => tokenBudget({ tokenRatio: 0 })).toThrow(/`tokenRatio` to be a number > 0 with at most 3 decimals/);
+    expect(() => tokenBudget({ tokenRatio: 0 })).toThrow(
+      /`tokenRatio` to be a finite number > 0 with at most 3 decimals/,
+    );
+    // Issue 10, defect 4: null was taken as the default, and Infinity refilled 0 → 10 in one success.
+    expect(() => tokenBudget({ tokenRatio: null as never })).toThrow(/`tokenRatio`.*got null/);
+    expect(() => tokenBudget({ tokenRatio: Infinity })).toThrow(/`tokenRatio`.*got Infinity/);
+    expect(() => tokenBudget({ tokenRatio: Infinity })).toThrow(RangeError);
     expect(() => tokenBudget({ tokenRatio: 0.1234 })).toThrow(/`tokenRatio`/);
     expect(() => tokenBudget({ tokenRatio: '0.1' as never })).toThrow(TypeError);
     expect(() => tokenBudget({ ratio: 0.1 } as never)).toThrow(/unknown option `ratio`/);

@@ -50,10 +50,22 @@ export function tokenBudget(options?: TokenBudgetOptions): TokenBudget {
   const o = optionsObject(where, options) as TokenBudgetOptions;
   checkKeys(where, o, ['maxTokens', 'tokenRatio']);
   const maxTokens = count(where, 'maxTokens', o.maxTokens, 10, 1, false, 'For example 10, as in gRFC A6.');
-  const ratio = o.tokenRatio ?? 0.1;
+  // null is a bad value like any other, not "the default" (issue 10, defect 4).
+  const ratio = o.tokenRatio === undefined ? 0.1 : o.tokenRatio;
   const milliRatio = typeof ratio === 'number' ? Math.round(ratio * 1000) : Number.NaN;
-  if (typeof ratio !== 'number' || !(milliRatio >= 1) || Math.abs(ratio * 1000 - milliRatio) > 1e-6) {
-    invalid(where, 'tokenRatio', ratio, 'a number > 0 with at most 3 decimals', 'For example 0.1, as in gRFC A6.');
+  if (
+    typeof ratio !== 'number' ||
+    !Number.isFinite(ratio) ||
+    !(milliRatio >= 1) ||
+    Math.abs(ratio * 1000 - milliRatio) > 1e-6
+  ) {
+    invalid(
+      where,
+      'tokenRatio',
+      ratio,
+      'a finite number > 0 with at most 3 decimals',
+      'For example 0.1, as in gRFC A6.',
+    );
   }
   const max = maxTokens * 1000;
   const threshold = max / 2;

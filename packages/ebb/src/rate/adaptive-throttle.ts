@@ -1,0 +1,195 @@
+import { type Clock, clockOption } from '../core/clock.js';
+import type { Random } from '../core/random.js';
+import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import type { Outcome } from '../retry/options.js';
+import type { AdaptiveRateController } from './controller.js';
+
+/** Options of {@link adaptiveThrottle}. */
+export interface AdaptiveThrottleOptions {
+  /**
+   * The multiplier K: requests are let through up to K times the accepted ones before any is
+   * rejected locally. Lower is more aggressive (1.1 keeps the backend's wasted work small), higher
+   * lets more through (more 429s, quicker to notice recovery). A finite number >= 1. Default 2,
+   * the book's.
+   */
+  readonly k?: number;
+  /**
+   * The sliding window over which requests and accepts are counted, in ms, counted in 60 equal
+   * buckets (one bucket is forgotten at a time). Default 60 000: the book keeps two minutes of
+   * history; one minute forgets an outage sooner and still holds thousands of requests at the
+   * rates rate limiters guard. A finite number > 0.
+   */
+  readonly windowMs?: number;
+  /** Time source; default the system clock. */
+  readonly clock?: Clock;
+  /** Randomness for the rejection draws, in [0, 1); default `Math.random`. */
+  readonly random?: Random;
+}
+
+/** The controller {@link adaptiveThrottle} returns. */
+export interface AdaptiveThrottle extends AdaptiveRateController {
+  /** Requests asked for in the window (those rejected locally included). */
+  readonly requests: number;
+  /** Requests the backend accepted in the window (every outcome but `'throttled'`). */
+  readonly accepts: number;
+  /** The probability that the next request is rejected locally: `max(0, (requests − K·accepts) / (requests + 1))`. */
+  readonly rejectionProbability: number;
+  /** Always `Infinity`: the throttle does not pace, it rejects. */
+  readonly ratePerSecond: number;
+}
+
+/** The error a locally rejected request fails with. */
+export class LocalThrottleError extends Error {
+  override readonly name = 'LocalThrottleError';
+  /** Stable code for programs. */
+  readonly code = 'EBB_LOCAL_THROTTLE';
+  /** Marks it a throttle, for classifiers that look for `throttled: true`. */
+  readonly throttled = true;
+  /** The rejection probability it was drawn against. */
+  readonly probability: number;
+
+  constructor(probability: number) {
+    super(
+      `Rejected locally by adaptiveThrottle (probability ${probability.toFixed(3)}): the backend accepted too few of the recent requests.`,
+    );
+    this.probability = probability;
+  }
+}
+
+const BUCKETS = 60;
+
+class Throttle implements AdaptiveThrottle {
+  readonly #clock: Clock;
+  readonly #random: Random;
+  readonly #k: number;
+  readonly #bucketMs: number;
+  readonly #ids = new Float64Array(BUCKETS).fill(Number.NaN);
+  readonly #requests = new Float64Array(BUCKETS);
+  readonly #accepts = new Float64Array(BUCKETS);
+
+  constructor(clock: Clock, random: Random, k: number, windowMs: number) {
+    this.#clock = clock;
+    this.#random = random;
+    this.#k = k;
+    this.#bucketMs = windowMs / BUCKETS;
+  }
+
+  get requests(): number {
+    return this.#sum(this.#requests, this.#clock.now());
+  }
+
+  get accepts(): number {
+    return this.#sum(this.#accepts, this.#clock.now());
+  }
+
+  get rejectionProbability(): number {
+    const now = this.#clock.now();
+    return this.#probability(this.#sum(this.#requests, now), this.#sum(this.#accepts, now));
+  }
+
+  get ratePerSecond(): number {
+    return Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * Counts the request, then rejects it with probability `max(0, (requests − K·accepts) /
+   * (requests + 1))` — the requests counted before it — by throwing a {@link LocalThrottleError}.
+   */
+  acquire(signal?: AbortSignal): unknown {
+    if (signal?.aborted) throw signal.reason;
+    const now = this.#clock.now();
+    const p = this.#probability(this.#sum(this.#requests, now), this.#sum(this.#accepts, now));
+    this.#add(this.#requests, now);
+    if (p > 0) {
+      const draw = this.#random();
+      if (typeof draw !== 'number' || !(draw >= 0 && draw < 1)) {
+        throw new RangeError(
+          `adaptiveThrottle(): \`random\` returned ${show(draw)}; it must return a number in [0, 1).`,
+        );
+      }
+      if (draw < p) throw new LocalThrottleError(p);
+    }
+    return undefined;
+  }
+
+  record(outcome: Outcome): void {
+    if (outcome !== 'throttled') this.#add(this.#accepts, this.#clock.now());
+  }
+
+  #probability(requests: number, accepts: number): number {
+    const p = (requests - this.#k * accepts) / (requests + 1);
+    return p > 0 ? p : 0;
+  }
+
+  #slot(now: number): [index: number, id: number] {
+    const id = Math.floor(now / this.#bucketMs);
+    return [((id % BUCKETS) + BUCKETS) % BUCKETS, id];
+  }
+
+  #add(counts: Float64Array, now: number): void {
+    const [i, id] = this.#slot(now);
+    if (this.#ids[i] !== id) {
+      this.#ids[i] = id;
+      this.#requests[i] = 0;
+      this.#accepts[i] = 0;
+    }
+    counts[i] = (counts[i] as number) + 1;
+  }
+
+  /** The counts of the buckets in the window: the current one and the 59 before it. */
+  #sum(counts: Float64Array, now: number): number {
+    const [, id] = this.#slot(now);
+    let total = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      const bucket = this.#ids[i] as number;
+      if (bucket <= id && bucket > id - BUCKETS) total += counts[i] as number;
+    }
+    return total;
+  }
+}
+
+/**
+ * Client-side adaptive throttling, from Google's *Site Reliability Engineering* book (chapter 21,
+ * "Handling Overload", section "Client-side throttling"): each client remembers, over a sliding
+ * window, how many requests it asked for (`requests`) and how many the backend accepted
+ * (`accepts`), and rejects a new request locally — without sending it — with probability
+ *
+ *     max(0, (requests − K · accepts) / (requests + 1))
+ *
+ * While the backend accepts everything, nothing is rejected. When it starts refusing (429), the
+ * client sends at most about K times what gets accepted, so a backend that rejects cheaply is
+ * not flooded with requests it will reject anyway. Requests rejected locally count as requests,
+ * as in the book, so the probability rises as long as the backend keeps refusing.
+ *
+ * It is the third controller beside {@link adaptiveRate} (paces, learns the limit) and
+ * {@link awsAdaptiveRate} (the AWS SDK's CUBIC token bucket), with the same interface: pass it as
+ * `rate` to `retry()` / `withRetry()`. A rejected request fails its operation at once with
+ * {@link LocalThrottleError} (`code` `'EBB_LOCAL_THROTTLE'`): the book's point is to fail fast
+ * locally instead of waiting.
+ *
+ * **Gotchas:** it does not pace, so against a rate limiter it settles where about
+ * `(K − 1) / K` of what reaches the backend is refused: with K = 2, about half — it bounds the
+ * wasted work, it does not avoid 429s. `accepts` counts every outcome but `'throttled'` (a 500 was
+ * accepted: the backend did the work). The window holds 60 buckets of `windowMs / 60`.
+ *
+ * @example
+ * const rate = adaptiveThrottle({ k: 2 });
+ * await withRetry(fetch, { rate })(url); // may reject with LocalThrottleError
+ */
+export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottle {
+  const where = 'adaptiveThrottle()';
+  const o = optionsObject(where, options) as AdaptiveThrottleOptions;
+  checkKeys(where, o, ['k', 'windowMs', 'clock', 'random']);
+  const k = o.k === undefined ? 2 : o.k;
+  if (typeof k !== 'number' || !(k >= 1) || k === Number.POSITIVE_INFINITY) {
+    invalid(where, 'k', k, 'a finite number >= 1', 'For example 2, as in the SRE book.');
+  }
+  const windowMs = nonNegative(where, 'windowMs', o.windowMs, 60_000, false, 'For example 60000 (one minute).');
+  if (windowMs === 0) invalid(where, 'windowMs', windowMs, 'a finite number > 0', 'For example 60000 (one minute).');
+  const random = o.random === undefined ? Math.random : o.random;
+  if (typeof random !== 'function') {
+    invalid(where, 'random', random, 'a function returning a number in [0, 1)', 'For example seeded(1) from ebb.');
+  }
+  const clock = clockOption(where, o.clock);
+  return new Throttle(clock, random, k, windowMs);
+}

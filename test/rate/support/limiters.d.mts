@@ -1,0 +1,15 @@
+export const BINARIES: { readonly nginx: string; readonly haproxy: string };
+export const INSTALL: string;
+export function available(): { found: string[]; missing: string[]; hint: string };
+export function freePort(): Promise<number>;
+export interface Limiter {
+  readonly kind: 'nginx' | 'haproxy';
+  readonly pid: number;
+  readonly port: number;
+  url(path?: string): string;
+  stop(): Promise<void>;
+}
+export function startLimiter(
+  kind: 'nginx' | 'haproxy',
+  options: { ratePerSecond: number; burst?: number },
+): Promise<Limiter>;
