@@ -70,7 +70,7 @@ class Timeout extends Error {
 const RECONNECT = exponential({
   initialDelayMs: 100,
   multiplier: 2,
-  maxDelayMs: 5000,
+  maxDelayMs: 2000,
   jitter: 'full',
   maxAttempts: Infinity,
 });
@@ -86,7 +86,7 @@ const RECONNECT = exponential({
  *
  * A call that fails or takes over `timeoutMs` switches to local mode (event `'fallback'`): the
  * level goes on from its last known value with local changes only, and the next call waits for
- * ebb's own backoff (100 ms doubling to 5 s, full jitter), so a fleet does not storm a Redis that
+ * ebb's own backoff (100 ms doubling to 2 s, full jitter), so a fleet does not storm a Redis that
  * comes back. The first answer after that resyncs (event `'resync'`) and sends what piled up.
  */
 export class SharedState {
@@ -101,6 +101,7 @@ export class SharedState {
   #sha: string | undefined;
   #level: number;
   #pending = 0;
+  #urgent = false;
   #mode: SharedMode = 'syncing';
   #inflight: Promise<void> | undefined;
   #timer: AbortController | undefined;
@@ -181,8 +182,10 @@ export class SharedState {
     this.#level = this.#spec.apply(this.#level, delta);
     this.#pending += delta;
     if (this.#closed) return;
-    if (urgent) this.#send();
-    else this.#arm(this.#syncIntervalMs);
+    if (urgent) {
+      this.#urgent = true;
+      this.#send();
+    } else this.#arm(this.#syncIntervalMs);
   }
 
   /** Sends what is pending now (bounded by `timeoutMs`, or skipped while backing off); never rejects. */
@@ -225,12 +228,13 @@ export class SharedState {
       this.#arm(wait);
       return;
     }
+    // This send carries everything pending: a timer armed for it is no longer needed.
+    this.#timer?.abort();
+    this.#timer = undefined;
     const delta = this.#pending;
     this.#pending = 0;
-    this.#inflight = this.#call(delta).finally(() => {
-      this.#inflight = undefined;
-      if (this.#pending !== 0) this.#arm(this.#mode === 'local' ? Math.max(0, this.#nextTryMs - this.#clock.now()) : 0);
-    });
+    this.#urgent = false;
+    this.#inflight = this.#call(delta);
   }
 
   async #call(delta: number): Promise<void> {
@@ -268,6 +272,13 @@ export class SharedState {
       }
     } finally {
       stop.abort();
+      // Cleared before anyone awaiting ready() or flush() runs, so their next change is sent.
+      this.#inflight = undefined;
+      if (this.#pending !== 0) {
+        if (this.#mode === 'local') this.#arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+        else if (this.#urgent) this.#send();
+        else this.#arm(this.#syncIntervalMs);
+      }
       this.#readyResolve();
     }
   }
