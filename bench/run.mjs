@@ -24,7 +24,7 @@ import { SUBJECTS, subjectsFor } from './subjects.mjs';
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification'];
+const FIGURES = ['overhead', 'memory', 'size', 'outage', 'timers', 'sim', 'amplification', 'redis'];
 const outOption = args.find((a) => a.startsWith('--out='))?.slice('--out='.length);
 // npm runs this in bench/; a relative --out is relative to where `npm run` was typed.
 const outFile = outOption ? resolve(process.env.INIT_CWD ?? process.cwd(), outOption) : undefined;
@@ -485,6 +485,7 @@ function render(value, depth = 3) {
 for (const [name, title] of [
   ['sim', 'Simulator throughput'],
   ['amplification', 'Retry amplification and budgets'],
+  ['redis', 'Shared budgets on Redis: commands per request and latency (ebb/redis)'],
 ]) {
   figure(name, title, () => {
     const script = `figures/${name}.mjs`;
@@ -634,7 +635,7 @@ const header = [
     .map((x) => fmt(x, 2))
     .join(' / ')}.`,
   `Runtimes: ${runtimes.map(runtimeName).join('; ')}. Date: ${new Date().toISOString().slice(0, 10)}. Commit ${commit || 'unknown'}${dirty}; ebb's build from ${snapshot.builtAt.toISOString().slice(0, 16).replace('T', ' ')} UTC.${quick ? ' **--quick** (fewer processes, shorter measurements).' : ''}`,
-  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`).`,
+  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`redis\`).`,
   ...(staleDist ? ['', `**Warning:** ${staleDist}.`] : []),
   ...(failures.length ? ['', `**Incomplete:** ${failures.join(', ')} failed (see below).`] : []),
   '',
