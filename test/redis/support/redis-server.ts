@@ -60,9 +60,27 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** Starts a redis-server on a free port; `extra` are more command-line options. */
-export async function startRedis(extra: readonly string[] = []): Promise<RedisServer> {
-  const port = await freePort();
+/** Whether `port` can be bound on 127.0.0.1 now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** A free port whose Cluster bus port (port + 10000) is free too; at most 50 tries. */
+export async function freeClusterPort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = await freePort();
+    if (port + 10_000 <= 65_535 && (await bindable(port + 10_000))) return port;
+  }
+  throw new Error('no free port with a free cluster bus port (port + 10000) after 50 tries');
+}
+
+/** Starts a redis-server on `port` (default: a free one); `extra` are more command-line options. */
+export async function startRedis(extra: readonly string[] = [], fixedPort?: number): Promise<RedisServer> {
+  const port = fixedPort ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'ebb-redis-'));
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();

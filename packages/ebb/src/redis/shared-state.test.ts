@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
-import type { RedisScripts } from './client.js';
+import { type RedisScripts, scriptSha } from './client.js';
 import { sharedTokenBudget } from './shared-token-budget.js';
 
 type Reply = (keys: readonly string[], args: readonly string[]) => Promise<unknown>;
@@ -19,6 +19,14 @@ function fakeRedis() {
     mode: 'up' as 'up' | 'hang' | 'refuse' | 'noscript',
     override: undefined as Reply | undefined,
   };
+  const apply = (keys: readonly string[], args: readonly string[]) => {
+    if (state.override) return state.override(keys, args);
+    const [delta, lo, hi, initial] = args.map(Number) as [number, number, number, number];
+    const key = keys[0] as string;
+    const v = Math.min(hi, Math.max(lo, (levels.get(key) ?? initial) + delta));
+    levels.set(key, v);
+    return Promise.resolve(String(v));
+  };
   const scripts: RedisScripts = {
     evalSha(sha, keys, args) {
       calls.push([sha, ...keys, ...args]);
@@ -28,22 +36,27 @@ function fakeRedis() {
         state.mode = 'up';
         return Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
       }
-      if (state.override) return state.override(keys, args);
-      const [delta, lo, hi, initial] = args.map(Number) as [number, number, number, number];
-      const key = keys[0] as string;
-      const v = Math.min(hi, Math.max(lo, (levels.get(key) ?? initial) + delta));
-      levels.set(key, v);
-      return Promise.resolve(String(v));
+      return apply(keys, args);
     },
-    scriptLoad() {
+    eval(source, keys, args) {
+      calls.push(['eval', ...keys, ...args]);
+      expect(source).toMatch(/redis\.call/);
       loaded = true;
-      return Promise.resolve('sha1');
+      return apply(keys, args);
     },
   };
   return { scripts, levels, calls, state };
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
+
+describe('scriptSha', () => {
+  it('matches the FIPS 180 SHA-1 test vectors', async () => {
+    // FIPS 180-2, appendix A.1 ("abc") and the empty message.
+    expect(await scriptSha('abc')).toBe('a9993e364706816aba3e25717850c26c9cd0d89d');
+    expect(await scriptSha('')).toBe('da39a3ee5e6b4b0d3255bfef95601890afd80709');
+  });
+});
 
 describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
   it('loads the script once, batches successes until syncIntervalMs, sends failures at once', async () => {
@@ -52,7 +65,11 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock, syncIntervalMs: 1000 });
     await b.ready();
     expect(redis.levels.get('ebb:{n}:token-budget')).toBe(10_000);
-    expect(redis.calls).toHaveLength(1);
+    // The first call: EVALSHA (unknown to the server), then EVAL, which caches the script.
+    expect(redis.calls).toHaveLength(2);
+    expect(redis.calls[0]?.[0]).toMatch(/^[0-9a-f]{40}$/);
+    expect(redis.calls[1]?.[0]).toBe('eval');
+    redis.calls.length = 1;
     for (let i = 0; i < 50; i++) b.recordSuccess({ attempt: 1, lastError: undefined });
     await settle();
     expect(redis.calls).toHaveLength(1); // 50 successes: nothing sent yet
@@ -105,6 +122,17 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     // Every local failure reached Redis once: 10 − 6 = 4 (failures of the timed-out call are re-sent).
     expect(redis.levels.get('ebb:{n}:token-budget')).toBe(4000);
     expect(b.stats).toMatchObject({ fallbacks: 1, resyncs: 1 });
+    await b.close();
+  });
+
+  it('flush() also waits for the changes made while a call was in flight', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock });
+    await b.ready();
+    for (let i = 0; i < 3; i++) b.recordFailure(); // one call goes, two failures wait behind it
+    await b.flush();
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(7000);
     await b.close();
   });
 

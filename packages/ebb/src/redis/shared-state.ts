@@ -2,7 +2,7 @@ import type { BackoffRun } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import { invalid, nonNegative, show } from '../core/validate.js';
-import { isNoScript, type RedisScripts, redisScripts } from './client.js';
+import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 
 /** Where a shared structure takes its numbers from now. */
 export type SharedMode = 'syncing' | 'shared' | 'local';
@@ -20,7 +20,7 @@ export interface SharedEvent {
 /** Counters of a shared structure, for dashboards and tests. A fresh object on each read. */
 export interface SharedStats {
   readonly mode: SharedMode;
-  /** Scripts sent to Redis (each is one `EVALSHA`, plus a `SCRIPT LOAD` when the server lacked it). */
+  /** Commands sent to Redis: one `EVALSHA` per call, plus an `EVAL` when the server lacked the script. */
   readonly commands: number;
   /** Calls that failed or timed out. */
   readonly errors: number;
@@ -190,10 +190,15 @@ export class SharedState {
 
   /** Sends what is pending now (bounded by `timeoutMs`, or skipped while backing off); never rejects. */
   async flush(): Promise<void> {
-    if (this.#inflight) await this.#inflight;
-    if (this.#pending !== 0 && this.#clock.now() >= this.#nextTryMs) {
+    // A call's end may start the next one (changes made meanwhile): wait for those too. Bounded:
+    // each turn sends or awaits one call, and a failed call stops it (the backoff's wait).
+    for (let turn = 0; turn < 100; turn++) {
+      if (this.#inflight) {
+        await this.#inflight;
+        continue;
+      }
+      if (this.#pending === 0 || this.#closed || this.#clock.now() < this.#nextTryMs) return;
       this.#send();
-      await this.#inflight;
     }
   }
 
@@ -287,15 +292,15 @@ export class SharedState {
     const args = [String(delta), ...this.#spec.args];
     const keys = [this.#key];
     this.#commands++;
-    if (this.#sha === undefined) this.#sha = await this.#scripts.scriptLoad(this.#spec.script);
+    this.#sha ??= await scriptSha(this.#spec.script);
     try {
       return await this.#scripts.evalSha(this.#sha, keys, args);
     } catch (error) {
       if (!isNoScript(error)) throw error;
-      // Redis restarted or its script cache was flushed: load again, once.
+      // The node that owns the key does not have the script yet (first use, a restart, SCRIPT
+      // FLUSH): EVAL runs it and caches it there, so the next EVALSHA finds it.
       this.#commands++;
-      this.#sha = await this.#scripts.scriptLoad(this.#spec.script);
-      return await this.#scripts.evalSha(this.#sha, keys, args);
+      return await this.#scripts.eval(this.#spec.script, keys, args);
     }
   }
 
