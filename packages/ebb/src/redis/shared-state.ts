@@ -122,7 +122,8 @@ export class SharedState {
     if (typeof name !== 'string' || name === '' || /[{}]/.test(name)) {
       invalid(where, 'name', name, 'a non-empty string without { or }', "For example 'payments-api'.");
     }
-    const prefix = o.prefix ?? 'ebb';
+    // null is a bad value like any other, not "the default".
+    const prefix = o.prefix === undefined ? 'ebb' : o.prefix;
     if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
       invalid(where, 'prefix', prefix, 'a string without { or }', "Leave it out for 'ebb'.");
     }
