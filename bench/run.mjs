@@ -36,6 +36,7 @@ const FIGURES = [
   'brownout',
   'slow-tail',
   'limits',
+  'redis',
 ];
 const outOption = args.find((a) => a.startsWith('--out='))?.slice('--out='.length);
 // npm runs this in bench/; a relative --out is relative to where `npm run` was typed.
@@ -513,6 +514,7 @@ for (const [name, title] of [
   ['brownout', 'Adaptive concurrency limit under a brownout (real node:http server)'],
   ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
   ['resilience-overhead', 'Success-path overhead of the breaker, the concurrency limit and hedging'],
+  ['redis', 'Shared budgets on Redis: commands per request and latency (ebb/redis)'],
 ]) {
   figure(name, title, () => {
     const script = `figures/${name}.mjs`;
@@ -662,7 +664,7 @@ const header = [
     .map((x) => fmt(x, 2))
     .join(' / ')}.`,
   `Runtimes: ${runtimes.map(runtimeName).join('; ')}. Date: ${new Date().toISOString().slice(0, 10)}. Commit ${commit || 'unknown'}${dirty}; ebb's build from ${snapshot.builtAt.toISOString().slice(0, 16).replace('T', ' ')} UTC.${quick ? ' **--quick** (fewer processes, shorter measurements).' : ''}`,
-  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`).`,
+  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`, \`redis\`, \`resilience\`, \`brownout\`, \`slow-tail\`).`,
   ...(staleDist ? ['', `**Warning:** ${staleDist}.`] : []),
   ...(failures.length ? ['', `**Incomplete:** ${failures.join(', ')} failed (see below).`] : []),
   '',

@@ -6,6 +6,7 @@ export default defineConfig({
     index: 'src/index.ts',
     http: 'src/http/index.ts',
     rate: 'src/rate/index.ts',
+    redis: 'src/redis/index.ts',
     resilience: 'src/resilience/index.ts',
     sim: 'src/sim/index.ts',
   },

@@ -43,7 +43,8 @@ export interface AwsRetryQuota extends RetryBudget {
   readonly available: number;
 }
 
-function defaultClassify(error: unknown): AwsErrorKind {
+/** The default `classify` of {@link awsRetryQuota} (also used by `ebb/redis`). */
+export function defaultClassify(error: unknown): AwsErrorKind {
   if (typeof error !== 'object' || error === null) return 'transient';
   const e = error as { throttled?: unknown; status?: unknown; name?: unknown };
   if (e.throttled === true || e.status === 429) return 'throttling';

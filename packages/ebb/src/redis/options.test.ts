@@ -1,0 +1,100 @@
+// Hostile option values for the three shared budgets: each either throws a TypeError/RangeError
+// that names the option, or builds a budget that works (asked and told without throwing).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { virtualClock } from '../core/virtual-clock.js';
+import type { RedisScripts } from './client.js';
+import { sharedAwsRetryQuota } from './shared-aws-retry-quota.js';
+import { sharedRatioBudget } from './shared-ratio-budget.js';
+import { sharedTokenBudget } from './shared-token-budget.js';
+
+// A Redis that refuses every call: the budgets go local at once, nothing is left pending.
+const refusing: RedisScripts = {
+  evalSha: () => Promise.reject(new Error('ECONNREFUSED')),
+  eval: () => Promise.reject(new Error('ECONNREFUSED')),
+};
+
+const hostile = fc.oneof(
+  fc.constantFrom(
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+    -0,
+    2 ** 53,
+    1e308,
+    -1,
+    0,
+    0.5,
+    null,
+    '',
+    '10',
+    '{x}',
+  ),
+  fc.anything(),
+);
+
+const builders = {
+  sharedTokenBudget: {
+    build: sharedTokenBudget,
+    keys: ['maxTokens', 'tokenRatio', 'name', 'prefix', 'timeoutMs', 'syncIntervalMs', 'onEvent', 'clock', 'client'],
+  },
+  sharedAwsRetryQuota: {
+    build: sharedAwsRetryQuota,
+    keys: ['capacity', 'costs', 'noRetryIncrement', 'classify', 'name', 'prefix', 'timeoutMs', 'syncIntervalMs'],
+  },
+  sharedRatioBudget: {
+    build: sharedRatioBudget,
+    keys: ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', 'name', 'prefix', 'timeoutMs', 'syncIntervalMs'],
+  },
+} as const;
+
+/** For the shared options, exactly which values must be refused. */
+function mustRefuse(key: string, v: unknown): boolean {
+  const str = typeof v === 'string' && !/[{}]/.test(v);
+  switch (key) {
+    case 'name':
+      return !(str && v !== '');
+    case 'prefix':
+      return v !== undefined && !str;
+    case 'timeoutMs':
+    case 'syncIntervalMs':
+      return v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 1);
+    default:
+      return false;
+  }
+}
+
+describe('shared budgets refuse hostile options by name', () => {
+  for (const [where, { build, keys }] of Object.entries(builders)) {
+    it(`${where}: any value of any option throws naming it, or the budget works`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...keys), hostile, async (key, value) => {
+          const clock = virtualClock();
+          const options = { client: refusing, name: 'n', clock, [key]: value };
+          let budget: ReturnType<typeof sharedTokenBudget> | undefined;
+          try {
+            budget = (build as (o: unknown) => ReturnType<typeof sharedTokenBudget>)(options);
+          } catch (error) {
+            expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+            expect((error as Error).message).toContain(where);
+            expect((error as Error).message).toContain(key); // `costs`, `costs.throttling`, "costs: unknown option"
+            return;
+          }
+          expect(mustRefuse(key, value), `${key}: ${String(value)} was accepted`).toBe(false);
+          await budget.ready();
+          expect(budget.mode).toBe('local');
+          // A throwing classify fails only this call, as its local twin does.
+          try {
+            budget.tryAcquireRetry(new Error('x'));
+            budget.recordSuccess({ attempt: 2, lastError: new Error('x') });
+          } catch (error) {
+            expect(key).toBe('classify');
+            void error;
+          }
+          await budget.close();
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
+});

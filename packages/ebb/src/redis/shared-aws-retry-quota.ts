@@ -1,0 +1,86 @@
+import { checkKeys, optionsObject } from '../core/validate.js';
+import {
+  type AwsErrorKind,
+  type AwsRetryQuota,
+  type AwsRetryQuotaOptions,
+  awsRetryQuota,
+  defaultClassify,
+} from '../rate/aws-retry-quota.js';
+import type { BudgetSuccess } from '../retry/options.js';
+import { CLAMPED_SCRIPT } from './scripts.js';
+import { SHARED_KEYS, type SharedOptions, SharedState } from './shared-state.js';
+import type { SharedControls } from './shared-token-budget.js';
+import { pick, validateAs } from './validate-as.js';
+
+/** Options of {@link sharedAwsRetryQuota}: those of `awsRetryQuota` plus the shared ones. */
+export interface SharedAwsRetryQuotaOptions extends AwsRetryQuotaOptions, SharedOptions {}
+
+/** The quota {@link sharedAwsRetryQuota} returns. */
+export interface SharedAwsRetryQuota extends AwsRetryQuota, SharedControls {}
+
+const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
+
+/**
+ * `awsRetryQuota` (the AWS SDKs' retry quota) with its tokens in Redis, shared by every process
+ * using the same `name`. A retry takes its cost from the local view at once (sent to Redis at
+ * once, clamped at 0 there); refunds are summed and sent every `syncIntervalMs`. While the first
+ * sync is pending retries are refused; while Redis fails, the local quota goes on from the last
+ * known level. Keys, batching and failure behaviour as in {@link sharedTokenBudget}.
+ *
+ * @example
+ * const budget = sharedAwsRetryQuota({ client: redis, name: 's3-eu-west-1' });
+ */
+export function sharedAwsRetryQuota(options: SharedAwsRetryQuotaOptions): SharedAwsRetryQuota {
+  const where = 'sharedAwsRetryQuota()';
+  const o = optionsObject(where, options) as SharedAwsRetryQuotaOptions;
+  checkKeys(where, o, ['capacity', 'costs', 'noRetryIncrement', 'classify', ...SHARED_KEYS]);
+  const local = validateAs(where, 'awsRetryQuota()', () =>
+    awsRetryQuota(pick(o as never, ['capacity', 'costs', 'noRetryIncrement', 'classify'])),
+  );
+  const capacity = local.available;
+  const costs = o.costs ?? { throttling: 5, transient: 14, timeout: 14 };
+  const noRetryIncrement = o.noRetryIncrement ?? 1;
+  const classify = o.classify ?? defaultClassify;
+  const cost = (error: unknown): number => {
+    const kind = classify(error);
+    if (!KINDS.includes(kind)) {
+      throw new TypeError(
+        `${where}: \`classify\` returned ${JSON.stringify(kind)}; expected 'throttling', 'transient' or 'timeout'.`,
+      );
+    }
+    return costs[kind];
+  };
+  const state = new SharedState(where, o, {
+    kind: 'aws-retry-quota',
+    script: CLAMPED_SCRIPT,
+    args: ['0', String(capacity), String(capacity), '86400'],
+    initial: capacity,
+    apply: (level, delta) => Math.min(capacity, Math.max(0, level + delta)),
+  });
+  return {
+    get available() {
+      return state.level;
+    },
+    tryAcquireRetry(error: unknown) {
+      const c = cost(error);
+      if (state.mode === 'syncing' || state.level < c) return false;
+      state.change(-c, true);
+      return true;
+    },
+    recordSuccess(context: BudgetSuccess) {
+      state.change(context.attempt > 1 ? cost(context.lastError) : noRetryIncrement, false);
+    },
+    get mode() {
+      return state.mode;
+    },
+    get stats() {
+      return state.stats;
+    },
+    get key() {
+      return state.key;
+    },
+    ready: () => state.ready(),
+    flush: () => state.flush(),
+    close: () => state.close(),
+  };
+}

@@ -1,0 +1,75 @@
+import { checkKeys, optionsObject } from '../core/validate.js';
+import { type RatioBudget, type RatioBudgetOptions, ratioBudget } from '../rate/ratio-budget.js';
+import type { BudgetSuccess } from '../retry/options.js';
+import { WINDOW_SCRIPT } from './scripts.js';
+import { SHARED_KEYS, type SharedOptions, SharedState } from './shared-state.js';
+import type { SharedControls } from './shared-token-budget.js';
+import { pick, validateAs } from './validate-as.js';
+
+/** Options of {@link sharedRatioBudget}: those of `ratioBudget` plus the shared ones (its `clock` serves both). */
+export interface SharedRatioBudgetOptions extends RatioBudgetOptions, SharedOptions {}
+
+/** The budget {@link sharedRatioBudget} returns. */
+export interface SharedRatioBudget extends RatioBudget, SharedControls {}
+
+/**
+ * `ratioBudget` (Finagle's `RetryBudget`) with its window in Redis: retries may add at most
+ * `percentCanRetry` of the requests the whole fleet made in the last `ttlMs`, plus one reserve of
+ * `minRetriesPerSecond` for the fleet (not one per process). The window is a hash of ten slices
+ * on the Redis server's clock ({@link WINDOW_SCRIPT}). Requests are summed locally and sent every
+ * `syncIntervalMs`; a retry's withdrawal is sent at once.
+ *
+ * **Gotchas:** while Redis fails, the local window does not expire old deposits: the local
+ * budget then allows `percentCanRetry` of the requests since the last answer, not of the last
+ * `ttlMs`.
+ */
+export function sharedRatioBudget(options: SharedRatioBudgetOptions): SharedRatioBudget {
+  const where = 'sharedRatioBudget()';
+  const o = optionsObject(where, options) as SharedRatioBudgetOptions;
+  checkKeys(where, o, ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', ...SHARED_KEYS]);
+  validateAs(where, 'ratioBudget()', () =>
+    ratioBudget(pick(o as never, ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', 'clock'])),
+  );
+  // Finagle's arithmetic, as in ratioBudget: integer tokens with three decimals.
+  const percent = o.percentCanRetry ?? 0.2;
+  const minPerSecond = o.minRetriesPerSecond ?? 10;
+  const ttlMs = o.ttlMs ?? 10_000;
+  const deposit = percent === 0 ? 0 : 1000;
+  const withdrawal = percent === 0 ? 1 : Math.floor(1000 / percent);
+  const reserve = minPerSecond * Math.floor(ttlMs / 1000) * withdrawal;
+  const never = percent === 0 && minPerSecond === 0;
+  const state = new SharedState(where, o, {
+    kind: 'ratio-budget',
+    script: WINDOW_SCRIPT,
+    args: [String(ttlMs / 10), '10'],
+    initial: 0,
+    apply: (level, delta) => level + delta,
+  });
+  const tokens = (): number => state.level + reserve;
+  return {
+    get balance() {
+      return never ? 0 : Math.max(0, Math.trunc(tokens() / withdrawal));
+    },
+    recordRequest() {
+      if (deposit !== 0) state.change(deposit, false);
+    },
+    tryAcquireRetry() {
+      if (never || state.mode === 'syncing' || tokens() < withdrawal) return false;
+      state.change(-withdrawal, true);
+      return true;
+    },
+    recordSuccess(_context?: BudgetSuccess) {},
+    get mode() {
+      return state.mode;
+    },
+    get stats() {
+      return state.stats;
+    },
+    get key() {
+      return state.key;
+    },
+    ready: () => state.ready(),
+    flush: () => state.flush(),
+    close: () => state.close(),
+  };
+}

@@ -1,0 +1,209 @@
+// The engine's failure behaviour in virtual time, with a scripted stand-in for the two Redis
+// commands (the Lua itself runs against a real redis-server in test/redis). What is checked here is
+// ebb's own logic: batching, single flight, the timeout, the fallback and its backoff, resync,
+// NOSCRIPT reload, and that no reply can poison the level.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { virtualClock } from '../core/virtual-clock.js';
+import { type RedisScripts, scriptSha } from './client.js';
+import { sharedTokenBudget } from './shared-token-budget.js';
+
+type Reply = (keys: readonly string[], args: readonly string[]) => Promise<unknown>;
+
+/** A stand-in keeping one clamped level per key (what CLAMPED_SCRIPT does), with a switchable failure mode. */
+function fakeRedis() {
+  const levels = new Map<string, number>();
+  const calls: string[][] = [];
+  let loaded = false;
+  const state = {
+    mode: 'up' as 'up' | 'hang' | 'refuse' | 'noscript',
+    override: undefined as Reply | undefined,
+  };
+  const apply = (keys: readonly string[], args: readonly string[]) => {
+    if (state.override) return state.override(keys, args);
+    const [delta, lo, hi, initial] = args.map(Number) as [number, number, number, number];
+    const key = keys[0] as string;
+    const v = Math.min(hi, Math.max(lo, (levels.get(key) ?? initial) + delta));
+    levels.set(key, v);
+    return Promise.resolve(String(v));
+  };
+  const scripts: RedisScripts = {
+    evalSha(sha, keys, args) {
+      calls.push([sha, ...keys, ...args]);
+      if (state.mode === 'hang') return new Promise(() => {});
+      if (state.mode === 'refuse') return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+      if (state.mode === 'noscript' || !loaded) {
+        state.mode = 'up';
+        return Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
+      }
+      return apply(keys, args);
+    },
+    eval(source, keys, args) {
+      calls.push(['eval', ...keys, ...args]);
+      expect(source).toMatch(/redis\.call/);
+      loaded = true;
+      return apply(keys, args);
+    },
+  };
+  return { scripts, levels, calls, state };
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe('scriptSha', () => {
+  it('matches the FIPS 180 SHA-1 test vectors', async () => {
+    // FIPS 180-2, appendix A.1 ("abc") and the empty message.
+    expect(await scriptSha('abc')).toBe('a9993e364706816aba3e25717850c26c9cd0d89d');
+    expect(await scriptSha('')).toBe('da39a3ee5e6b4b0d3255bfef95601890afd80709');
+  });
+});
+
+describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
+  it('loads the script once, batches successes until syncIntervalMs, sends failures at once', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock, syncIntervalMs: 1000 });
+    await b.ready();
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(10_000);
+    // The first call: EVALSHA (unknown to the server), then EVAL, which caches the script.
+    expect(redis.calls).toHaveLength(2);
+    expect(redis.calls[0]?.[0]).toMatch(/^[0-9a-f]{40}$/);
+    expect(redis.calls[1]?.[0]).toBe('eval');
+    redis.calls.length = 1;
+    for (let i = 0; i < 50; i++) b.recordSuccess({ attempt: 1, lastError: undefined });
+    await settle();
+    expect(redis.calls).toHaveLength(1); // 50 successes: nothing sent yet
+    b.recordFailure();
+    await settle();
+    expect(redis.calls).toHaveLength(2); // the failure goes at once, with the successes before it
+    expect(redis.calls[1]?.slice(2, 3)).toEqual([String(50 * 100 - 1000)]);
+    for (let i = 0; i < 50; i++) b.recordSuccess({ attempt: 1, lastError: undefined });
+    await clock.advance(999);
+    expect(redis.calls).toHaveLength(2);
+    await clock.advance(1);
+    await settle();
+    expect(redis.calls).toHaveLength(3);
+    await b.close();
+  });
+
+  it('a hanging Redis: falls back after timeoutMs, never more than one call in flight, backs off, resyncs', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const events: string[] = [];
+    const b = sharedTokenBudget({
+      client: redis.scripts,
+      name: 'n',
+      clock,
+      timeoutMs: 100,
+      onEvent: (e) => events.push(`${e.type}@${e.atMs}`),
+    });
+    await b.ready();
+    redis.state.mode = 'hang';
+    const before = redis.calls.length;
+    for (let i = 0; i < 5; i++) b.recordFailure(); // one call goes, four wait behind it
+    await settle();
+    expect(redis.calls.length - before).toBe(1);
+    expect(b.mode).toBe('shared');
+    expect(b.tokens).toBe(5); // local changes count at once
+    await clock.advance(100);
+    await settle();
+    expect(b.mode).toBe('local');
+    expect(events).toEqual(['fallback@100']);
+    // Failures while local: no call until the backoff's wait is over (≤ 100 ms for the first).
+    const during = redis.calls.length;
+    b.recordFailure();
+    await settle();
+    expect(redis.calls.length).toBeLessThanOrEqual(during + 1);
+    redis.state.mode = 'up';
+    await clock.advance(20_000);
+    await settle();
+    expect(b.mode).toBe('shared');
+    expect(events.at(-1)?.startsWith('resync')).toBe(true);
+    // Every local failure reached Redis once: 10 − 6 = 4 (failures of the timed-out call are re-sent).
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(4000);
+    expect(b.stats).toMatchObject({ fallbacks: 1, resyncs: 1 });
+    await b.close();
+  });
+
+  it('flush() also waits for the changes made while a call was in flight', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock });
+    await b.ready();
+    for (let i = 0; i < 3; i++) b.recordFailure(); // one call goes, two failures wait behind it
+    await b.flush();
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(7000);
+    await b.close();
+  });
+
+  it('a refusing Redis before the first answer: ready() resolves, the local bucket starts full', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    redis.state.mode = 'refuse';
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock });
+    expect(b.mode).toBe('syncing');
+    expect(b.tryAcquireRetry()).toBe(false);
+    await b.ready();
+    expect(b.mode).toBe('local');
+    expect(b.tryAcquireRetry()).toBe(true);
+    await b.close();
+  });
+
+  it('NOSCRIPT (a restarted Redis): reloads the script and the same call succeeds', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock });
+    await b.ready();
+    redis.state.mode = 'noscript';
+    b.recordFailure();
+    await settle();
+    expect(b.mode).toBe('shared');
+    expect(b.stats.errors).toBe(0);
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(9000);
+    await b.close();
+  });
+
+  it('no reply can poison the level: anything but a finite number is a failed call', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.anything(), async (reply) => {
+        const clock = virtualClock();
+        const redis = fakeRedis();
+        const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock });
+        await b.ready();
+        redis.state.override = () => Promise.resolve(reply);
+        b.recordFailure();
+        await settle();
+        const n = typeof reply === 'number' ? reply : typeof reply === 'string' ? Number(reply) : Number.NaN;
+        if (Number.isFinite(n)) {
+          expect(b.mode).toBe('shared');
+          expect(b.tokens).toBe(Math.min(10, Math.max(0, n / 1000)));
+        } else {
+          expect(b.mode).toBe('local');
+          expect(b.tokens).toBe(9);
+        }
+        expect(Number.isFinite(b.tokens)).toBe(true);
+        await b.close();
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('bad options throw, naming the option, the value and the fix', () => {
+    const client = fakeRedis().scripts;
+    expect(() => sharedTokenBudget({ client, name: 'a{b}' })).toThrow(/`name`.*non-empty string without \{ or \}/);
+    expect(() => sharedTokenBudget({ client, name: '' })).toThrow(TypeError);
+    expect(() => sharedTokenBudget({ client: null, name: 'x' })).toThrow(/`client`.*node-redis or ioredis/);
+    expect(() => sharedTokenBudget({ client: {}, name: 'x' })).toThrow(TypeError);
+    for (const timeoutMs of [Number.NaN, -1, 0, Number.POSITIVE_INFINITY, 0.5]) {
+      expect(() => sharedTokenBudget({ client, name: 'x', timeoutMs })).toThrow(RangeError);
+    }
+    expect(() => sharedTokenBudget({ client, name: 'x', timeoutMs: '100' as never })).toThrow(
+      /`timeoutMs`.*got '100'|`timeoutMs`/,
+    );
+    expect(() => sharedTokenBudget({ client, name: 'x', maxTokens: -3 })).toThrow(
+      /sharedTokenBudget\(\): expected `maxTokens`/,
+    );
+    expect(() => sharedTokenBudget({ client, name: 'x', tokenRatio: 0.0001 })).toThrow(/`tokenRatio`/);
+    expect(() => sharedTokenBudget({ client, name: 'x', maxtokens: 3 } as never)).toThrow(/unknown option `maxtokens`/);
+  });
+});

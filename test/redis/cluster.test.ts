@@ -1,0 +1,89 @@
+// The shared budget on a local 3-master Redis Cluster (issue 13, Must show 5, for the budget):
+// three redis-server processes with --cluster-enabled yes on free 127.0.0.1 ports, joined by
+// `redis-cli --cluster create`, used through node-redis's createCluster and ioredis's Cluster.
+// Keys carry a hash tag, EVALSHA/EVAL name the key, so each call goes to the node owning the slot.
+import { execFile } from 'node:child_process';
+import { Cluster } from 'ioredis';
+import { createCluster } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedTokenBudget } from '../../packages/ebb/src/redis/index.js';
+import { freeClusterPort, haveRedis, REDIS_CLI, type RedisServer, startRedis } from './support/redis-server.js';
+
+const enabled = haveRedis();
+const cli = (args: string[]) =>
+  new Promise<string>((resolve, reject) =>
+    execFile(REDIS_CLI, args, { timeout: 30_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+
+describe.skipIf(!enabled)('shared budgets on a 3-master Redis Cluster (real redis-server ×3)', () => {
+  const nodes: RedisServer[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) {
+      const port = await freeClusterPort();
+      nodes.push(
+        await startRedis(
+          ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
+          port,
+        ),
+      );
+    }
+    await cli([
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    // Bounded: every node reports cluster_state:ok within 100 × 100 ms.
+    for (let i = 0; i < 100; i++) {
+      const states = await Promise.all(nodes.map((n) => cli(['-p', String(n.port), 'cluster', 'info'])));
+      if (states.every((s) => s.includes('cluster_state:ok'))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    for (const n of nodes) await n.stop();
+  });
+
+  it('both clients share one bucket a name, on the node owning its slot; names spread over the masters', async () => {
+    const node = createCluster({ rootNodes: [{ url: nodes[0]?.url as string }] });
+    node.on('error', () => {});
+    await node.connect();
+    const io = new Cluster([{ host: '127.0.0.1', port: nodes[1]?.port as number }], {
+      redisOptions: { maxRetriesPerRequest: 0 },
+    });
+    io.on('error', () => {});
+    await new Promise((resolve) => io.once('ready', resolve));
+
+    const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'];
+    const owners = new Set<number>();
+    for (const name of names) {
+      const a = sharedTokenBudget({ client: node, name, maxTokens: 10 });
+      const b = sharedTokenBudget({ client: io, name, maxTokens: 10 });
+      await Promise.all([a.ready(), b.ready()]);
+      expect([a.mode, b.mode]).toEqual(['shared', 'shared']);
+      for (let i = 0; i < 3; i++) a.recordFailure();
+      await a.flush();
+      b.recordFailure();
+      await b.flush();
+      expect(b.tokens).toBe(6); // a's three failures and b's one, in one bucket
+      // The key lives where the cluster says its slot is: ask each master directly (no -c).
+      const found = await Promise.all(nodes.map((n) => cli(['-p', String(n.port), 'exists', a.key])));
+      const at = found.map((s) => s.trim() === '1');
+      expect(at.filter(Boolean)).toHaveLength(1);
+      owners.add(at.indexOf(true));
+      const before = b.stats.commands;
+      b.recordFailure();
+      await b.flush();
+      expect(b.stats.commands - before).toBe(1); // EVALSHA found the script on that node
+      expect(b.stats.errors + a.stats.errors).toBe(0);
+      await Promise.all([a.close(), b.close()]);
+    }
+    expect(owners.size).toBeGreaterThanOrEqual(2);
+    await node.close();
+    io.disconnect();
+  }, 60_000);
+});

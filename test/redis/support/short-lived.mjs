@@ -1,0 +1,58 @@
+// One short-lived process of issue 13's "shared budget across lifetimes": it makes a few
+// requests with retry() against a URL, with a retry budget that is either its own
+// (`tokenBudget`, starting full like every new process) or the fleet's (`sharedTokenBudget` in
+// Redis), prints one JSON line { requests, attempts, gaveUpForBudget, mode, stats } and exits.
+// argv: url redisUrl mode(local|shared) client(node-redis|ioredis) name requests
+import { constant, RetryError, retry } from 'ebb';
+import { tokenBudget } from 'ebb/rate';
+import { sharedTokenBudget } from 'ebb/redis';
+
+const [url, redisUrl, mode, clientKind, name, requestsArg] = process.argv.slice(2);
+const requests = Number(requestsArg);
+
+let client;
+let quit = async () => {};
+if (mode === 'shared') {
+  if (clientKind === 'ioredis') {
+    const { Redis } = await import('ioredis');
+    client = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    await new Promise((resolve, reject) => {
+      client.once('ready', resolve);
+      client.once('error', reject);
+    });
+    quit = async () => client.disconnect();
+  } else {
+    const { createClient } = await import('redis');
+    client = createClient({ url: redisUrl, disableOfflineQueue: true });
+    client.on('error', () => {});
+    await client.connect();
+    quit = async () => client.destroy();
+  }
+}
+const budget =
+  mode === 'shared'
+    ? sharedTokenBudget({ client, name, timeoutMs: Number(process.env.EBB_REDIS_TIMEOUT_MS ?? 2000) })
+    : tokenBudget();
+if (mode === 'shared') await budget.ready();
+
+let attempts = 0;
+let gaveUpForBudget = 0;
+for (let i = 0; i < requests; i++) {
+  try {
+    await retry(
+      async () => {
+        attempts++;
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
+      },
+      { backoff: constant({ delayMs: 1, maxAttempts: 3 }), budget },
+    );
+  } catch (error) {
+    if (error instanceof RetryError && error.reason === 'budget') gaveUpForBudget++;
+  }
+}
+const stats = mode === 'shared' ? budget.stats : undefined;
+if (mode === 'shared') await budget.close();
+await quit();
+process.stdout.write(`${JSON.stringify({ requests, attempts, gaveUpForBudget, stats })}\n`);
