@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { refQueue } from '../core/timer-queue.js';
@@ -239,7 +240,6 @@ describe('defect 11, on the real clock: wait lengths and timer release', () => {
 
 describe('mutation survivors of the executor, each pinned by behaviour', () => {
   it('the caller signal has no abort listener left once settled (events.getEventListeners)', async () => {
-    const { getEventListeners } = await import('node:events');
     const controller = new AbortController();
     const clock = virtualClock(START);
     await outcome(
@@ -250,7 +250,7 @@ describe('mutation survivors of the executor, each pinned by behaviour', () => {
       }),
       clock,
     );
-    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(EventEmitter.getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('retry(null) names null; a non-Promise thenable that rejects is retried', async () => {
