@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { refQueue } from '../core/timer-queue.js';
@@ -234,5 +235,249 @@ describe('defect 11, on the real clock: wait lengths and timer release', () => {
     const before = timeouts();
     expect(await retry(() => 'fast', { attemptTimeoutMs: 600_000 })).toBe('fast');
     expect(timeouts()).toBe(before);
+  });
+});
+
+describe('mutation survivors of the executor, each pinned by behaviour', () => {
+  it('the caller signal has no abort listener left once settled (events.getEventListeners)', async () => {
+    const controller = new AbortController();
+    const clock = virtualClock(START);
+    await outcome(
+      retry((c) => (c.attempt < 2 ? Promise.reject(new Error('x')) : 1), {
+        clock,
+        signal: controller.signal,
+        backoff: constant({ delayMs: 5, maxAttempts: 3 }),
+      }),
+      clock,
+    );
+    expect(EventEmitter.getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('retry(null) names null; a non-Promise thenable that rejects is retried', async () => {
+    await expect(retry(null as never)).rejects.toThrow('retry(): expected `operation` to be a function, got null.');
+    const clock = virtualClock(START);
+    let calls = 0;
+    const thenable = (ok: boolean) =>
+      Object.fromEntries([
+        [
+          'then',
+          (resolve: (v: string) => void, reject: (e: unknown) => void) => (ok ? resolve('v') : reject(new Error('no'))),
+        ],
+      ]) as unknown as PromiseLike<string>;
+    const result = await outcome(
+      retry(
+        () => {
+          calls++;
+          return thenable(calls > 1);
+        },
+        { clock },
+      ),
+      clock,
+    );
+    expect(result).toEqual({ value: 'v' });
+    expect(calls).toBe(2);
+  });
+
+  it('a late success of a timed-out attempt is ignored: the next attempt decides', async () => {
+    const clock = virtualClock(START);
+    const result = await outcome(
+      retry(
+        async ({ attempt }) => {
+          if (attempt === 1) {
+            await clock.sleep(150); // the attempt timed out at 100
+            return 'late';
+          }
+          return 'second';
+        },
+        { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 1_000, maxAttempts: 3 }) },
+      ),
+      clock,
+    );
+    expect(result).toEqual({ value: 'second' });
+  });
+
+  it('budget.recordRequest or recordSuccess throwing rejects with that error', async () => {
+    const boom = new Error('budget broke');
+    for (const budget of [
+      {
+        recordRequest: () => {
+          throw boom;
+        },
+        tryAcquireRetry: () => true,
+        recordSuccess: () => {},
+      },
+      {
+        tryAcquireRetry: () => true,
+        recordSuccess: () => {
+          throw boom;
+        },
+      },
+    ]) {
+      const clock = virtualClock(START);
+      expect(
+        await outcome(
+          retry(() => 1, { clock, budget }),
+          clock,
+        ),
+      ).toEqual({ error: boom });
+    }
+  });
+
+  it('RetryError messages say what ran out: the hint, the budget, the deadline during an attempt', async () => {
+    const clock = virtualClock(START);
+    const hinted = await outcome(
+      retry(() => Promise.reject(Object.assign(new Error('503'), { retryAfterMs: 90_000 })), { clock }),
+      clock,
+    );
+    expect((hinted as { error: Error }).error.message).toBe(
+      'Gave up after 1 attempt in 0 ms: the server asked to wait 90000 ms, more than maxRetryAfterMs (60000 ms). Last error: Error: 503',
+    );
+    const refused = await outcome(
+      retry(() => Promise.reject(new Error('x')), {
+        clock,
+        budget: { tryAcquireRetry: () => false, recordSuccess: () => {} },
+      }),
+      clock,
+    );
+    expect((refused as { error: Error }).error.message).toMatch(
+      /: the retry budget refused another retry\. Last error/,
+    );
+    const clock2 = virtualClock(START);
+    const slow = await outcome(
+      retry(({ signal }) => clock2.sleep(1_000, signal), {
+        clock: clock2,
+        backoff: constant({ delayMs: 1, maxElapsedMs: 70 }),
+      }),
+      clock2,
+    );
+    expect((slow as { error: Error }).error.message).toBe(
+      'Gave up after 1 attempt in 70 ms: maxElapsedMs (70 ms) ran out during attempt 1. Last error: TimeoutError: attempt 1 reached the deadline (maxElapsedMs 70 ms)',
+    );
+  });
+
+  it('the deadline passing in rate.acquire(): onGiveUp (reason elapsed) only, no onFailedAttempt', async () => {
+    const clock = virtualClock(START);
+    const log: string[] = [];
+    await outcome(
+      retry(() => 1, {
+        clock,
+        backoff: constant({ delayMs: 1, maxElapsedMs: 10 }),
+        rate: { acquire: (signal) => clock.sleep(50, signal), record: () => {} },
+        onFailedAttempt: (c) => {
+          log.push(`failed ${c.attempt}`);
+        },
+        onGiveUp: (c) => {
+          log.push(`gave up ${c.reason} after ${c.attempts}`);
+        },
+      }),
+      clock,
+    );
+    expect(log).toEqual(['gave up elapsed after 0']);
+  });
+
+  it('a clock reading that goes bad when the next attempt starts fails the operation', async () => {
+    let reads = 0;
+    const base = virtualClock(START);
+    const clock = { now: () => (++reads === 3 ? Number.NaN : base.now()), sleep: base.sleep };
+    const result = await outcome(
+      retry((c) => (c.attempt === 1 ? Promise.reject(new Error('x')) : 'ok'), {
+        clock,
+        backoff: constant({ delayMs: 5, maxAttempts: 3 }),
+      }),
+      base,
+    );
+    expect((result as { error: Error }).error.message).toBe(
+      'clock.now() returned NaN; expected a finite number of milliseconds.',
+    );
+  });
+
+  it('a wait that ends late puts the next attempt past the deadline: it is aborted at once, not left running', async () => {
+    const base = virtualClock(START);
+    // A clock whose sleeps end 30 ms late, as a busy host's timers may (a zero sleep is on time).
+    const late = {
+      now: base.now,
+      sleep: (ms: number, signal?: AbortSignal) => base.sleep(ms > 0 ? ms + 30 : ms, signal),
+    };
+    const result = await outcome(
+      retry(({ signal }) => base.sleep(10_000, signal), {
+        clock: late,
+        attemptTimeoutMs: 50,
+        backoff: constant({ delayMs: 10, maxElapsedMs: 100 }),
+      }),
+      base,
+    );
+    expect(result).toMatchObject({ error: { name: 'RetryError', reason: 'elapsed' } });
+    expect(base.now() - START).toBeLessThan(1_000);
+  });
+
+  it('after an abort, a pending async retryIf or onRetry that resolves later changes nothing', async () => {
+    const controller = new AbortController();
+    const clock = virtualClock(START);
+    const log: string[] = [];
+    let release: (v: boolean) => void = () => {};
+    const p = retry(() => Promise.reject(new Error('x')), {
+      clock,
+      signal: controller.signal,
+      retryIf: () =>
+        new Promise<boolean>((resolve) => {
+          release = resolve;
+        }),
+      onFailedAttempt: () => {
+        log.push('onFailedAttempt');
+      },
+    });
+    const settled = outcome(p, clock);
+    await clock.advance(1);
+    controller.abort(new Error('stop'));
+    release(true);
+    expect(await settled).toMatchObject({ error: { message: 'stop' } });
+    expect(log).toEqual([]);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('on the system clock, an abort during an async onRetry leaves nothing in the timer queue', async () => {
+    const controller = new AbortController();
+    let release: () => void = () => {};
+    const p = retry(() => Promise.reject(new Error('x')), {
+      signal: controller.signal,
+      backoff: constant({ delayMs: 60_000, maxAttempts: 3 }),
+      onRetry: () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+    }).catch((e: unknown) => e);
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort(new Error('stop'));
+    release();
+    expect(await p).toMatchObject({ message: 'stop' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(refQueue.size).toBe(0);
+  });
+
+  it('a custom clock whose sleep ignores the signal: after an abort, no rate.acquire() follows', async () => {
+    const base = virtualClock(START);
+    const deaf = { now: base.now, sleep: (ms: number) => base.sleep(ms) };
+    let acquires = 0;
+    const controller = new AbortController();
+    const p = retry(() => Promise.reject(new Error('x')), {
+      clock: deaf,
+      signal: controller.signal,
+      backoff: constant({ delayMs: 100, maxAttempts: 3 }),
+      rate: {
+        acquire: () => {
+          acquires++;
+        },
+        record: () => {},
+      },
+    });
+    const settled = p.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    await base.advance(10);
+    controller.abort(new Error('stop'));
+    await base.runAll(); // the deaf sleep still ends at 100 ms
+    expect(await settled).toMatchObject({ message: 'stop' });
+    expect(acquires).toBe(1);
   });
 });

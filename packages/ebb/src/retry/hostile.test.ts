@@ -72,8 +72,10 @@ describe('defect 1: a policy run returning anything but a finite delay >= 0 or -
     });
   }
 
-  it('a long string from next() is cut in the message', async () => {
+  it('a long string from next() is cut in the message (40 characters are shown whole)', async () => {
     const clock = virtualClock(1);
+    const forty = await errorOf(retry(alwaysFail, { backoff: policy(['8'.repeat(40)]), clock }), clock);
+    expect((forty as Error).message).toMatch(`returned the string "${'8'.repeat(40)}";`);
     const error = await errorOf(retry(alwaysFail, { backoff: policy(['9'.repeat(100)]), clock }), clock);
     expect((error as Error).message).toBe(
       `backoff.next() returned the string "${'9'.repeat(40)}…"; expected a finite number of milliseconds >= 0, or -1 to stop.`,

@@ -1,4 +1,5 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
+import { assertBounded } from '../backoff/bounded.js';
 import { defaultBackoff } from '../backoff/default.js';
 import { type Clock, clockOption, systemClock, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
@@ -291,6 +292,9 @@ export function prepare(
   }
   let maxElapsedMs = DEFAULTS.maxElapsedMs;
   if (backoff !== undefined) {
+    // A Backoff nothing stops (no maxAttempts, no maxElapsedMs) is refused unless the caller
+    // said maxAttempts: Infinity (or retries: Infinity): issue 10, defect 7.
+    assertBounded(where, backoff);
     // Read once: a getter cannot move the deadline during a run.
     maxElapsedMs = nonNegative(
       where,

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
-import { RetryError } from './errors.js';
+import { RetryError, stop } from './errors.js';
 import { retrySync, type SyncClock } from './retry-sync.js';
 
 function fakeClock(): SyncClock & { sleeps: number[] } {
@@ -112,5 +112,59 @@ describe('retrySync', () => {
     expect(() => retrySync(() => 1, { clock: { now: () => 0 } as never })).toThrow(/`clock`/);
     expect(() => retrySync(() => 1, { signal: 1 } as never)).toThrow(/unknown option `signal`/);
     expect(() => retrySync(() => 1, { retryIf: 1 } as never)).toThrow(/`retryIf`/);
+  });
+});
+
+describe('retrySync: pinned by its mutation survivors', () => {
+  it('elapsedMs counts from the start on a clock that does not start at 0; final hooks name the step', () => {
+    let now = 1_000_000;
+    const clock = {
+      now: () => now,
+      sleepSync: (ms: number) => {
+        now += ms;
+      },
+    };
+    const seen: number[] = [];
+    const log: unknown[] = [];
+    const own = new Error('own');
+    expect(() =>
+      retrySync(
+        ({ attempt, elapsedMs }) => {
+          seen.push(elapsedMs);
+          if (attempt < 3) throw new Error('x');
+          throw stop(own);
+        },
+        {
+          clock,
+          backoff: constant({ delayMs: 10, maxAttempts: 5 }),
+          onFailedAttempt: (c) => {
+            if (c.next === 'final') log.push({ ...c });
+          },
+          onGiveUp: (c) => {
+            log.push({ ...c });
+          },
+        },
+      ),
+    ).toThrow(own);
+    expect(seen).toEqual([0, 10, 20]);
+    expect(log).toEqual([
+      { attempt: 3, error: own, elapsedMs: 20, next: 'final', delayMs: undefined, reason: undefined },
+      { attempts: 3, error: own, elapsedMs: 20, reason: 'final' },
+    ]);
+  });
+
+  it('refuses a promise from retryIf and a missing operation, naming them', () => {
+    const clock = { now: () => 0, sleepSync: () => {} };
+    expect(() =>
+      retrySync(
+        () => {
+          throw new Error('x');
+        },
+        { clock, retryIf: (() => Promise.resolve(true)) as never },
+      ),
+    ).toThrow(
+      'retrySync(): `retryIf` returned a promise; it must answer synchronously (use retry() for an async retryIf).',
+    );
+    expect(() => retrySync(5 as never)).toThrow('retrySync(): expected `operation` to be a function, got 5.');
   });
 });
