@@ -1,6 +1,6 @@
 import type { Random } from '../core/random.js';
 import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffRun, type Segment } from './backoff.js';
+import { Backoff, type BackoffRun, draw, type Segment } from './backoff.js';
 
 /*
  * The AWS SDKs' standard retry mode as the published JavaScript SDK computes it: the
@@ -105,6 +105,8 @@ class AwsRun implements BackoffRun {
   readonly #maxAttempts: number;
   readonly #random: Random;
   #retries = 0;
+  /** `next()` bounds the server hint as the SDK does; the executor must not apply it again. */
+  readonly appliesHints = true;
 
   constructor(bases: { readonly base: number; readonly throttling: number }, maxAttempts: number, random: Random) {
     this.#bases = bases;
@@ -116,7 +118,7 @@ class AwsRun implements BackoffRun {
     if (this.#retries + 1 >= this.#maxAttempts) return -1;
     const base = isThrottled(error) ? this.#bases.throttling : this.#bases.base;
     const i = this.#retries++;
-    const delay = awsBackoffDelay(base, i, this.#random());
+    const delay = awsBackoffDelay(base, i, draw(this.#random));
     const hint = hintOf(error);
     return hint === undefined ? delay : awsBoundedHint(delay, hint);
   }

@@ -45,6 +45,12 @@ export interface BackoffRun {
    * (throttling base, server hint). See docs/fidelity.md.
    */
   next(elapsedMs?: number, error?: unknown): number;
+  /**
+   * True when `next()` has already applied the error's server hint (`retryAfterMs`) by its
+   * source's own rule (the AWS SDK's: at most 5 s past the computed wait): the executor then
+   * neither raises the wait to the hint nor gives up over `maxRetryAfterMs`. Default false.
+   */
+  readonly appliesHints?: boolean;
 }
 
 /** What the executor needs of a policy: an elapsed-time budget and fresh runs. */

@@ -1,7 +1,7 @@
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffRun, type Segment } from './backoff.js';
+import { Backoff, type BackoffRun, draw, type Segment } from './backoff.js';
 import type { Jitter } from './jitter.js';
 
 /*
@@ -145,7 +145,9 @@ export class GoogleBackOff extends Backoff {
       maxDelayMs: Infinity,
       rows: Infinity,
     };
-    super([segment], maxAttempts, Infinity);
+    // The budget is the run's own (checked before each wait, as Java does), so the executor sees
+    // none; a finite one stops the policy, which retry() must therefore not refuse as unbounded.
+    super([segment], maxAttempts, Infinity, params.maxElapsedTimeMs !== Infinity);
     PARAMS.set(this, Object.freeze({ ...params }));
   }
 
@@ -264,7 +266,7 @@ class GoogleRun implements BackoffRun {
     const elapsed = typeof elapsedMs === 'number' ? elapsedMs : this.#clock.now() - this.#started;
     // Java: (nanoTime() - start) / 1_000_000 > maxElapsedTimeMillis, a long division.
     if (Math.trunc(elapsed) > p.maxElapsedTimeMs) return -1;
-    const wait = googleRandomizedInterval(p.randomizationFactor, this.#random(), this.#interval);
+    const wait = googleRandomizedInterval(p.randomizationFactor, draw(this.#random), this.#interval);
     this.#interval = googleNextInterval(this.#interval, p.multiplier, p.maxIntervalMs);
     return wait;
   }

@@ -67,7 +67,7 @@ describe('awsRetryQuota', () => {
     const p = retry((c) => (c.attempt === 1 ? Promise.reject(throttling()) : 'ok'), {
       budget: q,
       clock,
-      backoff: constant({ delayMs: 10 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 10 }),
     });
     await clock.runAll();
     expect(await p).toBe('ok');

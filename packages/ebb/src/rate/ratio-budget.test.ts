@@ -72,6 +72,14 @@ describe('ratioBudget', () => {
     expect(await at(2000, 2000)).toBe(0);
   });
 
+  it('withdraws at most 2^31 − 1 per retry, as Scala’s toInt saturates: a tiny percentage keeps a finite balance', () => {
+    const b = ratioBudget({ percentCanRetry: 5e-324, minRetriesPerSecond: 1, ttlMs: 1000 });
+    expect(b.balance).toBe(1);
+    expect(b.tryAcquireRetry()).toBe(true);
+    expect(b.balance).toBe(0);
+    expect(b.tryAcquireRetry()).toBe(false);
+  });
+
   it('gives each of minRetriesPerSecond × whole seconds of ttl as reserve', () => {
     expect(ratioBudget({ minRetriesPerSecond: 3 }).balance).toBe(30);
     expect(ratioBudget({ minRetriesPerSecond: 3, ttlMs: 2500 }).balance).toBe(6);
@@ -85,7 +93,7 @@ describe('ratioBudget', () => {
       retry((c) => (c.attempt < 2 ? Promise.reject(new Error('503')) : 'ok'), {
         budget: b,
         clock,
-        backoff: constant({ delayMs: 1 }),
+        backoff: constant({ delayMs: 1, maxAttempts: 10 }),
       }),
     );
     await clock.runAll();

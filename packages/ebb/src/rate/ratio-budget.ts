@@ -75,7 +75,9 @@ export function ratioBudget(options?: RatioBudgetOptions): RatioBudget {
     };
   }
   const deposit = percent === 0 ? 0 : SCALE;
-  const withdrawal = percent === 0 ? 1 : Math.floor(SCALE / percent);
+  // Finagle's `(ScaleFactor / percentCanRetry).toInt`: Scala's toInt saturates at Int.MaxValue,
+  // so a tiny percentage (5e-324) withdraws 2^31 − 1, not Infinity (whose balance would be NaN).
+  const withdrawal = percent === 0 ? 1 : Math.min(Math.floor(SCALE / percent), 2 ** 31 - 1);
   const reserve = minPerSecond * Math.floor(ttlMs / 1000) * withdrawal;
   const window = new WindowedAdder(ttlMs, 10, () => clock.now());
   const tokens = (): number => window.sum() + reserve;

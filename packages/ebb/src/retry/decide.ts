@@ -75,13 +75,20 @@ export function decide(
   elapsed: number,
 ): number | RetryError {
   o.budget?.recordFailure?.(error);
-  let delay: unknown = run.next();
-  if (delay === -1) return new RetryError('attempts', attempt, elapsed, error, `maxAttempts (${attempt}) reached`);
+  // The elapsed time and the error go to the run: Google's stop rule reads the one, the AWS
+  // standard mode's throttling base and hint bound the other; other policies ignore both.
+  let delay: unknown = run.next(elapsed, error);
+  if (delay === -1) {
+    const limit = (o.backoff as { readonly maxAttempts?: unknown }).maxAttempts;
+    const detail =
+      limit === attempt ? `maxAttempts (${attempt}) reached` : `the backoff policy stopped after attempt ${attempt}`;
+    return new RetryError('attempts', attempt, elapsed, error, detail);
+  }
   if (typeof delay !== 'number' || !(delay >= 0 && delay < Infinity)) {
     const message = `backoff.next() returned ${describeValue(delay)}; expected a finite number of milliseconds >= 0, or -1 to stop.`;
     throw typeof delay === 'number' ? new RangeError(message) : new TypeError(message);
   }
-  const hint = retryAfterOf(error);
+  const hint = run.appliesHints === true ? undefined : retryAfterOf(error);
   if (hint !== undefined) {
     // An endless hint (a Retry-After too long to represent) cannot be waited out, whatever the limit.
     if (hint > o.maxRetryAfterMs || hint === Infinity) {
