@@ -66,11 +66,9 @@ describe('awsAdaptiveRate: the first wait after a throttle, as the SDK computes 
     }
   });
 
-  // A known difference, reported to the owner of rate/aws-adaptive-rate.ts: the SDK tests
-  // `!this.lastTimestamp`, so a refill at time 0 leaves it "not started" and the next refill
-  // starts over (throttle at 0, token at 1 s: the SDK waits 2000 ms, ebb 1000 ms). This test
-  // fails while ebb differs (`it.fails`); drop `.fails` when ebb reproduces the SDK.
-  it.fails('matches DefaultRateLimiter at clock 0 (known difference: the SDK treats timestamp 0 as unset)', async () => {
+  // The SDK tests `!this.lastTimestamp`, so a refill at time 0 leaves it "not started" and the
+  // next refill starts over (throttle at 0, token at 1 s: the SDK waits 2000 ms); ebb does the same.
+  it('matches DefaultRateLimiter at clock 0 (the SDK treats timestamp 0 as unset)', async () => {
     for (const dt of DELAYS) {
       expect(await ebbWait(0, dt), `dt ${dt} ms`).toBeCloseTo(await sdkWait(0, dt), 6);
     }

@@ -53,7 +53,7 @@ class AwsRate implements AwsAdaptiveRate {
   #fillRate = MIN_FILL_RATE;
   #maxCapacity = MIN_CAPACITY;
   #lastThrottle: number;
-  /** Seconds of the last refill; undefined until the first (the SDK tests `!lastTimestamp`). */
+  /** Seconds of the last refill; undefined (or 0, as in the SDK) until the first. */
   #lastRefill: number | undefined;
   #lastBucket: number;
   #timeWindow = 0;
@@ -135,7 +135,8 @@ class AwsRate implements AwsAdaptiveRate {
   }
 
   #refill(t: number): void {
-    if (this.#lastRefill === undefined) {
+    // The SDK tests `!this.lastTimestamp`: a refill at time 0 leaves it unset, and the next starts over.
+    if (!this.#lastRefill) {
       this.#lastRefill = t;
       return;
     }
