@@ -69,6 +69,7 @@ export {
   type RetrySyncOptions,
   retry,
   retrySync,
+  stop,
   type SyncAttemptContext,
   type SyncClock,
 } from './retry/index.js';
