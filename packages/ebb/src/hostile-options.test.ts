@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { expect, it, describe as suite } from 'vitest';
-import { type Backoff, type BackoffPolicy, chain } from './backoff/backoff.js';
+import { type Backoff, chain } from './backoff/backoff.js';
 import { constant } from './backoff/constant.js';
 import { describe, describeRow } from './backoff/describe.js';
 import { exponential } from './backoff/exponential.js';
