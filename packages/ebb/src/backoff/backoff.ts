@@ -401,8 +401,11 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
   let delay: number;
   if (jitter === 'none') delay = d;
   else if (jitter === 'full') delay = draw(random) * d;
-  else if (jitter === 'equal') delay = d / 2 + (draw(random) * d) / 2;
-  else if (jitter.kind === 'proportional') delay = d * (1 - jitter.factor + 2 * jitter.factor * draw(random));
+  else if (jitter === 'equal') {
+    // In subnormals d / 2 rounds up (1.5e-323 / 2 is 1e-323), and the sum could pass d.
+    delay = d / 2 + (draw(random) * d) / 2;
+    if (delay > d) delay = d;
+  } else if (jitter.kind === 'proportional') delay = d * (1 - jitter.factor + 2 * jitter.factor * draw(random));
   else delay = d + draw(random) * jitter.maxMs;
   return delay < clamp ? delay : clamp;
 }

@@ -38,7 +38,7 @@ describe('simulateEthernet', () => {
     expect(c16.maxLatencySlots).toBeGreaterThan(4 * c10.maxLatencySlots);
     // Fewer collisions also means fewer frames dropped at the attempt limit.
     expect(c16.framesDropped).toBeLessThan(c3.framesDropped / 100);
-  });
+  }, 30_000); // 16 runs of 150,000 slots: seconds on a busy machine
 
   it('a think time ends saturation: stations are idle between frames', () => {
     const saturated = simulateEthernet({ stations: 8, slots: 100_000 });

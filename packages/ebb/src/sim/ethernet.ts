@@ -136,14 +136,9 @@ export function simulateEthernet(options?: EthernetOptions): EthernetResult {
   const total = count(where, 'slots', o.slots, 1_000_000, 1, false, 'Simulate, say, 1000000 slots.');
   const frameSlots = count(where, 'frameSlots', o.frameSlots, 1, 1, false, 'A minimum-size 802.3 frame is 1 slot.');
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
-  const thinkSlots = nonNegative(
-    where,
-    'thinkSlots',
-    o.thinkSlots,
-    0,
-    false,
-    'Mean idle slots between frames; 0 saturates.',
-  );
+  // + 0: a -0 given is reported back as 0.
+  const thinkSlots =
+    nonNegative(where, 'thinkSlots', o.thinkSlots, 0, false, 'Mean idle slots between frames; 0 saturates.') + 0;
   const onProgress = progressOption(where, o.onProgress);
   let backoff: Backoff;
   let ceiling: number | null;
