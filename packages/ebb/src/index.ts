@@ -69,7 +69,7 @@ export {
   type RetrySyncOptions,
   retry,
   retrySync,
-  stop,
   type SyncAttemptContext,
   type SyncClock,
+  stop,
 } from './retry/index.js';
