@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { constant, RetryError, type VirtualClock, virtualClock } from 'ebb';
-import { type HttpStatusError, withRetry } from 'ebb/http';
+import { aws, type HttpStatusError, standard, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 import { BIG, eventually, expectNoLeaks, readBody, startServer, type TestServer } from './support/server.js';
@@ -70,6 +70,33 @@ describe('Must show 1: statuses and Retry-After, over sockets', () => {
     expect((box.value as Response).status).toBe(200);
     expect(arrivals).toEqual([0, 1000]);
     await expectNoLeaks(t);
+  });
+
+  it('the AWS classifiers read x-amz-retry-after (ms) as the SDK does; the standard one ignores it', async () => {
+    const arrivalsWith = async (retryOn: typeof aws) => {
+      const clock = virtualClock();
+      const arrivals: number[] = [];
+      const t = await serve((_req, res) => {
+        arrivals.push(clock.now());
+        if (arrivals.length === 1) {
+          res.writeHead(503, { 'x-amz-retry-after': '1500' });
+          res.end('busy');
+        } else res.end('ok');
+      });
+      const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5 }), retryOn, clock });
+      const box = settle(f(`${t.origin}/x`));
+      await drive(clock, () => box.done);
+      expect((box.value as Response).status).toBe(200);
+      await expectNoLeaks(t);
+      return arrivals;
+    };
+    expect(await arrivalsWith(aws)).toEqual([0, 1500]);
+    expect(await arrivalsWith(standard)).toEqual([0, 10]);
+  });
+
+  it('a classifier whose serverHintMs is not a function is refused at once, naming it', () => {
+    const bad = Object.assign(() => 'retry' as const, { serverHintMs: 5 });
+    expect(() => withRetry(fetch, { retryOn: bad as never })).toThrow(/`retryOn.serverHintMs`.*got 5/);
   });
 
   it('429 with Retry-After: 86400 → gives up at once: one request, the 429 returned with its body', async () => {

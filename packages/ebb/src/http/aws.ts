@@ -102,7 +102,9 @@ async function classify(result: HttpResult, every5xx: boolean): Promise<'retry' 
  *
  * Pairs with `presets.awsStandard` (the SDK's standard mode) and `awsRetryQuota()` from `ebb/rate`.
  */
-export const aws: HttpClassifier = (result) => classify(result, false);
+export const aws: HttpClassifier = /* @__PURE__ */ Object.assign((result: HttpResult) => classify(result, false), {
+  serverHintMs: (response: Response) => awsServerHintMs(response),
+});
 
 /**
  * The AWS General Reference's rule ("Error retries and exponential backoff in AWS": "retry
@@ -110,7 +112,10 @@ export const aws: HttpClassifier = (result) => classify(result, false);
  * indicate that you need to revise the request"), which the seed article follows: as
  * {@link aws}, but **every 5xx** is retried, 501 and 505 included.
  */
-export const awsGeneralReference: HttpClassifier = (result) => classify(result, true);
+export const awsGeneralReference: HttpClassifier = /* @__PURE__ */ Object.assign(
+  (result: HttpResult) => classify(result, true),
+  { serverHintMs: (response: Response) => awsServerHintMs(response) },
+);
 
 /**
  * The server's hint as the SDK reads it (`parseRetryAfterHeader`), in ms, or undefined:

@@ -37,7 +37,15 @@ export interface HttpResult {
  * classifier is only asked about requests that may be repeated at all (see `withRetry`'s
  * `methods`); it never sees an abort of the caller's signal.
  */
-export type HttpClassifier = (result: HttpResult) => HttpVerdict | boolean | PromiseLike<HttpVerdict | boolean>;
+export interface HttpClassifier {
+  (result: HttpResult): HttpVerdict | boolean | PromiseLike<HttpVerdict | boolean>;
+  /**
+   * How the system this classifier stands for reads a server's hint off a retried response, in
+   * ms (the AWS classifiers: `x-amz-retry-after`, then `Retry-After`). Default: `serverHintMs`
+   * (`Retry-After`, and an exhausted `RateLimit` policy).
+   */
+  readonly serverHintMs?: (response: Response) => number | undefined;
+}
 
 /** How much of a body a classifier may read: error documents are small, and a stall must not cost memory. */
 export const TEXT_LIMIT_BYTES = 64 * 1024;

@@ -230,6 +230,9 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
   if (typeof retryOn !== 'function') {
     invalid(where, 'retryOn', retryOn, 'a classifier function', 'Use standard, aws, googleDrive or your own.');
   }
+  if (retryOn.serverHintMs !== undefined && typeof retryOn.serverHintMs !== 'function') {
+    invalid(where, 'retryOn.serverHintMs', retryOn.serverHintMs, 'a function (response) => ms or undefined');
+  }
   if (onRetry !== undefined && typeof onRetry !== 'function') {
     invalid(where, 'onRetry', onRetry, 'a function (context) => void');
   }
@@ -272,7 +275,8 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       }
       if (verdict === 'final') return response;
       const throttled = verdict === 'throttled' || response.status === 429;
-      const error = new HttpStatusError(response, method, url, serverHintMs(response), throttled);
+      const hint = retryOn.serverHintMs ? retryOn.serverHintMs(response) : serverHintMs(response);
+      const error = new HttpStatusError(response, method, url, hint, throttled);
       retryable.add(error);
       throw error;
     };
