@@ -643,6 +643,16 @@ const rate = (where: string, name: string, value: unknown, fallback: number, all
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second.
  *
+ * **What the server says.** `retry()` hands `record` the attempt's error or value. A failure
+ * whose error has `retryAfterMs` (`ebb/http` sets it from `Retry-After`, RFC 9110 §10.2.3, or
+ * an exhausted `RateLimit` policy) pauses every request of the controller that long — a pause,
+ * not a cut: the throttle moves the rate as it would without the header. A response's
+ * `RateLimit` field (draft-ietf-httpapi-ratelimit-headers, revisions 08–11: `r` left within `t`
+ * seconds), on a 429's error or on a success's `Response`, paces at most `r / t` for `t` seconds;
+ * `r = 0` pauses for `t`. Both are bounded by `maxServerWaitMs` (60 s; 0 ignores them);
+ * NaN, negative and infinite hints and malformed fields are ignored. Time paused is left out of
+ * the delivered rate. Without the headers the loop is exactly the one above.
+ *
  * **Pacing.** Requests go evenly spaced, `1000 / rate` ms apart (a late timer is made up for,
  * up to 25 ms). With `priorities`, a waiting request of a more important class always goes
  * first; FIFO within a class. No timer runs while nobody waits.
