@@ -37,6 +37,7 @@ const FIGURES = [
   'slow-tail',
   'limits',
   'redis',
+  'limits-hints',
 ];
 const outOption = args.find((a) => a.startsWith('--out='))?.slice('--out='.length);
 // npm runs this in bench/; a relative --out is relative to where `npm run` was typed.
@@ -456,6 +457,15 @@ figure('limits', 'Rate control against real limiters', () => {
   );
 });
 
+figure('limits-hints', 'adaptiveRate with and without the server’s hints', () => {
+  progress('limits-hints: nginx and HAProxy with Retry-After / RateLimit (about 3 minutes)');
+  const doc = node(main, 'figures/limits-hints.mjs', quick ? ['--quick'] : []);
+  results['limits-hints'] = doc.results;
+  sections.push(
+    `## adaptiveRate with and without the server’s hints\n\n\`bench/figures/limits-hints.mjs\`.\n\n${doc.markdown}`,
+  );
+});
+
 // ---------- sim, amplification (other engineers' scripts) ----------
 
 /** Merges runs of one JSON document: each number becomes { median, min, max, n }. */
@@ -664,7 +674,7 @@ const header = [
     .map((x) => fmt(x, 2))
     .join(' / ')}.`,
   `Runtimes: ${runtimes.map(runtimeName).join('; ')}. Date: ${new Date().toISOString().slice(0, 10)}. Commit ${commit || 'unknown'}${dirty}; ebb's build from ${snapshot.builtAt.toISOString().slice(0, 16).replace('T', ' ')} UTC.${quick ? ' **--quick** (fewer processes, shorter measurements).' : ''}`,
-  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`, \`redis\`, \`resilience\`, \`brownout\`, \`slow-tail\`).`,
+  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`, \`limits-hints\`, \`redis\`, \`resilience\`, \`brownout\`, \`slow-tail\`).`,
   ...(staleDist ? ['', `**Warning:** ${staleDist}.`] : []),
   ...(failures.length ? ['', `**Incomplete:** ${failures.join(', ')} failed (see below).`] : []),
   '',

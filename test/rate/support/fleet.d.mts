@@ -14,7 +14,7 @@ export interface FleetResult {
 }
 export interface Controller {
   acquire(signal?: AbortSignal): unknown;
-  record(outcome: 'success' | 'throttled' | 'failure', ticket?: unknown): void;
+  record(outcome: 'success' | 'throttled' | 'failure', ticket?: unknown, detail?: unknown): void;
   readonly ratePerSecond: number;
   priority?(name: string): Controller;
 }
@@ -30,6 +30,8 @@ export function runFleet(options: {
   sampleMs?: number;
   /** A closed-loop client whose request ended in an error waits this long before its next. Default 100. */
   pauseOnErrorMs?: number;
+  /** The fetch the fleet's withRetry wraps. Default the global fetch. */
+  fetchImpl?: typeof fetch;
 }): Promise<FleetResult>;
 export function sum(series: number[], from?: number, to?: number): number;
 export function cv(series: number[], from: number, to: number): number;

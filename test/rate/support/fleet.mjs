@@ -137,9 +137,9 @@ export async function runFleet({
 function wrapRecord(controller, cuts, t) {
   return {
     acquire: (signal) => controller.acquire(signal),
-    record: (outcome, ticket) => {
+    record: (outcome, ticket, detail) => {
       const from = controller.ratePerSecond;
-      controller.record(outcome, ticket);
+      controller.record(outcome, ticket, detail);
       const to = controller.ratePerSecond;
       if (to < from && from !== Number.POSITIVE_INFINITY) cuts.push({ t: Number(t().toFixed(3)), from, to });
     },

@@ -11,5 +11,5 @@ export interface Limiter {
 }
 export function startLimiter(
   kind: 'nginx' | 'haproxy',
-  options: { ratePerSecond: number; burst?: number },
+  options: { ratePerSecond: number; burst?: number; retryAfter?: number; rateLimit?: boolean },
 ): Promise<Limiter>;

@@ -1,4 +1,5 @@
 import { type Clock, clockOption } from '../core/clock.js';
+import { parseRateLimit } from '../core/rate-limit-field.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { Outcome } from '../retry/options.js';
 import type { AdaptiveRateController } from './controller.js';
@@ -50,6 +51,13 @@ export interface AdaptiveRateOptions {
   readonly priorities?: readonly string[];
   /** The class of requests made through the controller itself (not a `priority()` view). Default `'normal'`. */
   readonly defaultPriority?: string;
+  /**
+   * The longest the server's word holds the controller, in ms: a `Retry-After` (or an exhausted
+   * `RateLimit` policy) pauses every request of the controller for at most this long, and a
+   * `RateLimit` pace lasts at most this long after the response that gave it. Default 60000.
+   * 0 ignores what servers say.
+   */
+  readonly maxServerWaitMs?: number;
   /** Time source; default the system clock. */
   readonly clock?: Clock;
 }
@@ -65,6 +73,8 @@ export interface AdaptiveRate extends AdaptiveRateController {
   readonly currentCoolOffMs: number;
   /** Requests waiting for their turn, over every class. */
   readonly waiting: number;
+  /** Milliseconds until the pause a server asked for (`Retry-After`) ends; 0 when none holds. */
+  readonly pausedForMs: number;
 }
 
 /**
@@ -78,6 +88,74 @@ const SLOT_MS = 100;
 const SLOTS = 30;
 /** It spans at least 1 s, and more (up to 3 s) until it holds this many successes. */
 const MIN_DELIVERED = 20;
+
+/** What a server said in one answer: a pause (ms), and a pace (r/s) with how long it holds (ms). */
+interface ServerHint {
+  pauseMs: number;
+  paceRate: number;
+  paceMs: number;
+}
+
+/**
+ * The `RateLimit` field of a `Response`-like value, if its `headers` is a real `Headers` (whose
+ * `get` runs no code of the caller's); a getter that throws, or anything else, counts as none.
+ */
+function rateLimitField(response: unknown): string | null {
+  if (typeof Headers !== 'function' || typeof response !== 'object' || response === null) return null;
+  let headers: unknown;
+  try {
+    headers = (response as { headers?: unknown }).headers;
+  } catch {
+    return null; // not a response: a value of the caller's, never a reason to fail its operation
+  }
+  return headers instanceof Headers ? headers.get('ratelimit') : null;
+}
+
+/** A property of an error the caller made, read without letting a throwing getter escape. */
+function property(value: unknown, key: string): unknown {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a server's hint from what an attempt ended with (see `record`). A failure's
+ * `retryAfterMs` (set by `ebb/http` from `Retry-After`, RFC 9110 §10.2.3, or an exhausted
+ * `RateLimit` policy's `t`) is a pause; NaN, negative, infinite and non-number values are
+ * ignored, longer ones cut to `maxMs`. The `RateLimit` field of draft-ietf-httpapi-ratelimit-
+ * headers (revisions 08 to 11, §4.1: `r` the quota left, `t` the seconds within which "the client
+ * can use no more than" it) of the response — the value on success, `error.response` on failure —
+ * gives a pace of `r / t` for `t` seconds (the most restrictive policy; `r = 0` is a pause of `t`
+ * unless a `Retry-After` was given, which "MUST take precedence", draft §7). A policy without `t`
+ * says nothing about time and is skipped; a malformed field is ignored whole (draft §7).
+ */
+function serverHint(outcome: Outcome, detail: unknown, maxMs: number): ServerHint | undefined {
+  let retryAfter: number | undefined;
+  let response: unknown = detail;
+  if (outcome !== 'success') {
+    const ms = property(detail, 'retryAfterMs');
+    if (typeof ms === 'number' && ms >= 0 && ms < Infinity) retryAfter = ms;
+    response = property(detail, 'response');
+  }
+  const items = parseRateLimit(rateLimitField(response));
+  if (retryAfter === undefined && items === undefined) return undefined;
+  const hint: ServerHint = { pauseMs: Math.min(retryAfter ?? 0, maxMs), paceRate: Infinity, paceMs: 0 };
+  for (const item of items ?? []) {
+    const t = item.windowSeconds;
+    if (t === undefined || t === 0) continue;
+    const ms = Math.min(t * 1000, maxMs);
+    if (item.remaining === 0) {
+      if (retryAfter === undefined) hint.pauseMs = Math.max(hint.pauseMs, ms);
+    } else if (item.remaining / t < hint.paceRate) {
+      hint.paceRate = item.remaining / t;
+      hint.paceMs = ms;
+    }
+  }
+  return hint;
+}
 
 type Change = 'none' | 'decrease' | 'increase';
 
@@ -148,6 +226,14 @@ class Adaptive implements AdaptiveRate {
   #notedAt = -Infinity;
   /** The successes the last delivered-rate measurement counted. */
   #deliveredCount = 0;
+  readonly #maxServerWait: number;
+  /** No request goes before this: the server said so (`Retry-After`). */
+  #pausedUntil = -Infinity;
+  /** Recent pauses, as [from, until, from, until, …]: the delivered rate leaves them out. */
+  #pauses: number[] = [];
+  /** The pace a server's `RateLimit` field allows (`r / t`), and until when. */
+  #paceRate = Infinity;
+  #paceUntil = -Infinity;
 
   constructor(o: Required<Omit<AdaptiveRateOptions, 'priorities'>> & { priorities: readonly string[] }) {
     this.#clock = o.clock;
@@ -161,6 +247,7 @@ class Adaptive implements AdaptiveRate {
     this.#min = o.minRatePerSecond;
     this.#max = o.maxRatePerSecond;
     this.#margin = o.margin;
+    this.#maxServerWait = o.maxServerWaitMs;
     this.#rate = o.initialRatePerSecond;
     this.#changedAt = o.clock.now();
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
@@ -171,9 +258,18 @@ class Adaptive implements AdaptiveRate {
     this.#views = new Map(o.priorities.map((name, i) => [name, this.#view(i)]));
   }
 
-  /** Reads the rate; reading changes nothing (a due rise is applied by the next acquire or record). */
+  /**
+   * Reads the rate — the control law's, or the pace of a server's `RateLimit` field while it is
+   * lower; reading changes nothing (a due rise is applied by the next acquire or record).
+   */
   get ratePerSecond(): number {
-    return this.#planRise(this.#clock.now())?.rate ?? this.#rate;
+    const now = this.#clock.now();
+    const rate = this.#planRise(now)?.rate ?? this.#rate;
+    return now < this.#paceUntil ? Math.min(rate, this.#paceRate) : rate;
+  }
+
+  get pausedForMs(): number {
+    return Math.max(0, this.#pausedUntil - this.#clock.now());
   }
 
   get currentCoolOffMs(): number {
@@ -192,8 +288,10 @@ class Adaptive implements AdaptiveRate {
     return this.#gate.acquire(this.#defaultClass, signal);
   }
 
-  record(outcome: Outcome, ticket?: unknown): void {
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
     const now = this.#clock.now();
+    // What the server said applies whatever the round: it describes the service now.
+    if (detail !== undefined && this.#maxServerWait > 0) this.#hear(now, outcome, detail);
     if (outcome === 'throttled') {
       // One decrease per round of requests: a throttle of a request sent before the last
       // decrease says nothing about the new rate (TCP, likewise, cuts its window at most once
@@ -227,30 +325,78 @@ class Adaptive implements AdaptiveRate {
     const self = this;
     return {
       acquire: (signal?: AbortSignal) => self.#gate.acquire(cls, signal),
-      record: (outcome: Outcome, ticket?: unknown) => self.record(outcome, ticket),
+      record: (outcome: Outcome, ticket?: unknown, detail?: unknown) => self.record(outcome, ticket, detail),
       get ratePerSecond() {
         return self.ratePerSecond;
       },
     };
   }
 
+  /**
+   * A server's hint (see `serverHint`): a pause moves the earliest next grant (a later pause
+   * wins, an earlier one changes nothing); a `RateLimit` pace replaces the last one — the newest
+   * answer describes the quota best. Neither changes the control law's own rate.
+   */
+  #hear(now: number, outcome: Outcome, detail: unknown): void {
+    const hint = serverHint(outcome, detail, this.#maxServerWait);
+    if (!hint) return;
+    if (hint.pauseMs > 0 && now + hint.pauseMs > this.#pausedUntil) {
+      const from = Math.max(now, this.#pausedUntil);
+      this.#pausedUntil = now + hint.pauseMs;
+      const keepFrom = now - SLOTS * SLOT_MS;
+      const kept: number[] = [];
+      for (let i = 0; i < this.#pauses.length; i += 2) {
+        const until = this.#pauses[i + 1] as number;
+        if (until > keepFrom) kept.push(this.#pauses[i] as number, until);
+      }
+      kept.push(from, this.#pausedUntil);
+      this.#pauses = kept;
+    }
+    if (hint.paceMs > 0) {
+      this.#paceRate = hint.paceRate;
+      this.#paceUntil = now + hint.paceMs;
+    }
+    this.#gate.poke();
+  }
+
+  /** The milliseconds of server-asked pauses within [from, to]. */
+  #pausedWithin(from: number, to: number): number {
+    let ms = 0;
+    for (let i = 0; i < this.#pauses.length; i += 2) {
+      const a = Math.max(from, this.#pauses[i] as number);
+      const b = Math.min(to, this.#pauses[i + 1] as number);
+      if (b > a) ms += b - a;
+    }
+    return ms;
+  }
+
+  /** Whether a server's `RateLimit` pace holds now and is below the control law's rate. */
+  #paced(now: number): boolean {
+    return now < this.#paceUntil && this.#paceRate < this.#rate;
+  }
+
   #waitMs(now: number): number {
     this.#rise(now);
-    if (this.#rate === Infinity) return 0;
-    const wait = this.#lastSlot + 1000 / this.#rate - now;
-    if (wait > 0 && !this.#saturated) {
+    const paused = this.#pausedUntil - now;
+    const paced = this.#paced(now);
+    if (this.#rate === Infinity && !paced) return paused;
+    const wait = this.#lastSlot + 1000 / (paced ? this.#paceRate : this.#rate) - now;
+    // Only a wait the control law's own rate imposes says demand reaches it (a rise's condition).
+    if (wait > 0 && !paced && !this.#saturated) {
       this.#saturated = true;
       if (this.#evidence) this.#readyAt = now;
     }
-    return wait;
+    return wait > paused ? wait : paused;
   }
 
   #grant(now: number, woken: boolean): unknown {
-    if (this.#rate !== Infinity) {
+    const paced = this.#paced(now);
+    if (this.#rate !== Infinity || paced) {
       // A request let through at once starts a new schedule; one the wake-up lets through keeps
       // its slot, if the wake-up was not more than CATCH_UP_MS late.
-      const due = this.#lastSlot + 1000 / this.#rate;
-      const earliest = woken ? now - CATCH_UP_MS : now;
+      const due = this.#lastSlot + 1000 / (paced ? this.#paceRate : this.#rate);
+      // Nothing to make up for across a server's pause: it held the requests on purpose.
+      const earliest = woken ? Math.max(now - CATCH_UP_MS, this.#pausedUntil) : now;
       this.#lastSlot = due > earliest ? due : earliest;
     }
     if (this.#firstGrant === Infinity) this.#firstGrant = now;
@@ -304,7 +450,10 @@ class Adaptive implements AdaptiveRate {
       const start = s * SLOT_MS;
       const i = ((s % SLOTS) + SLOTS) % SLOTS;
       if (this.#deliveredSlot[i] === s) successes += this.#delivered[i] as number;
-      covered = now - Math.max(start, since);
+      // Time the server asked the client to pause delivered nothing by the client's choice: it
+      // is not the service's rate.
+      const from = Math.max(start, since);
+      covered = now - from - (this.#pauses.length > 0 ? this.#pausedWithin(from, now) : 0);
       if (start <= since) break;
       if (covered >= 1000 && successes >= MIN_DELIVERED) break;
     }
@@ -420,7 +569,12 @@ class Adaptive implements AdaptiveRate {
   /** The rise due at `now`, if any, without applying it (so that reading the rate changes nothing). */
   #planRise(now: number): Rise | undefined {
     if (!this.#evidence || !this.#saturated || this.#rate >= this.#max) return undefined;
-    const at = Math.max(this.#changedAt + this.#coolOffAfter(this.#relapses), this.#readyAt);
+    // After a server's pause, a whole cool-off at the rate before the rate rises again.
+    const at = Math.max(
+      this.#changedAt + this.#coolOffAfter(this.#relapses),
+      this.#readyAt,
+      this.#pausedUntil + this.#coolOff,
+    );
     if (now < at) return undefined;
     const settle = this.#ceiling * (1 - this.#margin);
     let rate = this.#rate;
@@ -489,6 +643,16 @@ const rate = (where: string, name: string, value: unknown, fallback: number, all
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second.
  *
+ * **What the server says.** `retry()` hands `record` the attempt's error or value. A failure
+ * whose error has `retryAfterMs` (`ebb/http` sets it from `Retry-After`, RFC 9110 §10.2.3, or
+ * an exhausted `RateLimit` policy) pauses every request of the controller that long — a pause,
+ * not a cut: the throttle moves the rate as it would without the header. A response's
+ * `RateLimit` field (draft-ietf-httpapi-ratelimit-headers, revisions 08–11: `r` left within `t`
+ * seconds), on a 429's error or on a success's `Response`, paces at most `r / t` for `t` seconds;
+ * `r = 0` pauses for `t`. Both are bounded by `maxServerWaitMs` (60 s; 0 ignores them);
+ * NaN, negative and infinite hints and malformed fields are ignored. Time paused is left out of
+ * the delivered rate. Without the headers the loop is exactly the one above.
+ *
  * **Pacing.** Requests go evenly spaced, `1000 / rate` ms apart (a late timer is made up for,
  * up to 25 ms). With `priorities`, a waiting request of a more important class always goes
  * first; FIFO within a class. No timer runs while nobody waits.
@@ -521,6 +685,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
     'maxRatePerSecond',
     'priorities',
     'defaultPriority',
+    'maxServerWaitMs',
     'clock',
   ]);
   const minRatePerSecond = rate(where, 'minRatePerSecond', o.minRatePerSecond, 1, false);
@@ -602,6 +767,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
       o.defaultPriority === undefined ? 'Name the class of requests made through the controller itself.' : undefined,
     );
   }
+  const maxServerWaitMs = nonNegative(where, 'maxServerWaitMs', o.maxServerWaitMs, 60_000);
   const clock = clockOption(where, o.clock);
   return new Adaptive({
     initialRatePerSecond,
@@ -614,6 +780,7 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
     maxRatePerSecond,
     priorities,
     defaultPriority,
+    maxServerWaitMs,
     clock,
   });
 }

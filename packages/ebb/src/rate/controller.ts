@@ -10,9 +10,10 @@ import type { Outcome, RateController } from '../retry/options.js';
  * - What `acquire` resolves with is a *ticket*; `retry()` hands it back to `record(outcome,
  *   ticket)`, so a controller can tell the verdict on a request sent before its last change of
  *   rate from one sent after it.
- * - `record(outcome, ticket?)`: `'throttled'` for an explicit "slow down" (HTTP 429, a
+ * - `record(outcome, ticket?, detail?)`: `'throttled'` for an explicit "slow down" (HTTP 429, a
  *   throttling error: errors with `throttled: true`), `'failure'` for any other failed attempt,
- *   `'success'`.
+ *   `'success'`; `detail` is the attempt's error or value (`retry()` passes it), where
+ *   `adaptiveRate` reads the server's `Retry-After` and `RateLimit`.
  * - `ratePerSecond`: requests per second it lets through now (`Infinity`: no limit yet).
  *
  * Controllers run no timer while nobody waits, and take time from an injected `Clock`.
@@ -21,7 +22,7 @@ export interface AdaptiveRateController extends RateController {
   /** Resolves with a ticket when a request may go (see above). */
   acquire(signal?: AbortSignal): unknown;
   /** Reports one attempt's outcome, with the ticket its `acquire` gave. */
-  record(outcome: Outcome, ticket?: unknown): void;
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
   /** The rate currently allowed, in requests per second; `Infinity` while unlimited. */
   readonly ratePerSecond: number;
 }

@@ -119,6 +119,7 @@ describe('ebb/rate constructors against hostile options', () => {
       'maxRatePerSecond',
       'priorities',
       'defaultPriority',
+      'maxServerWaitMs',
     ];
     await fc.assert(
       fc.asyncProperty(
@@ -156,6 +157,7 @@ describe('ebb/rate constructors against hostile options', () => {
       'increase',
       'minRatePerSecond',
       'maxRatePerSecond',
+      'maxServerWaitMs',
     ]) {
       await fc.assert(
         fc.asyncProperty(hostile, thorough, async (value, steps) => {

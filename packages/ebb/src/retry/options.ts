@@ -98,9 +98,10 @@ export interface RateController {
   acquire(signal?: AbortSignal, attempt?: number): unknown;
   /**
    * Reports the outcome of one attempt, with the ticket its `acquire` gave (undefined if none)
-   * and, for a failure, the attempt's error.
+   * and what the attempt ended with: its error for a failure, its value for a success (a
+   * `Response` under `withRetry`, whose `RateLimit` field `adaptiveRate` reads).
    */
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
   /**
    * Optional: hands back a ticket whose attempt produced no outcome — the caller's signal
    * aborted while it ran, or the operation ended (abort, deadline, a bad clock) between

@@ -412,7 +412,7 @@ export class Execution<T> implements Wakeup {
     const o = this.#o;
     this.#ticket = undefined;
     try {
-      o.rate?.record('success', ticket);
+      o.rate?.record('success', ticket, value);
       o.budget?.recordSuccess(Object.freeze({ attempt: context.attempt, lastError: this.#error }));
       if (o.onSuccess) {
         const elapsedMs = this.#elapsed();

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import type { Outcome, RateController } from './options.js';
+import { retry } from './retry.js';
+
+/** What the executor hands a rate controller's `record`: the outcome, the ticket, and what the attempt ended with. */
+function recorder() {
+  const calls: [Outcome, unknown, unknown][] = [];
+  let n = 0;
+  const rate: RateController = {
+    acquire: () => `t${++n}`,
+    record: (outcome, ticket, detail) => {
+      calls.push([outcome, ticket, detail]);
+    },
+  };
+  return { rate, calls };
+}
+
+describe('rate.record() gets what the attempt ended with', () => {
+  it('the error of each failure and the value of the success, the very objects, in order', async () => {
+    const { rate, calls } = recorder();
+    const clock = virtualClock();
+    const throttle = Object.assign(new Error('429'), { throttled: true });
+    const plain = new Error('500');
+    const value = { headers: 'the response' };
+    const outcomes = [throttle, plain, value];
+    let i = 0;
+    const p = retry(
+      () => {
+        const next = outcomes[i++];
+        if (next instanceof Error) throw next;
+        return next;
+      },
+      { backoff: constant({ delayMs: 10, maxAttempts: 5 }), clock, rate },
+    );
+    await clock.runAll();
+    expect(await p).toBe(value);
+    expect(calls).toEqual([
+      ['throttled', 't1', throttle],
+      ['failure', 't2', plain],
+      ['success', 't3', value],
+    ]);
+    expect(calls[2]?.[2]).toBe(value);
+  });
+
+  it('an async success hands over the resolved value, not the promise', async () => {
+    const { rate, calls } = recorder();
+    const value = new Map([['k', 1]]);
+    expect(await retry(async () => value, { rate })).toBe(value);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.[2]).toBe(value);
+  });
+});
