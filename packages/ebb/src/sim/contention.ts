@@ -5,6 +5,7 @@ import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
+import { atMost, SIM_LIMITS } from './limits.js';
 import { type NetworkModel, networkDelay } from './network.js';
 import { type ProgressCallback, progressOption } from './progress.js';
 
@@ -112,8 +113,20 @@ export function simulateContention(options?: ContentionOptions): ContentionResul
   const where = 'simulateContention()';
   const o = optionsObject(where, options) as ContentionOptions;
   checkKeys(where, o, ['clients', 'strategies', 'runs', 'network', 'seed', 'onProgress']);
-  const n = count(where, 'clients', o.clients, 50, 1, false, 'The post uses 10 to 50 clients.');
-  const runs = count(where, 'runs', o.runs, 100, 1, false, 'The post averages 100 runs.');
+  const n = atMost(
+    where,
+    'clients',
+    count(where, 'clients', o.clients, 50, 1, false, 'The post uses 10 to 50 clients.'),
+    SIM_LIMITS.clients,
+    'The post uses 10 to 50 clients.',
+  );
+  const runs = atMost(
+    where,
+    'runs',
+    count(where, 'runs', o.runs, 100, 1, false, 'The post averages 100 runs.'),
+    SIM_LIMITS.runs / n,
+    'Fewer runs or clients: runs × clients is bounded.',
+  );
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
   const strategies = o.strategies ?? brookerStrategies();

@@ -2,6 +2,7 @@ import { Backoff } from '../backoff/backoff.js';
 import { describe } from '../backoff/describe.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
+import { atMost, SIM_LIMITS } from './limits.js';
 
 /** Options of {@link delayDistribution}. */
 export interface DelayDistributionOptions {
@@ -44,7 +45,13 @@ export function delayDistribution(backoff: Backoff, options?: DelayDistributionO
   if (!(backoff instanceof Backoff)) invalid(where, 'backoff', backoff, 'a Backoff value', 'Take one from presets.');
   const o = optionsObject(where, options) as DelayDistributionOptions;
   checkKeys(where, o, ['runs', 'rows', 'seed']);
-  const runs = count(where, 'runs', o.runs, 10_000, 1, false, 'Such as 10000.');
+  const runs = atMost(
+    where,
+    'runs',
+    count(where, 'runs', o.runs, 10_000, 1, false, 'Such as 10000.'),
+    SIM_LIMITS.runs,
+    'Such as 10000.',
+  );
   const rows = count(where, 'rows', o.rows, 10, 1, false, 'Such as 10.');
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const exact = describe(backoff, rows).rows;

@@ -7,6 +7,7 @@ import { slottedOnly } from './analytic.js';
 import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
 import { Histogram } from './histogram.js';
+import { slottedSize } from './limits.js';
 import { type ProgressCallback, progressOption } from './progress.js';
 import { slotsOf } from './slots.js';
 
@@ -134,6 +135,7 @@ export function simulateEthernet(options?: EthernetOptions): EthernetResult {
   ]);
   const n = count(where, 'stations', o.stations, 32, 1, false, 'Give the number of stations, such as 32.');
   const total = count(where, 'slots', o.slots, 1_000_000, 1, false, 'Simulate, say, 1000000 slots.');
+  slottedSize(where, n, total);
   const frameSlots = count(where, 'frameSlots', o.frameSlots, 1, 1, false, 'A minimum-size 802.3 frame is 1 slot.');
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   // + 0: a -0 given is reported back as 0.

@@ -7,6 +7,7 @@ import { RetryError } from '../retry/errors.js';
 import { prepare, type RateController, type RetryBudget, type RetryOptions } from '../retry/options.js';
 import { retry } from '../retry/retry.js';
 import { detached } from './detached.js';
+import { atMost, SIM_LIMITS } from './limits.js';
 import { type NetworkModel, networkDelay } from './network.js';
 import type { ProgressCallback } from './progress.js';
 import { progressOption } from './progress.js';
@@ -173,7 +174,13 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
     'seed',
     'onProgress',
   ]);
-  const clients = count(where, 'clients', o.clients, 1_000, 1, false, 'Such as 1000.');
+  const clients = atMost(
+    where,
+    'clients',
+    count(where, 'clients', o.clients, 1_000, 1, false, 'Such as 1000.'),
+    SIM_LIMITS.clients,
+    'Such as 1000.',
+  );
   const startWindowMs = nonNegative(where, 'startWindowMs', o.startWindowMs, 1_000);
   const capacity = nonNegative(where, 'capacityPerSecond', o.capacityPerSecond, 100);
   if (capacity === 0) invalid(where, 'capacityPerSecond', 0, 'a number > 0', 'Requests per second, such as 100.');
@@ -182,7 +189,13 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
   const hint = o.retryAfterMs === undefined ? undefined : nonNegative(where, 'retryAfterMs', o.retryAfterMs, 0);
   const binMs = nonNegative(where, 'binMs', o.binMs, 1_000);
   if (binMs === 0) invalid(where, 'binMs', 0, 'a number > 0', 'Such as 1000 for one-second bins.');
-  const horizonMs = nonNegative(where, 'horizonMs', o.horizonMs, 600_000);
+  const horizonMs = atMost(
+    where,
+    'horizonMs',
+    nonNegative(where, 'horizonMs', o.horizonMs, 600_000),
+    SIM_LIMITS.horizonMs,
+    'Simulated time is bounded by a day; such as 600000.',
+  );
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
   const attemptTimeoutMs = o.attemptTimeoutMs;

@@ -6,6 +6,7 @@ import { bianchiTiming, checkTiming, type DcfTiming } from './bianchi.js';
 import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
 import { Histogram } from './histogram.js';
+import { slottedSize } from './limits.js';
 import { type ProgressCallback, progressOption } from './progress.js';
 import { slotsOf } from './slots.js';
 
@@ -139,6 +140,7 @@ export function simulateWifi(options?: WifiOptions): WifiResult {
   ]);
   const n = count(where, 'stations', o.stations, 10, 1, false, 'Give the number of stations, such as 10.');
   const total = count(where, 'slots', o.slots, 1_000_000, 1, false, 'Simulate, say, 1000000 slots.');
+  slottedSize(where, n, total);
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const timing = checkTiming(where, o.timing ?? bianchiTiming);
   const onProgress = progressOption(where, o.onProgress);
