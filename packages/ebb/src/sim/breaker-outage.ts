@@ -49,7 +49,7 @@ export interface OpenPeriod {
   readonly sent: number;
 }
 
-/** One bin of {@link BreakerOutageResult.series}. Rates per second. */
+/** One bin of {@link BreakerOutageResult.series} (the bins cover `durationMs`; the answers to the last calls may come after it). Rates per second. */
 export interface BreakerOutageBin {
   readonly startMs: number;
   /** Requests reaching the service. */
@@ -204,7 +204,7 @@ export async function simulateBreakerOutage(options?: BreakerOutageOptions): Pro
   const last = opened.filter((p) => p.atMs < recoveryMs).at(-1);
   const openAtRecoveryMs = last && last.atMs + last.openMs >= recoveryMs ? last.openMs : null;
   const restoredAt = breaker ? closedAfterRecovery : firstSuccessAfterRecovery;
-  const bins = Math.max(Math.ceil(durationMs / binMs), arrivals.length, okBins.length);
+  const bins = Math.ceil(durationMs / binMs);
   const perSecond = 1_000 / binMs;
   const series: BreakerOutageBin[] = [];
   for (let b = 0; b < bins; b++) {
