@@ -190,13 +190,11 @@ describe('simulateSlowTail', () => {
   });
 
   it('under overload (every response slow) the budget holds hedges to its share', async () => {
-    const r = await simulateSlowTail({
-      ...run,
-      slowShare: 1,
-      hedging: ({ clock }) => hedging({ clock, percentile: 0.9 }),
-    });
+    // A fixed 20 ms delay: every call outlives it and asks for a hedge; only the budget says no.
+    const r = await simulateSlowTail({ ...run, slowShare: 1, hedging: ({ clock }) => hedging({ clock, delayMs: 20 }) });
     // ratioBudget's default: 5 % of calls plus 1 a second over its 10-s window.
     expect(r.requests - r.calls).toBeLessThanOrEqual(0.05 * r.calls + 10 + 20);
+    expect(r.extraRequests).toBeGreaterThan(0.04);
     expect(r.extraRequests).toBeLessThan(0.1);
     expect(r.p50Ms as number).toBeGreaterThan(200);
   });
