@@ -1,6 +1,6 @@
 // A brownout against a real node:http server on 127.0.0.1: the server has a fixed capacity of
 // CAPACITY requests at a time, each taking BASE_MS while nobody waits; beyond CAPACITY, requests
-// wait in a FIFO queue, and a request that starts while others still wait takes 10 × BASE_MS
+// wait in a FIFO queue, and a request that starts while more than CAPACITY others wait takes 10 × BASE_MS
 // (the "latency rises 10× when overloaded" of issue 14: an overloaded server thrashes, so its
 // throughput collapses to a tenth and its queue grows without bound). A queued request whose
 // client went away is dropped. Capacity is CAPACITY / BASE_MS requests per ms (8 / 100 ms = 80 a
@@ -21,7 +21,7 @@
 // machine's latency, not the server's. At 100 ms and 120 requests a second the loop's own delays
 // (a few ms) are small beside the service time.
 //
-// `node figures/brownout.mjs [--quick] [--seconds=N]` prints one JSON document. Default 6 s a
+// `node figures/brownout.mjs [--quick] [--seconds=N]` prints one JSON document. Default 10 s a
 // subject (--quick: 3 s).
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -33,7 +33,7 @@ const arg = (name, fallback) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
   return a ? Number(a.slice(name.length + 3)) : fallback;
 };
-const SECONDS = arg('seconds', process.argv.includes('--quick') ? 3 : 6);
+const SECONDS = arg('seconds', process.argv.includes('--quick') ? 3 : 10);
 const CAPACITY = 8;
 const BASE_MS = 100;
 const CAPACITY_RPS = (CAPACITY * 1000) / BASE_MS;
@@ -46,7 +46,7 @@ if (process.argv.includes('--serve')) {
   const waiting = [];
   const serve = (res) => {
     busy++;
-    const overloaded = waiting.length > 0;
+    const overloaded = waiting.length > CAPACITY;
     setTimeout(
       () => {
         busy--;
