@@ -40,6 +40,12 @@ describe('ebb simulate brownout', () => {
     expect(results[2]?.peakInServer).toBeLessThan(results[1]?.peakInServer ?? 0);
     expect(sim.text).toMatch(/gradient2 +120\/s/);
     await expect(brownoutModel({ algorithms: 'bbr' }, io)).rejects.toThrow(/unknown algorithm "bbr"/);
+    await expect(brownoutModel({ maxLimit: '2' }, io)).rejects.toThrow(/--max-limit \(2\) must be at least/);
+    // --max-limit reaches the algorithm: a cap at the server's thrash point (2 × capacity).
+    const capped = await brownoutModel({ duration: '5s', algorithms: 'vegas', maxLimit: '16' }, io);
+    const vegasRun = (capped.doc.results as { subject: string; finalLimit: number; peakInServer: number }[])[2];
+    expect(vegasRun?.finalLimit).toBeLessThanOrEqual(16);
+    expect(vegasRun?.peakInServer).toBeLessThanOrEqual(16);
     expect(() => algorithmFrom('AIMD', 100, 4)).toThrow(/aimd, vegas, gradient2/);
   });
 });

@@ -116,20 +116,23 @@ export interface BrownoutFlags extends OutputFlags {
   readonly duration?: string;
   readonly algorithms?: string;
   readonly initialLimit?: string;
+  readonly maxLimit?: string;
   readonly maxQueue?: string;
   readonly maxWait?: string;
   readonly bin?: string;
 }
 
-/** The algorithm of each name, as `bench/figures/brownout.mjs` configures it. */
+/** The algorithm of each name, as `bench/figures/brownout.mjs` configures it; `maxLimit` caps any of them. */
 export function algorithmFrom(
   name: string,
   serviceMs: number,
   initialLimit: number,
+  maxLimit?: number,
 ): (env: SimEnvironment) => LimitAlgorithm {
-  if (name === 'aimd') return () => aimd({ initialLimit, minLimit: 1, timeoutMs: 3 * serviceMs });
-  if (name === 'vegas') return ({ random }) => vegas({ initialLimit, random });
-  if (name === 'gradient2') return () => gradient2({ initialLimit, minLimit: 1, maxLimit: 100 });
+  const cap = maxLimit === undefined ? {} : { maxLimit };
+  if (name === 'aimd') return () => aimd({ initialLimit, minLimit: 1, timeoutMs: 3 * serviceMs, ...cap });
+  if (name === 'vegas') return ({ random }) => vegas({ initialLimit, random, ...cap });
+  if (name === 'gradient2') return () => gradient2({ initialLimit, minLimit: 1, maxLimit: 100, ...cap });
   throw new UsageError(`unknown algorithm "${name}"; algorithms: ${ALGORITHMS.join(', ')}`);
 }
 
@@ -147,10 +150,14 @@ export async function brownoutModel(flags: BrownoutFlags, io: SimulateIO): Promi
   };
   const load = flags.load === undefined ? 1.5 : parseNumber('--load', flags.load);
   const initialLimit = flags.initialLimit === undefined ? 4 : parseCount('--initial-limit', flags.initialLimit);
+  const maxLimit = flags.maxLimit === undefined ? undefined : parseCount('--max-limit', flags.maxLimit);
+  if (maxLimit !== undefined && maxLimit < initialLimit) {
+    throw new UsageError(`--max-limit (${maxLimit}) must be at least --initial-limit (${initialLimit})`);
+  }
   const maxQueue = flags.maxQueue === undefined ? 16 : parseCount('--max-queue', flags.maxQueue, 0);
   const maxWaitMs = flags.maxWait === undefined ? 2 * serviceMs : parseDuration('--max-wait', flags.maxWait);
   const names = (flags.algorithms ?? ALGORITHMS.join(',')).split(',').map((s) => s.trim());
-  const algorithms = names.map((n) => [n, algorithmFrom(n, serviceMs, initialLimit)] as const);
+  const algorithms = names.map((n) => [n, algorithmFrom(n, serviceMs, initialLimit, maxLimit)] as const);
   const subjects = [
     { subject: 'unloaded', load: 0.5 },
     { subject: 'none', load },
@@ -175,7 +182,7 @@ export async function brownoutModel(flags: BrownoutFlags, io: SimulateIO): Promi
   });
   const unloadedP99 = results[0]?.p99Ms ?? null;
   const text = [
-    `brownout — a server of ${base.capacity} at a time × ${formatDuration(serviceMs)} (${results[0]?.capacityPerSecond}/s), ${base.slowdown}× slower once more than ${base.capacity} wait; open-loop load ${load} × capacity for ${formatDuration(base.durationMs)}; attempt timeout ${formatDuration(20 * serviceMs)}; limit queue ${maxQueue}, wait ≤ ${formatDuration(maxWaitMs)}; seed ${seed}`,
+    `brownout — a server of ${base.capacity} at a time × ${formatDuration(serviceMs)} (${results[0]?.capacityPerSecond}/s), ${base.slowdown}× slower once more than ${base.capacity} wait; open-loop load ${load} × capacity for ${formatDuration(base.durationMs)}; attempt timeout ${formatDuration(20 * serviceMs)}; limit queue ${maxQueue}, wait ≤ ${formatDuration(maxWaitMs)}${maxLimit === undefined ? '' : `, max limit ${maxLimit}`}; seed ${seed}`,
     '',
     table(
       [
@@ -206,7 +213,16 @@ export async function brownoutModel(flags: BrownoutFlags, io: SimulateIO): Promi
     '',
     'goodput: successes per second ÷ capacity; latency: successful calls, end to end (the limit’s queue included)',
   ].join('\n');
-  const doc = { model: 'brownout', ...base, load, initialLimit, maxQueue, maxWaitMs, results };
+  const doc = {
+    model: 'brownout',
+    ...base,
+    load,
+    initialLimit,
+    maxLimit: maxLimit ?? null,
+    maxQueue,
+    maxWaitMs,
+    results,
+  };
   return { doc, text: `${text}\n`, chart: brownoutChart({ ...base, load, results }) };
 }
 

@@ -689,6 +689,7 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
     .option('--duration <duration>', 'calls arrive for this long (default 60s)')
     .option('--algorithms <list>', 'comma-separated: aimd, vegas, gradient2 (default: all three)')
     .option('--initial-limit <n>', 'each algorithm’s first limit (default 4)')
+    .option('--max-limit <n>', 'cap every algorithm’s limit (default: each algorithm’s own)')
     .option('--max-queue <n>', 'the limit’s queue (default 16)')
     .option('--max-wait <duration>', 'longest wait in the limit’s queue (default 2 × service)')
     .option('--bin <duration>', 'width of the time series bins (default 1s)')
