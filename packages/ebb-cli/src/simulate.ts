@@ -29,6 +29,14 @@ import { renderPng, renderSvg } from './charts-render.js';
 import { formatDuration, parseDuration, parseNumber } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { type ProgressStream, progressBar } from './simulate-progress.js';
+import {
+  type BrownoutFlags,
+  brownoutModel,
+  type OutageFlags,
+  outageModel,
+  type SlowTailFlags,
+  slowTailModel,
+} from './simulate-resilience.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
@@ -81,7 +89,8 @@ export function parseRange(flag: string, text: string, min = 1): number[] {
   return values;
 }
 
-function seedOf(flags: OutputFlags): number {
+/** The `--seed` flag: a whole number >= 0, default 1. */
+export function seedOf(flags: OutputFlags): number {
   if (flags.seed === undefined) return 1;
   const seed = parseNumber('--seed', flags.seed);
   if (!Number.isSafeInteger(seed) || seed < 0)
@@ -112,7 +121,8 @@ function withProgress<T>(io: SimulateIO, label: string, work: (onProgress: Progr
   }
 }
 
-async function withProgressAsync<T>(
+/** Runs `work` with a progress bar on stderr (when it is a terminal). */
+export async function withProgressAsync<T>(
   io: SimulateIO,
   label: string,
   work: (onProgress: ProgressCallback) => Promise<T>,
@@ -580,14 +590,18 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
   const quiet = { writeOut: env.out, writeErr: () => {}, outputError: () => {} };
   const simulate = root
     .command('simulate')
-    .description('simulate backoff on a shared channel, among contending clients, or against an overloaded service')
+    .description(
+      'simulate backoff on a shared channel, among contending clients, or against an overloaded service; and the breaker, the concurrency limit and hedging',
+    )
     .configureOutput(quiet)
     .exitOverride()
-    .argument('[model]', 'ethernet, wifi, contention, overload or delays')
+    .argument('[model]', 'ethernet, wifi, contention, overload, delays, outage, brownout or slow-tail')
     // Without a model, the list of models (as `--help` prints it), rather than an error.
     .action((model: string | undefined) => {
       if (model !== undefined) {
-        throw new UsageError(`unknown model "${model}"; models: ethernet, wifi, contention, overload, delays`);
+        throw new UsageError(
+          `unknown model "${model}"; models: ethernet, wifi, contention, overload, delays, outage, brownout, slow-tail`,
+        );
       }
       env.out(simulate.helpInformation());
     });
@@ -654,4 +668,41 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
     .action((preset: string | undefined, flags: DelaysFlags) =>
       emit(io, flags, () => delaysModel({ ...flags, ...(preset === undefined ? {} : { preset }) })),
     );
+
+  sub('outage', 'workers through an outage: without and with a circuit breaker (ebb/resilience)')
+    .option('--workers <n>', 'workers calling in a loop (default 10)')
+    .option('--think <duration>', 'pause between a worker’s calls (default 20ms)')
+    .option('--outage-start <duration>', 'the service goes down then (default 5s)')
+    .option('--outage <duration>', 'for this long (default 30s)')
+    .option('--duration <duration>', 'the workers call for this long (default 60s)')
+    .option('--failures <n>', 'consecutive failures that open the breaker (default 5)')
+    .option('--open <duration>', 'the first open period (default 1s); it doubles on each failed probe')
+    .option('--open-max <duration>', 'the longest open period (default 8s)')
+    .option('--bin <duration>', 'width of the time series bins (default 1s)')
+    .action((flags: OutageFlags) => emit(io, flags, () => outageModel(flags, io)));
+
+  sub('brownout', 'a thrashing server at 1.5 × capacity: without and with an adaptive concurrency limit')
+    .option('--capacity <n>', 'requests the server works on at once (default 8)')
+    .option('--service <duration>', 'time of a request while nobody waits (default 100ms)')
+    .option('--slowdown <x>', 'how much slower once more than capacity wait (default 10)')
+    .option('--load <x>', 'offered load, a multiple of capacity (default 1.5)')
+    .option('--duration <duration>', 'calls arrive for this long (default 60s)')
+    .option('--algorithms <list>', 'comma-separated: aimd, vegas, gradient2 (default: all three)')
+    .option('--initial-limit <n>', 'each algorithm’s first limit (default 4)')
+    .option('--max-limit <n>', 'cap every algorithm’s limit (default: each algorithm’s own)')
+    .option('--max-queue <n>', 'the limit’s queue (default 16)')
+    .option('--max-wait <duration>', 'longest wait in the limit’s queue (default 2 × service)')
+    .option('--bin <duration>', 'width of the time series bins (default 1s)')
+    .action((flags: BrownoutFlags) => emit(io, flags, () => brownoutModel(flags, io)));
+
+  sub('slow-tail', 'a slow tail: without and with hedging, and hedging under an all-slow overload')
+    .option('--workers <n>', 'workers calling in a loop (default 8)')
+    .option('--service <duration>', 'time of a fast response (default 10ms)')
+    .option('--slow-share <x>', 'share of slow responses (default 0.05)')
+    .option('--slow-factor <x>', 'how much slower they are (default 20)')
+    .option('--duration <duration>', 'the workers call for this long (default 60s)')
+    .option('--delay <duration>', 'a fixed hedging delay (default: learned)')
+    .option('--percentile <x>', 'without --delay: hedge after this latency percentile (default 0.95)')
+    .option('--budget <x>', 'hedges at most this share of calls, plus 1 a second (default 0.05)')
+    .action((flags: SlowTailFlags) => emit(io, flags, () => slowTailModel(flags, io)));
 }

@@ -1,4 +1,5 @@
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import type { Hedging } from '../resilience/hedging.js';
 import { RetryError } from '../retry/errors.js';
 import { type AttemptContext, prepare, type RetryContext, type RetryOptions } from '../retry/options.js';
 import { isThenable, retry } from '../retry/retry.js';
@@ -40,12 +41,21 @@ export interface WithRetryOptions extends Omit<RetryOptions, 'retryIf' | 'signal
   readonly methods?: readonly string[];
   /** Called before each wait; may be async (awaited). A throw stops the retries with that error. */
   readonly onRetry?: (context: HttpRetryContext) => void | PromiseLike<void>;
+  /**
+   * Hedges each attempt of an idempotent request (a method of RFC 9110 §9.2.2 that `methods`
+   * allows, with a replayable body): a `hedging()` from ebb/resilience, shared by every request.
+   * Each hedged request is judged by `retryOn` on its own, so a fast 503 does not beat a slow
+   * 200; the first response `retryOn` accepts wins and the others are aborted (their sockets
+   * closed). Never for other requests — an `Idempotency-Key` allows a retry, not two copies in
+   * flight at once. Default: none.
+   */
+  readonly hedge?: Hedging;
 }
 
 /** RFC 9110 §9.2.2: "PUT, DELETE, and safe request methods are idempotent." */
 const IDEMPOTENT_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'];
 
-const OWN_KEYS = ['retryOn', 'methods', 'onRetry'];
+const OWN_KEYS = ['retryOn', 'methods', 'onRetry', 'hedge'];
 const EXECUTOR_KEYS = [
   'backoff',
   'retries',
@@ -226,7 +236,10 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     throw new TypeError(`${where}: use \`retryOn\` (a classifier of responses and errors) instead of \`retryIf\`.`);
   }
   checkKeys(where, o, KEYS);
-  const { retryOn = standard, methods, onRetry, ...executorOptions } = o;
+  const { retryOn = standard, methods, onRetry, hedge, ...executorOptions } = o;
+  if (hedge !== undefined && (typeof hedge !== 'object' || hedge === null || typeof hedge.run !== 'function')) {
+    invalid(where, 'hedge', hedge, 'a hedging() from ebb/resilience', 'Such as hedging({ delayMs: 50 }).');
+  }
   if (typeof retryOn !== 'function') {
     invalid(where, 'retryOn', retryOn, 'a classifier function', 'Use standard, aws, googleDrive or your own.');
   }
@@ -255,6 +268,7 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     const replayable = ownBody ? isReplayableBody(init?.body) : true;
     const idempotent = allowed.has(method) || hasIdempotencyKey(init, request);
     const judgesResponses = replayable && idempotent;
+    const hedged = hedge !== undefined && replayable && IDEMPOTENT_METHODS.includes(method) && allowed.has(method);
     // As fetch reads init (WebIDL: a member set to undefined is absent): `signal: undefined` keeps
     // the Request's own signal, `signal: null` drops it.
     const callerSignal = (init?.signal !== undefined ? init.signal : request?.signal) ?? undefined;
@@ -281,11 +295,17 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       throw error;
     };
 
-    const operation = (context: AttemptContext): Promise<Response> => {
-      const signal = callerSignal === undefined ? context.signal : anySignal(context.signal, callerSignal);
+    const send = (signal: AbortSignal, attempt: number): Promise<Response> => {
       const attemptInput = cloneRequest ? (request as Request).clone() : input;
       const pending = fetchImpl(attemptInput, init === undefined ? { signal } : { ...init, signal });
-      return judgesResponses ? pending.then((response) => judge(response, context.attempt)) : pending;
+      return judgesResponses ? pending.then((response) => judge(response, attempt)) : pending;
+    };
+    const operation = (context: AttemptContext): Promise<Response> => {
+      const signal = callerSignal === undefined ? context.signal : anySignal(context.signal, callerSignal);
+      // Hedged: each copy is sent and judged on its own signal, which hedging aborts for the losers.
+      return hedged
+        ? (hedge as Hedging).run((copy) => send(copy, context.attempt), { signal, method })
+        : send(signal, context.attempt);
     };
 
     const retryIf = (error: unknown, context: AttemptContext): boolean | Promise<boolean> => {

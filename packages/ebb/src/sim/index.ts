@@ -4,8 +4,22 @@
  *
  * @packageDocumentation
  */
+
 export { type BoundsRow, expectedBackoff, meanBackoffSlots, scheduleBounds } from './analytic.js';
 export { type BianchiOptions, type BianchiResult, bianchi, bianchiTiming, type DcfTiming } from './bianchi.js';
+export {
+  type BreakerOutageBin,
+  type BreakerOutageOptions,
+  type BreakerOutageResult,
+  type OpenPeriod,
+  simulateBreakerOutage,
+} from './breaker-outage.js';
+export {
+  type BrownoutBin,
+  type BrownoutOptions,
+  type BrownoutResult,
+  simulateBrownout,
+} from './brownout.js';
 export {
   type BrookerOptions,
   type BrookerStrategy,
@@ -23,6 +37,7 @@ export {
   ethernetCeilingSweep,
   simulateEthernet,
 } from './ethernet.js';
+export type { LatencySummary } from './latency.js';
 export type { NetworkModel } from './network.js';
 export {
   type OverloadBin,
@@ -34,6 +49,7 @@ export {
 } from './overload.js';
 export type { ProgressCallback } from './progress.js';
 export { slotLengthOf, slotsOf } from './slots.js';
+export { type SlowTailOptions, type SlowTailResult, simulateSlowTail } from './slow-tail.js';
 export {
   type DcfBackoffOptions,
   dcfBackoff,
