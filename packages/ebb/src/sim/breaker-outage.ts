@@ -6,6 +6,7 @@ import { prepare, type RetryOptions } from '../retry/options.js';
 import { retry } from '../retry/retry.js';
 import { detached } from './detached.js';
 import { bump } from './latency.js';
+import { runLength } from './limits.js';
 import { type NetworkModel, networkDelay } from './network.js';
 import { type SimEnvironment, SimulatedServerError } from './overload.js';
 import { type ProgressCallback, progressOption } from './progress.js';
@@ -124,6 +125,7 @@ export async function simulateBreakerOutage(options?: BreakerOutageOptions): Pro
   if (binMs === 0) invalid(where, 'binMs', 0, 'a number > 0', 'Such as 1000 for one-second bins.');
   // A loop with no pause and no network time would never let virtual time move.
   if (thinkMs === 0 && serviceMs === 0) invalid(where, 'thinkMs', 0, 'a number > 0 when serviceMs is 0', 'Such as 20.');
+  runLength(where, durationMs, workers / (thinkMs + serviceMs), binMs);
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
 

@@ -5,6 +5,7 @@ import { prepare, type RateController, type RetryOptions } from '../retry/option
 import { retry } from '../retry/retry.js';
 import { detached } from './detached.js';
 import { bump, type LatencySummary, summarize } from './latency.js';
+import { runLength } from './limits.js';
 import { type NetworkModel, networkDelay } from './network.js';
 import type { SimEnvironment } from './overload.js';
 import { type ProgressCallback, progressOption } from './progress.js';
@@ -116,6 +117,7 @@ export async function simulateBrownout(options?: BrownoutOptions): Promise<Brown
   const attemptTimeoutMs = nonNegative(where, 'attemptTimeoutMs', o.attemptTimeoutMs, 20 * serviceMs, false);
   const binMs = nonNegative(where, 'binMs', o.binMs, 1_000, false);
   if (binMs === 0) invalid(where, 'binMs', 0, 'a number > 0', 'Such as 1000 for one-second bins.');
+  runLength(where, durationMs, (load * capacity) / serviceMs, binMs);
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
   if (o.limit !== undefined && typeof o.limit !== 'function' && (typeof o.limit !== 'object' || o.limit === null)) {

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { presets } from '../backoff/presets.js';
+import { simulateBreakerOutage } from './breaker-outage.js';
+import { simulateBrownout } from './brownout.js';
 import { simulateContention } from './contention.js';
 import { delayDistribution } from './delays.js';
 import { simulateEthernet } from './ethernet.js';
 import { SIM_LIMITS } from './limits.js';
 import { simulateOverload } from './overload.js';
+import { simulateSlowTail } from './slow-tail.js';
 import { simulateWifi } from './wifi.js';
 
 /**
@@ -30,6 +33,15 @@ describe('simulator sizes are bounded', () => {
     ],
     ['overload clients', () => simulateOverload({ clients: 2 ** 40 }), /`clients` to be at most 1000000/],
     ['overload horizon', () => simulateOverload({ horizonMs: 1e308 }), /`horizonMs` to be at most 86400000/],
+    [
+      'outage workers × duration',
+      () => simulateBreakerOutage({ workers: 1_000_000 }),
+      /`durationMs` to be at most 2500, got 60000/,
+    ],
+    ['outage duration', () => simulateBreakerOutage({ durationMs: 1e15 }), /`durationMs` to be at most 86400000/],
+    ['outage bins', () => simulateBreakerOutage({ binMs: 1e-6 }), /`binMs` to be at least durationMs \/ 1000000/],
+    ['brownout duration', () => simulateBrownout({ durationMs: 1e15 }), /simulateBrownout\(\): expected `durationMs`/],
+    ['slow-tail workers × duration', () => simulateSlowTail({ workers: 2 ** 40 }), /`durationMs` to be at most 0/],
     ['delays runs', () => delayDistribution(presets.default, { runs: 2 ** 52 }), /`runs` to be at most 100000000/],
   ];
   it.each(refused)('%s: a RangeError naming the option, at once', async (_name, call, message) => {

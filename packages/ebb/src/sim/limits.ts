@@ -18,8 +18,12 @@ export const SIM_LIMITS = {
   clients: 1_000_000,
   /** Repetitions of the contention model and draws of the delay distribution. */
   runs: 100_000_000,
-  /** Simulated time of the overload model: one day. */
+  /** Simulated time of the overload and resilience models: one day. */
   horizonMs: 86_400_000,
+  /** Requests one run of the resilience models may send, as estimated from its options. */
+  requests: 100_000_000,
+  /** Time bins of one run's series. */
+  bins: 1_000_000,
 } as const;
 
 /** Returns `value`, or throws a RangeError naming `name` when it is above `max`. @internal */
@@ -39,4 +43,18 @@ export function slottedSize(where: string, stations: number, slots: number): voi
     Math.floor(SIM_LIMITS.stationSlots / stations),
     `With ${stations} stations, stations × slots is bounded by ${SIM_LIMITS.stationSlots}.`,
   );
+}
+
+/**
+ * Checks the length of a run of the outage, brownout or slow-tail model: at most a day of
+ * simulated time, at most {@link SIM_LIMITS.requests} requests at `requestsPerMs` (an upper
+ * estimate from the model's own options), and at most {@link SIM_LIMITS.bins} bins. @internal
+ */
+export function runLength(where: string, durationMs: number, requestsPerMs: number, binMs: number): void {
+  const byRequests = SIM_LIMITS.requests / requestsPerMs;
+  const max = byRequests < SIM_LIMITS.horizonMs ? Math.floor(byRequests) : SIM_LIMITS.horizonMs;
+  atMost(where, 'durationMs', durationMs, max, 'Fewer clients or a shorter run: the simulated requests are bounded.');
+  if (durationMs / binMs > SIM_LIMITS.bins) {
+    invalid(where, 'binMs', binMs, `at least durationMs / ${SIM_LIMITS.bins}`, 'Such as 1000 for one-second bins.');
+  }
 }

@@ -3,6 +3,7 @@ import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '
 import type { Hedging } from '../resilience/hedging.js';
 import { detached } from './detached.js';
 import { type LatencySummary, summarize } from './latency.js';
+import { runLength } from './limits.js';
 import { type NetworkModel, networkDelay } from './network.js';
 import type { SimEnvironment } from './overload.js';
 import { type ProgressCallback, progressOption } from './progress.js';
@@ -85,6 +86,7 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
   const slowFactor = nonNegative(where, 'slowFactor', o.slowFactor, 20, false);
   if (slowFactor < 1) invalid(where, 'slowFactor', slowFactor, 'a number >= 1', 'Such as 20.');
   const durationMs = nonNegative(where, 'durationMs', o.durationMs, 60_000, false);
+  runLength(where, durationMs, workers / serviceMs, Infinity);
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
 
