@@ -23,11 +23,10 @@
 //
 // `node figures/brownout.mjs [--quick] [--seconds=N]` prints one JSON document. Default 10 s a
 // subject (--quick: 3 s).
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { constant, retry } from 'ebb';
 import { aimd, concurrencyLimit, gradient2, vegas } from 'ebb/resilience';
+import { forkServer, listenForParent } from '../lib/child-server.mjs';
 
 const arg = (name, fallback) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
@@ -73,17 +72,13 @@ if (process.argv.includes('--serve')) {
     }
     if (busy + waiting.length > maxInServer) maxInServer = busy + waiting.length;
   });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('disconnect', () => process.exit(0));
+  listenForParent(server);
 } else {
   await main();
 }
 
 async function main() {
-  const child = fork(new URL(import.meta.url).pathname, ['--serve'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const [{ port }] = await once(child, 'message');
-  const url = `http://127.0.0.1:${port}/`;
+  const { child, url } = await forkServer(import.meta.url);
   const maxInServer = async () => (await (await fetch(`${url}stats`)).json()).maxInServer;
 
   const get = async ({ signal }) => {
