@@ -247,14 +247,26 @@ describe('TimerQueue: pinned by its mutation survivors', () => {
   });
 
   it('an unref queue works where timers have no unref() (browsers: a number)', () => {
-    let id = 0;
-    const set = vi.spyOn(globalThis, 'setTimeout').mockImplementation((() => ++id) as never);
-    const clear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation(() => {});
+    // Mocked only around the one call each, so no other timer in the process is affected.
+    const set = vi.spyOn(globalThis, 'setTimeout').mockImplementation((() => 7) as never);
     const q = new TimerQueue(true);
     const e = entry('x', []);
-    q.add(e, q.now() + 60_000);
-    expect(set).toHaveBeenCalledTimes(1);
-    q.remove(e);
-    expect(clear).toHaveBeenCalledWith(1);
+    let armed: unknown[][] = [];
+    try {
+      q.add(e, q.now() + 60_000);
+    } finally {
+      armed = [...set.mock.calls];
+      set.mockRestore();
+    }
+    expect(armed).toHaveLength(1);
+    const clear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation(() => {});
+    let cleared: unknown[][] = [];
+    try {
+      q.remove(e);
+    } finally {
+      cleared = [...clear.mock.calls];
+      clear.mockRestore();
+    }
+    expect(cleared).toEqual([[7]]);
   });
 });
