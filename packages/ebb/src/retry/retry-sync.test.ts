@@ -1,8 +1,36 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import * as validateModule from '../core/validate.js';
+import * as decideModule from './decide.js';
+import * as errorsModule from './errors.js';
 import { RetryError, stop } from './errors.js';
+import * as optionsModule from './options.js';
+import * as retryModule from './retry.js';
 import { retrySync, type SyncClock } from './retry-sync.js';
+
+const shared = {
+  '../core/validate.js': validateModule,
+  './decide.js': decideModule,
+  './errors.js': errorsModule,
+  './options.js': optionsModule,
+  './retry.js': retryModule,
+};
+
+/**
+ * retry-sync.js loaded afresh (its blocking probe not yet run) on the modules this file already
+ * loaded: no other module's top level runs again inside a test (which would make the mutation
+ * run count those modules' import-time code as covered by this test).
+ */
+async function freshRetrySync(): Promise<typeof retrySync> {
+  vi.resetModules();
+  for (const [path, module] of Object.entries(shared)) vi.doMock(path, () => module);
+  try {
+    return (await import('./retry-sync.js')).retrySync;
+  } finally {
+    for (const path of Object.keys(shared)) vi.doUnmock(path);
+  }
+}
 
 function fakeClock(): SyncClock & { sleeps: number[] } {
   let now = 0;
@@ -213,8 +241,7 @@ describe('retrySync: the default clock and the blocking probe', () => {
   });
 
   it('where Atomics.wait throws, refuses the default clock with a named TypeError (probing once) but runs on a given clock', async () => {
-    vi.resetModules();
-    const { retrySync: fresh } = await import('./retry-sync.js');
+    const fresh = await freshRetrySync();
     const wait = vi.spyOn(Atomics, 'wait').mockImplementation(() => {
       throw new TypeError('Atomics.wait cannot be called in this context');
     });
@@ -238,8 +265,7 @@ describe('retrySync: the default clock and the blocking probe', () => {
   });
 
   it('where Atomics.wait works, probes it once and then only waits', async () => {
-    vi.resetModules();
-    const { retrySync: fresh } = await import('./retry-sync.js');
+    const fresh = await freshRetrySync();
     const wait = vi.spyOn(Atomics, 'wait');
     expect(fresh(() => 1)).toBe(1);
     expect(fresh(() => 2)).toBe(2);
