@@ -29,6 +29,8 @@ async function freshRetrySync(): Promise<typeof retrySync> {
     return (await import('./retry-sync.js')).retrySync;
   } finally {
     for (const path of Object.keys(shared)) vi.doUnmock(path);
+    // Leave no fresh copy bound to this file's modules for a later file sharing the process.
+    vi.resetModules();
   }
 }
 
