@@ -173,3 +173,100 @@ describe('TimerQueue', () => {
     expect(log).toEqual(['b', 'a']);
   });
 });
+
+describe('TimerQueue: pinned by its mutation survivors', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
+
+  it('arms the host timer only for an entry earlier than the armed one', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    const q = new TimerQueue(false);
+    const t0 = q.now();
+    q.add(entry('a', []), t0 + 20);
+    expect(set).toHaveBeenCalledTimes(1);
+    q.add(entry('same', []), t0 + 20);
+    q.add(entry('later', []), t0 + 30);
+    expect(set).toHaveBeenCalledTimes(1);
+    q.add(entry('earlier', []), t0 + 10);
+    expect(set).toHaveBeenCalledTimes(2);
+    expect(set.mock.calls[1]?.[1]).toBe(10);
+    expect(vi.getTimerCount()).toBe(1);
+  });
+
+  it('after a turn, arms once for an entry a wake-up added, and not again', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const t0 = q.now();
+    q.add(
+      entry('first', log, () => q.add(entry('next', log), t0 + 50)),
+      t0 + 10,
+    );
+    q.add(entry('second', log), t0 + 100);
+    expect(set).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(10);
+    // The wake-up's add armed for t0 + 50; the end of the turn does not arm again.
+    expect(set).toHaveBeenCalledTimes(2);
+    expect(set.mock.calls[1]?.[1]).toBe(40);
+    await vi.advanceTimersByTimeAsync(90);
+    expect(log).toEqual(['first', 'next', 'second']);
+  });
+
+  it('ties keep the order added after a removal from the top', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new TimerQueue(false);
+    const log: string[] = [];
+    const due = q.now() + 10;
+    const es = ['a', 'b', 'c', 'd', 'e'].map((n) => entry(n, log));
+    for (const e of es) q.add(e, due);
+    q.remove(es[0] as Wakeup);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(log).toEqual(['b', 'c', 'd', 'e']);
+  });
+
+  it('remove() of an entry queued elsewhere leaves both queues intact', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const a = new TimerQueue(false);
+    const b = new TimerQueue(false);
+    const log: string[] = [];
+    const t0 = a.now();
+    const mine = entry('mine', log);
+    a.add(mine, t0 + 10);
+    b.add(entry('x', log), t0 + 20);
+    b.add(entry('y', log), t0 + 30);
+    b.remove(mine);
+    expect(b.size).toBe(2);
+    expect(a.size).toBe(1);
+    expect(mine.slot).toBe(0);
+    await vi.advanceTimersByTimeAsync(30);
+    expect(log).toEqual(['mine', 'x', 'y']);
+  });
+
+  it('an unref queue works where timers have no unref() (browsers: a number)', () => {
+    // Mocked only around the one call each, so no other timer in the process is affected.
+    const set = vi.spyOn(globalThis, 'setTimeout').mockImplementation((() => 7) as never);
+    const q = new TimerQueue(true);
+    const e = entry('x', []);
+    let armed: unknown[][] = [];
+    try {
+      q.add(e, q.now() + 60_000);
+    } finally {
+      armed = [...set.mock.calls];
+      set.mockRestore();
+    }
+    expect(armed).toHaveLength(1);
+    const clear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation(() => {});
+    let cleared: unknown[][] = [];
+    try {
+      q.remove(e);
+    } finally {
+      cleared = [...clear.mock.calls];
+      clear.mockRestore();
+    }
+    expect(cleared).toEqual([[7]]);
+  });
+});

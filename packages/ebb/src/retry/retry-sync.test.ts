@@ -1,8 +1,38 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import * as validateModule from '../core/validate.js';
+import * as decideModule from './decide.js';
+import * as errorsModule from './errors.js';
 import { RetryError, stop } from './errors.js';
+import * as optionsModule from './options.js';
+import * as retryModule from './retry.js';
 import { retrySync, type SyncClock } from './retry-sync.js';
+
+const shared = {
+  '../core/validate.js': validateModule,
+  './decide.js': decideModule,
+  './errors.js': errorsModule,
+  './options.js': optionsModule,
+  './retry.js': retryModule,
+};
+
+/**
+ * retry-sync.js loaded afresh (its blocking probe not yet run) on the modules this file already
+ * loaded: no other module's top level runs again inside a test (which would make the mutation
+ * run count those modules' import-time code as covered by this test).
+ */
+async function freshRetrySync(): Promise<typeof retrySync> {
+  vi.resetModules();
+  for (const [path, module] of Object.entries(shared)) vi.doMock(path, () => module);
+  try {
+    return (await import('./retry-sync.js')).retrySync;
+  } finally {
+    for (const path of Object.keys(shared)) vi.doUnmock(path);
+    // Leave no fresh copy bound to this file's modules for a later file sharing the process.
+    vi.resetModules();
+  }
+}
 
 function fakeClock(): SyncClock & { sleeps: number[] } {
   let now = 0;
@@ -166,5 +196,82 @@ describe('retrySync: pinned by its mutation survivors', () => {
       'retrySync(): `retryIf` returned a promise; it must answer synchronously (use retry() for an async retryIf).',
     );
     expect(() => retrySync(5 as never)).toThrow('retrySync(): expected `operation` to be a function, got 5.');
+  });
+});
+
+describe('retrySync: the default clock and the blocking probe', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('the first attempt starts at elapsed 0 without reading the clock again', () => {
+    // A clock that moves 1 ms on every reading.
+    let now = 0;
+    const clock = {
+      now: () => (now += 1),
+      sleepSync: () => {},
+    };
+    const seen: number[] = [];
+    retrySync(
+      ({ attempt, elapsedMs }) => {
+        seen.push(elapsedMs);
+        if (attempt < 2) throw new Error('x');
+      },
+      { clock, backoff: constant({ delayMs: 0, maxAttempts: 5 }) },
+    );
+    // Readings: the start (1), after the failure (2), attempt 2's start (3).
+    expect(seen).toEqual([0, 2]);
+  });
+
+  it('reads performance.now() by default', () => {
+    let t = 5_000;
+    const seen: number[] = [];
+    const spy = vi.spyOn(performance, 'now').mockImplementation(() => (t += 7));
+    try {
+      retrySync(
+        ({ attempt, elapsedMs }) => {
+          seen.push(elapsedMs);
+          if (attempt < 3) throw new Error('x');
+        },
+        { backoff: constant({ delayMs: 0, maxAttempts: 5 }) },
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    // Each failure and each attempt's start read the clock once: 7 ms apart.
+    expect(seen).toEqual([0, 14, 28]);
+  });
+
+  it('where Atomics.wait throws, refuses the default clock with a named TypeError (probing once) but runs on a given clock', async () => {
+    const fresh = await freshRetrySync();
+    const wait = vi.spyOn(Atomics, 'wait').mockImplementation(() => {
+      throw new TypeError('Atomics.wait cannot be called in this context');
+    });
+    const message =
+      "retrySync(): this thread may not block (a browser's main thread, or no SharedArrayBuffer without cross-origin isolation); use retry() instead.";
+    expect(() => fresh(() => 1)).toThrow(new TypeError(message));
+    expect(() => fresh(() => 2)).toThrow(new TypeError(message));
+    expect(wait).toHaveBeenCalledTimes(1);
+    const clock = fakeClock();
+    let n = 0;
+    expect(
+      fresh(
+        () => {
+          if (++n < 2) throw new Error('x');
+          return 'done';
+        },
+        { clock, backoff: constant({ delayMs: 3, maxAttempts: 5 }) },
+      ),
+    ).toBe('done');
+    expect(clock.sleeps).toEqual([3]);
+  });
+
+  it('where Atomics.wait works, probes it once and then only waits', async () => {
+    const fresh = await freshRetrySync();
+    const wait = vi.spyOn(Atomics, 'wait');
+    expect(fresh(() => 1)).toBe(1);
+    expect(fresh(() => 2)).toBe(2);
+    expect(wait).toHaveBeenCalledTimes(1);
+    expect(wait.mock.calls[0]?.[3]).toBe(0);
   });
 });
