@@ -307,10 +307,20 @@ figure('size', 'Bundle size', () => {
     fmt(r.whole.gzip),
   ]);
   const ebb = size.rows.find((r) => r.id === 'ebb');
+  const byModule = (what, m) =>
+    `${what}, by ebb source module (minified bytes in the output, attributed through the source maps): ${m
+      .map((i) => `\`${i.path}\` ${fmt(i.bytes)}`)
+      .join(', ')}.`;
   const inputs = ebb
-    ? `\n\nebb's typical import, by input (esbuild metafile, minified bytes in the output): ${ebb.typical.inputs
-        .map((i) => `\`${i.path.replace(/^(\.\.\/)+/, '')}\` ${fmt(i.bytes)}`)
-        .join(', ')}.`
+    ? [
+        '',
+        '',
+        `ebb's \`withRetry(fetch)\` from \`ebb/http\` with its defaults: ${fmt(ebb.http.minified)} B minified, ${fmt(ebb.http.gzip)} B gzip.`,
+        '',
+        byModule("ebb's typical import", ebb.typical.modules),
+        '',
+        byModule('`withRetry(fetch)`', ebb.http.modules),
+      ].join('\n')
     : '';
   sections.push(
     [
