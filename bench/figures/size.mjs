@@ -5,13 +5,17 @@
 //
 // For ebb also (c) `withRetry` from `ebb/http` with its defaults (`withRetry(fetch)`).
 //
-// `node figures/size.mjs [SUBJECT…]` prints
+// `node figures/size.mjs [SUBJECT…] [--ebb-from=DIR]` prints
 //   { esbuild, rows: [{ id, label, typical: { minified, gzip, inputs, modules? }, whole: { minified, gzip },
 //     http?: { minified, gzip, inputs, modules } }] }
 // where `inputs` lists the typical bundle's inputs (esbuild's metafile, bytes in output: for ebb
 // these are tsdown's chunks) and, for ebb, `modules` splits the same bundle by ebb source module:
 // esbuild reads the chunks' source maps (dist/*.js.map) and its output map attributes each span of
 // the minified output to a source file (span = from one mapping to the next on the line).
+//
+// `--ebb-from=DIR`: ebb's entries import `ebb` and `ebb/http` from DIR (a project where the packed
+// tarball is installed), resolved through the package's `exports` as a user's bundler resolves
+// them; test/compat/packed/size.test.ts checks the typical import against its budget this way.
 
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -19,13 +23,16 @@ import { build, version } from 'esbuild';
 import { SUBJECTS } from '../subjects.mjs';
 
 const resolveDir = fileURLToPath(new URL('..', import.meta.url));
+const ebbFrom = process.argv.find((a) => a.startsWith('--ebb-from='))?.slice('--ebb-from='.length);
 // The runner's snapshot of ebb's build, when there is one (see run.mjs); else the workspace's.
-const ebb = process.env.EBB_BENCH_SNAPSHOT
-  ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/index.js`)
-  : "'ebb'";
-const ebbHttp = process.env.EBB_BENCH_SNAPSHOT
-  ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/http.js`)
-  : "'ebb/http'";
+const ebb =
+  process.env.EBB_BENCH_SNAPSHOT && !ebbFrom
+    ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/index.js`)
+    : "'ebb'";
+const ebbHttp =
+  process.env.EBB_BENCH_SNAPSHOT && !ebbFrom
+    ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/http.js`)
+    : "'ebb/http'";
 const reference = fileURLToPath(new URL('../lib/reference.mjs', import.meta.url));
 
 const cockatiel = (name) => ({
@@ -136,7 +143,8 @@ function bySource(code, map) {
   for (let i = 0; i < all.length; i++) {
     const s = all[i];
     const next = all[i + 1];
-    const end = next && next.line === s.line ? next.column : lines[s.line].length;
+    // The span runs to the next mapping, or to the end of the line with its line break.
+    const end = next && next.line === s.line ? next.column : lines[s.line].length + (s.line < lines.length - 1 ? 1 : 0);
     const name =
       s.source < 0 ? '(unmapped)' : map.sources[s.source].replace(/^.*?\/src\//, '').replace(/^<stdin>$/, 'entry');
     bytes.set(name, (bytes.get(name) ?? 0) + end - s.column);
@@ -147,9 +155,9 @@ function bySource(code, map) {
     .sort((a, b) => b.bytes - a.bytes);
 }
 
-async function measure(contents, { modules = false } = {}) {
+async function measure(contents, { modules = false, from = resolveDir } = {}) {
   const result = await build({
-    stdin: { contents, resolveDir, sourcefile: 'entry.mjs', loader: 'js' },
+    stdin: { contents, resolveDir: from, sourcefile: 'entry.mjs', loader: 'js' },
     bundle: true,
     minify: true,
     format: 'esm',
@@ -183,10 +191,11 @@ for (const s of SUBJECTS) {
   if (wanted.length && !wanted.includes(s.id)) continue;
   const e = ENTRIES[s.id];
   if (!e) throw new Error(`no size entries for subject ${s.id}`);
-  const typical = await measure(e.typical, { modules: s.id === 'ebb' });
-  const { minified, gzip } = await measure(e.whole);
+  const from = s.id === 'ebb' && ebbFrom ? ebbFrom : resolveDir;
+  const typical = await measure(e.typical, { modules: s.id === 'ebb', from });
+  const { minified, gzip } = await measure(e.whole, { from });
   const row = { id: s.id, label: s.label, typical, whole: { minified, gzip } };
-  if (e.http) row.http = await measure(e.http, { modules: true });
+  if (e.http) row.http = await measure(e.http, { modules: true, from });
   rows.push(row);
 }
 process.stdout.write(`${JSON.stringify({ esbuild: version, rows })}\n`);
