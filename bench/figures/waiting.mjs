@@ -9,13 +9,12 @@
 //    each made exactly one attempt and none settled is the memory figure's (memory.mjs).
 // 3. Rounds of K probes, each failing once and waiting PROBE_MS, added among the N:
 //    - schedule: CPU time from launching the K probes until every first failure has been handled
-//      and its wait queued, per probe (a probe's wait is due long before the N, so its entry
-//      climbs from the heap's bottom to its top: log2(N) levels);
+//      and its wait queued (a synchronous `onRetry` counts them), per probe;
 //    - fire: the thread is kept busy until every probe is due, so that one turn of the queue pops
 //      all K; CPU time from the first to the last second attempt of that turn, per probe (each
-//      pop moves the heap's last entry down from the top: log2(N) levels; then the second attempt
-//      starts, synchronously).
-// 4. The queue alone (the build's internal core/timer-queue.js; the unref'd queue): N bare entries,
+//      pop sinks the heap's last entry from the top through log2(N) levels; then the second
+//      attempt starts, synchronously).
+// 4. The queue alone (TimerQueue from packages/ebb/src/core/timer-queue.ts): N bare entries,
 //    then rounds of K adds of an earlier entry and K pops of the top, per operation, without the
 //    executor.
 // Times of steps 1 and 3 are CPU time (user + system: on a shared machine, wall time counts the
@@ -25,11 +24,23 @@
 // `node --expose-gc figures/waiting.mjs N [--quick]` prints
 //   { node, n, probes, bytesPerRetry, baseline: { scheduleNs, fireNs }, scheduleNs, fireNs,
 //     queue: { addNs, popNs, addLevels } }   (addLevels: heap levels an add climbed, on average)
+import { fileURLToPath } from 'node:url';
 import { constant, retry } from 'ebb';
+import { build } from 'esbuild';
 
-// The build's own timer queue module: the process-wide queue the executor uses on the system
-// clock (to count what waits), and its twin for the unref'd clock, unused here (step 4).
-const { refQueue, unrefQueue } = await import(new URL('./core/timer-queue.js', import.meta.resolve('ebb')).href);
+// The queue alone (step 4) is the library's TimerQueue, internal and not exported, compiled from
+// its source by esbuild: the build's output names and chunks its modules as it likes.
+const timerQueueSource = fileURLToPath(new URL('../../packages/ebb/src/core/timer-queue.ts', import.meta.url));
+const compiled = await build({
+  entryPoints: [timerQueueSource],
+  bundle: true,
+  format: 'esm',
+  write: false,
+  logLevel: 'silent',
+});
+const { TimerQueue } = await import(
+  `data:text/javascript;base64,${Buffer.from(compiled.outputFiles[0].text).toString('base64')}`
+);
 
 const n = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 100_000);
 const quick = process.argv.includes('--quick');
@@ -68,7 +79,16 @@ async function probeRound() {
   const backoff = constant({ delayMs: PROBE_MS, maxAttempts: 2 });
   const error = new Error('503');
   const ops = [];
-  const queued = refQueue.size;
+  // A synchronous onRetry: the executor queues the wait as soon as it returns, so one microtask
+  // after the K-th call, every probe waits.
+  let retrying = 0;
+  let allQueued;
+  const queued = new Promise((resolve) => {
+    allQueued = resolve;
+  });
+  const onRetry = () => {
+    if (++retrying === K) queueMicrotask(allQueued);
+  };
   const t0 = cpu();
   for (let i = 0; i < K; i++) {
     let calls = 0;
@@ -87,16 +107,15 @@ async function probeRound() {
           seconds++;
           return Promise.resolve(i);
         },
-        { backoff },
+        { backoff, onRetry },
       ),
     );
   }
   // Every first failure is handled in the microtasks after the loop; no timer can run between
   // them, so the probes' waits are all queued before the first of them falls due.
-  for (let hop = 0; hop < 1_000 && refQueue.size < queued + K; hop++) await null;
+  await queued;
   const t1 = cpu();
   const queuedAt = now();
-  if (refQueue.size !== queued + K) throw new Error(`probes: ${refQueue.size - queued} of ${K} waits queued`);
   if (firsts !== K || seconds !== 0) throw new Error(`probes: ${firsts} first attempts, ${seconds} second`);
   // Busy until every probe is due, so that the queue's next turn pops them all.
   while (now() < queuedAt + PROBE_MS + 2);
@@ -145,7 +164,6 @@ for (let i = 0; i < 10; i++) await turn();
 await settleGc();
 const after = process.memoryUsage().heapUsed;
 if (calls !== n) throw new Error(`expected ${n} first attempts, saw ${calls}`);
-if (refQueue.size !== n) throw new Error(`expected ${n} waits in the queue, saw ${refQueue.size}`);
 let settled = 0;
 for (const p of keep)
   p.then(
@@ -161,8 +179,7 @@ await settleGc();
 const among = await probe();
 
 // 4. The queue alone.
-const queue = unrefQueue;
-if (queue.size !== 0) throw new Error(`the unref'd queue holds ${queue.size} entries`);
+const queue = new TimerQueue(true);
 const entry = () => ({ dueAt: 0, order: 0, slot: -1, wake() {} });
 const far = queue.now() + WAIT_MS;
 for (let i = 0; i < n; i++) queue.add(entry(), far + i);

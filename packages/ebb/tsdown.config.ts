@@ -1,14 +1,6 @@
 import { defineConfig } from 'tsdown';
 
 // Dual ESM + CJS with declarations for each; one entry per package subpath.
-//
-// `unbundle`: one output file per source module (dist/index.js, dist/http.js, … re-export from
-// dist/backoff/*.js, dist/core/*.js, …) instead of shared chunks. With `"sideEffects": false` in
-// package.json a bundler then drops every module a program does not reach, whole; in a shared
-// chunk it must keep each top-level statement it cannot prove pure (a module-level
-// `Object.freeze({...})` table of backoff/aws.ts rode along in every `retry` bundle). Measured with
-// `npm run bench -- size` (esbuild, minify, gzip -9): the typical import 8,127 -> 8,067 B gzip,
-// `withRetry(fetch)` 11,657 -> 11,538 B; see docs/size.md.
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
@@ -25,5 +17,4 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   treeshake: true,
-  unbundle: true,
 });
