@@ -3,9 +3,19 @@
 // the way each library's documentation writes it — and (b) the whole root entry (everything the
 // package exports). Minified bytes and gzip bytes (zlib level 9). Deterministic: one build each.
 //
-// `node figures/size.mjs [SUBJECT…]` prints
-//   { esbuild, rows: [{ id, label, typical: { minified, gzip, inputs }, whole: { minified, gzip } }] }
-// where `inputs` lists the typical bundle's largest inputs (esbuild's metafile, bytes in output).
+// For ebb also (c) `withRetry` from `ebb/http` with its defaults (`withRetry(fetch)`).
+//
+// `node figures/size.mjs [SUBJECT…] [--ebb-from=DIR]` prints
+//   { esbuild, rows: [{ id, label, typical: { minified, gzip, inputs, modules? }, whole: { minified, gzip },
+//     http?: { minified, gzip, inputs, modules } }] }
+// where `inputs` lists the typical bundle's inputs (esbuild's metafile, bytes in output: for ebb
+// these are tsdown's chunks) and, for ebb, `modules` splits the same bundle by ebb source module:
+// esbuild reads the chunks' source maps (dist/*.js.map) and its output map attributes each span of
+// the minified output to a source file (span = from one mapping to the next on the line).
+//
+// `--ebb-from=DIR`: ebb's entries import `ebb` and `ebb/http` from DIR (a project where the packed
+// tarball is installed), resolved through the package's `exports` as a user's bundler resolves
+// them; test/compat/packed/size.test.ts checks the typical import against its budget this way.
 
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -13,10 +23,16 @@ import { build, version } from 'esbuild';
 import { SUBJECTS } from '../subjects.mjs';
 
 const resolveDir = fileURLToPath(new URL('..', import.meta.url));
+const ebbFrom = process.argv.find((a) => a.startsWith('--ebb-from='))?.slice('--ebb-from='.length);
 // The runner's snapshot of ebb's build, when there is one (see run.mjs); else the workspace's.
-const ebb = process.env.EBB_BENCH_SNAPSHOT
-  ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/index.js`)
-  : "'ebb'";
+const ebb =
+  process.env.EBB_BENCH_SNAPSHOT && !ebbFrom
+    ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/index.js`)
+    : "'ebb'";
+const ebbHttp =
+  process.env.EBB_BENCH_SNAPSHOT && !ebbFrom
+    ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/http.js`)
+    : "'ebb/http'";
 const reference = fileURLToPath(new URL('../lib/reference.mjs', import.meta.url));
 
 const cockatiel = (name) => ({
@@ -40,6 +56,8 @@ const ENTRIES = {
 const backoff = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, jitter: 'full', maxAttempts: 5 });
 export const call = (op) => retry(op, { backoff });`,
     whole: `export * from ${ebb};`,
+    http: `import { withRetry } from ${ebbHttp};
+export const get = withRetry(fetch);`,
   },
   reference: {
     typical: `export { reference as call } from ${JSON.stringify(reference)};`,
@@ -87,18 +105,71 @@ export async function call(op) {
   },
 };
 
-async function measure(contents) {
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+/** Decodes one source-map `mappings` line into segments (arrays of absolute-within-line/relative fields). */
+function* segments(mappings) {
+  // Source Map v3 (https://sourcemaps.info/spec.html): lines split by `;`, segments by `,`, each a
+  // list of base64 VLQs; the source index is relative to the previous segment's across lines.
+  let source = 0;
+  for (const [line, text] of mappings.split(';').entries()) {
+    let column = 0;
+    for (const segment of text.split(',')) {
+      if (!segment) continue;
+      const fields = [];
+      let value = 0;
+      let shift = 0;
+      for (const ch of segment) {
+        const digit = BASE64.indexOf(ch);
+        value += (digit & 31) << shift;
+        if (digit & 32) shift += 5;
+        else {
+          fields.push(value & 1 ? -(value >>> 1) : value >>> 1);
+          value = 0;
+          shift = 0;
+        }
+      }
+      column += fields[0];
+      if (fields.length > 1) source += fields[1];
+      yield { line, column, source: fields.length > 1 ? source : -1 };
+    }
+  }
+}
+
+/** Output characters per source file, from the bundle's source map (spans between mappings). */
+function bySource(code, map) {
+  const lines = code.split('\n');
+  const bytes = new Map();
+  const all = [...segments(map.mappings)];
+  for (let i = 0; i < all.length; i++) {
+    const s = all[i];
+    const next = all[i + 1];
+    // The span runs to the next mapping, or to the end of the line with its line break.
+    const end = next && next.line === s.line ? next.column : lines[s.line].length + (s.line < lines.length - 1 ? 1 : 0);
+    const name =
+      s.source < 0 ? '(unmapped)' : map.sources[s.source].replace(/^.*?\/src\//, '').replace(/^<stdin>$/, 'entry');
+    bytes.set(name, (bytes.get(name) ?? 0) + end - s.column);
+  }
+  return [...bytes]
+    .map(([path, n]) => ({ path, bytes: n }))
+    .filter((x) => x.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+}
+
+async function measure(contents, { modules = false, from = resolveDir } = {}) {
   const result = await build({
-    stdin: { contents, resolveDir, sourcefile: 'entry.mjs', loader: 'js' },
+    stdin: { contents, resolveDir: from, sourcefile: 'entry.mjs', loader: 'js' },
     bundle: true,
     minify: true,
     format: 'esm',
     write: false,
     metafile: true,
     logLevel: 'silent',
+    // The map only attributes bytes; it leaves the code unchanged (no sourceMappingURL comment).
+    ...(modules ? { sourcemap: 'external', outfile: 'entry.js' } : {}),
   });
-  const code = result.outputFiles[0].contents;
-  const output = Object.values(result.metafile.outputs)[0];
+  const js = result.outputFiles.find((f) => !f.path.endsWith('.map'));
+  const code = js.contents;
+  const output = Object.entries(result.metafile.outputs).find(([path]) => !path.endsWith('.map'))[1];
   const inputs = Object.entries(output.inputs)
     .map(([path, { bytesInOutput }]) => ({
       path: path.replace(/^.*node_modules\//, '').replace(/^.*ebb-bench-[^/]+\//, 'ebb/'),
@@ -106,7 +177,12 @@ async function measure(contents) {
     }))
     .filter((x) => x.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
-  return { minified: code.length, gzip: gzipSync(code, { level: 9 }).length, inputs };
+  const measured = { minified: code.length, gzip: gzipSync(code, { level: 9 }).length, inputs };
+  if (modules) {
+    const map = JSON.parse(result.outputFiles.find((f) => f.path.endsWith('.map')).text);
+    measured.modules = bySource(js.text, map);
+  }
+  return measured;
 }
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -115,8 +191,11 @@ for (const s of SUBJECTS) {
   if (wanted.length && !wanted.includes(s.id)) continue;
   const e = ENTRIES[s.id];
   if (!e) throw new Error(`no size entries for subject ${s.id}`);
-  const typical = await measure(e.typical);
-  const { minified, gzip } = await measure(e.whole);
-  rows.push({ id: s.id, label: s.label, typical, whole: { minified, gzip } });
+  const from = s.id === 'ebb' && ebbFrom ? ebbFrom : resolveDir;
+  const typical = await measure(e.typical, { modules: s.id === 'ebb', from });
+  const { minified, gzip } = await measure(e.whole, { from });
+  const row = { id: s.id, label: s.label, typical, whole: { minified, gzip } };
+  if (e.http) row.http = await measure(e.http, { modules: true, from });
+  rows.push(row);
 }
 process.stdout.write(`${JSON.stringify({ esbuild: version, rows })}\n`);

@@ -1,0 +1,107 @@
+// What every `ebb simulate` model shares: the output flags and the result shape, the flag
+// parsers for counts, ranges and the seed, the progress bar, and `emit` (table, --json, charts).
+import { writeFileSync } from 'node:fs';
+import type { ProgressCallback } from 'ebb/sim';
+import type { ChartSpec } from './charts.js';
+import { renderPng, renderSvg } from './charts-render.js';
+import { parseNumber } from './duration.js';
+import { type ProgressStream, progressBar } from './simulate-progress.js';
+import { UsageError } from './usage-error.js';
+
+/** Flags every `ebb simulate` model takes. */
+export interface OutputFlags {
+  readonly json?: boolean;
+  readonly svg?: string;
+  readonly png?: string;
+  readonly seed?: string;
+}
+
+/** What a model computed: the JSON document, the text report and the chart. */
+export interface Simulation {
+  readonly doc: Record<string, unknown>;
+  readonly text: string;
+  readonly chart: ChartSpec;
+}
+
+/** Where `ebb simulate` writes: stdout text, and stderr for the progress bar. */
+export interface SimulateIO {
+  readonly out: (text: string) => void;
+  readonly progress: ProgressStream;
+}
+
+/** A whole number from a flag, at least `min` (`1e6` accepted). */
+export function parseCount(flag: string, text: string, min = 1): number {
+  const n = parseNumber(flag, text);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`${flag} expects a whole number >= ${min}, got "${text}"`);
+  return n;
+}
+
+/** A list of whole numbers: `5`, `5,10,20`, `1..16` or `10..50:10`. */
+export function parseRange(flag: string, text: string, min = 1): number[] {
+  const m = /^(\d+)\.\.(\d+)(?::(\d+))?$/.exec(text.trim());
+  let values: number[];
+  if (m) {
+    const [from, to, step] = [Number(m[1]), Number(m[2]), Number(m[3] ?? 1)];
+    if (step < 1 || to < from || (to - from) / step > 1_000) {
+      throw new UsageError(
+        `${flag} expects FROM..TO[:STEP] with FROM <= TO, STEP >= 1, at most 1000 values; got "${text}"`,
+      );
+    }
+    values = [];
+    for (let v = from; v <= to; v += step) values.push(v);
+  } else values = text.split(',').map((part) => parseCount(flag, part, min));
+  for (const v of values) if (v < min) throw new UsageError(`${flag} expects values >= ${min}, got "${text}"`);
+  return values;
+}
+
+/** The `--seed` flag: a whole number >= 0, default 1. */
+export function seedOf(flags: OutputFlags): number {
+  if (flags.seed === undefined) return 1;
+  const seed = parseNumber('--seed', flags.seed);
+  if (!Number.isSafeInteger(seed) || seed < 0)
+    throw new UsageError(`--seed expects a whole number >= 0, got "${flags.seed}"`);
+  return seed;
+}
+
+export const pct = (x: number, digits = 2): string => `${(x * 100).toFixed(digits)} %`;
+export const fixed = (x: number, digits = 1): string => x.toFixed(digits);
+
+/** Runs a model's simulation and prints it: a table, or `--json`; writes `--svg` and `--png`. */
+export async function emit(
+  io: SimulateIO,
+  flags: OutputFlags,
+  run: () => Promise<Simulation> | Simulation,
+): Promise<void> {
+  const sim = await run();
+  if (flags.svg !== undefined || flags.png !== undefined) {
+    const svg = await renderSvg(sim.chart);
+    if (flags.svg !== undefined) writeFileSync(flags.svg, svg);
+    if (flags.png !== undefined) writeFileSync(flags.png, await renderPng(svg));
+  }
+  io.out(flags.json ? `${JSON.stringify(sim.doc, null, 2)}\n` : sim.text);
+}
+
+/** Runs `work` with a progress bar on stderr (when it is a terminal). */
+export function withProgress<T>(io: SimulateIO, label: string, work: (onProgress: ProgressCallback) => T): T {
+  const bar = progressBar(io.progress, label);
+  try {
+    return work((done, total) => bar.update(done, total));
+  } finally {
+    bar.finish();
+  }
+}
+
+/** Runs `work` with a progress bar on stderr (when it is a terminal). */
+export async function withProgressAsync<T>(
+  io: SimulateIO,
+  label: string,
+  work: (onProgress: ProgressCallback) => Promise<T>,
+): Promise<T> {
+  const bar = progressBar(io.progress, label);
+  try {
+    return await work((done, total) => bar.update(done, total));
+  } finally {
+    bar.finish();
+  }
+}

@@ -1,0 +1,105 @@
+// `ebb simulate contention` (Brooker's experiment), and the strategy names it shares with
+// `ebb simulate overload`.
+import { type Backoff, findPreset, presetCatalog } from 'ebb';
+import { brookerStrategies, simulateContention } from 'ebb/sim';
+import { contentionChart } from './charts.js';
+import { formatDuration, parseDuration } from './duration.js';
+import {
+  fixed,
+  type OutputFlags,
+  parseCount,
+  parseRange,
+  type SimulateIO,
+  type Simulation,
+  seedOf,
+  withProgress,
+} from './simulate-common.js';
+import { table } from './table.js';
+import { UsageError } from './usage-error.js';
+
+/** Brooker's five strategies, by the names the flags take. */
+export const BROOKER = ['none', 'exponential', 'full', 'equal', 'decorrelated'] as const;
+
+/** Policies by name: Brooker's five (from `base` and `cap`) and any preset id. */
+export function strategiesFrom(
+  text: string,
+  baseMs: number,
+  capMs: number,
+  maxAttempts?: number,
+): Record<string, Backoff> {
+  const brooker = brookerStrategies({ baseMs, capMs });
+  const out: Record<string, Backoff> = {};
+  for (const name of text.split(',').map((s) => s.trim())) {
+    let b: Backoff;
+    if ((BROOKER as readonly string[]).includes(name)) b = brooker[name as (typeof BROOKER)[number]];
+    else {
+      const preset = findPreset(name);
+      if (!preset) {
+        throw new UsageError(
+          `unknown strategy "${name}"; strategies: ${BROOKER.join(', ')}, or a preset: ${presetCatalog.map((p) => p.id).join(', ')}`,
+        );
+      }
+      b = preset.backoff;
+    }
+    out[name] = maxAttempts === undefined ? b : b.withMaxAttempts(maxAttempts);
+  }
+  return out;
+}
+
+/** Flags of `ebb simulate contention`. */
+export interface ContentionFlags extends OutputFlags {
+  readonly clients?: string;
+  readonly sweepClients?: string;
+  readonly runs?: string;
+  readonly strategies?: string;
+  readonly base?: string;
+  readonly cap?: string;
+}
+
+/** `ebb simulate contention`: Brooker's experiment. */
+export function contentionModel(flags: ContentionFlags, io: SimulateIO): Simulation {
+  const seed = seedOf(flags);
+  const runs = flags.runs === undefined ? 100 : parseCount('--runs', flags.runs);
+  const baseMs = flags.base === undefined ? 5 : parseDuration('--base', flags.base);
+  const capMs = flags.cap === undefined ? 2_000 : parseDuration('--cap', flags.cap);
+  const strategies = strategiesFrom(flags.strategies ?? BROOKER.join(','), baseMs, capMs);
+  if (flags.sweepClients !== undefined && flags.clients !== undefined) {
+    throw new UsageError('--clients and --sweep-clients cannot be combined');
+  }
+  const list =
+    flags.sweepClients !== undefined
+      ? parseRange('--sweep-clients', flags.sweepClients)
+      : [flags.clients === undefined ? 50 : parseCount('--clients', flags.clients)];
+  const points = withProgress(io, 'contention', (onProgress) =>
+    list.map((clients, i) => ({
+      clients,
+      results: simulateContention({
+        clients,
+        runs,
+        strategies,
+        seed,
+        onProgress: (done, total) => onProgress(i * total + done, list.length * total),
+      }),
+    })),
+  );
+  const text = [
+    `contention — Brooker's experiment: each client makes one optimistic-concurrency write; base ${formatDuration(baseMs)}, cap ${formatDuration(capMs)}, network |N(10, 2)| ms, mean of ${runs} runs, seed ${seed}`,
+    '',
+    table(
+      ['clients', 'strategy', 'calls', 'time', 'gave up'],
+      points.flatMap((p) =>
+        p.results.map((r) => [
+          String(p.clients),
+          r.strategy,
+          fixed(r.calls),
+          formatDuration(r.timeMs),
+          fixed(r.gaveUp),
+        ]),
+      ),
+    ),
+    '',
+    'calls: writes sent (the work); time: until the last client is done',
+  ].join('\n');
+  const doc = { model: 'contention', seed, runs, baseMs, capMs, points };
+  return { doc, text: `${text}\n`, chart: contentionChart({ points, runs }) };
+}
