@@ -51,6 +51,19 @@ describe('simulateEthernet', () => {
     expect(() => simulateEthernet({ thinkSlots: -1 })).toThrow(/`thinkSlots`/);
   });
 
+  it('a think time so long that thinkSlots / (1 + thinkSlots) rounds to 1 still works (2^53, 1e300)', () => {
+    // Found by the option fuzzer: log(2^53 / (2^53 + 1)) is log(1) = 0 in doubles, and every idle
+    // time became log(u) / 0 = -Infinity slots (RangeError: Invalid typed array length: Infinity).
+    for (const thinkSlots of [2 ** 53, 1e300]) {
+      const r = simulateEthernet({ stations: 4, slots: 10_000, thinkSlots });
+      expect(r.thinkSlots).toBe(thinkSlots);
+      // Each station sends its first frame, then idles for ~thinkSlots slots: far past the run.
+      expect(r.successes).toBe(4);
+      expect(r.collisions).toBeGreaterThan(0);
+      expect(Number.isFinite(r.throughput)).toBe(true);
+    }
+  });
+
   it('drops a frame after maxAttempts transmissions', () => {
     const once = simulateEthernet({ stations: 4, slots: 10_000, maxAttempts: 1 });
     expect(once.framesDropped).toBe(once.transmissions - once.successes);

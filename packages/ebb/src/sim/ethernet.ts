@@ -173,7 +173,9 @@ export function simulateEthernet(options?: EthernetOptions): EthernetResult {
   const latency = new Histogram();
   const drawnSum: number[] = [];
   const drawnCount: number[] = [];
-  const thinkLog = Math.log(thinkSlots / (1 + thinkSlots));
+  // log(t / (1 + t)) as log1p(−1 / (1 + t)): for t past ~2^52 the quotient rounds to 1 and its log to 0,
+  // which would make every idle time log(u) / 0 = −Infinity; log1p stays exact (and negative).
+  const thinkLog = Math.log1p(-1 / (1 + thinkSlots));
   for (let i = 0; i < n; i++) queue.push(0, i);
 
   let free = 0; // the first slot the channel is free
