@@ -77,8 +77,6 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Errors made here for responses the classifier chose to retry: the executor retries exactly these. */
 const retryable = new WeakSet<object>();
-/** Errors that must reach the caller unchanged, whatever the classifier would say of them. */
-const fatal = new WeakSet<object>();
 
 const noop = (): void => {};
 
@@ -170,11 +168,9 @@ function verdictOf(value: unknown): HttpVerdict {
   if (value === true || value === 'retry') return 'retry';
   if (value === false || value === 'final') return 'final';
   if (value === 'throttled') return 'throttled';
-  const error = new TypeError(
+  throw new TypeError(
     `withRetry(): \`retryOn\` returned ${show(value)}; expected 'retry', 'throttled', 'final' or a boolean.`,
   );
-  fatal.add(error);
-  throw error;
 }
 
 /**
@@ -273,6 +269,10 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     // the Request's own signal, `signal: null` drops it.
     const callerSignal = (init?.signal !== undefined ? init.signal : request?.signal) ?? undefined;
     const cloneRequest = !ownBody && request !== undefined && request.body !== null;
+    // What the classifier itself threw while judging a response: its own bug, not a failed
+    // attempt, so it reaches the caller unchanged. A Set, not a WeakSet: a thrown string or
+    // null must be recognized too.
+    let classifierErrors: Set<unknown> | undefined;
 
     const judge = async (response: Response, attempt: number): Promise<Response> => {
       const result = new Result(method, url, attempt, response, undefined);
@@ -284,7 +284,10 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
         discard(response);
         // A body that failed mid-read is an attempt failure (classified as such); anything else
         // thrown is the classifier's own error, and reaches the caller unchanged.
-        if (typeof error === 'object' && error !== null && error !== result.readError) fatal.add(error);
+        if (error !== result.readError) {
+          classifierErrors ??= new Set();
+          classifierErrors.add(error);
+        }
         throw error;
       }
       if (verdict === 'final') return response;
@@ -309,10 +312,9 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     };
 
     const retryIf = (error: unknown, context: AttemptContext): boolean | Promise<boolean> => {
-      if (typeof error === 'object' && error !== null) {
-        if (retryable.has(error)) return true;
-        if (fatal.has(error)) return false;
-      }
+      // WeakSet.has is false for a primitive (ECMA-262 §24.4.3.4), no check needed.
+      if (retryable.has(error as object)) return true;
+      if (classifierErrors?.has(error)) return false;
       if (!replayable || !(idempotent || isNotSentError(error))) return false;
       const answer = retryOn(new Result(method, url, context.attempt, undefined, error));
       return isThenable(answer)
