@@ -141,7 +141,8 @@ class Reader {
   }
 }
 
-const nonNegativeInteger = (v: Bare | undefined): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+// Number.isInteger is false for every non-number: no typeof check needed.
+const nonNegativeInteger = (v: Bare | undefined): v is number => Number.isInteger(v) && (v as number) >= 0;
 
 /**
  * Parses a `RateLimit` field value into its items, or undefined if it is absent or malformed
@@ -158,9 +159,9 @@ export function parseRateLimit(value: string | null | undefined): RateLimitItem[
   const items: RateLimitItem[] = [];
   try {
     r.skipSpaces();
-    if (r.done) return undefined;
+    // An empty field, an Inner List ("(") and a trailing comma all fail the parse of a member
+    // below: no bare item starts with "(" or with nothing.
     for (;;) {
-      if (r.peek() === '(') throw new Malformed();
       const item = r.bare();
       const policy = typeof item === 'string' ? item : typeof item === 'object' && 'token' in item ? item.token : null;
       if (policy === null) throw new Malformed();
@@ -174,7 +175,6 @@ export function parseRateLimit(value: string | null | undefined): RateLimitItem[
       if (r.done) return items;
       r.expect(',');
       r.skipOws();
-      if (r.done) throw new Malformed(); // a trailing comma
     }
   } catch (error) {
     if (error instanceof Malformed) return undefined;
