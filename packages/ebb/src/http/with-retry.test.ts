@@ -500,6 +500,10 @@ describe('withRetry: options are checked at construction', () => {
     expect(() => withRetry(f, { hedge: { run: 1 } as never })).toThrow(hedgeMessage('an object'));
     expect(() => withRetry(f, { hedge: 'fast' as never })).toThrow(hedgeMessage('"fast"'));
     expect(() => withRetry(f, { hedge: { run: () => {} } as never })).not.toThrow();
+    // A function is no hedging() value, even with a run method.
+    expect(() => withRetry(f, { hedge: Object.assign(() => {}, { run: () => {} }) as never })).toThrow(
+      hedgeMessage('a function'),
+    );
     expect(() => withRetry(f, { retryOn: 'standard' as never })).toThrow(
       'withRetry(): expected `retryOn` to be a classifier function, got "standard". Use standard, aws, googleDrive or your own.',
     );
@@ -752,6 +756,22 @@ describe('withRetry: without AbortSignal.any (runtimes before Node.js 20.3)', ()
       expect(given.reason).toBe(reason);
       expect(await p).toBe(reason);
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    });
+  });
+
+  it("after the response is returned, the caller's abort still reaches its body's fetch signal", async () => {
+    await withoutAny(async () => {
+      const clock = virtualClock();
+      const s = scripted(clock, [200]);
+      const caller = new AbortController();
+      const response = await withRetry(s.fetchImpl, { clock })('http://127.0.0.1/x', { signal: caller.signal });
+      expect(response.status).toBe(200);
+      const given = s.calls[0]?.init?.signal as AbortSignal;
+      expect(given.aborted).toBe(false);
+      const reason = new Error('late');
+      caller.abort(reason);
+      expect(given.aborted).toBe(true);
+      expect(given.reason).toBe(reason);
     });
   });
 
