@@ -17,7 +17,7 @@ describe('parseRateLimit: RFC 9651 whitespace and separators', () => {
   });
 
   it('needs a comma between members, and no tab where only a space may be', () => {
-    for (const bad of ['"a";r=1 "b";r=2', '"a";r=1;"b";r=2', '"a";\tr=1', '\t"a";r=1']) {
+    for (const bad of ['"a";r=1 "b";r=2', '"a";r=1x"b";r=2', '"a";r=1;"b";r=2', '"a";\tr=1', '\t"a";r=1']) {
       expect(parseRateLimit(bad), bad).toBeUndefined();
     }
   });

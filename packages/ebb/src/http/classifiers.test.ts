@@ -233,6 +233,12 @@ describe('aws: reading the error code, hostile shapes', () => {
   it('an empty x-amzn-ErrorType is no code: the body is read', async () => {
     const r = status(400, '{"__type":"ThrottlingException"}', { 'x-amzn-errortype': '' });
     expect(await verdict(aws, r)).toBe('throttled');
+    // Headers trims a value; a response-like of another client may not: blank is empty too.
+    const blank = status(400, '{"__type":"ThrottlingException"}');
+    Object.defineProperty(blank, 'headers', {
+      value: { get: (name: string) => (name === 'x-amzn-errortype' ? ' \t ' : null) },
+    });
+    expect(await verdict(aws, blank)).toBe('throttled');
   });
 
   it("cuts the code as the SDK's sanitizeErrorCode does: before the first ',' and ':', after the '#'", async () => {

@@ -107,6 +107,7 @@ function isRequest(input: unknown): input is Request {
  */
 function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
+  // Stryker disable next-line StringLiteral: typeof never yields "", and the fallback behaves as AbortSignal.any.
   if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
   const controller = new AbortController();
   const onA = (): void => {
@@ -120,7 +121,9 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   if (a.aborted) controller.abort(a.reason);
   else if (b.aborted) controller.abort(b.reason);
   else {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: an abort event fires once; `once` only tidies.
     a.addEventListener('abort', onA, { once: true });
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: as above.
     b.addEventListener('abort', onB, { once: true });
   }
   return controller.signal;
@@ -261,6 +264,7 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
     const url = request ? request.url : String(input);
     const ownBody = init?.body !== undefined && init.body !== null;
+    // Stryker disable next-line OptionalChaining: ownBody implies init.
     const replayable = ownBody ? isReplayableBody(init?.body) : true;
     const idempotent = allowed.has(method) || hasIdempotencyKey(init, request);
     const judgesResponses = replayable && idempotent;
