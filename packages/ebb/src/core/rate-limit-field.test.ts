@@ -65,7 +65,7 @@ describe('parseRateLimit: the parameters it does not read must still be well-for
 
   it('reads a bare item where it starts: junk before a well-formed one is not skipped', () => {
     // Each of these has a valid item further on that a search not anchored at the cursor would find.
-    for (const bad of ['r=-;r=1', 'x=?2;y=?1', 'x=:!;y=::', 'x=!b']) {
+    for (const bad of ['r=-;r=1', 'x=?2;y=?1', 'x=:!;y=::', 'x=!b', 'x=!;y=1']) {
       expect(parseRateLimit(`"a";r=1;${bad}`), bad).toBeUndefined();
     }
   });
