@@ -53,13 +53,15 @@ async function errorCode(result: HttpResult, response: Response): Promise<string
   if (header !== null && header.trim() !== '') return sanitize(header);
   const text = (await result.text()).trim();
   if (text.startsWith('{')) {
+    let doc: Record<string, unknown>;
     try {
-      const doc = JSON.parse(text) as Record<string, unknown> | null;
-      const raw = doc?.__type ?? doc?.code ?? doc?.Code;
-      return typeof raw === 'string' ? sanitize(raw) : undefined;
+      // Text that starts with "{" parses to an object or not at all.
+      doc = JSON.parse(text) as Record<string, unknown>;
     } catch {
       return undefined;
     }
+    const raw = doc.__type ?? doc.code ?? doc.Code;
+    return typeof raw === 'string' ? sanitize(raw) : undefined;
   }
   const xml = /<Code>([^<]{1,256})<\/Code>/.exec(text);
   return xml ? sanitize(xml[1] as string) : undefined;
@@ -75,9 +77,11 @@ async function classify(result: HttpResult, every5xx: boolean): Promise<'retry' 
   const status = response.status;
   if (status < 400) return 'final';
   if (status === 429) return 'throttled';
-  const code = await errorCode(result, response);
-  if (code !== undefined && THROTTLING.has(code)) return 'throttled';
-  if (code !== undefined && TRANSIENT.has(code)) return 'retry';
+  // '' is in neither set: no code, no verdict from it.
+  // Stryker disable next-line StringLiteral: any string in neither set does the same.
+  const code = (await errorCode(result, response)) ?? '';
+  if (THROTTLING.has(code)) return 'throttled';
+  if (TRANSIENT.has(code)) return 'retry';
   if (every5xx ? status >= 500 : TRANSIENT_STATUS.has(status)) return 'retry';
   return 'final';
 }

@@ -29,5 +29,8 @@ describe('isReplayableBody', () => {
     expect(isReplayableBody(new Response('x').body)).toBe(false);
     expect(isReplayableBody(Readable.from(['a']))).toBe(false);
     expect(isReplayableBody(chunks())).toBe(false);
+    // A runtime whose ReadableStream has getReader() but no async iterator (Safari), or a stream-like.
+    expect(isReplayableBody({ getReader: () => ({}) })).toBe(false);
+    expect(isReplayableBody({ getReader: 'no' })).toBe(true);
   });
 });

@@ -12,9 +12,8 @@
  * @internal
  */
 export function isReplayableBody(body: unknown): boolean {
-  if (body === null || body === undefined) return true;
-  if (typeof body !== 'object') return true;
-  if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) return false;
+  if (body === null || typeof body !== 'object') return true;
+  // A ReadableStream (WHATWG Streams: every one has getReader()), or a stream-like of a library.
   if (typeof (body as { getReader?: unknown }).getReader === 'function') return false;
   // A Node.js Readable or any async iterable: one pass only. (Blob has no async iterator.)
   if (typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function') return false;

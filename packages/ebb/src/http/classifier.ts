@@ -56,8 +56,8 @@ export const TEXT_LIMIT_BYTES = 64 * 1024;
  */
 export async function readTextPrefix(response: Response, limit: number = TEXT_LIMIT_BYTES): Promise<string> {
   if (response.body === null || response.bodyUsed) return '';
-  const reader = response.clone().body?.getReader();
-  if (!reader) return '';
+  // The clone of a response with a body has one too.
+  const reader = (response.clone().body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let text = '';
   let read = 0;
@@ -65,7 +65,8 @@ export async function readTextPrefix(response: Response, limit: number = TEXT_LI
     while (read < limit) {
       const { done, value } = await reader.read();
       if (done) break;
-      const chunk = read + value.byteLength > limit ? value.subarray(0, limit - read) : value;
+      // subarray clamps its end to the chunk's length: a chunk within the limit is taken whole.
+      const chunk = value.subarray(0, limit - read);
       read += chunk.byteLength;
       text += decoder.decode(chunk, { stream: true });
     }

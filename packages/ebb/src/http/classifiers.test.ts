@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aws, awsGeneralReference, awsThrottlingCodes } from './aws.js';
+import { aws, awsGeneralReference, awsServerHintMs, awsThrottlingCodes } from './aws.js';
 import { type HttpClassifier, type HttpResult, readTextPrefix, standard } from './classifier.js';
 import { googleDrive, googleHttpClient } from './google.js';
 
@@ -186,5 +186,183 @@ describe('readTextPrefix', () => {
     expect(r.bodyUsed).toBe(false);
     expect(await r.text()).toBe(big);
     expect(await readTextPrefix(new Response(null))).toBe('');
+  });
+});
+
+describe('every classifier: an error that is no network failure nor timeout is final', () => {
+  it('standard, googleHttpClient, googleDrive, aws, awsGeneralReference', async () => {
+    for (const classifier of [standard, googleHttpClient, googleDrive, aws, awsGeneralReference]) {
+      expect(await verdict(classifier, new TypeError('Failed to parse URL from ::'))).toBe('final');
+      expect(await verdict(classifier, new DOMException('x', 'AbortError'))).toBe('final');
+      expect(await verdict(classifier, timeout())).toBe('retry');
+    }
+  });
+});
+
+describe('googleDrive: the error document, hostile shapes', () => {
+  it('reads only 403 bodies: a 400 or 404 with a rate-limit reason is final', async () => {
+    for (const s of [400, 401, 404, 409]) {
+      expect(await verdict(googleDrive, status(s, driveError(s, 'rateLimitExceeded'))), String(s)).toBe('final');
+    }
+  });
+
+  it('skips entries that are null or lack a reason; an object without error, or error: null, is final', async () => {
+    const mixed = JSON.stringify({
+      error: { errors: [null, 7, {}, { reason: 5 }, { reason: 'userRateLimitExceeded' }] },
+    });
+    expect(await verdict(googleDrive, status(403, mixed))).toBe('throttled');
+    for (const body of [
+      '{}',
+      '{"error":null}',
+      '{"error":{}}',
+      '[]',
+      '"rateLimitExceeded"',
+      '{"error":{"errors":[]}}',
+    ]) {
+      expect(await verdict(googleDrive, status(403, body)), body).toBe('final');
+    }
+  });
+});
+
+describe('aws: reading the error code, hostile shapes', () => {
+  it('trims the code: pretty-printed XML and a JSON body after white space', async () => {
+    expect(await verdict(aws, status(503, '<Error>\n  <Code>\n    SlowDown\n  </Code>\n</Error>'))).toBe('throttled');
+    expect(await verdict(aws, status(400, '\n  {"__type":"ThrottlingException"}'))).toBe('throttled');
+  });
+
+  it('an empty x-amzn-ErrorType is no code: the body is read', async () => {
+    const r = status(400, '{"__type":"ThrottlingException"}', { 'x-amzn-errortype': '' });
+    expect(await verdict(aws, r)).toBe('throttled');
+    // Headers trims a value; a response-like of another client may not: blank is empty too.
+    const blank = status(400, '{"__type":"ThrottlingException"}');
+    Object.defineProperty(blank, 'headers', {
+      value: { get: (name: string) => (name === 'x-amzn-errortype' ? ' \t ' : null) },
+    });
+    expect(await verdict(aws, blank)).toBe('throttled');
+  });
+
+  it("cuts the code as the SDK's sanitizeErrorCode does: before the first ',' and ':', after the '#'", async () => {
+    const cases: [string, string][] = [
+      ['ThrottlingException,Other', 'throttled'],
+      ['ThrottlingException:http://internal.amazon.com/', 'throttled'],
+      ['#ThrottlingException', 'throttled'],
+      ['ns#ThrottlingException', 'throttled'],
+      // What comes before the cut is the code, even when it is empty.
+      [',x#ThrottlingException', 'final'],
+      [':x#ThrottlingException', 'final'],
+      ['Throttling Exception', 'final'],
+    ];
+    for (const [header, expected] of cases) {
+      expect(await verdict(aws, status(400, null, { 'x-amzn-errortype': header })), header).toBe(expected);
+    }
+  });
+
+  it('a JSON code that is not a string, or JSON that does not parse, gives no code (and no throw)', async () => {
+    for (const body of ['{"__type":5}', '{"code":{"a":1}}', '{"Code":null}', '{"__type":"Throttling', '{}']) {
+      expect(await verdict(aws, status(400, body)), body).toBe('final');
+      expect(await verdict(aws, status(503, body)), body).toBe('retry');
+    }
+  });
+
+  it('awsGeneralReference leaves code-less 4xx final too; only 5xx and codes retry', async () => {
+    for (const s of [400, 403, 404, 409, 499]) {
+      expect(await verdict(awsGeneralReference, status(s)), String(s)).toBe('final');
+    }
+    expect(await verdict(awsGeneralReference, status(400, '{"__type":"RequestTimeout"}'))).toBe('retry');
+  });
+});
+
+describe("awsServerHintMs (the SDK's parseRetryAfterHeader)", () => {
+  const NOW = Date.UTC(1994, 10, 6, 8, 49, 0);
+  const hint = (headers: Record<string, string>) => awsServerHintMs(new Response(null, { headers }), NOW);
+
+  it('x-amz-retry-after in milliseconds, floored; any number Number() reads; first', () => {
+    expect(hint({ 'x-amz-retry-after': '1500' })).toBe(1500);
+    expect(hint({ 'x-amz-retry-after': '1500.9' })).toBe(1500);
+    expect(hint({ 'x-amz-retry-after': '2e3' })).toBe(2000);
+    expect(hint({ 'x-amz-retry-after': '1500', 'retry-after': '9' })).toBe(1500);
+    expect(hint({ 'x-amz-retry-after': 'soon', 'retry-after': '9' })).toBeUndefined();
+    expect(hint({ 'x-amz-retry-after': 'Infinity' })).toBeUndefined();
+  });
+
+  it('else Retry-After: whole or decimal seconds, floored to ms, or an HTTP-date from nowMs', () => {
+    expect(hint({ 'retry-after': '2' })).toBe(2000);
+    expect(hint({ 'retry-after': '12' })).toBe(12_000);
+    expect(hint({ 'retry-after': '1.25' })).toBe(1250);
+    expect(hint({ 'retry-after': '1.5' })).toBe(1500);
+    expect(hint({ 'retry-after': '0.0015' })).toBe(1);
+    expect(hint({ 'retry-after': 'Sun, 06 Nov 1994 08:49:37 GMT' })).toBe(37_000);
+    // Lenient Date.parse reads "12" and "2" as dates in 2001: seconds are tried first.
+    expect(Number.isFinite(Date.parse('12'))).toBe(true);
+  });
+
+  it('undefined with no hint, or one that is neither seconds nor a date', () => {
+    expect(hint({})).toBeUndefined();
+    for (const v of ['x5', '5x', 'soon', '-']) expect(hint({ 'retry-after': v }), v).toBeUndefined();
+  });
+
+  it('is the serverHintMs of aws and awsGeneralReference', () => {
+    const r = new Response(null, { status: 503, headers: { 'x-amz-retry-after': '750' } });
+    expect(aws.serverHintMs?.(r)).toBe(750);
+    expect(awsGeneralReference.serverHintMs?.(r)).toBe(750);
+  });
+});
+
+describe('readTextPrefix, in detail', () => {
+  /** A body of `chunks` chunks of `text`, counting the pulls and noting a cancel of the source. */
+  function chunked(text: string, chunks: number) {
+    const state = { pulls: 0, cancelled: false };
+    const bytes = new TextEncoder().encode(text);
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(c) {
+          state.pulls++;
+          if (state.pulls > chunks) c.close();
+          else c.enqueue(bytes.slice());
+        },
+        cancel() {
+          state.cancelled = true;
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { response: new Response(body), state };
+  }
+
+  it('cuts inside the chunk that crosses the limit, and keeps a character split across chunks whole', async () => {
+    expect(await readTextPrefix(chunked('abcde', 10).response, 8)).toBe('abcdeabc');
+    // "é" is C3 A9: the first chunk ends between its two bytes.
+    const split = new Response(
+      new ReadableStream({
+        start(c) {
+          c.enqueue(new Uint8Array([0x61, 0xc3]));
+          c.enqueue(new Uint8Array([0xa9, 0x62]));
+          c.close();
+        },
+      }),
+    );
+    expect(await readTextPrefix(split)).toBe('aéb');
+  });
+
+  it('stops reading at the limit: 3 of 1000 chunks are pulled, not all', async () => {
+    const { response, state } = chunked('abcde', 1000);
+    expect(await readTextPrefix(response, 12)).toBe('abcdeabcdeab');
+    expect(state.pulls).toBeLessThanOrEqual(4);
+  });
+
+  it("cancels its branch: the caller's cancel of the response then reaches the source", async () => {
+    const { response, state } = chunked('abcde', 1000);
+    await readTextPrefix(response, 5);
+    expect(state.cancelled).toBe(false);
+    await response.body?.cancel();
+    expect(state.cancelled).toBe(true);
+  });
+
+  it("is '' for a response already read (a clone of it would throw) or without a body", async () => {
+    const used = new Response('x');
+    await used.text();
+    expect(used.bodyUsed).toBe(true);
+    expect(await readTextPrefix(used)).toBe('');
+    expect(await readTextPrefix(new Response(null, { status: 204 }))).toBe('');
   });
 });

@@ -23,19 +23,19 @@ export const googleHttpClient: HttpClassifier = ({ response, error }) => {
 /** The 403 reasons Drive documents as rate limits, to be retried with exponential backoff. */
 const DRIVE_RATE_LIMIT_REASONS: ReadonlySet<string> = new Set(['rateLimitExceeded', 'userRateLimitExceeded']);
 
-/** The `error.errors[].reason` values of a Google JSON error document. */
-function reasons(text: string): string[] {
+/** Whether a Google JSON error document gives a rate-limit reason in `error.errors[].reason`. */
+function isRateLimitDocument(text: string): boolean {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
-    return [];
+    return false;
   }
   const errors = (doc as { error?: { errors?: unknown } } | null)?.error?.errors;
-  if (!Array.isArray(errors)) return [];
-  return errors
-    .map((e) => (e as { reason?: unknown } | null)?.reason)
-    .filter((r): r is string => typeof r === 'string');
+  return (
+    Array.isArray(errors) &&
+    errors.some((e) => DRIVE_RATE_LIMIT_REASONS.has((e as { reason?: unknown } | null)?.reason as string))
+  );
 }
 
 /**
@@ -60,6 +60,6 @@ export const googleDrive: HttpClassifier = async (result) => {
   const status = response.status;
   if (status === 429) return 'throttled';
   if (status === 500 || status === 502 || status === 503 || status === 504) return 'retry';
-  if (status === 403 && reasons(await result.text()).some((r) => DRIVE_RATE_LIMIT_REASONS.has(r))) return 'throttled';
+  if (status === 403 && isRateLimitDocument(await result.text())) return 'throttled';
   return 'final';
 };

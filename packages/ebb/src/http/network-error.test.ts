@@ -94,5 +94,7 @@ describe('isTimeoutError', () => {
     expect(isTimeoutError(Object.assign(new Error('x'), { name: 'TimeoutError' }))).toBe(true);
     expect(isTimeoutError(new DOMException('x', 'AbortError'))).toBe(false);
     expect(isTimeoutError(undefined)).toBe(false);
+    expect(isTimeoutError(null)).toBe(false);
+    expect(isTimeoutError('TimeoutError')).toBe(false);
   });
 });

@@ -29,6 +29,29 @@ describe('parseHttpDate: the three formats of RFC 9110 §5.6.7', () => {
     expect(parseHttpDate('Monday, 01-Jan-05 00:00:00 GMT', Date.UTC(2099, 0, 1))).toBe(Date.UTC(2105, 0, 1));
   });
 
+  it('RFC 850 years: the window is (now − 50, now + 50], so exactly 50 years back is read as 50 years ahead', () => {
+    // now: June 2080. "30" is 2030 or 2130, both 50 years away; "31" is 2031, 49 years back.
+    const NOW_2080 = Date.UTC(2080, 5, 1);
+    expect(parseHttpDate('Tuesday, 01-Jan-30 00:00:00 GMT', NOW_2080)).toBe(Date.UTC(2130, 0, 1));
+    expect(parseHttpDate('Wednesday, 01-Jan-31 00:00:00 GMT', NOW_2080)).toBe(Date.UTC(2031, 0, 1));
+    expect(parseHttpDate('Monday, 01-Jan-29 00:00:00 GMT', NOW_2080)).toBe(Date.UTC(2129, 0, 1));
+  });
+
+  it('a four-digit year below 100 is not read as 19xx (Date.UTC maps years 0–99 to 1900–1999): no date', () => {
+    expect(Date.UTC(94, 10, 6)).toBe(Date.UTC(1994, 10, 6)); // the trap
+    expect(parseHttpDate('Sun, 06 Nov 0094 08:49:37 GMT')).toBeUndefined();
+    expect(parseHttpDate('Sun Nov  6 08:49:37 0094')).toBeUndefined();
+    expect(parseHttpDate('Sun, 06 Nov 0100 08:49:37 GMT')).toBe(Date.UTC(100, 10, 6, 8, 49, 37));
+  });
+
+  it('takes strings only: a String object or an object whose toString() gives a date is no header value', () => {
+    const date = 'Sun, 06 Nov 1994 08:49:37 GMT';
+    for (const value of [new String(date), { toString: () => date }, 784111777000, null, undefined]) {
+      expect(parseHttpDate(value as never), String(value)).toBeUndefined();
+      expect(parseRetryAfter(value as never), String(value)).toBeUndefined();
+    }
+  });
+
   it('a leap second (23:59:60, allowed by the grammar) is the first second of the next day', () => {
     expect(parseHttpDate('Thu, 31 Dec 1998 23:59:60 GMT')).toBe(Date.UTC(1999, 0, 1));
   });

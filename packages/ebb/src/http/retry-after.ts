@@ -50,6 +50,7 @@ function utc(
  * Parses an HTTP-date in any of its three formats (RFC 9110 §5.6.7: a recipient "MUST accept
  * all three") into milliseconds since the epoch; undefined if `value` is not one. The weekday
  * must be a valid name but is not checked against the date, as browsers do not check it either.
+ * Anything but a string (a missing field's null) gives undefined.
  *
  * RFC 850's two-digit year is read as the RFC says: a year that "appears to be more than 50
  * years in the future" is the most recent past year with the same last two digits; `nowMs`
@@ -60,7 +61,7 @@ function utc(
  * parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT');  // 784111777000
  * parseHttpDate('Sun Nov  6 08:49:37 1994');        // 784111777000
  */
-export function parseHttpDate(value: string, nowMs: number = Date.now()): number | undefined {
+export function parseHttpDate(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
   if (typeof value !== 'string') return undefined;
   let m = IMF_FIXDATE.exec(value);
   if (m) {

@@ -23,12 +23,8 @@ export interface HasHeaders {
  * serverHintMs(new Response(null, { status: 429, headers: { 'retry-after': '2' } }));  // 2000
  */
 export function serverHintMs(response: HasHeaders, nowMs: number = Date.now()): number | undefined {
-  const retryAfter = response.headers.get('retry-after');
-  if (retryAfter !== null) {
-    const date = response.headers.get('date');
-    const serverNow = date === null ? undefined : parseHttpDate(date, nowMs);
-    const ms = parseRetryAfter(retryAfter, serverNow ?? nowMs);
-    if (ms !== undefined) return ms;
-  }
-  return rateLimitWaitMs(response.headers.get('ratelimit'));
+  // Both parsers read a missing field (null) as no value.
+  const serverNow = parseHttpDate(response.headers.get('date'), nowMs);
+  const ms = parseRetryAfter(response.headers.get('retry-after'), serverNow ?? nowMs);
+  return ms ?? rateLimitWaitMs(response.headers.get('ratelimit'));
 }

@@ -1,7 +1,9 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
+import type { HedgeCallOptions, Hedging } from '../resilience/hedging.js';
 import { RetryError } from '../retry/errors.js';
 import type { Outcome } from '../retry/options.js';
 import { aws } from './aws.js';
@@ -490,6 +492,35 @@ describe('withRetry: options are checked at construction', () => {
     expect(() => withRetry(f, { backoff: {} as never })).toThrow(TypeError);
   });
 
+  it('names the option, the value and the fix: hedge, retryOn, retryOn.serverHintMs, onRetry, methods', () => {
+    const hedgeMessage = (got: string) =>
+      `withRetry(): expected \`hedge\` to be a hedging() from ebb/resilience, got ${got}. Such as hedging({ delayMs: 50 }).`;
+    expect(() => withRetry(f, { hedge: null as never })).toThrow(hedgeMessage('null'));
+    expect(() => withRetry(f, { hedge: {} as never })).toThrow(hedgeMessage('an object'));
+    expect(() => withRetry(f, { hedge: { run: 1 } as never })).toThrow(hedgeMessage('an object'));
+    expect(() => withRetry(f, { hedge: 'fast' as never })).toThrow(hedgeMessage('"fast"'));
+    expect(() => withRetry(f, { hedge: { run: () => {} } as never })).not.toThrow();
+    // A function is no hedging() value, even with a run method.
+    expect(() => withRetry(f, { hedge: Object.assign(() => {}, { run: () => {} }) as never })).toThrow(
+      hedgeMessage('a function'),
+    );
+    expect(() => withRetry(f, { retryOn: 'standard' as never })).toThrow(
+      'withRetry(): expected `retryOn` to be a classifier function, got "standard". Use standard, aws, googleDrive or your own.',
+    );
+    const hinting = Object.assign(() => true, { serverHintMs: 5 });
+    expect(() => withRetry(f, { retryOn: hinting as never })).toThrow(
+      'withRetry(): expected `retryOn.serverHintMs` to be a function (response) => ms or undefined, got 5.',
+    );
+    expect(() => withRetry(f, { retryOn: Object.assign(() => true, { serverHintMs: () => 1 }) })).not.toThrow();
+    expect(() => withRetry(f, { onRetry: 'log' as never })).toThrow(
+      'withRetry(): expected `onRetry` to be a function (context) => void, got "log".',
+    );
+    // 42 would pass the token test as "42": the type is checked first.
+    expect(() => withRetry(f, { methods: [42] as never })).toThrow(
+      "withRetry(): expected `methods` to be an array of method names such as ['GET', 'PUT'], got an array.",
+    );
+  });
+
   it('rejects unknown options, and signal / retryIf with a pointer to what to use', () => {
     expect(() => withRetry(f, { retryon: () => true } as never)).toThrow('unknown option `retryon`');
     expect(() => withRetry(f, { signal: AbortSignal.abort() } as never)).toThrow('pass it as init.signal');
@@ -498,5 +529,274 @@ describe('withRetry: options are checked at construction', () => {
 
   it('defaults fetchImpl to the global fetch, read at construction', () => {
     expect(typeof withRetry()).toBe('function');
+  });
+});
+
+describe('withRetry: what counts as a Request', () => {
+  const clone = function (this: unknown) {
+    return this;
+  };
+  const shape = (fields: Record<string, unknown>) => ({ ...fields, toString: () => 'http://127.0.0.1/as-string' });
+
+  it('only an object with a string url, a string method and a clone(); anything short of that is a URL, stringified', async () => {
+    const full = shape({ url: 'http://127.0.0.1/own', method: 'POST', clone });
+    const cases: [string, unknown, string, number][] = [
+      // [what, input, the URL onRetry is told (or the call's), calls made for 503 then 200]
+      ['a Request-shaped object is read as one: POST, not retried', full, 'http://127.0.0.1/own', 1],
+      ['no url', shape({ method: 'POST', clone }), 'http://127.0.0.1/as-string', 2],
+      ['url not a string', shape({ url: 7, method: 'POST', clone }), 'http://127.0.0.1/as-string', 2],
+      ['no method', shape({ url: 'http://127.0.0.1/own', clone }), 'http://127.0.0.1/as-string', 2],
+      ['no clone()', shape({ url: 'http://127.0.0.1/own', method: 'POST' }), 'http://127.0.0.1/as-string', 2],
+      [
+        'a function, not an object',
+        Object.assign(() => {}, full, { toString: () => 'http://127.0.0.1/as-string' }),
+        'http://127.0.0.1/as-string',
+        2,
+      ],
+    ];
+    for (const [what, input, url, calls] of cases) {
+      const r = await run([503, 200], {}, input as RequestInfo);
+      expect(r.calls, what).toHaveLength(calls);
+      expect(r.calls[0]?.input, what).toBe(input);
+      if (calls === 2) expect([r.retries[0]?.url, r.retries[0]?.method], what).toEqual([url, 'GET']);
+    }
+  });
+
+  it('null is no Request: it reaches fetch as given (fetch, not withRetry, refuses it)', async () => {
+    const r = await run([200], {}, null as unknown as RequestInfo);
+    expect(r.calls.map((c) => c.input)).toEqual([null]);
+    expect(r.response?.status).toBe(200);
+  });
+
+  it('a Request without a body is passed as it is, the same object on every attempt', async () => {
+    const request = new Request('http://127.0.0.1/r');
+    const r = await run([503, 200], {}, request);
+    expect(r.calls.map((c) => c.input === request)).toEqual([true, true]);
+  });
+
+  it('init.body: null leaves the Request its own body, so every attempt gets a fresh clone of it (Fetch: null is absent)', async () => {
+    const request = new Request('http://127.0.0.1/r', { method: 'PUT', body: 'payload' });
+    const bodies: string[] = [];
+    // As fetch does: a Request built from (input, init); a used body makes it throw.
+    const read = async (call: Call) => {
+      bodies.push(await new Request(call.input, call.init).text());
+      return new Response(null, { status: bodies.length < 3 ? 503 : 200 });
+    };
+    const r = await run([read], {}, request, { body: null });
+    expect(r.error).toBeUndefined();
+    expect(bodies).toEqual(['payload', 'payload', 'payload']);
+    expect(r.calls.every((c) => c.input !== request)).toBe(true);
+  });
+
+  it("a Request's own Idempotency-Key header makes its POST retryable", async () => {
+    const request = new Request('http://127.0.0.1/r', {
+      method: 'POST',
+      body: 'a',
+      headers: { 'Idempotency-Key': '"k-1"' },
+    });
+    const r = await run([503, 200], {}, request);
+    expect(r.calls).toHaveLength(2);
+    expect(r.response?.status).toBe(200);
+    // init.headers, when given, replace the Request's (as fetch reads them): no key, no retry.
+    expect((await run([503, 200], {}, request, { headers: { 'x-other': '1' } })).calls).toHaveLength(1);
+  });
+});
+
+describe('withRetry: the classifier, in detail', () => {
+  it("a classifier's own error stays final even when it would retry that error as a failure — objects, strings, null", async () => {
+    for (const thrown of [new Error('classifier bug'), 'oops', null, 42]) {
+      const retryOn = ({ response }: { response: Response | undefined }) => {
+        if (response !== undefined) throw thrown;
+        return 'retry' as const;
+      };
+      const r = await run([503, 200], { retryOn });
+      expect(r.calls, String(thrown)).toHaveLength(1);
+      expect(r.error, String(thrown)).toBe(thrown);
+      expect(r.made[0]?.state.cancelled).toBe(true);
+    }
+  });
+
+  it("an async classifier's 'final' for an error ends it: the error reaches the caller unchanged", async () => {
+    const reset = econn('ECONNRESET');
+    const r = await run([reset, 200], { retryOn: async ({ response }) => (response ? 'retry' : 'final') });
+    expect(r.calls).toHaveLength(1);
+    expect(r.error).toBe(reset);
+    const retried = await run([econn('ECONNRESET'), 200], {
+      retryOn: async ({ response }) => (response?.ok ? 'final' : 'retry'),
+    });
+    expect(retried.calls).toHaveLength(2);
+  });
+
+  it('a bad verdict about an error rejects with the TypeError naming it', async () => {
+    const r = await run([econn('ECONNRESET'), 200], { retryOn: ({ response }) => (response ? 'retry' : (7 as never)) });
+    expect(r.calls).toHaveLength(1);
+    expect((r.error as Error).message).toBe(
+      "withRetry(): `retryOn` returned 7; expected 'retry', 'throttled', 'final' or a boolean.",
+    );
+  });
+
+  it("text() is '' when fetch threw: there is no body to read", async () => {
+    const texts: string[] = [];
+    const retryOn = async (result: { response: Response | undefined; text(): Promise<string> }) => {
+      texts.push(await result.text());
+      return result.response === undefined ? 'retry' : 'final';
+    };
+    const r = await run([econn('ECONNRESET'), () => new Response('ok')], { retryOn });
+    expect(texts).toEqual(['', 'ok']);
+    expect(r.response?.status).toBe(200);
+  });
+
+  it('a 429 is throttled whatever verdict retried it: true is enough', async () => {
+    const outcomes: Outcome[] = [];
+    const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
+    const r = await run([429, 503, 200], { rate, retryOn: ({ response }) => response !== undefined && !response.ok });
+    expect(outcomes).toEqual(['throttled', 'failure', 'success']);
+    expect(r.retries.map((c) => (c.error as HttpStatusError).throttled)).toEqual([true, false]);
+  });
+
+  it('an HttpStatusError that fetch itself threw is an error like any other: no response in onRetry, RetryError at the end', async () => {
+    const t = tracked(503);
+    const own = new HttpStatusError(t.response, 'GET', 'http://127.0.0.1/x', undefined, false);
+    const r = await run([own], {
+      backoff: constant({ delayMs: 100, maxAttempts: 2 }),
+      retryOn: ({ response }) => response === undefined,
+    });
+    expect(r.calls).toHaveLength(2);
+    expect(r.error).toBeInstanceOf(RetryError);
+    expect((r.error as RetryError).cause).toBe(own);
+    expect(r.retries.map((c) => [c.error === own, c.response])).toEqual([[true, undefined]]);
+    expect(t.state.cancelled).toBe(false);
+  });
+});
+
+describe('withRetry: hedge', () => {
+  /** A hedging stand-in that records each call and runs the operation once, on a signal of its own. */
+  function recordingHedge() {
+    const runs: { options: HedgeCallOptions | undefined; signal: AbortSignal }[] = [];
+    const hedge: Hedging = {
+      delayMs: 0,
+      stats: { calls: 0, hedges: 0 },
+      run: async <T>(
+        operation: (signal: AbortSignal) => PromiseLike<T> | T,
+        options?: HedgeCallOptions,
+      ): Promise<Awaited<T>> => {
+        const signal = new AbortController().signal;
+        runs.push({ options, signal });
+        return (await operation(signal)) as Awaited<T>;
+      },
+    };
+    return { hedge, runs };
+  }
+
+  it('runs every attempt of an idempotent request through hedge.run, with the method and the attempt signal', async () => {
+    const { hedge, runs } = recordingHedge();
+    const caller = new AbortController();
+    const r = await run([503, 200], { hedge }, 'http://127.0.0.1/x', {
+      method: 'put',
+      body: 'b',
+      signal: caller.signal,
+    });
+    expect(r.response?.status).toBe(200);
+    expect(runs.map((x) => x.options?.method)).toEqual(['PUT', 'PUT']);
+    // Each copy is sent on the signal hedging gave it.
+    expect(r.calls.map((c, i) => c.init?.signal === runs[i]?.signal)).toEqual([true, true]);
+    // The signal hedging is given follows the caller's.
+    const given = runs[1]?.options?.signal as AbortSignal;
+    expect(given.aborted).toBe(false);
+    caller.abort(new Error('late'));
+    expect(given.aborted).toBe(true);
+  });
+
+  it('never hedges a request that is not idempotent, not allowed by methods, or has a stream body', async () => {
+    const cases: [WithRetryOptions, RequestInit][] = [
+      [{ methods: ['GET', 'POST'] }, { method: 'POST', body: 'b' }], // retried, yet never two copies at once
+      [{}, { method: 'POST', headers: { 'Idempotency-Key': 'k' } }],
+      [{ methods: ['GET'] }, { method: 'PUT' }],
+      [{}, { method: 'PUT', body: new ReadableStream(), duplex: 'half' } as RequestInit],
+    ];
+    for (const [options, init] of cases) {
+      const { hedge, runs } = recordingHedge();
+      const r = await run([200], { ...options, hedge }, 'http://127.0.0.1/x', init);
+      expect(r.response?.status, JSON.stringify(init)).toBe(200);
+      expect(runs, JSON.stringify(init)).toHaveLength(0);
+    }
+  });
+});
+
+describe('withRetry: without AbortSignal.any (runtimes before Node.js 20.3)', () => {
+  /** Runs `f` with AbortSignal.any removed, as on an older runtime; puts it back after. */
+  async function withoutAny<T>(f: () => Promise<T>): Promise<T> {
+    const saved = Object.getOwnPropertyDescriptor(AbortSignal, 'any');
+    delete (AbortSignal as { any?: unknown }).any;
+    try {
+      return await f();
+    } finally {
+      if (saved) Object.defineProperty(AbortSignal, 'any', saved);
+    }
+  }
+  const hang = (call: Call) =>
+    new Promise<Response>((_, reject) => {
+      const signal = call.init?.signal as AbortSignal;
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+
+  it("the caller's abort reaches the attempt's fetch, with the caller's reason", async () => {
+    await withoutAny(async () => {
+      expect((AbortSignal as { any?: unknown }).any).toBeUndefined();
+      const clock = virtualClock();
+      const s = scripted(clock, [hang]);
+      const caller = new AbortController();
+      const p = withRetry(s.fetchImpl, { clock })('http://127.0.0.1/x', { signal: caller.signal }).catch((e) => e);
+      await clock.advance(10);
+      const given = s.calls[0]?.init?.signal as AbortSignal;
+      expect(given.aborted).toBe(false);
+      const reason = new Error('stop');
+      caller.abort(reason);
+      expect(given.aborted).toBe(true);
+      expect(given.reason).toBe(reason);
+      expect(await p).toBe(reason);
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    });
+  });
+
+  it("after the response is returned, the caller's abort still reaches its body's fetch signal", async () => {
+    await withoutAny(async () => {
+      const clock = virtualClock();
+      const s = scripted(clock, [200]);
+      const caller = new AbortController();
+      const response = await withRetry(s.fetchImpl, { clock })('http://127.0.0.1/x', { signal: caller.signal });
+      expect(response.status).toBe(200);
+      const given = s.calls[0]?.init?.signal as AbortSignal;
+      expect(given.aborted).toBe(false);
+      const reason = new Error('late');
+      caller.abort(reason);
+      expect(given.aborted).toBe(true);
+      expect(given.reason).toBe(reason);
+    });
+  });
+
+  it("an attempt timeout aborts that attempt's fetch and leaves no listener on the caller's signal", async () => {
+    await withoutAny(async () => {
+      const clock = virtualClock();
+      const s = scripted(clock, [hang]);
+      const caller = new AbortController();
+      const f = withRetry(s.fetchImpl, {
+        clock,
+        attemptTimeoutMs: 100,
+        backoff: constant({ delayMs: 50, maxAttempts: 3 }),
+      });
+      const p = f('http://127.0.0.1/x', { signal: caller.signal }).catch((e) => e);
+      await clock.runAll();
+      const error = await p;
+      expect(error).toBeInstanceOf(RetryError);
+      expect(s.calls.map((c) => c.at)).toEqual([0, 150, 300]);
+      expect(s.calls.map((c) => ((c.init as RequestInit).signal as AbortSignal).reason.name)).toEqual([
+        'TimeoutError',
+        'TimeoutError',
+        'TimeoutError',
+      ]);
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+      expect(caller.signal.aborted).toBe(false);
+    });
   });
 });

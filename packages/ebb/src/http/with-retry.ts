@@ -77,8 +77,6 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Errors made here for responses the classifier chose to retry: the executor retries exactly these. */
 const retryable = new WeakSet<object>();
-/** Errors that must reach the caller unchanged, whatever the classifier would say of them. */
-const fatal = new WeakSet<object>();
 
 const noop = (): void => {};
 
@@ -109,6 +107,7 @@ function isRequest(input: unknown): input is Request {
  */
 function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
+  // Stryker disable next-line StringLiteral: typeof never yields "", and the fallback behaves as AbortSignal.any.
   if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
   const controller = new AbortController();
   const onA = (): void => {
@@ -122,7 +121,9 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   if (a.aborted) controller.abort(a.reason);
   else if (b.aborted) controller.abort(b.reason);
   else {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: an abort event fires once; `once` only tidies.
     a.addEventListener('abort', onA, { once: true });
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: as above.
     b.addEventListener('abort', onB, { once: true });
   }
   return controller.signal;
@@ -194,11 +195,9 @@ function verdictOf(value: unknown): HttpVerdict {
   if (value === true || value === 'retry') return 'retry';
   if (value === false || value === 'final') return 'final';
   if (value === 'throttled') return 'throttled';
-  const error = new TypeError(
+  throw new TypeError(
     `withRetry(): \`retryOn\` returned ${show(value)}; expected 'retry', 'throttled', 'final' or a boolean.`,
   );
-  fatal.add(error);
-  throw error;
 }
 
 /**
@@ -289,6 +288,7 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
     const url = request ? request.url : String(input);
     const ownBody = init?.body !== undefined && init.body !== null;
+    // Stryker disable next-line OptionalChaining: ownBody implies init.
     const replayable = ownBody ? isReplayableBody(init?.body) : true;
     const idempotent = allowed.has(method) || hasIdempotencyKey(init, request);
     const judgesResponses = replayable && idempotent;
@@ -297,6 +297,10 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     // the Request's own signal, `signal: null` drops it.
     const callerSignal = (init?.signal !== undefined ? init.signal : request?.signal) ?? undefined;
     const cloneRequest = !ownBody && request !== undefined && request.body !== null;
+    // What the classifier itself threw while judging a response: its own bug, not a failed
+    // attempt, so it reaches the caller unchanged. A Set, not a WeakSet: a thrown string or
+    // null must be recognized too.
+    let classifierErrors: Set<unknown> | undefined;
 
     const judge = async (response: Response, attempt: number): Promise<Response> => {
       const result = new Result(method, url, attempt, response, undefined);
@@ -308,7 +312,10 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
         discard(response);
         // A body that failed mid-read is an attempt failure (classified as such); anything else
         // thrown is the classifier's own error, and reaches the caller unchanged.
-        if (typeof error === 'object' && error !== null && error !== result.readError) fatal.add(error);
+        if (error !== result.readError) {
+          classifierErrors ??= new Set();
+          classifierErrors.add(error);
+        }
         throw error;
       }
       if (verdict === 'final') return response;
@@ -338,10 +345,9 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     };
 
     const retryIf = (error: unknown, context: AttemptContext): boolean | Promise<boolean> => {
-      if (typeof error === 'object' && error !== null) {
-        if (retryable.has(error)) return true;
-        if (fatal.has(error)) return false;
-      }
+      // WeakSet.has is false for a primitive (ECMA-262 §24.4.3.4), no check needed.
+      if (retryable.has(error as object)) return true;
+      if (classifierErrors?.has(error)) return false;
       if (!replayable || !(idempotent || isNotSentError(error))) return false;
       const answer = retryOn(new Result(method, url, context.attempt, undefined, error));
       return isThenable(answer)
