@@ -26,6 +26,8 @@ export { type HedgeCallOptions, type Hedging, type HedgingOptions, hedging } fro
 export {
   type AimdOptions,
   aimd,
+  type BdpOptions,
+  bdp,
   type Gradient2Options,
   gradient2,
   type LimitAlgorithm,
