@@ -1,11 +1,11 @@
 import { exponential } from 'ebb';
-import { ratioBudget } from 'ebb/rate';
 import {
   aimd,
   bdp,
   circuitBreaker,
   concurrencyLimit,
   gradient2,
+  hedgeBudget,
   hedging,
   type LimitAlgorithm,
   vegas,
@@ -269,7 +269,7 @@ export async function slowTailModel(flags: SlowTailFlags, io: SimulateIO): Promi
     hedging({
       clock,
       ...(delayMs === undefined ? { percentile } : { delayMs }),
-      budget: ratioBudget({ clock, percentCanRetry: budgetShare, minRetriesPerSecond: 1 }),
+      budget: hedgeBudget({ clock, percent: budgetShare }),
     });
   const how = `${delayMs === undefined ? `learned p${+(percentile * 100).toFixed(1)}` : formatDuration(delayMs)}, budget ${pct(budgetShare)}`;
   const subjects = [

@@ -22,6 +22,7 @@ export {
   LimitExceededError,
 } from './concurrency-limit.js';
 export { BrokenCircuitError, type CircuitState } from './errors.js';
+export { type HedgeBudget, type HedgeBudgetOptions, hedgeBudget } from './hedge-budget.js';
 export { type HedgeCallOptions, type Hedging, type HedgingOptions, hedging } from './hedging.js';
 export {
   type AimdOptions,
