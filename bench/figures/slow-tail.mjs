@@ -2,6 +2,7 @@
 // BASE_MS, except a seeded 5 % that take 20 × BASE_MS. WORKERS workers call it in a loop for
 // SECONDS per phase:
 //   none       plain calls;
+//   hedged (defaults)  ebb's hedging() with its defaults: a learned p95 delay, the default budget;
 //   hedged     ebb's hedging() with a learned p90 delay (20 samples to learn) and its default
 //              budget (hedges ≤ the larger of 5 % of calls and 1 a second, over 10 s). p90, not the default p95: with exactly 5 % of
 //              responses slow, the 95th percentile falls at the edge of the slow tail itself;
@@ -120,6 +121,7 @@ async function main() {
 
   const results = [];
   results.push(await phase('none'));
+  results.push(await phase('hedged (defaults)', hedging()));
   results.push(await phase('hedged', hedging({ percentile: 0.9 })));
   results.push(
     await phase('hedged (fixed)', hedging({ delayMs: 2 * BASE_MS, budget: hedgeBudget({ percent: 0.1 }) }), 0.1),

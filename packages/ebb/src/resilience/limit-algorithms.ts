@@ -256,11 +256,8 @@ export function bdp(options?: BdpOptions): LimitAlgorithm {
   let probeFrom = -1; // while probing: the count the probe started at
   let probeEnd = 0;
   let probeMin = Infinity;
-  const rate = (): number => {
-    let max = 0;
-    for (const m of means) if (m > max) max = m;
-    return max > 0 ? max : n > 0 ? sum / n : 0;
-  };
+  let best = 0; // the largest of `means`, found again only when a round ends
+  const rate = (): number => (best > 0 ? best : n > 0 ? sum / n : 0);
   return {
     get limit() {
       return limit;
@@ -275,11 +272,16 @@ export function bdp(options?: BdpOptions): LimitAlgorithm {
         if (n > 0) means[round % rounds] = sum / n;
         round++;
         means[round % rounds] = 0;
+        best = 0;
+        for (let i = 0; i < rounds; i++) if ((means[i] as number) > best) best = means[i] as number;
         roundEnd = total;
         sum = 0;
         n = 0;
       }
-      if (dropped) means.fill(0);
+      if (dropped) {
+        means.fill(0);
+        best = 0;
+      }
       if (flown > 0) {
         sum += flown / rttMs;
         n++;
