@@ -89,7 +89,7 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
     ).toEqual([40, 40]); // app-limited: never moves
   });
 
-  it('bdp: ⌈gain × the last rounds’ best mean delivery rate × min RTT⌉, at most +1 a sample', () => {
+  it('bdp: ⌈gain × the best mean delivery rate of the last rounds (this one once half the limit reported) × min RTT⌉, +1 a sample at most', () => {
     const a = bdp({ initialLimit: 4, probeRounds: Infinity });
     const step = (rttMs: number, delivered: number, dropped = false) => {
       a.update({ rttMs, inflight: 0, dropped, delivered });
@@ -100,9 +100,10 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
     // trip): ⌈1.25 × 2.5⌉ = 4.
     expect([step(128, 1), step(128, 2), step(128, 3), step(128, 4)]).toEqual([4, 4, 4, 4]);
     // Round 2: four requests admitted as those completed each see 4 completions. Round 1's mean
-    // still sets the limit until one of them ends the round.
-    expect([step(128, 4), step(128, 4), step(128, 4), step(128, 4)]).toEqual([4, 4, 4, 4]);
-    // A request admitted after round 2 began comes back: round 2's mean, 4 a round trip → ⌈5⌉.
+    // holds until half the limit (2) has reported in this round; then this round's, 4 a round
+    // trip: ⌈1.25 × 4⌉ = 5.
+    expect([step(128, 4), step(128, 4), step(128, 4), step(128, 4)]).toEqual([4, 5, 5, 5]);
+    // A request admitted after round 2 began comes back: round 3 begins, round 2's mean (4) holds.
     expect(step(128, 4)).toBe(5);
     // A drop forgets the finished rounds; this round's mean, (4/128 + 4/256) ÷ 2 × 128 = 3,
     // gives ⌈3.75⌉ = 4.

@@ -222,18 +222,29 @@ export interface BdpOptions {
  * bandwidth-delay product of BBR: N. Cardwell et al., "BBR: Congestion-Based Congestion
  * Control", ACM Queue 2016; draft-ietf-ccwg-bbr). The limit is `⌈gain × rate × minRtt⌉`:
  * `rate` the largest of the last `rounds` round trips' mean delivery rates (`delivered / rttMs`
- * of each sample; BBR keeps the largest sample, but one sample that counts a burst of late
- * completions would raise the limit past a thrash point, so each round is averaged first),
+ * of each sample; the current round counts once half the limit has reported in it). BBR keeps
+ * the largest sample, but one sample that counts a burst of late completions would raise the
+ * limit past a thrash point, so each round is averaged first;
  * `minRtt` the smallest RTT, re-measured every `probeRounds` round trips by holding the
  * limit at half for two round trips (BBR's ProbeRTT). The limit grows by at most one a sample (as
  * BBR's cwnd), so at most `gain` × a round trip while the service keeps up; it can never pass
  * what the service completes, whether or not its latency has shown the overload yet. A drop
- * forgets the older rounds' maximum.
+ * forgets the older rounds' rates.
  *
  * Unlike AIMD, Vegas and Gradient2, which react to what has come back (a drop, a slower RTT), this
  * bound holds while the slow responses are still in flight: a service that thrashes when its
  * queue passes a point is never pushed past `gain` × its capacity. Needs the `delivered` field
  * of each sample (`concurrencyLimit()` gives it).
+ *
+ * **When to use:** a service whose overload shows late in its latency (a thrash, a fixed pool
+ * behind a deep queue), or a client that wants no queue of its own: the gain keeps a quarter of
+ * the product waiting at the service. **Gotchas:** the limit is `initialLimit` until that many
+ * requests have completed, so start low against a small service; every `probeRounds` round trips
+ * it halves for two (about 1–2 % of the throughput).
+ *
+ * @example
+ * const limiter = concurrencyLimit({ algorithm: bdp({ initialLimit: 4 }) });
+ * await retry(({ signal }) => fetch(url, { signal }), { rate: limiter });
  */
 export function bdp(options?: BdpOptions): LimitAlgorithm {
   const where = 'bdp()';
@@ -257,7 +268,12 @@ export function bdp(options?: BdpOptions): LimitAlgorithm {
   let probeEnd = 0;
   let probeMin = Infinity;
   let best = 0; // the largest of `means`, found again only when a round ends
-  const rate = (): number => (best > 0 ? best : n > 0 ? sum / n : 0);
+  // This round's mean counts once half the limit has reported (fewer samples are too noisy):
+  // waiting for the round to end would make the limit grow every other round trip.
+  const rate = (): number => {
+    const now = n > 0 && (best === 0 || n * 2 >= limit) ? sum / n : 0;
+    return now > best ? now : best;
+  };
   return {
     get limit() {
       return limit;
