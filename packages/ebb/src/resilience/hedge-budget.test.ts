@@ -85,8 +85,21 @@ describe('hedgeBudget', () => {
       ),
       { numRuns: 500 },
     );
-    expect(() => hedgeBudget({ percent: 1.5 })).toThrow(/`percent`/);
-    expect(() => hedgeBudget({ windowMs: 999 })).toThrow(/`windowMs`/);
-    expect(() => hedgeBudget({ minPerSecond: 0.5 })).toThrow(/`minPerSecond`/);
+    // The whole message: where, the option, the value, what was expected and the fix.
+    expect(() => hedgeBudget({ percent: 1.5 })).toThrow(
+      'hedgeBudget(): expected `percent` to be a number from 0 to 1, got 1.5. For example 0.05 for 5 %.',
+    );
+    expect(() => hedgeBudget({ minPerSecond: 0.5 })).toThrow(
+      'hedgeBudget(): expected `minPerSecond` to be a whole number >= 0, got 0.5. For example 1.',
+    );
+    expect(() => hedgeBudget({ minPerSecond: Infinity })).toThrow(RangeError);
+    for (const windowMs of [999, 60_001, Infinity]) {
+      expect(() => hedgeBudget({ windowMs })).toThrow(
+        new RegExp(
+          `^hedgeBudget\\(\\): expected \`windowMs\` to be a whole number (>= 1|from 1000 to 60000), got ${windowMs}\\. For example 10000\\.$`,
+        ),
+      );
+    }
+    for (const windowMs of [1_000, 60_000]) expect(hedgeBudget({ windowMs }).balance).toBe(windowMs / 1_000);
   });
 });
