@@ -180,6 +180,38 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
     expect(loop(long, 8, 128, 1 / 32).at(-1)).toBe(10);
   });
 
+  it('bdp: the probe halves the limit for two round trips, every probeRounds, and learns only from requests admitted during it', () => {
+    const p = bdp({ initialLimit: 2, probeRounds: 20 });
+    const limits = loop(p, 45, 128, 1 / 16);
+    expect(limits.slice(0, 6)).toEqual([3, 4, 5, 6, 8, 10]); // ⌈1.25 × L⌉ a round trip, up to ⌈1.25 × 8⌉
+    // Below 10 after that: the probes only — two round trips at ⌈10 / 2⌉ = 5, then one a sample back
+    // to 10 — the first after round trip 20, the next 20 round trips after the first one ended.
+    const low = limits.flatMap((l, i) => (i >= 6 && l < 10 ? [[i, l]] : []));
+    expect(low).toEqual([
+      [19, 5],
+      [20, 5],
+      [21, 7],
+      [41, 5],
+      [42, 5],
+      [43, 7],
+    ]);
+    // Step by step: probeRounds 2, one request at a time.
+    const a = bdp({ initialLimit: 1, probeRounds: 2 });
+    const step = (rttMs: number, delivered: number) => {
+      a.update({ rttMs, inflight: 0, dropped: false, delivered });
+      return a.limit;
+    };
+    expect(step(128, 1)).toBe(2); // minRtt 128, rate 1/128: ⌈1.25⌉
+    expect(step(128, 1)).toBe(1); // the second round trip ends: the probe begins, ⌈2 / 2⌉
+    // A request admitted before the probe returns in 100 ms: it raises the rate (2 completions)
+    // but not the minRtt the probe is measuring: it did not run at the probe's half limit.
+    expect(step(100, 2)).toBe(2);
+    // The service has slowed to 384 ms; two requests admitted during the probe end it: minRtt 384,
+    // and the best round's rate (1/128 + 2/100) / 2 gives ⌈1.25 × 0.0139 × 384⌉ = 7, one a sample.
+    // Had the 100-ms sample counted, minRtt would be 100 and the target ⌈1.74⌉ = 2.
+    expect([step(384, 1), step(384, 1), step(384, 1)]).toEqual([2, 3, 4]);
+  });
+
   it('rejects bad options naming them', () => {
     expect(() => aimd({ backoffRatio: 1 })).toThrow(/backoffRatio/);
     expect(() => aimd({ backoffRatio: 0.4 })).toThrow(RangeError);
@@ -189,9 +221,19 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
     expect(() => gradient2({ longWindow: 0 })).toThrow(/longWindow/);
     expect(() => concurrencyLimit({ maxQueue: -1 })).toThrow(/maxQueue/);
     expect(() => concurrencyLimit({ algorithm: {} as never })).toThrow(/algorithm/);
-    expect(() => bdp({ gain: 0.9 })).toThrow(/`gain`/);
-    expect(() => bdp({ rounds: 1001 })).toThrow(/`rounds`/);
-    expect(() => bdp({ probeRounds: 1 })).toThrow(/`probeRounds`/);
+    expect(() => bdp({ gain: 4.5 })).toThrow(
+      'bdp(): expected `gain` to be a number from 1 to 4, got 4.5. For example 1.25.',
+    );
+    expect(() => bdp({ rounds: 1001 })).toThrow(
+      'bdp(): expected `rounds` to be a whole number from 1 to 1000, got 1001. For example 10.',
+    );
+    expect(() => bdp({ rounds: Infinity })).toThrow(
+      'bdp(): expected `rounds` to be a whole number >= 1, got Infinity. For example 10.',
+    );
+    expect(() => bdp({ probeRounds: 1 })).toThrow(
+      'bdp(): expected `probeRounds` to be a whole number >= 2 (or Infinity), got 1. For example 100.',
+    );
+    expect(bdp({ gain: 1, rounds: 1_000, probeRounds: 2, initialLimit: 3, minLimit: 2, maxLimit: 9 }).limit).toBe(3);
     for (const make of [aimd, vegas, gradient2, bdp] as ((o: unknown) => LimitAlgorithm)[]) {
       fc.assert(
         fc.property(
