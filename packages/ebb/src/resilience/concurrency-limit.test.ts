@@ -111,7 +111,7 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
     // A faster RTT lowers minRtt to 64: mean (4/128 + 4/256 + 4/64) ÷ 3 × 64 × 1.25 = 2.9 → 3.
     expect(step(64, 4)).toBe(3);
     // A sample without a usable `delivered` (another limiter's, or hostile) adds no rate sample.
-    for (const delivered of [undefined, Number.NaN, -1, 0, 1e308, Infinity, '4']) {
+    for (const delivered of [undefined, Number.NaN, -1, 0, 1e308, Infinity, '9', [9], { valueOf: () => 9 }]) {
       a.update({ rttMs: 64, inflight: 0, dropped: false, delivered: delivered as number });
     }
     expect(a.limit).toBe(3);
