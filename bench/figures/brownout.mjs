@@ -9,7 +9,13 @@
 // retry() with one attempt (no retries: the brownout, not retry amplification, is measured):
 //   unloaded      no limit, at half the capacity — the reference p99;
 //   none          no limit, at 1.5 × capacity;
-//   aimd/vegas/gradient2  a concurrencyLimit with that algorithm (queue 16, wait ≤ 2 × BASE_MS), 1.5 × capacity.
+//   aimd/vegas/gradient2/bdp  a concurrencyLimit with that algorithm and no queue of its own (its
+//                 default: a request over the limit is refused at once), 1.5 × capacity;
+//   bdp (queue 16)  bdp with the queue of the first version (16, wait ≤ 2 × BASE_MS).
+// The limit's own queue is part of every latency: under a sustained overload a FIFO queue stays
+// full, so each request it admits waited about maxQueue ÷ throughput (16 ÷ 80/s = 200 ms), which
+// alone is 2 × the unloaded p99. bdp keeps a quarter of the product waiting in the server
+// instead (its gain of 1.25), which keeps the server fed without a queue at the client.
 // Every call has a 20 × BASE_MS attempt timeout (a timeout is a failure, not goodput).
 // Latency is end to end (queue wait included) of successful calls; goodput = successes per
 // second / capacity; maxInflight is the most requests the server held at once.
@@ -25,7 +31,7 @@
 // subject (--quick: 3 s).
 import { createServer } from 'node:http';
 import { constant, retry } from 'ebb';
-import { aimd, concurrencyLimit, gradient2, vegas } from 'ebb/resilience';
+import { aimd, bdp, concurrencyLimit, gradient2, vegas } from 'ebb/resilience';
 import { forkServer, listenForParent } from '../lib/child-server.mjs';
 
 const arg = (name, fallback) => {
@@ -138,10 +144,13 @@ async function main() {
   results.push(await phase('unloaded', CAPACITY_RPS / 2));
   const overload = CAPACITY_RPS * 1.5;
   results.push(await phase('none', overload));
-  const limited = (algorithm) => concurrencyLimit({ algorithm, maxQueue: 16, maxWaitMs: 2 * BASE_MS });
+  const limited = (algorithm, maxQueue = 0, maxWaitMs = BASE_MS) =>
+    concurrencyLimit({ algorithm, maxQueue, maxWaitMs });
   results.push(await phase('aimd', overload, limited(aimd({ initialLimit: 4, minLimit: 1, timeoutMs: 3 * BASE_MS }))));
   results.push(await phase('vegas', overload, limited(vegas({ initialLimit: 4 }))));
   results.push(await phase('gradient2', overload, limited(gradient2({ initialLimit: 4, minLimit: 1, maxLimit: 100 }))));
+  results.push(await phase('bdp', overload, limited(bdp({ initialLimit: 4 }))));
+  results.push(await phase('bdp (queue 16)', overload, limited(bdp({ initialLimit: 4 }), 16, 2 * BASE_MS)));
   const unloadedP99 = results[0].p99Ms;
   for (const row of results) row.p99VsUnloaded = Math.round((row.p99Ms / unloadedP99) * 100) / 100;
   child.disconnect();

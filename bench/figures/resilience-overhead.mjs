@@ -4,6 +4,8 @@
 //   retry            ebb's retry() with no hook;
 //   retry + breaker  retry() with a circuitBreaker as `rate`;
 //   retry + limit    retry() with a concurrencyLimit (aimd) as `rate`;
+//   retry + limit (bdp)  the same with bdp(): per sample a delivery-rate sample and a scan of its
+//                    10 rounds' means;
 //   breaker.run      the breaker without retry();
 //   hedging.run      hedging with a fixed delay (the hedge timer is armed and cancelled per call);
 //   cockatiel        cockatiel 3.2.1's circuitBreaker(handleAll, ConsecutiveBreaker(5)).execute.
@@ -13,7 +15,7 @@
 //
 // `node figures/resilience-overhead.mjs [--quick]`
 import { retry } from 'ebb';
-import { aimd, circuitBreaker, concurrencyLimit, hedging } from 'ebb/resilience';
+import { aimd, bdp, circuitBreaker, concurrencyLimit, hedging } from 'ebb/resilience';
 
 const quick = process.argv.includes('--quick');
 const N = quick ? 20_000 : 100_000;
@@ -24,6 +26,7 @@ const c = await import('cockatiel-3');
 const cockatiel = c.circuitBreaker(c.handleAll, { halfOpenAfter: 10_000, breaker: new c.ConsecutiveBreaker(5) });
 const breaker = circuitBreaker();
 const limiter = concurrencyLimit({ algorithm: aimd() });
+const bdpLimiter = concurrencyLimit({ algorithm: bdp() });
 const hedger = hedging({ delayMs: 1_000 });
 
 const subjects = {
@@ -31,6 +34,7 @@ const subjects = {
   retry: () => retry(op),
   'retry + breaker': () => retry(op, { rate: breaker }),
   'retry + limit': () => retry(op, { rate: limiter }),
+  'retry + limit (bdp)': () => retry(op, { rate: bdpLimiter }),
   'breaker.run': () => breaker.run(op),
   'hedging.run': () => hedger.run(op),
   'cockatiel 3.2.1 breaker': () => cockatiel.execute(op),

@@ -1,6 +1,15 @@
 import { exponential } from 'ebb';
-import { ratioBudget } from 'ebb/rate';
-import { aimd, circuitBreaker, concurrencyLimit, gradient2, hedging, type LimitAlgorithm, vegas } from 'ebb/resilience';
+import {
+  aimd,
+  bdp,
+  circuitBreaker,
+  concurrencyLimit,
+  gradient2,
+  hedgeBudget,
+  hedging,
+  type LimitAlgorithm,
+  vegas,
+} from 'ebb/resilience';
 import { type SimEnvironment, simulateBreakerOutage, simulateBrownout, simulateSlowTail } from 'ebb/sim';
 import { brownoutChart, outageChart, slowTailChart } from './charts.js';
 import { formatDuration, parseDuration, parseNumber } from './duration.js';
@@ -105,7 +114,7 @@ export async function outageModel(flags: OutageFlags, io: SimulateIO): Promise<S
 // ---------------------------------------------------------------------------------------------
 // brownout
 
-const ALGORITHMS = ['aimd', 'vegas', 'gradient2'] as const;
+const ALGORITHMS = ['aimd', 'vegas', 'gradient2', 'bdp'] as const;
 
 /** Flags of `ebb simulate brownout`. */
 export interface BrownoutFlags extends OutputFlags {
@@ -133,6 +142,7 @@ export function algorithmFrom(
   if (name === 'aimd') return () => aimd({ initialLimit, minLimit: 1, timeoutMs: 3 * serviceMs, ...cap });
   if (name === 'vegas') return ({ random }) => vegas({ initialLimit, random, ...cap });
   if (name === 'gradient2') return () => gradient2({ initialLimit, minLimit: 1, maxLimit: 100, ...cap });
+  if (name === 'bdp') return () => bdp({ initialLimit, ...cap });
   throw new UsageError(`unknown algorithm "${name}"; algorithms: ${ALGORITHMS.join(', ')}`);
 }
 
@@ -259,7 +269,7 @@ export async function slowTailModel(flags: SlowTailFlags, io: SimulateIO): Promi
     hedging({
       clock,
       ...(delayMs === undefined ? { percentile } : { delayMs }),
-      budget: ratioBudget({ clock, percentCanRetry: budgetShare, minRetriesPerSecond: 1 }),
+      budget: hedgeBudget({ clock, percent: budgetShare }),
     });
   const how = `${delayMs === undefined ? `learned p${+(percentile * 100).toFixed(1)}` : formatDuration(delayMs)}, budget ${pct(budgetShare)}`;
   const subjects = [

@@ -4,7 +4,7 @@ import { constant } from '../backoff/constant.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { retry } from '../retry/retry.js';
 import { concurrencyLimit, LimitExceededError } from './concurrency-limit.js';
-import { aimd, gradient2, type LimitAlgorithm, vegas } from './limit-algorithms.js';
+import { aimd, bdp, gradient2, type LimitAlgorithm, vegas } from './limit-algorithms.js';
 
 const feed = (a: LimitAlgorithm, samples: [rttMs: number, inflight: number, dropped?: boolean][]) =>
   samples.map(([rttMs, inflight, dropped = false]) => {
@@ -89,6 +89,129 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
     ).toEqual([40, 40]); // app-limited: never moves
   });
 
+  it('bdp: ⌈gain × the best mean delivery rate of the last rounds (this one once half the limit reported) × min RTT⌉, +1 a sample at most', () => {
+    const a = bdp({ initialLimit: 4, probeRounds: Infinity });
+    const step = (rttMs: number, delivered: number, dropped = false) => {
+      a.update({ rttMs, inflight: 0, dropped, delivered });
+      return a.limit;
+    };
+    // Round 1: four requests admitted together come back after 128 ms having seen 1, 2, 3, 4
+    // completions; kept at initialLimit until four are done, then this round's mean (2.5 a round
+    // trip): ⌈1.25 × 2.5⌉ = 4.
+    expect([step(128, 1), step(128, 2), step(128, 3), step(128, 4)]).toEqual([4, 4, 4, 4]);
+    // Round 2: four requests admitted as those completed each see 4 completions. Round 1's mean
+    // holds until half the limit (2) has reported in this round; then this round's, 4 a round
+    // trip: ⌈1.25 × 4⌉ = 5.
+    expect([step(128, 4), step(128, 4), step(128, 4), step(128, 4)]).toEqual([4, 5, 5, 5]);
+    // A request admitted after round 2 began comes back: round 3 begins, round 2's mean (4) holds.
+    expect(step(128, 4)).toBe(5);
+    // A drop forgets the finished rounds; this round's mean, (4/128 + 4/256) ÷ 2 × 128 = 3,
+    // gives ⌈3.75⌉ = 4.
+    expect(step(256, 4, true)).toBe(4);
+    // A faster RTT lowers minRtt to 64: mean (4/128 + 4/256 + 4/64) ÷ 3 × 64 × 1.25 = 2.9 → 3.
+    expect(step(64, 4)).toBe(3);
+    // A sample without a usable `delivered` (another limiter's, or hostile) adds no rate sample.
+    for (const delivered of [undefined, Number.NaN, -1, 0, 1e308, Infinity, '9', [9], { valueOf: () => 9 }]) {
+      a.update({ rttMs: 64, inflight: 0, dropped: false, delivered: delivered as number });
+    }
+    expect(a.limit).toBe(3);
+  });
+
+  // A closed loop against a service of `perMs` capacity and `baseMs` latency (Little's law): each
+  // round trip, the `limit` requests in flight come back, each having seen `limit` completions.
+  const loop = (a: LimitAlgorithm, rounds: number, baseMs: number, perMs: number): number[] => {
+    const limits: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const inflight = a.limit;
+      const rttMs = Math.max(baseMs, inflight / perMs);
+      for (let i = 0; i < inflight; i++) a.update({ rttMs, inflight, dropped: false, delivered: inflight });
+      limits.push(a.limit);
+    }
+    return limits;
+  };
+
+  it('bdp: grows at most 25 % past the most in flight and settles between the product and 1.25 × it, whatever the service', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 200 }),
+        fc.double({ min: 1, max: 2_000, noNaN: true }),
+        fc.integer({ min: 1, max: 40 }),
+        (product, baseMs, initialLimit) => {
+          // A probe every 10 round trips: a limit that starts above the product never sees the
+          // unloaded RTT otherwise (every request queues), and settles too high.
+          const a = bdp({ initialLimit, probeRounds: 10 });
+          const limits = loop(a, 200, baseMs, product / baseMs);
+          // Growth: never 25 % (+ 1 for rounding) past the most the service has had in flight.
+          let most = initialLimit;
+          for (const l of limits) {
+            expect(l).toBeLessThanOrEqual(Math.max(initialLimit, Math.ceil(1.25 * most) + 1));
+            most = Math.max(most, l);
+          }
+          // + 1: the rate's rounding. Between probes the limit keeps the service busy.
+          const settled = Math.max(...limits.slice(-30));
+          expect(settled).toBeGreaterThanOrEqual(product);
+          expect(settled).toBeLessThanOrEqual(Math.ceil(1.25 * product) + 1);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('bdp: the best rate ages out after `rounds` round trips, and a probe re-measures the no-load RTT', () => {
+    // 1/16 a ms × 128 ms: a bandwidth-delay product of 8; the limit settles at ⌈1.25 × 8⌉ = 10.
+    const fixed = bdp({ initialLimit: 2, probeRounds: Infinity });
+    const probing = bdp({ initialLimit: 2, probeRounds: 20 });
+    expect(loop(fixed, 30, 128, 1 / 16).at(-1)).toBe(10);
+    expect(loop(probing, 19, 128, 1 / 16).at(-1)).toBe(10);
+    // The service slows for good: 384 ms at the same 1/16 a ms (a product of 24). With the old
+    // minRtt the rate looks like a third of the product, so the limit sinks to minLimit; the probe
+    // (half the limit for two round trips) learns 384 ms, and the limit climbs to ⌈1.25 × 24⌉.
+    expect(loop(fixed, 60, 384, 1 / 16).at(-1)).toBe(1);
+    const after = loop(probing, 60, 384, 1 / 16);
+    expect(Math.min(...after)).toBeLessThanOrEqual(5);
+    expect(after.at(-1)).toBe(30);
+    // Capacity halves (1/32 a ms: a product of 4): once the best rounds age out (2 here, 10 by
+    // default) the limit follows to ⌈1.25 × 4⌉; with 10 rounds it has not yet.
+    const short = bdp({ initialLimit: 2, rounds: 2, probeRounds: Infinity });
+    const long = bdp({ initialLimit: 2, probeRounds: Infinity });
+    loop(short, 30, 128, 1 / 16);
+    loop(long, 30, 128, 1 / 16);
+    expect(loop(short, 8, 128, 1 / 32).at(-1)).toBe(5);
+    expect(loop(long, 8, 128, 1 / 32).at(-1)).toBe(10);
+  });
+
+  it('bdp: the probe halves the limit for two round trips, every probeRounds, and learns only from requests admitted during it', () => {
+    const p = bdp({ initialLimit: 2, probeRounds: 20 });
+    const limits = loop(p, 45, 128, 1 / 16);
+    expect(limits.slice(0, 6)).toEqual([3, 4, 5, 6, 8, 10]); // ⌈1.25 × L⌉ a round trip, up to ⌈1.25 × 8⌉
+    // Below 10 after that: the probes only — two round trips at ⌈10 / 2⌉ = 5, then one a sample back
+    // to 10 — the first after round trip 20, the next 20 round trips after the first one ended.
+    const low = limits.flatMap((l, i) => (i >= 6 && l < 10 ? [[i, l]] : []));
+    expect(low).toEqual([
+      [19, 5],
+      [20, 5],
+      [21, 7],
+      [41, 5],
+      [42, 5],
+      [43, 7],
+    ]);
+    // Step by step: probeRounds 2, one request at a time.
+    const a = bdp({ initialLimit: 1, probeRounds: 2 });
+    const step = (rttMs: number, delivered: number) => {
+      a.update({ rttMs, inflight: 0, dropped: false, delivered });
+      return a.limit;
+    };
+    expect(step(128, 1)).toBe(2); // minRtt 128, rate 1/128: ⌈1.25⌉
+    expect(step(128, 1)).toBe(1); // the second round trip ends: the probe begins, ⌈2 / 2⌉
+    // A request admitted before the probe returns in 100 ms: it raises the rate (2 completions)
+    // but not the minRtt the probe is measuring: it did not run at the probe's half limit.
+    expect(step(100, 2)).toBe(2);
+    // The service has slowed to 384 ms; two requests admitted during the probe end it: minRtt 384,
+    // and the best round's rate (1/128 + 2/100) / 2 gives ⌈1.25 × 0.0139 × 384⌉ = 7, one a sample.
+    // Had the 100-ms sample counted, minRtt would be 100 and the target ⌈1.74⌉ = 2.
+    expect([step(384, 1), step(384, 1), step(384, 1)]).toEqual([2, 3, 4]);
+  });
+
   it('rejects bad options naming them', () => {
     expect(() => aimd({ backoffRatio: 1 })).toThrow(/backoffRatio/);
     expect(() => aimd({ backoffRatio: 0.4 })).toThrow(RangeError);
@@ -98,7 +221,20 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
     expect(() => gradient2({ longWindow: 0 })).toThrow(/longWindow/);
     expect(() => concurrencyLimit({ maxQueue: -1 })).toThrow(/maxQueue/);
     expect(() => concurrencyLimit({ algorithm: {} as never })).toThrow(/algorithm/);
-    for (const make of [aimd, vegas, gradient2] as ((o: unknown) => LimitAlgorithm)[]) {
+    expect(() => bdp({ gain: 4.5 })).toThrow(
+      'bdp(): expected `gain` to be a number from 1 to 4, got 4.5. For example 1.25.',
+    );
+    expect(() => bdp({ rounds: 1001 })).toThrow(
+      'bdp(): expected `rounds` to be a whole number from 1 to 1000, got 1001. For example 10.',
+    );
+    expect(() => bdp({ rounds: Infinity })).toThrow(
+      'bdp(): expected `rounds` to be a whole number >= 1, got Infinity. For example 10.',
+    );
+    expect(() => bdp({ probeRounds: 1 })).toThrow(
+      'bdp(): expected `probeRounds` to be a whole number >= 2 (or Infinity), got 1. For example 100.',
+    );
+    expect(bdp({ gain: 1, rounds: 1_000, probeRounds: 2, initialLimit: 3, minLimit: 2, maxLimit: 9 }).limit).toBe(3);
+    for (const make of [aimd, vegas, gradient2, bdp] as ((o: unknown) => LimitAlgorithm)[]) {
       fc.assert(
         fc.property(
           fc.constantFrom(
@@ -109,6 +245,9 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
             'backoffRatio',
             'timeoutMs',
             'queueSize',
+            'gain',
+            'rounds',
+            'probeRounds',
           ),
           fc.oneof(fc.anything(), fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 2 ** 53, 1e308, 0.5)),
           (name, value) => {
@@ -132,15 +271,26 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
       fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constantFrom(Number.NaN, Infinity, 0, -1, 1e308)),
       fc.integer({ min: 0, max: 2_000 }),
       fc.boolean(),
+      fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.anything()),
     );
     fc.assert(
       fc.property(fc.array(sample, { maxLength: 300 }), (samples) => {
+        const b = bdp({ minLimit: 2, maxLimit: 50, initialLimit: 3, probeRounds: 5 });
+        for (const [rttMs, inflight, dropped, delivered] of samples) {
+          b.update({ rttMs, inflight, dropped, delivered: delivered as number });
+          expect(Number.isInteger(b.limit)).toBe(true);
+          expect(b.limit).toBeGreaterThanOrEqual(2);
+          expect(b.limit).toBeLessThanOrEqual(50);
+        }
         for (const [a, lo, hi] of [
           [aimd({ minLimit: 2, maxLimit: 50, initialLimit: 10 }), 2, 50],
           [vegas({ maxLimit: 50, initialLimit: 10, random: () => 0.5 }), 1, 50],
           [gradient2({ minLimit: 5, maxLimit: 50, initialLimit: 10 }), 5, 50],
         ] as const) {
-          for (const l of feed(a, samples as [number, number, boolean][])) {
+          for (const l of feed(
+            a,
+            samples.map(([r, i, d]) => [r, i, d] as [number, number, boolean]),
+          )) {
             expect(Number.isInteger(l)).toBe(true);
             expect(l).toBeGreaterThanOrEqual(lo);
             expect(l).toBeLessThanOrEqual(hi);
@@ -233,10 +383,11 @@ describe('concurrencyLimit', () => {
     limiter.record('failure', c, new Error('404-ish'));
     const d = limiter.acquire();
     limiter.record('throttled', d);
+    // delivered: successes completed while the request was in flight, its own included.
     expect(seen).toEqual([
-      { rttMs: 30, inflight: 1, dropped: false },
-      { rttMs: 30, inflight: 2, dropped: true },
-      { rttMs: 0, inflight: 1, dropped: true },
+      { rttMs: 30, inflight: 1, dropped: false, delivered: 1 },
+      { rttMs: 30, inflight: 2, dropped: true, delivered: 1 },
+      { rttMs: 0, inflight: 1, dropped: true, delivered: 0 },
     ]);
     expect(limiter.inflight).toBe(0);
   });

@@ -24,7 +24,7 @@ export class LimitExceededError extends Error {
 
 /** Options of {@link concurrencyLimit}. Durations in milliseconds. */
 export interface ConcurrencyLimitOptions {
-  /** The algorithm: `aimd()`, `vegas()` or `gradient2()` (a fresh one per limiter). Default `gradient2()`. */
+  /** The algorithm: `aimd()`, `vegas()`, `gradient2()` or `bdp()` (a fresh one per limiter). Default `gradient2()`. */
   readonly algorithm?: LimitAlgorithm;
   /** Requests that may wait for a slot; beyond it, `acquire` throws at once. Default 0 (no queue). */
   readonly maxQueue?: number;
@@ -45,6 +45,8 @@ class Slot {
   constructor(
     readonly start: number,
     readonly inflight: number,
+    /** The limiter's count of successes when this request was admitted. */
+    readonly delivered: number,
   ) {}
 }
 
@@ -86,7 +88,8 @@ const defaultIsDrop = (error: unknown): boolean =>
  * `AbstractPartitionedLimiter`): a request takes a slot while fewer than `algorithm.limit` are in
  * flight, else waits in a bounded queue (`maxQueue`, `maxWaitMs`) ordered by priority, then FIFO.
  * Each outcome feeds the algorithm one sample: its round trip, the requests in flight when it was
- * admitted, and whether it was dropped (see `isDrop`). No timer runs while nobody waits.
+ * admitted, whether it was dropped (see `isDrop`), and the successes completed while it was in
+ * flight (for `bdp()`). No timer runs while nobody waits.
  *
  * @example
  * const limiter = concurrencyLimit({ algorithm: vegas(), maxQueue: 100, maxWaitMs: 500 });
@@ -107,13 +110,14 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
   const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
 
   let inflight = 0;
+  let delivered = 0;
   const queue: Waiter[] = [];
   /** The algorithm's limit, checked: a bad value from a custom algorithm reads as 1. */
   const limitNow = (): number => {
     const l = algorithm.limit;
     return typeof l === 'number' && l >= 1 ? Math.floor(l) : 1;
   };
-  const take = (): Slot => new Slot(clock.now(), ++inflight);
+  const take = (): Slot => new Slot(clock.now(), ++inflight, delivered);
 
   /** Frees a slot and hands free slots to the best waiters. */
   const free = (): void => {
@@ -188,8 +192,11 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
     ticket.done = true;
     const rttMs = clock.now() - ticket.start;
     const dropped = outcome === 'throttled' || (outcome === 'failure' && isDrop(error) === true);
+    if (outcome === 'success') delivered++;
     try {
-      if (outcome === 'success' || dropped) algorithm.update({ rttMs, inflight: ticket.inflight, dropped });
+      if (outcome === 'success' || dropped) {
+        algorithm.update({ rttMs, inflight: ticket.inflight, dropped, delivered: delivered - ticket.delivered });
+      }
     } finally {
       free();
     }

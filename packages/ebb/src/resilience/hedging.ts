@@ -1,8 +1,8 @@
 import { type Clock, clockOption, hostQueue, systemClock } from '../core/clock.js';
 import type { Wakeup } from '../core/timer-queue.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import { ratioBudget } from '../rate/ratio-budget.js';
 import type { RetryBudget } from '../retry/options.js';
+import { hedgeBudget } from './hedge-budget.js';
 
 /** Options of {@link hedging}. Durations in milliseconds. */
 export interface HedgingOptions {
@@ -18,9 +18,9 @@ export interface HedgingOptions {
   readonly maxHedges?: number;
   /**
    * Caps extra requests to a share of all requests: each call is a request, each hedge must be
-   * granted by `tryAcquireRetry`. Default `ratioBudget({ percentCanRetry: 0.05,
-   * minRetriesPerSecond: 1 })` — hedges ≤ 5 % of calls plus 1 a second (Finagle's backup
-   * requests cap their extra load the same way).
+   * granted by `tryAcquireRetry`. Default `hedgeBudget()` — hedges in the last 10 s ≤ the larger
+   * of 5 % of the calls and 1 a second (Finagle's backup requests cap their extra load with a
+   * budget the same way). `ratioBudget()` (ebb/rate) adds its floor on top of the share instead.
    */
   readonly budget?: RetryBudget;
   /** Time source. Default the system clock. */
@@ -86,7 +86,7 @@ export function hedging(options?: HedgingOptions): Hedging {
   const maxHedges = count(where, 'maxHedges', o.maxHedges, 1, 0, false, 'For example 1.');
   if (maxHedges > 10) invalid(where, 'maxHedges', maxHedges, 'at most 10', 'For example 1.');
   const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
-  const budget = o.budget ?? ratioBudget({ percentCanRetry: 0.05, minRetriesPerSecond: 1, clock });
+  const budget = o.budget ?? hedgeBudget({ clock });
   if (typeof budget !== 'object' || budget === null || typeof budget.tryAcquireRetry !== 'function') {
     invalid(where, 'budget', budget, 'a budget { tryAcquireRetry() }', 'Use ratioBudget() or tokenBudget().');
   }

@@ -1,8 +1,9 @@
 /**
- * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff, and an
- * adaptive concurrency limit (AIMD, Vegas, Gradient2), and hedged requests with a budget. The
- * breaker and the limit plug into `retry()`, `poll()` and `withRetry()` (ebb/http) as their
- * `rate` hook, so one executor does everything; hedging runs inside an attempt.
+ * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff, an
+ * adaptive concurrency limit (AIMD, Vegas, Gradient2, and `bdp()`: a bound from Little's law),
+ * and hedged requests with a budget. The breaker and the limit plug into `retry()`, `poll()` and
+ * `withRetry()` (ebb/http) as their `rate` hook, so one executor does everything; hedging runs
+ * inside an attempt.
  *
  * @packageDocumentation
  */
@@ -22,10 +23,13 @@ export {
   LimitExceededError,
 } from './concurrency-limit.js';
 export { BrokenCircuitError, type CircuitState } from './errors.js';
+export { type HedgeBudget, type HedgeBudgetOptions, hedgeBudget } from './hedge-budget.js';
 export { type HedgeCallOptions, type Hedging, type HedgingOptions, hedging } from './hedging.js';
 export {
   type AimdOptions,
   aimd,
+  type BdpOptions,
+  bdp,
   type Gradient2Options,
   gradient2,
   type LimitAlgorithm,

@@ -4,6 +4,7 @@ import { exponential } from '../backoff/exponential.js';
 import { ratioBudget } from '../rate/index.js';
 import {
   aimd,
+  bdp,
   circuitBreaker,
   concurrencyLimit,
   gradient2,
@@ -119,6 +120,32 @@ describe('simulateBrownout', () => {
       expect(r.goodput).toBeGreaterThan(2 * none.goodput);
       expect(r.refused).toBeGreaterThan(0);
       expect(r.series.every((b) => b.limit !== null)).toBe(true);
+    }
+  });
+
+  it('bdp meets the target where the others overshoot: goodput ≥ 90 % of capacity, p99 ≤ 2 × unloaded', async () => {
+    // No queue at the limit, as in the benchmark (a full queue of 16 alone adds 16 ÷ 80/s = 200 ms
+    // to every call it admits).
+    const short = (algorithm: (env: SimEnvironment) => LimitAlgorithm) => (env: SimEnvironment) =>
+      concurrencyLimit({ algorithm: algorithm(env), clock: env.clock });
+    for (const seed of [2, 3]) {
+      const unloaded = await simulateBrownout({ ...run, seed, load: 0.5 });
+      const r = await simulateBrownout({ ...run, seed, limit: short(() => bdp({ initialLimit: 4 })) });
+      const over = await simulateBrownout({ ...run, seed, limit: short(() => bdp({ initialLimit: 4, gain: 2 })) });
+      const g2 = await simulateBrownout({
+        ...run,
+        seed,
+        limit: short(() => gradient2({ initialLimit: 4, minLimit: 1, maxLimit: 100 })),
+      });
+      expect(r.goodput).toBeGreaterThanOrEqual(0.9);
+      expect(r.p99Ms as number).toBeLessThanOrEqual(2 * (unloaded.p99Ms as number));
+      // It never lets the server's queue pass its thrash point (more than 8 waiting behind 8).
+      expect(r.peakInServer).toBeLessThanOrEqual(16);
+      expect(r.failed).toBe(0);
+      // Twice the product overshoots into the thrash, and so does Gradient2 with the same queue.
+      expect(over.peakInServer).toBeGreaterThan(16);
+      expect(over.goodput).toBeLessThan(0.9);
+      expect(g2.goodput).toBeLessThan(0.9);
     }
   });
 
