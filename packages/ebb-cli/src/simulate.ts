@@ -144,7 +144,7 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
     .option('--slowdown <x>', 'how much slower once more than capacity wait (default 10)')
     .option('--load <x>', 'offered load, a multiple of capacity (default 1.5)')
     .option('--duration <duration>', 'calls arrive for this long (default 60s)')
-    .option('--algorithms <list>', 'comma-separated: aimd, vegas, gradient2 (default: all three)')
+    .option('--algorithms <list>', 'comma-separated: aimd, vegas, gradient2, bdp (default: all four)')
     .option('--initial-limit <n>', 'each algorithm’s first limit (default 4)')
     .option('--max-limit <n>', 'cap every algorithm’s limit (default: each algorithm’s own)')
     .option('--max-queue <n>', 'the limit’s queue (default 16)')
