@@ -14,6 +14,7 @@ export {
   type SharedAwsRetryQuotaOptions,
   sharedAwsRetryQuota,
 } from './shared-aws-retry-quota.js';
+export { type SharedRate, type SharedRateOptions, type SharedRateStats, sharedRate } from './shared-rate.js';
 export { type SharedRatioBudget, type SharedRatioBudgetOptions, sharedRatioBudget } from './shared-ratio-budget.js';
 export type { SharedEvent, SharedMode, SharedOptions, SharedStats } from './shared-state.js';
 export {

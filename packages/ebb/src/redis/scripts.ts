@@ -37,3 +37,163 @@ for i = 1, #all, 2 do
 end
 redis.call('PEXPIRE', KEYS[1], sliceMs * slices * 2)
 return tostring(sum)`;
+
+/**
+ * The fleet's shared rate and the leases of it (`sharedRate`). KEYS: [1] a hash of the fleet's
+ * state, [2] a hash member id → `share,saturated,accepted,used,wanted` (its current lease), [3] a sorted set
+ * member id → lease expiry (ms, server clock). ARGV: id, saturated (0/1), used r/s, accepted r/s
+ * (-1: not measured yet), lease ms (0: leave the fleet), the epoch of a throttled request (-1: no
+ * throttle), the rate to start a missing state with (-1: unlimited), then margin, decreaseFactor,
+ * increase, the largest step, coolOffMs, maxCoolOffMs, minRatePerSecond, maxRatePerSecond
+ * (-1: none), and the keys' expiry in seconds.
+ *
+ * State fields: r the fleet's rate (-1 unlimited), e the epoch (one per congestion event), ch when
+ * the rate last changed, lc what that change was (0 fall or note, 1 rise), pr the rate before the
+ * last rise, st the next probing step, co the cool-off now, ce the learned limit (-1 none), th the
+ * rate last throttled (-1 none), bl 1 if the last fall was blind (no accepted rate known), ev
+ * when the last fall was, nt when a throttle was last only noted; sums
+ * over the live leases: ia every share, iu what unsaturated members asked for, ns saturated members, ac
+ * their accepted rates, nk members whose accepted rate is not known yet, ug their used rates.
+ *
+ * Returns { share (-1 unlimited), fleet rate (-1 unlimited), epoch, 1 if the share is below what
+ * the member asked for (it should ask again soon), live members } as strings.
+ *
+ * The control law is `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), kept in one place
+ * for the fleet: one fall per congestion event, decided by comparing the throttled request's
+ * epoch with the fleet's (whichever process reports first moves the rate; later reports of the
+ * same event find a newer epoch and change nothing); a fall to (1 − margin) × the accepted rate,
+ * never below decreaseFactor × the rate; rises after a cool-off, concave up to the learned limit,
+ * then probing steps; a throttle right after a rise undoes it and doubles the cool-off.
+ * Shares: max-min fair — unsaturated members get what they use plus headroom, saturated ones
+ * split the rest equally; a member's share grows only into what no other lease holds, so the
+ * shares never sum above the fleet's rate (a newcomer starts small and asks again soon).
+ */
+export const RATE_SCRIPT = `local H, M, Z = KEYS[1], KEYS[2], KEYS[3]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local id, sat, used, acc = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local lease, cut, seed = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local m, dec, inc, maxStep = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local base, maxCo, lo, hi, ttl = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
+local s = {}
+local raw = redis.call('HGETALL', H)
+for i = 1, #raw, 2 do s[raw[i]] = tonumber(raw[i + 1]) end
+if s.r == nil then
+  s = { r = seed, e = 0, ch = now, lc = 0, pr = seed, st = inc, co = base, ce = -1, th = -1, bl = 0, ev = now - base, nt = now - base,
+        ia = 0, iu = 0, ns = 0, ac = 0, nk = 0, ug = 0 }
+  redis.call('DEL', M, Z)
+end
+local function forget(k)
+  local v = redis.call('HGET', M, k)
+  if v then
+    local a, b, c, d, w = string.match(v, '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$')
+    a, b, c, d, w = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(w)
+    s.ia = s.ia - a
+    if b == 1 then s.ns = s.ns - 1 else s.iu = s.iu - w end
+    if c < 0 then s.nk = s.nk - 1 else s.ac = s.ac - c end
+    s.ug = s.ug - d
+    redis.call('HDEL', M, k)
+  end
+  redis.call('ZREM', Z, k)
+end
+for _, k in ipairs(redis.call('ZRANGEBYSCORE', Z, '-inf', now, 'LIMIT', 0, 100)) do forget(k) end
+local mine = 0
+local v = redis.call('HGET', M, id)
+if v then mine = tonumber(string.match(v, '^([^,]+),')) end
+forget(id)
+if s.ia < 1e-9 then s.ia = 0 end
+if s.iu < 1e-9 then s.iu = 0 end
+local accepted = -1
+if s.nk == 0 and acc >= 0 then accepted = s.ac + acc end
+local function clamp(x)
+  if x < lo then x = lo end
+  if hi >= 0 and x > hi then x = hi end
+  return x
+end
+if cut >= 0 and cut == s.e and lease > 0 then
+  local first = s.r < 0
+  local from = s.r
+  if first then from = math.max(s.ug + used, lo) end
+  local known = accepted > 0
+  local limit = from
+  if known and accepted < from then limit = accepted end
+  -- decreaseFactor bounds a cut unless members were kept waiting by their shares: then they sent
+  -- at the rate, and what the service accepted is its limit (adaptiveRate's rule, after BBR).
+  local floor = from * dec
+  if known and (s.ns > 0 or sat == 1) then floor = lo end
+  local r = -2
+  if first then
+    if known then r = math.max(floor, limit * (1 - m)) else r = from * dec end
+  elseif s.lc == 1 then
+    r = math.min(s.pr, math.max(s.pr * (1 - m), limit * (1 - m)))
+    s.co = math.min(maxCo, s.co * 2)
+  elseif now - s.ev < base then
+    if s.bl == 1 and known and limit * (1 - m) < from then r = math.max(floor, limit * (1 - m)) end
+  elseif known and limit < from * (1 - 2 * m) then
+    r = math.max(floor, limit * (1 - m))
+    s.co = base
+  elseif known then
+    if now - s.nt >= base then s.nt = now else r = math.max(floor, limit * (1 - m)) end
+  else
+    r = from * dec
+  end
+  if r > -2 then
+    if s.lc == 1 or not known then s.ce = clamp(r) / (1 - m) else s.ce = math.max(limit, clamp(r) / (1 - m)) end
+    s.r = clamp(r)
+    s.th = from
+    if known then s.bl = 0 else s.bl = 1 end
+    s.st = inc
+    s.ev = now
+  end
+  s.e = s.e + 1
+  s.ch = now
+  s.lc = 0
+elseif s.r >= 0 and (s.ns > 0 or sat == 1) and now - s.ch >= s.co and (hi < 0 or s.r < hi) then
+  local settle = s.ce * (1 - m)
+  s.pr = s.r
+  if s.ce > 0 and s.r < settle * (1 - 1e-9) then
+    s.r = math.min(settle, math.max(s.r * (1 + inc), (s.r + settle) / 2))
+  else
+    if s.lc == 1 then
+      s.co = math.max(base, s.co / 2)
+      s.st = math.min(maxStep, s.st * 2)
+      if s.ce > 0 then s.ce = math.max(s.ce, s.r) end
+    end
+    local step = s.st
+    if s.th > 0 and s.r * (1 + step) > s.th then step = inc end
+    s.r = s.r * (1 + step)
+  end
+  s.r = clamp(s.r)
+  s.ch = now
+  s.lc = 1
+end
+local share, short, want = -1, 0, 0
+local live = 0
+if lease > 0 then
+  if s.r >= 0 then
+    local n = s.ns + 1
+    local fair = math.max(0, s.r - s.iu) / n
+    want = fair
+    if sat == 0 then want = math.min(fair, math.max(used * 1.5, lo)) end
+    share = want
+    if want > mine then share = math.max(mine, math.min(want, s.r - s.ia)) end
+    if share < math.min(want, lo) then share = math.min(want, lo) end
+    if share < want * 0.99 then short = 1 end
+  end
+  local a = share
+  if a < 0 then a = 0 end
+  s.ia = s.ia + a
+  if sat == 1 then s.ns = s.ns + 1 else s.iu = s.iu + want end
+  if acc < 0 then s.nk = s.nk + 1 else s.ac = s.ac + acc end
+  s.ug = s.ug + used
+  redis.call('HSET', M, id, tostring(a) .. ',' .. sat .. ',' .. tostring(acc) .. ',' .. tostring(used) .. ',' .. tostring(want))
+  redis.call('ZADD', Z, now + 3 * lease, id)
+end
+live = redis.call('ZCARD', Z)
+local out = {}
+for k, x in pairs(s) do out[#out + 1] = k; out[#out + 1] = tostring(x) end
+redis.call('HSET', H, unpack(out))
+redis.call('EXPIRE', H, ttl)
+redis.call('EXPIRE', M, ttl)
+redis.call('EXPIRE', Z, ttl)
+return { tostring(share), tostring(s.r), tostring(s.e), tostring(short), tostring(live) }`;
