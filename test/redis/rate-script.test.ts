@@ -121,7 +121,8 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     await call({ id: 'a', seed: 100, accepted: 50, used: 50 });
     await call({ id: 'b', accepted: 0, used: 50 });
     await age(5000);
-    // The fleet accepted 50 r/s (a's 50 + b's 0 reported), at rate 100: down to 0.95 × 50.
+    // The fleet sent 100 r/s and 50 were accepted: the service refused the rest, so 50 is its
+    // limit, and the rate goes to 0.95 × 50.
     const first = await call({ id: 'b', accepted: 0, used: 50, cut: 0 });
     expect(first.fleet).toBeCloseTo(47.5, 9);
     expect(first.epoch).toBe(1);
@@ -131,59 +132,72 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect(second.epoch).toBe(1);
   });
 
-  it('cuts to the accepted rate when members were kept waiting, else never below decreaseFactor × the rate; a blind cut halves', async () => {
-    await call({ id: 'a', seed: 100, accepted: 5, used: 100 });
+  it('a throttle while the service took nearly all that was sent is a burst: the unused headroom goes, no more', async () => {
+    await call({ id: 'a', seed: 100, accepted: 40, used: 40 });
     await age(5000);
-    expect((await call({ id: 'a', accepted: 5, cut: 0 })).fleet).toBeCloseTo(4.75, 9);
+    // Sent 40 of the 100 allowed, all accepted: down to 1.05 × 40, but not below 0.5 × 100.
+    expect((await call({ id: 'a', accepted: 40, used: 40, cut: 0 })).fleet).toBe(50);
     await c.del(...KEYS);
-    await call({ id: 'a', seed: 100, accepted: 5, used: 100, saturated: false });
+    await call({ id: 'a', seed: 100, accepted: 80, used: 80 });
     await age(5000);
-    expect((await call({ id: 'a', accepted: 5, cut: 0, saturated: false })).fleet).toBe(50);
-    await c.del(...KEYS);
-    await call({ id: 'a', seed: 100 });
-    await age(5000);
-    expect((await call({ id: 'a', cut: 0 })).fleet).toBe(50);
+    expect((await call({ id: 'a', accepted: 80, used: 80, cut: 0 })).fleet).toBeCloseTo(84, 9);
   });
 
-  it('takes a throttle within one cool-off of an informed cut as the same event', async () => {
-    await call({ id: 'a', seed: 100, accepted: 50 });
+  it('notes a throttle now and then at a rate the fleet uses; a second within five cool-offs cuts by the margin', async () => {
+    await call({ id: 'a', seed: 50, accepted: 49, used: 50 });
+    await age(6000);
+    expect(await call({ id: 'a', accepted: 49, used: 50, cut: 0 })).toMatchObject({ fleet: 50, epoch: 1 });
+    await age(2000);
+    expect((await call({ id: 'a', accepted: 49, used: 50, cut: 1 })).fleet).toBeCloseTo(47.5, 9);
+  });
+
+  it('an unlimited fleet starts from what was accepted when some was refused, else from half of what it sent', async () => {
+    await call({ id: 'a', seed: -1, accepted: 50, used: 200 });
+    expect((await call({ id: 'a', accepted: 50, used: 200, cut: 0 })).fleet).toBeCloseTo(47.5, 9);
+    await c.del(...KEYS);
+    await call({ id: 'a', seed: -1, used: 200 });
+    expect((await call({ id: 'a', used: 200, cut: 0 })).fleet).toBe(100);
+  });
+
+  it('takes a throttle within one cool-off of a cut as the same event', async () => {
+    await call({ id: 'a', seed: 100, accepted: 50, used: 100 });
     await age(5000);
-    expect((await call({ id: 'a', accepted: 50, cut: 0 })).fleet).toBeCloseTo(47.5, 9);
-    const again = await call({ id: 'a', accepted: 40, cut: 1 });
+    expect((await call({ id: 'a', accepted: 50, used: 100, cut: 0 })).fleet).toBeCloseTo(47.5, 9);
+    const again = await call({ id: 'a', accepted: 30, used: 100, cut: 1 });
     expect(again.fleet).toBeCloseTo(47.5, 9);
     expect(again.epoch).toBe(2);
   });
 
-  it('rises after the cool-off only when some member is saturated, concavely up to the learned limit', async () => {
-    await call({ id: 'a', seed: 100, accepted: 50 });
+  it('rises after the cool-off only while the fleet uses its rate, concavely up to the learned limit', async () => {
+    await call({ id: 'a', seed: 100, accepted: 50, used: 100 });
     await age(5000);
-    await call({ id: 'a', accepted: 50, cut: 0 }); // 47.5, learned limit 50
-    // Below the settling point after a blind-ish fall: set the rate lower by hand and let it climb.
+    await call({ id: 'a', accepted: 50, used: 100, cut: 0 }); // 47.5, learned limit 50
     await c.hset(KEYS[0] as string, { r: 30 });
     await age(1000);
-    expect((await call({ id: 'a', saturated: false, used: 20, accepted: 20 })).fleet).toBe(30);
-    // Saturated: halfway to 47.5 (38.75), which is more than +10 %.
-    await age(1000);
-    expect((await call({ id: 'a', accepted: 30 })).fleet).toBeCloseTo(38.75, 9);
+    // Not kept waiting, or sending well below the rate: no rise.
+    expect((await call({ id: 'a', saturated: false, used: 30, accepted: 30 })).fleet).toBe(30);
+    expect((await call({ id: 'a', used: 20, accepted: 20 })).fleet).toBe(30);
+    // Saturated at the rate: halfway to 47.5 (38.75), which is more than +10 %.
+    expect((await call({ id: 'a', used: 30, accepted: 30 })).fleet).toBeCloseTo(38.75, 9);
     // Within the cool-off: no rise.
-    expect((await call({ id: 'a', accepted: 30 })).fleet).toBeCloseTo(38.75, 9);
+    expect((await call({ id: 'a', used: 38, accepted: 38 })).fleet).toBeCloseTo(38.75, 9);
   });
 
   it('a throttle right after a rise is a relapse: the rise is undone and the cool-off doubles', async () => {
-    await call({ id: 'a', seed: 100, accepted: 50 });
+    await call({ id: 'a', seed: 100, accepted: 50, used: 100 });
     await age(5000);
-    await call({ id: 'a', accepted: 50, cut: 0 }); // 47.5 = the settling point
+    await call({ id: 'a', accepted: 50, used: 100, cut: 0 }); // 47.5 = the settling point
     await age(1000);
-    const rise = await call({ id: 'a', accepted: 47.5 });
+    const rise = await call({ id: 'a', accepted: 47.5, used: 47.5 });
     expect(rise.fleet).toBeCloseTo(47.5 * 1.1, 9); // a probe: one base step
-    const relapse = await call({ id: 'a', accepted: 50, cut: rise.epoch });
+    const relapse = await call({ id: 'a', accepted: 50, used: 52, cut: rise.epoch });
     expect(relapse.fleet).toBeCloseTo(47.5, 9);
     expect((await state()).co).toBe(2000);
     // One cool-off later is too early now; two are enough.
     await age(1000);
-    expect((await call({ id: 'a', accepted: 47.5 })).fleet).toBeCloseTo(47.5, 9);
+    expect((await call({ id: 'a', accepted: 47.5, used: 47.5 })).fleet).toBeCloseTo(47.5, 9);
     await age(1000);
-    expect((await call({ id: 'a', accepted: 47.5 })).fleet).toBeCloseTo(47.5 * 1.1, 9);
+    expect((await call({ id: 'a', accepted: 47.5, used: 47.5 })).fleet).toBeCloseTo(47.5 * 1.1, 9);
   });
 
   it('keeps every invariant for any sequence of leases, departures and throttles', async () => {

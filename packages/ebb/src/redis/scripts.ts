@@ -50,7 +50,8 @@ return tostring(sum)`;
  * State fields: r the fleet's rate (-1 unlimited), e the epoch (one per congestion event), ch when
  * the rate last changed, lc what that change was (0 fall or note, 1 rise), pr the rate before the
  * last rise, st the next probing step, co the cool-off now, ce the learned limit (-1 none), th the
- * rate last throttled (-1 none), bl 1 if the last fall was blind (no accepted rate known), ev
+ * rate last throttled (-1 none), pb 1 if the last rise was a probe above the learned limit, bl 1
+ * if the last fall was blind (no accepted rate known), ev
  * when the last fall was, nt when a throttle was last only noted; sums
  * over the live leases: ia every share, iu what unsaturated members asked for, ns saturated members, ac
  * their accepted rates, nk members whose accepted rate is not known yet, ug their used rates.
@@ -79,7 +80,7 @@ local s = {}
 local raw = redis.call('HGETALL', H)
 for i = 1, #raw, 2 do s[raw[i]] = tonumber(raw[i + 1]) end
 if s.r == nil then
-  s = { r = seed, e = 0, ch = now, lc = 0, pr = seed, st = inc, co = base, ce = -1, th = -1, bl = 0, ev = now - base, nt = now - base,
+  s = { r = seed, e = 0, ch = now, lc = 0, pr = seed, st = inc, co = base, ce = -1, th = -1, bl = 0, ev = now - base, nt = now - base, pb = 0,
         ia = 0, iu = 0, ns = 0, ac = 0, nk = 0, ug = 0 }
   redis.call('DEL', M, Z)
 end
@@ -113,48 +114,56 @@ end
 if cut >= 0 and cut == s.e and lease > 0 then
   local first = s.r < 0
   local from = s.r
-  if first then from = math.max(s.ug + used, lo) end
-  local known = accepted > 0
+  local sent = s.ug + used
+  if first then from = math.max(sent, lo) end
+  -- The fleet's accepted rate is its limit only when the service turned part of what was sent
+  -- away; a throttle while it took nearly everything was a burst, and says nothing of the limit.
+  local refused = accepted > 0 and sent > accepted * (1 + m)
   local limit = from
-  if known and accepted < from then limit = accepted end
-  -- decreaseFactor bounds a cut unless members were kept waiting by their shares: then they sent
-  -- at the rate, and what the service accepted is its limit (adaptiveRate's rule, after BBR).
-  local floor = from * dec
-  if known and (s.ns > 0 or sat == 1) then floor = lo end
+  if refused and accepted < from then limit = accepted end
   local r = -2
   if first then
-    if known then r = math.max(floor, limit * (1 - m)) else r = from * dec end
-  elseif s.lc == 1 then
-    r = math.min(s.pr, math.max(s.pr * (1 - m), limit * (1 - m)))
+    if refused then r = math.max(lo, limit * (1 - m)) else r = from * dec end
+  elseif s.lc == 1 and not (refused and limit < s.pr * (1 - 2 * m)) then
+    -- A relapse: a throttle right after a rise undoes it, and the cool-off doubles. A rise needs
+    -- the fleet sending about its rate, so what was accepted since is trusted here.
+    local l = limit
+    if accepted > 0 and accepted < l then l = accepted end
+    r = math.min(s.pr, math.max(s.pr * (1 - m), l * (1 - m)))
     s.co = math.min(maxCo, s.co * 2)
-  elseif now - s.ev < base then
-    if s.bl == 1 and known and limit * (1 - m) < from then r = math.max(floor, limit * (1 - m)) end
-  elseif known and limit < from * (1 - 2 * m) then
-    r = math.max(floor, limit * (1 - m))
+  elseif now - s.ev < base and not (s.bl == 1 and refused) then
+    r = -2
+  elseif refused and limit < from * (1 - 2 * m) then
+    r = math.max(lo, limit * (1 - m))
     s.co = base
-  elseif known then
-    if now - s.nt >= base then s.nt = now else r = math.max(floor, limit * (1 - m)) end
-  else
-    r = from * dec
-  end
+  elseif accepted > 0 and not refused and from > sent * (1 + 2 * m) then
+    -- A burst at a rate the fleet does not use: the headroom goes, down to what it sends.
+    r = math.max(from * dec, sent * (1 + m))
+  -- A throttle now and then at a rate that holds is noted (a late timer, a burst the limiter
+  -- did not absorb); a second within five cool-offs means the rate is a little too high.
+  elseif now - s.nt >= 5 * base then s.nt = now
+  else r = from * (1 - m) end
   if r > -2 then
-    if s.lc == 1 or not known then s.ce = clamp(r) / (1 - m) else s.ce = math.max(limit, clamp(r) / (1 - m)) end
+    if refused then s.ce = math.max(limit, clamp(r) / (1 - m)) else s.ce = clamp(r) / (1 - m) end
     s.r = clamp(r)
     s.th = from
-    if known then s.bl = 0 else s.bl = 1 end
+    if refused then s.bl = 0 else s.bl = 1 end
     s.st = inc
     s.ev = now
   end
   s.e = s.e + 1
   s.ch = now
   s.lc = 0
-elseif s.r >= 0 and (s.ns > 0 or sat == 1) and now - s.ch >= s.co and (hi < 0 or s.r < hi) then
+-- Rises only while the fleet uses its rate: members kept waiting, and sending about the rate.
+elseif s.r >= 0 and (s.ns > 0 or sat == 1) and s.ug + used >= s.r * (1 - 2 * m) and now - s.ch >= s.co and (hi < 0 or s.r < hi) then
   local settle = s.ce * (1 - m)
   s.pr = s.r
   if s.ce > 0 and s.r < settle * (1 - 1e-9) then
     s.r = math.min(settle, math.max(s.r * (1 + inc), (s.r + settle) / 2))
+    s.pb = 0
   else
-    if s.lc == 1 then
+    -- A probe above the learned limit; one that held for a whole cool-off doubles the next step.
+    if s.lc == 1 and s.pb == 1 then
       s.co = math.max(base, s.co / 2)
       s.st = math.min(maxStep, s.st * 2)
       if s.ce > 0 then s.ce = math.max(s.ce, s.r) end
@@ -162,6 +171,7 @@ elseif s.r >= 0 and (s.ns > 0 or sat == 1) and now - s.ch >= s.co and (hi < 0 or
     local step = s.st
     if s.th > 0 and s.r * (1 + step) > s.th then step = inc end
     s.r = s.r * (1 + step)
+    s.pb = 1
   end
   s.r = clamp(s.r)
   s.ch = now

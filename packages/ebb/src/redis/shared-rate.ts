@@ -97,7 +97,6 @@ class LocalTicket {
 /** Grants and successes are counted in 100-ms slots over at most 3 s, as `adaptiveRate` does. */
 const SLOT_MS = 100;
 const SLOTS = 30;
-const MIN_DELIVERED = 20;
 /** A late wake-up of the pacer is made up for, up to this much. */
 const CATCH_UP_MS = 25;
 /** Sent with a grant in place of a ticket while on fallback: the waiter goes on to the local controller. */
@@ -118,10 +117,10 @@ class Counter {
   }
 
   /**
-   * Events per second over the last second — longer, up to 3 s, until `min` events are in the span —
-   * since `since`; -1 while less than `minCoveredMs` of history is covered.
+   * Events per second over the last second — longer, up to `maxCoveredMs`, until `min` events are
+   * in the span — since `since`; -1 while less than `minCoveredMs` of history is covered.
    */
-  rate(now: number, since: number, min: number, minCoveredMs: number): number {
+  rate(now: number, since: number, min: number, minCoveredMs: number, maxCoveredMs = 3000): number {
     const slot = Math.floor(now / SLOT_MS);
     const from = Math.max(now - SLOTS * SLOT_MS, since);
     let n = 0;
@@ -134,6 +133,7 @@ class Counter {
       covered = now - Math.max(start, from);
       if (start <= from) break;
       if (covered >= 1000 && n >= min) break;
+      if (covered >= maxCoveredMs) break;
     }
     if (covered < minCoveredMs) return -1;
     return (n * 1000) / Math.max(SLOT_MS, covered);
@@ -157,7 +157,8 @@ class Shared implements SharedRate {
   readonly #gate: Gate;
   readonly #granted = new Counter();
   readonly #delivered = new Counter();
-  readonly #start: number;
+  /** When this process first let a request go: its rates are measured from then. */
+  #start = Number.POSITIVE_INFINITY;
   #sha: string | undefined;
   #mode: SharedMode = 'syncing';
   #share = Number.POSITIVE_INFINITY;
@@ -219,8 +220,7 @@ class Shared implements SharedRate {
     const bytes = new Uint8Array(12);
     crypto.getRandomValues(bytes);
     this.#id = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-    this.#start = this.#clock.now();
-    this.#activeSince = this.#start;
+    this.#activeSince = this.#clock.now();
     this.#gate = new Gate(this.#clock, 1, {
       waitMs: (now) => this.#waitMs(now),
       grant: (now, woken) => this.#grant(now, woken),
@@ -276,10 +276,12 @@ class Shared implements SharedRate {
 
   acquire(signal?: AbortSignal): unknown {
     const now = this.#clock.now();
-    if (now - this.#activeSince > 3 * this.#leaseMs) {
-      // Traffic again after a silence: the lease may have lapsed; renew it now (no request waits for that).
+    if (now - this.#activeSince > 3 * this.#leaseMs && this.#mode === 'shared') {
+      // Traffic again after a silence: the lease has lapsed, and the share it held may be someone
+      // else's now. Requests wait for a new lease, as at the start (at most timeoutMs).
+      this.#mode = 'syncing';
       this.#activeSince = now;
-      if (this.#mode === 'shared') this.#send(-1);
+      this.#send(-1);
     }
     this.#activeSince = now;
     if (this.#mode === 'local') return this.#acquireLocal(signal);
@@ -354,16 +356,18 @@ class Shared implements SharedRate {
     // Back from a fallback: the local controller's waiters go first, so the two never pace at once.
     if (this.#local && this.#local.waiting > 0) return 20;
     if (!Number.isFinite(this.#share)) return 0;
+    if (!(this.#share > 0)) return this.#leaseMs;
     return this.#next - now;
   }
 
   #grant(now: number, woken: boolean): unknown {
     if (this.#mode === 'local') return FORWARD;
     this.#granted.add(now);
+    if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
     if (this.#gate.waiting > 0) this.#saturated = true;
     if (Number.isFinite(this.#share)) {
       const earliest = woken ? now - CATCH_UP_MS : now;
-      this.#next = Math.max(this.#next, earliest) + 1000 / this.#share;
+      if (this.#share > 0) this.#next = Math.max(this.#next, earliest) + 1000 / this.#share;
     }
     return new SharedTicket(this.#epoch);
   }
@@ -407,8 +411,10 @@ class Shared implements SharedRate {
   async #call(cutEpoch: number, leaseMs: number): Promise<void> {
     const stop = new AbortController();
     const now = this.#clock.now();
-    const used = this.#granted.rate(now, this.#start, 0, 100);
-    const accepted = this.#delivered.rate(now, this.#start, MIN_DELIVERED, 1000);
+    const used = this.#granted.rate(now, this.#start, 0, 100, 1000);
+    // Over exactly the last second: Redis sums the members' rates, so the fleet's sample is large
+    // even where each process's is small, and a longer window would lag a rate that moved.
+    const accepted = this.#delivered.rate(now, this.#start, 0, 1000, 1000);
     const saturated = this.#saturated || this.#gate.waiting > 0;
     this.#saturated = false;
     const args = [
@@ -430,6 +436,9 @@ class Shared implements SharedRate {
       ]);
       const [share, fleet, epoch, short, members] = parseReply(this.#where, reply);
       this.#share = share < 0 ? Number.POSITIVE_INFINITY : share;
+      // A smaller share takes effect now; a share of 0 (everything leased to others) waits for the next lease.
+      const gap = this.#share > 0 ? 1000 / this.#share : this.#leaseMs;
+      if (this.#next > now + gap) this.#next = now + gap;
       this.#fleet = fleet < 0 ? Number.POSITIVE_INFINITY : fleet;
       this.#epoch = epoch;
       this.#short = short === 1;
