@@ -366,7 +366,8 @@ class Shared implements SharedRate {
     if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
     if (this.#gate.waiting > 0) this.#saturated = true;
     if (Number.isFinite(this.#share)) {
-      const earliest = woken ? now - CATCH_UP_MS : now;
+      // A late wake-up keeps its slot (up to CATCH_UP_MS); the first request after a silence starts one.
+      const earliest = woken && this.#next >= now - CATCH_UP_MS ? now - CATCH_UP_MS : now;
       if (this.#share > 0) this.#next = Math.max(this.#next, earliest) + 1000 / this.#share;
     }
     return new SharedTicket(this.#epoch);
