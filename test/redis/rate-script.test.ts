@@ -101,6 +101,17 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect((await call({ id: 'b', saturated: false, used: 40 })).share).toBe(50);
   });
 
+  it('leaves a member not kept waiting its fair share while nobody else waits either', async () => {
+    await call({ id: 'a', seed: 100, saturated: false, used: 10 });
+    expect((await call({ id: 'a', saturated: false, used: 10 })).share).toBe(100);
+    await call({ id: 'b', saturated: false, used: 10 });
+    expect((await call({ id: 'a', saturated: false, used: 10 })).share).toBe(50);
+    // b now waits: a keeps 15 (1.5 × its 10), b may grow into the other 85.
+    expect((await call({ id: 'b', used: 50 })).share).toBe(50);
+    expect((await call({ id: 'a', saturated: false, used: 10 })).share).toBe(15);
+    expect((await call({ id: 'b', used: 50 })).share).toBe(85);
+  });
+
   it('holds no lease for a member that leaves (lease 0) or stops renewing (3 × lease)', async () => {
     await call({ id: 'a', seed: 40 });
     await call({ id: 'b' });

@@ -184,7 +184,10 @@ if lease > 0 then
     local n = s.ns + 1
     local fair = math.max(0, s.r - s.iu) / n
     want = fair
-    if sat == 0 then want = math.min(fair, math.max(used * 1.5, lo)) end
+    -- A member not kept waiting keeps an equal share while nobody waits; once another member
+    -- waits, it keeps what it uses plus half, and the rest goes to those who wait.
+    if sat == 0 and s.ns > 0 then want = math.min(fair, math.max(used * 1.5, lo)) end
+    if sat == 0 and s.ns == 0 then want = s.r / (redis.call('ZCARD', Z) + 1) end
     share = want
     if want > mine then share = math.max(mine, math.min(want, s.r - s.ia)) end
     if share < math.min(want, lo) then share = math.min(want, lo) end
