@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { constant, retry } from 'ebb';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { sharedRate, sharedTokenBudget } from 'ebb/redis';
+import { simulateSharedRateCost } from 'ebb/sim';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 
@@ -253,6 +254,23 @@ if (existsSync('/usr/sbin/nginx')) {
   }
 }
 
+// Issue 13, Must show 6's figure: the leasing protocol's cost for 1,000 processes (ebb/sim's
+// model of it: renewals, lapsed-lease asks, throttle reports), against the fleet's request rate.
+const simulated = [10, 100, 1000, 2000, 5000, 10_000, 50_000, 100_000].map((requestsPerSecond) => {
+  const r = simulateSharedRateCost({ processes: 1000, requestsPerSecond, durationMs: quick ? 20_000 : 60_000 });
+  return {
+    requestsPerSecond,
+    commandsPerSecond: r.commandsPerSecond,
+    commandsPerRequest: r.commandsPerRequest,
+    meanLiveLeases: r.meanLiveLeases,
+  };
+});
+for (const r of simulated) {
+  process.stderr.write(
+    `simulated, 1000 processes: ${String(r.requestsPerSecond).padStart(6)} r/s -> ${r.commandsPerSecond.toFixed(1)} commands/s (${r.commandsPerRequest.toFixed(4)} a request), ${r.meanLiveLeases.toFixed(0)} live leases\n`,
+  );
+}
+
 await admin.destroy();
 await new Promise((resolve) => http.close(resolve));
 process.kill(server.pid, 'SIGTERM');
@@ -264,4 +282,4 @@ for (const r of rows) {
     `${r.subject.padEnd(32)} ${String(r.requests).padStart(5)} requests  ${r.commandsPerRequest.toFixed(4)} commands/request  p50 ${r.p50Ms.toFixed(1)} ms  p99 ${r.p99Ms.toFixed(1)} ms\n`,
   );
 }
-process.stdout.write(`${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows, fleet })}\n`);
+process.stdout.write(`${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows, fleet, simulated })}\n`);

@@ -59,15 +59,19 @@ return tostring(sum)`;
  * Returns { share (-1 unlimited), fleet rate (-1 unlimited), epoch, 1 if the share is below what
  * the member asked for (it should ask again soon), live members } as strings.
  *
- * The control law is `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), kept in one place
- * for the fleet: one fall per congestion event, decided by comparing the throttled request's
- * epoch with the fleet's (whichever process reports first moves the rate; later reports of the
- * same event find a newer epoch and change nothing); a fall to (1 − margin) × the accepted rate,
- * never below decreaseFactor × the rate; rises after a cool-off, concave up to the learned limit,
- * then probing steps; a throttle right after a rise undoes it and doubles the cool-off.
- * Shares: max-min fair — unsaturated members get what they use plus headroom, saturated ones
- * split the rest equally; a member's share grows only into what no other lease holds, so the
- * shares never sum above the fleet's rate (a newcomer starts small and asks again soon).
+ * The control law follows `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), kept in one
+ * place for the fleet: one change per congestion event, decided by comparing the throttled
+ * request's epoch with the fleet's (whichever process reports first moves the rate; later reports
+ * of the same event find a newer epoch and change nothing). A fall goes to (1 − margin) × the
+ * fleet's accepted rate (the members' reported successes a second) when the service refused part of
+ * what the fleet sent, and only takes the unused headroom off when it did not (a burst); a throttle
+ * right after a rise undoes it and doubles the cool-off; an isolated throttle at a held rate is
+ * only noted. Rises come after the cool-off while members wait and the fleet sends about its rate:
+ * concave up to the learned limit, then probing steps that double while they hold.
+ * Shares: max-min fair — members not kept waiting keep an equal share while nobody waits, and
+ * what they use plus half once someone does; waiting members split the rest equally. A member's
+ * share grows only into what no other lease holds, so a newcomer starts small and asks again soon,
+ * and the shares never sum above the rate they were issued at.
  */
 export const RATE_SCRIPT = `local H, M, Z = KEYS[1], KEYS[2], KEYS[3]
 local t = redis.call('TIME')
