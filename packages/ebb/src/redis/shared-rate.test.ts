@@ -201,6 +201,69 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     await rate.close();
   });
 
+  it('any hostile value of any option throws a TypeError/RangeError naming it, or builds a controller that works', async () => {
+    const refusing: RedisScripts = {
+      evalSha: () => Promise.reject(new Error('ECONNREFUSED')),
+      eval: () => Promise.reject(new Error('ECONNREFUSED')),
+    };
+    const keys = [
+      'initialRatePerSecond',
+      'decreaseFactor',
+      'coolOffMs',
+      'maxCoolOffMs',
+      'margin',
+      'increase',
+      'minRatePerSecond',
+      'maxRatePerSecond',
+      'maxServerWaitMs',
+      'name',
+      'prefix',
+      'timeoutMs',
+      'leaseMs',
+      'onEvent',
+    ];
+    const hostile = fc.oneof(
+      fc.constantFrom(
+        Number.NaN,
+        Number.POSITIVE_INFINITY,
+        Number.NEGATIVE_INFINITY,
+        -0,
+        2 ** 53,
+        1e308,
+        -1,
+        0,
+        0.5,
+        null,
+        '',
+        '10',
+        '{x}',
+      ),
+      fc.anything(),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...keys), hostile, async (key, value) => {
+        const clock = virtualClock();
+        let rate: ReturnType<typeof sharedRate>;
+        try {
+          rate = sharedRate({ client: refusing, name: 'n', clock, [key]: value } as never);
+        } catch (error) {
+          expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+          expect((error as Error).message).toContain('sharedRate()');
+          expect((error as Error).message).toContain(key);
+          return;
+        }
+        // Accepted: it must work — on its local fallback, as Redis refuses.
+        await rate.ready();
+        expect(rate.mode).toBe('local');
+        const ticket = rate.acquire();
+        await clock.advance(60_000);
+        rate.record('success', await ticket);
+        await rate.close();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('rejects bad options at construction, naming the option, with the local twin’s rules', () => {
     const client = fakeRedis(() => lease(1, 1)).scripts;
     const clock = virtualClock();
