@@ -16,8 +16,8 @@ import {
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const LIMIT = 50;
-const SECONDS = 20;
-const JOIN_AT_S = 12;
+const SECONDS = 24;
+const JOIN_AT_S = 14;
 // A first guess twice the limit: the fleet starts there and finds the limit.
 const START = 2 * LIMIT;
 const enabled = haveRedis() && available().found.includes('nginx');
@@ -79,7 +79,7 @@ describe.skipIf(!enabled)('sharedRate: 5 (then 6) processes against nginx limit_
     for (const r of [...reports, ...local]) expect(r.outcome.errors).toEqual({});
     // The issue's targets are converged within 3 s, >= 95 % of the limit, <= 1 % 429s, Jain >= 0.95;
     // measured figures are in docs/redis.md. Asserted with margins for a busy 2-core machine:
-    // Convergence took 1–9 s in runs at load average 15–25 (target: 3 s), see docs/redis.md.
+    // Convergence took 1–10 s in runs at load average 15–50 (target: 3 s), see docs/redis.md.
     expect(converged).toBeLessThanOrEqual(10);
     expect(whole.ofLimit).toBeGreaterThanOrEqual(0.9);
     expect(whole.ofLimit).toBeLessThanOrEqual(1.1);
