@@ -1,19 +1,22 @@
-// Issue 13, Must show 4 (for the shared budgets): what sharing a retry budget through Redis costs
+// Issue 13, Must show 4 (for the shared budgets and the shared rate), and Must show 1 as figures:
+// what sharing a retry budget or a rate through Redis costs
 // at steady state. One process sends 50 requests a second (open loop) to a real node:http server
 // for a few seconds with `sharedTokenBudget` on a real redis-server (started here on a free
 // 127.0.0.1 port, no persistence, stopped by PID), once per client library, and once with the
 // local `tokenBudget` for the latency baseline. Redis's own counters (`INFO commandstats`, reset
 // with `CONFIG RESETSTAT` after the first sync) give the commands per request.
-// Prints one JSON document on stdout; progress on stderr. `--quick`: 3 s instead of 10 s.
+// Prints one JSON document on stdout; progress on stderr. `--quick`: 3 s instead of 10 s (the fleet: 12 s
+// instead of 25 s).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constant, retry } from 'ebb';
-import { tokenBudget } from 'ebb/rate';
-import { sharedTokenBudget } from 'ebb/redis';
+import { adaptiveRate, tokenBudget } from 'ebb/rate';
+import { sharedRate, sharedTokenBudget } from 'ebb/redis';
+import { simulateSharedRateCost } from 'ebb/sim';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 
@@ -74,8 +77,8 @@ async function commandsSinceReset() {
   return n;
 }
 
-/** 50 requests a second for `seconds`, open loop; returns latencies (ms) and the count. */
-async function load(budget, seconds = SECONDS) {
+/** 50 requests a second for `seconds`, open loop, with `options` (a budget or a rate); returns latencies (ms) and the count. */
+async function load(options, seconds = SECONDS) {
   const latencies = [];
   const pending = [];
   const start = performance.now();
@@ -91,7 +94,7 @@ async function load(budget, seconds = SECONDS) {
           const res = await fetch(url);
           await res.arrayBuffer();
         },
-        { backoff: constant({ delayMs: 10, maxAttempts: 3 }), budget },
+        { backoff: constant({ delayMs: 10, maxAttempts: 3 }), ...options },
       ).then(() => latencies.push(performance.now() - t0)),
     );
   }
@@ -103,9 +106,9 @@ const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Mat
 
 const rows = [];
 // Warm-up (JIT, the first connections), not measured.
-await load(undefined, 1);
+await load({}, 1);
 process.stderr.write(`redis figure: local tokenBudget, ${SECONDS} s at ${RATE} r/s\n`);
-const baseline = await load(tokenBudget());
+const baseline = await load({ budget: tokenBudget() });
 rows.push({
   subject: 'tokenBudget (local)',
   requests: baseline.requests,
@@ -131,7 +134,7 @@ for (const kind of ['node-redis', 'ioredis']) {
   const budget = sharedTokenBudget({ client, name: `bench-${kind}` });
   await budget.ready();
   await admin.configResetStat();
-  const r = await load(budget);
+  const r = await load({ budget });
   await budget.close();
   const commands = await commandsSinceReset();
   rows.push({
@@ -142,6 +145,130 @@ for (const kind of ['node-redis', 'ioredis']) {
     p99Ms: pct(r.latencies, 0.99),
   });
   quit();
+}
+
+// The shared rate (issue 13, Must show 4 for the rate): the same open loop, paced by a sharedRate
+// whose fleet rate (100 r/s, this process alone) is above the offered 50 r/s, so the figure is the
+// cost of leasing, not of waiting; the local baseline is an adaptiveRate at the same rate.
+process.stderr.write(`redis figure: local adaptiveRate, ${SECONDS} s at ${RATE} r/s\n`);
+const rateBaseline = await load({ rate: adaptiveRate({ initialRatePerSecond: 2 * RATE }) });
+rows.push({
+  subject: 'adaptiveRate (local)',
+  requests: rateBaseline.requests,
+  commandsPerRequest: 0,
+  p50Ms: pct(rateBaseline.latencies, 0.5),
+  p99Ms: pct(rateBaseline.latencies, 0.99),
+});
+for (const kind of ['node-redis', 'ioredis']) {
+  process.stderr.write(`redis figure: sharedRate with ${kind}\n`);
+  let client;
+  let quit;
+  if (kind === 'ioredis') {
+    client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    await new Promise((resolve) => client.once('ready', resolve));
+    quit = () => client.disconnect();
+  } else {
+    client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true });
+    client.on('error', () => {});
+    await client.connect();
+    quit = () => client.destroy();
+  }
+  const rate = sharedRate({ client, name: `bench-rate-${kind}`, initialRatePerSecond: 2 * RATE });
+  await rate.ready();
+  await admin.configResetStat();
+  const r = await load({ rate });
+  const stats = rate.stats;
+  await rate.close();
+  const commands = await commandsSinceReset();
+  rows.push({
+    subject: `sharedRate (${kind})`,
+    requests: r.requests,
+    commandsPerRequest: commands / r.requests,
+    p50Ms: pct(r.latencies, 0.5),
+    p99Ms: pct(r.latencies, 0.99),
+    fallbacks: stats.fallbacks,
+  });
+  quit();
+}
+
+// Issue 13, Must show 1, as figures: 5 processes × 10 loops against nginx limit_req 50 r/s
+// (burst 5), once through one sharedRate (a sixth process joins at 60 % of the run), once with an
+// adaptiveRate in each process. The same run as test/redis/fleet-rate.test.ts, which asserts it.
+let fleet = null;
+if (existsSync('/usr/sbin/nginx')) {
+  const { startLimiter } = await import('../../test/rate/support/limiters.mjs');
+  const { runRateFleet, summarize } = await import('../../test/redis/support/rate-fleet.mjs');
+  const FLEET_S = quick ? 12 : 25;
+  const JOIN_S = Math.round(FLEET_S * 0.6);
+  const LIMIT = 50;
+  const nginx = await startLimiter('nginx', { ratePerSecond: LIMIT, burst: 5 });
+  try {
+    const five = Array.from({ length: 5 }, () => ({ atS: 0, seconds: FLEET_S }));
+    const figures = (reports, label) => {
+      const convergedAtS = summarize(reports, LIMIT, { from: 0, to: FLEET_S }).convergedAtS ?? FLEET_S;
+      const x = summarize(reports, LIMIT, { from: convergedAtS, to: FLEET_S });
+      const row = {
+        convergedAtS,
+        acceptedPerSecond: x.acceptedPerSecond,
+        percentOfLimit: 100 * x.ofLimit,
+        throttledPercent: 100 * x.throttledShare,
+        jain: x.jain,
+      };
+      process.stderr.write(`redis figure: ${label} ${JSON.stringify(row)}; ok/s ${JSON.stringify(x.ok)}\n`);
+      return row;
+    };
+    process.stderr.write(`redis figure: fleet, 5 processes + 1 joining, one sharedRate, ${FLEET_S} s\n`);
+    const shared = await runRateFleet({
+      url: nginx.url('/full'),
+      redisUrl: `redis://127.0.0.1:${port}`,
+      name: 'bench-fleet',
+      kind: 'shared',
+      members: [...five, { atS: JOIN_S, seconds: FLEET_S - JOIN_S }],
+      initialRatePerSecond: 2 * LIMIT,
+    });
+    const beforeJoin = summarize(shared, LIMIT, { from: 3, to: JOIN_S });
+    const afterJoin = summarize(shared, LIMIT, { from: JOIN_S + 2, to: FLEET_S });
+    const joinWindow = summarize(shared, LIMIT, { from: JOIN_S, to: JOIN_S + 2 });
+    process.stderr.write(`redis figure: fleet, 5 processes, each its own adaptiveRate, ${FLEET_S} s\n`);
+    const local = await runRateFleet({
+      url: nginx.url('/full'),
+      name: 'bench-local',
+      kind: 'local',
+      members: five,
+      initialRatePerSecond: (2 * LIMIT) / 5,
+    });
+    const commands = shared.reduce((a, r) => a + r.stats.commands, 0);
+    const requests = shared.reduce((a, r) => a + r.logical, 0);
+    fleet = {
+      'one sharedRate': {
+        ...figures(shared, 'shared'),
+        jainBeforeJoin: beforeJoin.jain,
+        jainAfterJoin: afterJoin.jain,
+        throttledAtJoin: joinWindow.throttled.slice(JOIN_S, JOIN_S + 2).reduce((a, b) => a + b, 0),
+        commandsPerRequest: commands / requests,
+      },
+      'an adaptiveRate each': figures(local, 'local'),
+    };
+  } finally {
+    await nginx.stop();
+  }
+}
+
+// Issue 13, Must show 6's figure: the leasing protocol's cost for 1,000 processes (ebb/sim's
+// model of it: renewals, lapsed-lease asks, throttle reports), against the fleet's request rate.
+const simulated = [10, 100, 1000, 2000, 5000, 10_000, 50_000, 100_000].map((requestsPerSecond) => {
+  const r = simulateSharedRateCost({ processes: 1000, requestsPerSecond, durationMs: quick ? 20_000 : 60_000 });
+  return {
+    requestsPerSecond,
+    commandsPerSecond: r.commandsPerSecond,
+    commandsPerRequest: r.commandsPerRequest,
+    meanLiveLeases: r.meanLiveLeases,
+  };
+});
+for (const r of simulated) {
+  process.stderr.write(
+    `simulated, 1000 processes: ${String(r.requestsPerSecond).padStart(6)} r/s -> ${r.commandsPerSecond.toFixed(1)} commands/s (${r.commandsPerRequest.toFixed(4)} a request), ${r.meanLiveLeases.toFixed(0)} live leases\n`,
+  );
 }
 
 await admin.destroy();
@@ -155,4 +282,4 @@ for (const r of rows) {
     `${r.subject.padEnd(32)} ${String(r.requests).padStart(5)} requests  ${r.commandsPerRequest.toFixed(4)} commands/request  p50 ${r.p50Ms.toFixed(1)} ms  p99 ${r.p99Ms.toFixed(1)} ms\n`,
   );
 }
-process.stdout.write(`${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows })}\n`);
+process.stdout.write(`${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows, fleet, simulated })}\n`);

@@ -1,4 +1,4 @@
-// The shared budget on a local 3-master Redis Cluster (issue 13, Must show 5, for the budget):
+// The shared budget and the shared rate on a local 3-master Redis Cluster (issue 13, Must show 5):
 // three redis-server processes with --cluster-enabled yes on free 127.0.0.1 ports, joined by
 // `redis-cli --cluster create`, used through node-redis's createCluster and ioredis's Cluster.
 // Keys carry a hash tag, EVALSHA/EVAL name the key, so each call goes to the node owning the slot.
@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedTokenBudget } from '../../packages/ebb/src/redis/index.js';
+import { sharedRate, sharedTokenBudget } from '../../packages/ebb/src/redis/index.js';
 import { freeClusterPort, haveRedis, REDIS_CLI, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();
@@ -80,6 +80,56 @@ describe.skipIf(!enabled)('shared budgets on a 3-master Redis Cluster (real redi
       await b.flush();
       expect(b.stats.commands - before).toBe(1); // EVALSHA found the script on that node
       expect(b.stats.errors + a.stats.errors).toBe(0);
+      await Promise.all([a.close(), b.close()]);
+    }
+    expect(owners.size).toBeGreaterThanOrEqual(2);
+    await node.close();
+    io.disconnect();
+  }, 60_000);
+  it('the shared rate: both clients lease one fleet rate a name, its three keys on the node owning the slot', async () => {
+    const node = createCluster({ rootNodes: [{ url: nodes[2]?.url as string }] });
+    node.on('error', () => {});
+    await node.connect();
+    const io = new Cluster([{ host: '127.0.0.1', port: nodes[0]?.port as number }], {
+      redisOptions: { maxRetriesPerRequest: 0 },
+    });
+    io.on('error', () => {});
+    await new Promise((resolve) => io.once('ready', resolve));
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    const names = ['golf', 'hotel', 'india', 'juliett', 'kilo', 'lima'];
+    const owners = new Set<number>();
+    for (const name of names) {
+      const options = { name, initialRatePerSecond: 40, leaseMs: 50, timeoutMs: 1000 };
+      const a = sharedRate({ client: node, ...options });
+      const b = sharedRate({ client: io, ...options });
+      await Promise.all([a.ready(), b.ready()]);
+      expect([a.mode, b.mode]).toEqual(['shared', 'shared']);
+      // Traffic keeps both leases alive; within a few renewals each holds half of the fleet's 40.
+      for (let i = 0; i < 40 && !(a.ratePerSecond === 20 && b.ratePerSecond === 20); i++) {
+        a.record('success', await a.acquire());
+        b.record('success', await b.acquire());
+        await sleep(10);
+      }
+      expect([a.ratePerSecond, b.ratePerSecond, a.members, b.members]).toEqual([20, 20, 2, 2]);
+      // A throttle reported through one client is the fleet's event: the other sees the new epoch.
+      const epoch = a.epoch;
+      a.record('throttled', await a.acquire());
+      for (let i = 0; i < 40 && b.epoch === epoch; i++) {
+        b.record('success', await b.acquire());
+        await sleep(10);
+      }
+      expect([a.epoch, b.epoch]).toEqual([epoch + 1, epoch + 1]);
+      // The state, the leases and their expiries share one slot: all on one master, asked directly.
+      const keys = [a.key, `${a.key}-members`, `${a.key}-leases`];
+      const found = await Promise.all(
+        nodes.map(async (n) => (await cli(['-p', String(n.port), 'exists', ...keys])).trim()),
+      );
+      // The owner answers 3; the other masters refuse keys of a slot they do not serve (MOVED).
+      expect(found.filter((f) => f === '3')).toHaveLength(1);
+      expect(found.filter((f) => f === '0')).toHaveLength(0);
+      owners.add(found.indexOf('3'));
+      expect(a.stats.errors + b.stats.errors).toBe(0);
       await Promise.all([a.close(), b.close()]);
     }
     expect(owners.size).toBeGreaterThanOrEqual(2);

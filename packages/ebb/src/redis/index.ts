@@ -1,9 +1,11 @@
 /**
- * ebb/redis — fleet-wide retry budgets kept in the caller's Redis: one `tokenBudget`,
- * `awsRetryQuota` or `ratioBudget` for every process and every process lifetime that uses the
- * same name. Zero dependencies: pass a node-redis or ioredis client (or any {@link RedisScripts}).
- * Redis failing never fails or delays a request: each process falls back to local state and
- * resyncs when Redis answers again. See docs/redis.md.
+ * ebb/redis — fleet-wide state kept in the caller's Redis: one `tokenBudget`, `awsRetryQuota` or
+ * `ratioBudget` for every process and every process lifetime that uses the same name, and one
+ * `adaptiveRate` for a whole fleet (`sharedRate`: each process paces at a lease of the fleet's
+ * rate). Zero dependencies: pass a node-redis or ioredis client (or any {@link RedisScripts}).
+ * Redis failing never fails or delays a request: each process falls back to local state (a local
+ * controller seeded with its share, for the rate) and resyncs when Redis answers again. See
+ * docs/redis.md.
  *
  * @packageDocumentation
  */
@@ -14,6 +16,7 @@ export {
   type SharedAwsRetryQuotaOptions,
   sharedAwsRetryQuota,
 } from './shared-aws-retry-quota.js';
+export { type SharedRate, type SharedRateOptions, type SharedRateStats, sharedRate } from './shared-rate.js';
 export { type SharedRatioBudget, type SharedRatioBudgetOptions, sharedRatioBudget } from './shared-ratio-budget.js';
 export type { SharedEvent, SharedMode, SharedOptions, SharedStats } from './shared-state.js';
 export {

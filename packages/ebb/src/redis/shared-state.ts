@@ -63,11 +63,13 @@ export interface SharedSpec {
   apply(level: number, delta: number): number;
 }
 
-class Timeout extends Error {
+/** The error a Redis call that took longer than `timeoutMs` fails with. @internal */
+export class Timeout extends Error {
   override name = 'TimeoutError';
 }
 
-const RECONNECT = exponential({
+/** ebb's own backoff between tries to reach Redis again: 100 ms doubling to 2 s, full jitter. @internal */
+export const RECONNECT = exponential({
   initialDelayMs: 100,
   multiplier: 2,
   maxDelayMs: 2000,

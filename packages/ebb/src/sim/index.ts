@@ -48,6 +48,11 @@ export {
   simulateOverload,
 } from './overload.js';
 export type { ProgressCallback } from './progress.js';
+export {
+  type SharedRateCostOptions,
+  type SharedRateCostResult,
+  simulateSharedRateCost,
+} from './shared-rate-cost.js';
 export { slotLengthOf, slotsOf } from './slots.js';
 export { type SlowTailOptions, type SlowTailResult, simulateSlowTail } from './slow-tail.js';
 export {

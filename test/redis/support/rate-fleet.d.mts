@@ -1,0 +1,48 @@
+export interface RateProcessReport {
+  readonly ok: number[];
+  readonly throttled: number[];
+  readonly otherStatus: number[];
+  readonly outcome: { ok: number; final429: number; otherResponse: number; errors: Record<string, number> };
+  readonly logical: number;
+  readonly stats: {
+    mode: string;
+    commands: number;
+    errors: number;
+    fallbacks: number;
+    resyncs: number;
+    throttlesSent: number;
+  };
+  readonly events: { type: string; t: number }[];
+  readonly trace: { t: number; rate: number }[];
+  readonly lateMs: number;
+  readonly atS: number;
+  readonly seconds: number;
+}
+export function runRateFleet(options: {
+  url: string;
+  redisUrl?: string;
+  name: string;
+  kind: 'shared' | 'local';
+  members: { atS: number; seconds: number; library?: 'node-redis' | 'ioredis' }[];
+  clients?: number;
+  leadMs?: number;
+  initialRatePerSecond?: number;
+}): Promise<RateProcessReport[]>;
+export function onFleetClock(report: RateProcessReport, key: 'ok' | 'throttled'): number[];
+export function total(series: number[], from: number, to: number): number;
+export function jain(xs: number[]): number;
+export interface FleetSummary {
+  readonly ok: number[];
+  readonly throttled: number[];
+  readonly convergedAtS: number | null;
+  readonly acceptedPerSecond: number;
+  readonly ofLimit: number;
+  readonly throttledShare: number;
+  readonly perProcess: number[];
+  readonly jain: number;
+}
+export function summarize(
+  reports: RateProcessReport[],
+  limit: number,
+  span: { from: number; to: number },
+): FleetSummary;
