@@ -619,7 +619,7 @@ for (const [name, title] of [
   ['brownout', 'Adaptive concurrency limit under a brownout (real node:http server)'],
   ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
   ['resilience-overhead', 'Success-path overhead of the breaker, the concurrency limit and hedging'],
-  ['redis', 'Shared budgets on Redis: commands per request and latency (ebb/redis)'],
+  ['redis', 'Shared budgets and rate on Redis: commands per request and latency (ebb/redis)'],
 ]) {
   figure(name, title, () => {
     const script = `figures/${name}.mjs`;
