@@ -158,6 +158,102 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     expect(googleExponentialBackOff({ randomizationFactor: 0 }).randomizationFactor).toBe(0);
   });
 
+  it('names the option, the value and the fix in each message', () => {
+    const w = 'googleExponentialBackOff()';
+    const int = (name: string, min: number, got: string, fix: string) =>
+      `${w}: expected \`${name}\` to be a whole number from ${min} to 2147483647 (a Java int), got ${got}. ${fix}`;
+    const ms = 'The Java client counts whole milliseconds, such as 500.';
+    const budget = 'Google requires a budget > 0 (900000 is 15 minutes); pass Infinity for none.';
+    const cases: [object, Error][] = [
+      [{ initialIntervalMs: 0 }, new RangeError(int('initialIntervalMs', 1, '0', ms))],
+      [{ initialIntervalMs: 2 ** 31 }, new RangeError(int('initialIntervalMs', 1, '2147483648', ms))],
+      [{ initialIntervalMs: 2.5 }, new RangeError(int('initialIntervalMs', 1, '2.5', ms))],
+      [{ initialIntervalMs: '5' }, new TypeError(int('initialIntervalMs', 1, '"5"', ms))],
+      [
+        { maxIntervalMs: 100 },
+        new RangeError(int('maxIntervalMs', 500, '100', 'It must be a whole number >= initialIntervalMs (500).')),
+      ],
+      [{ maxElapsedTimeMs: 0 }, new RangeError(int('maxElapsedTimeMs', 1, '0', budget))],
+      [{ maxElapsedTimeMs: 2 ** 31 }, new RangeError(int('maxElapsedTimeMs', 1, '2147483648', budget))],
+      [
+        { randomizationFactor: 1 },
+        new RangeError(`${w}: expected \`randomizationFactor\` to be a number >= 0 and < 1, got 1. Google uses 0.5.`),
+      ],
+      [
+        { randomizationFactor: '0.5' },
+        new TypeError(
+          `${w}: expected \`randomizationFactor\` to be a number >= 0 and < 1, got "0.5". Google uses 0.5.`,
+        ),
+      ],
+      [
+        { multiplier: 0.99 },
+        new RangeError(`${w}: expected \`multiplier\` to be a number >= 1, got 0.99. Google uses 1.5.`),
+      ],
+      [
+        { multiplier: null },
+        new TypeError(`${w}: expected \`multiplier\` to be a number >= 1, got null. Google uses 1.5.`),
+      ],
+      [
+        { foo: 1 },
+        new TypeError(
+          `${w}: unknown option \`foo\`. Known options: initialIntervalMs, randomizationFactor, multiplier, maxIntervalMs, maxElapsedTimeMs, clock.`,
+        ),
+      ],
+    ];
+    for (const [options, error] of cases) expect(() => googleExponentialBackOff(options)).toThrow(error);
+    expect(() => googleExponentialBackOff(5 as never)).toThrow(
+      new TypeError(`${w}: expected an options object, got 5.`),
+    );
+    expect(() => presets.googleHttpClient.withMaxElapsed(undefined as never)).toThrow(
+      new TypeError(
+        'withMaxElapsed(): expected `maxElapsedMs` to be a whole number of ms from 1 to 2147483647, or Infinity, got undefined. For example 900000.',
+      ),
+    );
+    expect(() => presets.googleHttpClient.withMaxElapsed(0)).toThrow(
+      new RangeError(
+        `withMaxElapsed(): expected \`maxElapsedMs\` to be a whole number from 1 to 2147483647 (a Java int), got 0. ${budget}`,
+      ),
+    );
+    // The bounds themselves are accepted.
+    const widest = googleExponentialBackOff({
+      initialIntervalMs: 2_147_483_647,
+      maxIntervalMs: 2_147_483_647,
+      maxElapsedTimeMs: 2_147_483_647,
+    });
+    expect([widest.initialIntervalMs, widest.maxIntervalMs, widest.maxElapsedTimeMs]).toEqual([
+      2_147_483_647, 2_147_483_647, 2_147_483_647,
+    ]);
+    expect(
+      googleExponentialBackOff({ initialIntervalMs: 1, maxIntervalMs: 1, maxElapsedTimeMs: 1 }).maxIntervalMs,
+    ).toBe(1);
+    expect(googleExponentialBackOff({ multiplier: 1 }).multiplier).toBe(1);
+  });
+
+  it("has the Java builder's defaults, readable on the value", () => {
+    const g = googleExponentialBackOff();
+    expect([g.initialIntervalMs, g.randomizationFactor, g.multiplier, g.maxIntervalMs, g.maxElapsedTimeMs]).toEqual([
+      500, 0.5, 1.5, 60_000, 900_000,
+    ]);
+    expect([g.maxAttempts, g.maxElapsedMs]).toEqual([Infinity, Infinity]);
+    expect(g.segments[0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(googleExponentialBackOff({ randomizationFactor: 0 }).segments[0]?.jitter).toBe('none');
+    const given = googleExponentialBackOff({
+      initialIntervalMs: 7,
+      randomizationFactor: 0.25,
+      multiplier: 3,
+      maxIntervalMs: 100,
+      maxElapsedTimeMs: 5_000,
+    });
+    expect([
+      given.initialIntervalMs,
+      given.randomizationFactor,
+      given.multiplier,
+      given.maxIntervalMs,
+      given.maxElapsedTimeMs,
+    ]).toEqual([7, 0.25, 3, 100, 5_000]);
+    expect(given.segments[0]?.curve).toEqual({ type: 'sequence', delaysMs: [7, 21, 63, 100] });
+  });
+
   it('withMaxAttempts and withMaxElapsed keep Google rules; the other with… give an ebb policy with the budget as deadline', () => {
     const g = presets.googleHttpClient;
     const limited = g.withMaxAttempts(3);
