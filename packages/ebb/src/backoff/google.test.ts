@@ -102,6 +102,39 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     expect(googleNextInterval(1, Infinity, 9)).toBe(9);
   });
 
+  it('describe() gives the mean of the draws, and where they saturate at 2^31 − 1 the mean counts the clamp', () => {
+    // The mean over 200,000 evenly spaced random values of the draw itself.
+    const quadrature = (f: number, interval: number) => {
+      const n = 200_000;
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += googleRandomizedInterval(f, (i + 0.5) / n, interval);
+      return sum / n;
+    };
+    for (const [interval, f] of [
+      [1_125, 0.5],
+      [7, 0.3],
+      [2_147_483_647, 0.5],
+      [2_000_000_000, 0.25],
+      [2_147_483_647, 0],
+    ] as const) {
+      const b = googleExponentialBackOff({
+        initialIntervalMs: interval,
+        maxIntervalMs: interval,
+        randomizationFactor: f,
+      });
+      const row = describe(b, 1).rows[0];
+      const expected = quadrature(f, interval);
+      expect(Math.abs((row?.meanDelayMs as number) - expected) / expected).toBeLessThan(1e-4);
+    }
+    // Interval 2^31 − 1, factor 0.5: draws from 1073741823 up, half of them clamped at 2^31 − 1,
+    // so the mean is about (1.61e9 + 2.15e9) / 2, not 2^31 − 1.
+    const top = googleExponentialBackOff({ initialIntervalMs: 2_147_483_647, maxIntervalMs: 2_147_483_647 });
+    expect(describe(top, 1).rows[0]?.meanDelayMs).toBeCloseTo(
+      ((1_073_741_823.5 + 2_147_483_647) / 2 + 2_147_483_647) / 2,
+      -2,
+    );
+  });
+
   it('saturates a randomized wait at 2^31 − 1 ms, as (int) does', () => {
     expect(googleRandomizedInterval(0.5, NEXT_BELOW_ONE, 2_147_483_647)).toBe(2_147_483_647);
     expect(googleRandomizedInterval(0.5, 0, 2_147_483_647)).toBe(1_073_741_823);
