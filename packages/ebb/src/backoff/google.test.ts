@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { expect, it, describe as suite } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { Backoff } from './backoff.js';
+import { Backoff, saidForever } from './backoff.js';
 import { describe } from './describe.js';
 import { GoogleBackOff, googleExponentialBackOff, googleNextInterval, googleRandomizedInterval } from './google.js';
 import { presets } from './presets.js';
@@ -260,6 +260,15 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
       googleExponentialBackOff({ initialIntervalMs: 1, maxIntervalMs: 1, maxElapsedTimeMs: 1 }).maxIntervalMs,
     ).toBe(1);
     expect(googleExponentialBackOff({ multiplier: 1 }).multiplier).toBe(1);
+  });
+
+  it('counts a finite budget as a stop for retry(), and nothing else as an explicit "forever"', () => {
+    // The budget is the run's own rule: a finite one ends the run, so retry() must accept the policy.
+    expect(saidForever(googleExponentialBackOff())).toBe(true);
+    expect(saidForever(googleExponentialBackOff({ maxElapsedTimeMs: Infinity }))).toBe(false);
+    expect(saidForever(googleExponentialBackOff().withMaxAttempts(3))).toBe(false);
+    expect(saidForever(googleExponentialBackOff().withMaxElapsed(Infinity))).toBe(false);
+    expect(saidForever(googleExponentialBackOff({ maxElapsedTimeMs: Infinity }).withMaxElapsed(5))).toBe(true);
   });
 
   it("has the Java builder's defaults, readable on the value", () => {
