@@ -135,6 +135,19 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     );
   });
 
+  it("narrows doubles to int as Java's (int) does (JLS §5.1.3): NaN → 0, saturation at both ends, toward zero", () => {
+    // factor 0, random 0: the draw is (int) interval.
+    expect(googleRandomizedInterval(Number.NaN, 0.5, 10)).toBe(0);
+    expect(googleRandomizedInterval(0, 0, 2_147_483_647.5)).toBe(2_147_483_647);
+    expect(googleRandomizedInterval(0, 0, 2_147_483_646.5)).toBe(2_147_483_646);
+    expect(googleRandomizedInterval(0, 0, -3e9)).toBe(-2_147_483_648);
+    expect(googleRandomizedInterval(0, 0, -2_147_483_648)).toBe(-2_147_483_648);
+    expect(googleRandomizedInterval(0, 0, -2_147_483_647.5)).toBe(-2_147_483_647);
+    expect(googleRandomizedInterval(0, 0, -1.5)).toBe(-1);
+    expect(Object.is(googleRandomizedInterval(0, 0, -0.5), 0)).toBe(true);
+    expect(googleNextInterval(3, 1.5, 60_000)).toBe(4);
+  });
+
   it('saturates a randomized wait at 2^31 − 1 ms, as (int) does', () => {
     expect(googleRandomizedInterval(0.5, NEXT_BELOW_ONE, 2_147_483_647)).toBe(2_147_483_647);
     expect(googleRandomizedInterval(0.5, 0, 2_147_483_647)).toBe(1_073_741_823);
