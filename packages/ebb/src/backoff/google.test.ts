@@ -146,6 +146,33 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     expect(googleRandomizedInterval(0, 0, -1.5)).toBe(-1);
     expect(Object.is(googleRandomizedInterval(0, 0, -0.5), 0)).toBe(true);
     expect(googleNextInterval(3, 1.5, 60_000)).toBe(4);
+    // current == max / multiplier exactly, where current · multiplier is 14.999999999999998:
+    // Java's `>=` jumps to the cap (15), the product would truncate to 14.
+    expect(googleNextInterval(11, 15 / 11, 15)).toBe(15);
+  });
+
+  it('tabulates at most 10,000 intervals for describe(); runs compute every one', () => {
+    const slow = googleExponentialBackOff({
+      initialIntervalMs: 1_000_000_000,
+      multiplier: 1 + 1e-9,
+      maxIntervalMs: 2_000_000_000,
+      randomizationFactor: 0,
+    });
+    const curve = slow.segments[0]?.curve as { delaysMs: readonly number[] };
+    expect(curve.delaysMs.length).toBe(10_000);
+    expect(curve.delaysMs[9_999]).toBe(1_000_009_999);
+  });
+
+  it('withMaxInterval and withCeiling give an ebb policy over the same intervals', () => {
+    const g = googleExponentialBackOff({ randomizationFactor: 0, maxElapsedTimeMs: 5_000 });
+    const interval = g.withMaxInterval(1_000);
+    expect(interval).not.toBeInstanceOf(GoogleBackOff);
+    expect(interval.maxElapsedMs).toBe(5_000);
+    expect(describe(interval, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 1_000, 1_000]);
+    const ceiling = g.withCeiling(2);
+    expect(ceiling).not.toBeInstanceOf(GoogleBackOff);
+    expect(ceiling.maxElapsedMs).toBe(5_000);
+    expect(describe(ceiling, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 750, 750]);
   });
 
   it('saturates a randomized wait at 2^31 − 1 ms, as (int) does', () => {
