@@ -93,6 +93,23 @@ suite('decorrelated jitter means', () => {
     expect(new DecorrelatedMeans(1, 3, 5).mean(2) * 10).toBeCloseTo(means.mean(2), 9);
   });
 
+  it('match the closed form of row 2 to 2e-5 for caps 20 to 1000 times the initial delay (cells 2 % wide)', () => {
+    // b = 1: X₁ ~ U[1, m]; X₂ | x = min(C, U[1, m·x]), whose mean is (1 + m·x)/2 for x <= C/m and
+    // C − (C − 1)² / (2(m·x − 1)) above. Integrated over x with density 1/(m − 1):
+    for (const [m, cap] of [
+      [1_000, 1e5],
+      [100, 5e3],
+      [1e4, 1e7],
+      [50, 1e3],
+    ] as const) {
+      const k = cap / m;
+      const below = (k - 1) / 2 + (m / 4) * (k * k - 1);
+      const above = cap * (m - k) - ((cap - 1) ** 2 / (2 * m)) * Math.log((m * m - 1) / (m * k - 1));
+      const exact = (below + above) / (m - 1);
+      expect(Math.abs(new DecorrelatedMeans(1, m, cap).mean(2) - exact) / exact).toBeLessThan(2e-5);
+    }
+  });
+
   it('row 1 with a cap inside [b, m·b]: a uniform part and an atom at the cap', () => {
     // X₁ = min(25, U[10, 30]): 3/4 uniform on [10, 25] (mean 17.5), 1/4 at 25 → 19.375.
     expect(new DecorrelatedMeans(10, 3, 25).mean(1)).toBeCloseTo(19.375, 9);
