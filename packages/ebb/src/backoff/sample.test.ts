@@ -77,6 +77,11 @@ suite('sample', () => {
       ),
     );
     expect(() => sample(presets.default, { random: null as never })).toThrow(TypeError);
+    // A policy is an object: a function that happens to carry `start` is refused, not run.
+    const callable = Object.assign(() => undefined, { maxElapsedMs: Infinity, start: () => ({ next: () => 1 }) });
+    expect(() => sample(callable as never, { count: 1 })).toThrow(
+      new TypeError(`sample(): expected \`backoff\` to be a backoff policy, got a function. ${policy}`),
+    );
   });
 
   it('takes count: Infinity where maxAttempts ends the run, and hands a custom policy the elapsed time', () => {
