@@ -21,10 +21,8 @@
  *   clamps in backoff.ts's drawDelay.
  * - describe.ts:121–122 `high <= clamp` → `<`, `low >= clamp` → `>` in clampedUniformMean: at
  *   equality both formulas give the same mean.
- * - slotted.ts:31 and 38, describe.ts:54 and 72: `allowInfinity` false → true where the value is
- *   then bounded by cwMax/MAX_ROWS or is an integer count checked elsewhere (to be confirmed one by one).
- * Not equivalent (tests to add): message-text mutants (StringLiteral) in describe.ts, jitter.ts
- * and slotted.ts, whose tests match only part of the message; jitter.ts:33's object check.
+ * backoff/'s full list, and the survivors once listed here that were not equivalent (the
+ * `allowInfinity` and message mutants, now killed), are in docs/mutation-backoff.md.
  *
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */

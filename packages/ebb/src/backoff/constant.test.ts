@@ -12,4 +12,18 @@ suite('constant', () => {
   it('rejects bad options', () => {
     expect(() => constant({ delayMs: Infinity })).toThrow(/`delayMs` to be a finite number >= 0, got Infinity/);
   });
+
+  it('names the function, the option, the value and the fix in each message', () => {
+    expect(() => constant({ delayMs: -1 })).toThrow(
+      new RangeError(
+        'constant(): expected `delayMs` to be a finite number >= 0, got -1. Durations are milliseconds, such as 500.',
+      ),
+    );
+    expect(() => constant({ delay: 1 } as object)).toThrow(
+      new TypeError(
+        'constant(): unknown option `delay`. Did you mean `delayMs`? Known options: delayMs, jitter, ceiling, maxIntervalMs, maxDelayMs, maxAttempts, maxElapsedMs.',
+      ),
+    );
+    expect(constant({ delayMs: 7 }).segments[0]?.curve).toEqual({ type: 'constant', delayMs: 7 });
+  });
 });

@@ -77,8 +77,49 @@ suite('decorrelated jitter means', () => {
     expect(atCap / n).toBeGreaterThan(0.4);
   });
 
+  it('match the closed form of row 2 where the cap binds (b 10, ×3, cap 50)', () => {
+    // X₁ ~ U[10, 30]. Given X₁ = x, X₂ = min(50, U[10, 3x]): mean (10 + 3x)/2 for x <= 50/3, else
+    // 50 − 800/(3x − 10). Integrated over x with density 1/20:
+    // E[X₂] = (166.67 + 666.67 − (800/3)·ln 2) / 20 = 32.4247…
+    const exact = (500 / 3 + 2000 / 3 - (800 / 3) * Math.log(2)) / 20;
+    const means = new DecorrelatedMeans(10, 3, 50);
+    expect(means.mean(1)).toBeCloseTo(20, 9);
+    expect(Math.abs(means.mean(2) - exact) / exact).toBeLessThan(1e-5);
+    // Asked for in another order, the same values (rows are computed once and kept).
+    const again = new DecorrelatedMeans(10, 3, 50);
+    expect(again.mean(2)).toBe(means.mean(2));
+    expect(again.mean(1)).toBe(means.mean(1));
+    // Scaled by b: the chain in units of b is the same.
+    expect(new DecorrelatedMeans(1, 3, 5).mean(2) * 10).toBeCloseTo(means.mean(2), 9);
+  });
+
+  it('match the closed form of row 2 to 2e-5 for caps 20 to 1000 times the initial delay (cells 2 % wide)', () => {
+    // b = 1: X₁ ~ U[1, m]; X₂ | x = min(C, U[1, m·x]), whose mean is (1 + m·x)/2 for x <= C/m and
+    // C − (C − 1)² / (2(m·x − 1)) above. Integrated over x with density 1/(m − 1):
+    for (const [m, cap] of [
+      [1_000, 1e5],
+      [100, 5e3],
+      [1e4, 1e7],
+      [50, 1e3],
+    ] as const) {
+      const k = cap / m;
+      const below = (k - 1) / 2 + (m / 4) * (k * k - 1);
+      const above = cap * (m - k) - ((cap - 1) ** 2 / (2 * m)) * Math.log((m * m - 1) / (m * k - 1));
+      const exact = (below + above) / (m - 1);
+      expect(Math.abs(new DecorrelatedMeans(1, m, cap).mean(2) - exact) / exact).toBeLessThan(2e-5);
+    }
+  });
+
+  it('row 1 with a cap inside [b, m·b]: a uniform part and an atom at the cap', () => {
+    // X₁ = min(25, U[10, 30]): 3/4 uniform on [10, 25] (mean 17.5), 1/4 at 25 → 19.375.
+    expect(new DecorrelatedMeans(10, 3, 25).mean(1)).toBeCloseTo(19.375, 9);
+    // The cap exactly at b·m: no atom.
+    expect(new DecorrelatedMeans(10, 3, 30).mean(1)).toBeCloseTo(20, 9);
+  });
+
   it('degenerate chains: a cap at or below the initial delay, and multiplier 1', () => {
     expect(new DecorrelatedMeans(10, 3, 5).mean(4)).toBe(5);
+    expect(new DecorrelatedMeans(10, 3, 10).mean(1)).toBe(10);
     expect(new DecorrelatedMeans(10, 1, 50).mean(4)).toBe(10);
   });
 
@@ -86,6 +127,13 @@ suite('decorrelated jitter means', () => {
     // With the budget lowered to 20 rows: a chain that needs ~50 rows to reach its cap.
     const slow = new DecorrelatedMeans(1, 2, 1e15, 20);
     expect(slow.mean(20)).toBeCloseTo(uncapped(1, 2, 20), 6);
-    expect(() => slow.mean(21)).toThrow(/has not settled after 20 rows, so row 21 is not computed/);
+    expect(() => slow.mean(21)).toThrow(
+      new RangeError(
+        'describe(): the mean of decorrelated jitter (initial 1 ms, multiplier 2, cap 1000000000000000 ms) has not settled after 20 rows, so row 21 is not computed; rows up to 20 are.',
+      ),
+    );
+    // A chain that settles answers any row, however far, with the settled mean.
+    const quick = new DecorrelatedMeans(1, 2, 4, 50);
+    expect(quick.mean(1_000_000)).toBe(quick.mean(50));
   });
 });

@@ -2,6 +2,7 @@ import { expect, it, describe as suite } from 'vitest';
 import { constant } from './constant.js';
 import { clampedUniformMean, describe, describeRow, MAX_ROWS } from './describe.js';
 import { exponential } from './exponential.js';
+import { slotted } from './slotted.js';
 
 suite('describe', () => {
   it('gives the un-randomized delay and the exact min, max and mean of each row', () => {
@@ -58,6 +59,105 @@ suite('describe', () => {
     expect(() => describe(exponential(), 2 ** 53 - 1)).toThrow(RangeError);
     expect(() => describe({} as never, 1)).toThrow(/Backoff value/);
     expect(() => describeRow(exponential(), 0)).toThrow(/`attempt`/);
+  });
+
+  it('names the function, the argument, the value and the fix in each message', () => {
+    expect(() => describe({} as never, 1)).toThrow(
+      new TypeError('describe(): expected `backoff` to be a Backoff value (from exponential(), presets, …).'),
+    );
+    const rows = 'It is the number of rows, such as 10.';
+    expect(() => describe(exponential(), -1)).toThrow(
+      new RangeError(`describe(): expected \`count\` to be a whole number >= 0, got -1. ${rows}`),
+    );
+    expect(() => describe(exponential(), Infinity)).toThrow(
+      new RangeError(`describe(): expected \`count\` to be a whole number >= 0, got Infinity. ${rows}`),
+    );
+    expect(() => describe(exponential(), '3' as never)).toThrow(
+      new TypeError(`describe(): expected \`count\` to be a whole number >= 0, got "3". ${rows}`),
+    );
+    const row = 'Row 1 is the wait after the first call failed.';
+    expect(() => describeRow(exponential(), 0)).toThrow(
+      new RangeError(`describeRow(): expected \`attempt\` to be a whole number >= 1, got 0. ${row}`),
+    );
+    expect(() => describeRow(exponential(), Infinity)).toThrow(
+      new RangeError(`describeRow(): expected \`attempt\` to be a whole number >= 1, got Infinity. ${row}`),
+    );
+    expect(() => describeRow(exponential(), 2.5)).toThrow(
+      new RangeError(`describeRow(): expected \`attempt\` to be a whole number >= 1, got 2.5. ${row}`),
+    );
+  });
+
+  it('stops the rows where maxAttempts stops the policy, also for one attempt', () => {
+    expect(describe(exponential({ maxAttempts: 1 }), 5)).toEqual({ rows: [], stopsAfterAttempt: 1 });
+    expect(describe(exponential({ maxAttempts: 3 }), 1).rows.map((r) => r.attempt)).toEqual([1]);
+    expect(describe(exponential({ maxAttempts: 3 }), 2).rows.map((r) => r.attempt)).toEqual([1, 2]);
+  });
+
+  it('gives the clamped range and mean of proportional jitter, and of a curve capped by maxIntervalMs', () => {
+    // U[50, 150] clamped at 120: 70 % uniform on [50, 120] (mean 85), 30 % at 120.
+    const wide = constant({ delayMs: 100, jitter: { kind: 'proportional', factor: 0.5 }, maxDelayMs: 120 });
+    expect(describeRow(wide, 1)).toEqual({
+      attempt: 1,
+      delayMs: 100,
+      minDelayMs: 50,
+      maxDelayMs: 120,
+      meanDelayMs: 95.5,
+    });
+    // The cap also caps the curve: d = 40, U[20, 60] clamped at 40.
+    const low = constant({ delayMs: 100, jitter: { kind: 'proportional', factor: 0.5 }, maxDelayMs: 40 });
+    expect(describeRow(low, 1)).toEqual({ attempt: 1, delayMs: 40, minDelayMs: 20, maxDelayMs: 40, meanDelayMs: 35 });
+    const interval = constant({ delayMs: 100, jitter: 'full', maxIntervalMs: 60 });
+    expect(describeRow(interval, 1)).toEqual({
+      attempt: 1,
+      delayMs: 60,
+      minDelayMs: 0,
+      maxDelayMs: 60,
+      meanDelayMs: 30,
+    });
+    // Additive jitter is not clamped without maxDelayMs.
+    const added = constant({ delayMs: 100, jitter: { kind: 'additive', maxMs: 50 } });
+    expect(describeRow(added, 1)).toEqual({
+      attempt: 1,
+      delayMs: 100,
+      minDelayMs: 100,
+      maxDelayMs: 150,
+      meanDelayMs: 125,
+    });
+  });
+
+  it('gives decorrelated rows: envelope, initial delay as the minimum, means by E[d_k] = b + (m·E[d_k−1] − b)/2', () => {
+    const free = exponential({ initialDelayMs: 10, multiplier: 3, jitter: 'decorrelated' });
+    const rows = describe(free, 3).rows;
+    expect(rows.map((r) => [r.attempt, r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
+      [1, 30, 10, 30],
+      [2, 90, 10, 90],
+      [3, 270, 10, 270],
+    ]);
+    // Uncapped, the mean is linear: 10 + (30 − 10)/2 = 20, 10 + (60 − 10)/2 = 35, 10 + (105 − 10)/2 = 57.5.
+    expect(rows[0]?.meanDelayMs).toBeCloseTo(20, 9);
+    expect(rows[1]?.meanDelayMs).toBeCloseTo(35, 9);
+    expect(rows[2]?.meanDelayMs).toBeCloseTo(57.5, 9);
+    // The same policy described twice (the means are cached per segment) gives the same rows.
+    expect(describe(free, 3)).toEqual(describe(free, 3));
+    const capped = exponential({ initialDelayMs: 10, multiplier: 3, maxDelayMs: 50, jitter: 'decorrelated' });
+    expect(describe(capped, 3).rows.map((r) => [r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
+      [30, 10, 30],
+      [50, 10, 50],
+      [50, 10, 50],
+    ]);
+    // A cap below the initial delay: every wait is the cap.
+    const under = exponential({ initialDelayMs: 100, maxDelayMs: 50, jitter: 'decorrelated' });
+    expect(describeRow(under, 2)).toEqual({ attempt: 2, delayMs: 50, minDelayMs: 50, maxDelayMs: 50, meanDelayMs: 50 });
+  });
+
+  it('truncates a slotted window at the ceiling', () => {
+    const b = slotted({ slotMs: 2, cwMin: 1, ceiling: 2 });
+    expect(describe(b, 4).rows.map((r) => [r.maxDelayMs, r.meanDelayMs])).toEqual([
+      [6, 3],
+      [14, 7],
+      [14, 7],
+      [14, 7],
+    ]);
   });
 
   it('clampedUniformMean covers the three cases', () => {

@@ -70,4 +70,69 @@ suite('exponential', () => {
     expect(() => exponential({ initialDelay: 5 } as object)).toThrow(/unknown option `initialDelay`/);
     expect(() => exponential(7 as unknown as object)).toThrow(TypeError);
   });
+
+  it('names the function, the option, the value and the fix in each message', () => {
+    const cases: [object, Error][] = [
+      [
+        { multiplier: 0.5 },
+        new RangeError(
+          'exponential(): expected `multiplier` to be a finite number >= 1, got 0.5. Use 1 for a constant delay, or a growth factor such as 2.',
+        ),
+      ],
+      [
+        { multiplier: Infinity },
+        new RangeError(
+          'exponential(): expected `multiplier` to be a finite number >= 1, got Infinity. Use 1 for a constant delay, or a growth factor such as 2.',
+        ),
+      ],
+      [
+        { initialDelayMs: Infinity },
+        new RangeError(
+          'exponential(): expected `initialDelayMs` to be a finite number >= 0, got Infinity. Durations are milliseconds, such as 500.',
+        ),
+      ],
+      [
+        { maxAttempts: 0 },
+        new RangeError(
+          'exponential(): expected `maxAttempts` to be a whole number >= 1 (or Infinity), got 0. `maxAttempts` counts calls, the first included: 3 means one call and two retries.',
+        ),
+      ],
+      [
+        { ceiling: 0 },
+        new RangeError(
+          'exponential(): expected `ceiling` to be a whole number >= 1 (or Infinity), got 0. It is the failure count after which delays stop growing, such as 10.',
+        ),
+      ],
+      [
+        { maxIntervalMs: -1 },
+        new RangeError(
+          'exponential(): expected `maxIntervalMs` to be a number >= 0 (or Infinity for no limit), got -1. Leave it out for no limit.',
+        ),
+      ],
+      [
+        { maxElapsedMs: Number.NaN },
+        new RangeError(
+          'exponential(): expected `maxElapsedMs` to be a number >= 0 (or Infinity for no limit), got NaN. Leave it out for no limit.',
+        ),
+      ],
+      [
+        { initialDelay: 5 },
+        new TypeError(
+          'exponential(): unknown option `initialDelay`. Did you mean `initialDelayMs`? Known options: initialDelayMs, multiplier, jitter, ceiling, maxIntervalMs, maxDelayMs, maxAttempts, maxElapsedMs.',
+        ),
+      ],
+    ];
+    for (const [options, error] of cases) expect(() => exponential(options)).toThrow(error);
+  });
+
+  it('accepts the bounds of its own options: multiplier 1 (a constant curve) and an initial delay of 0', () => {
+    expect(delays(exponential({ initialDelayMs: 7, multiplier: 1 }), 3)).toEqual([7, 7, 7]);
+    expect(delays(exponential({ initialDelayMs: 0 }), 2)).toEqual([0, 0]);
+    expect(delays(exponential({ multiplier: 1e308 }), 2)).toEqual([100, Number.MAX_SAFE_INTEGER]);
+    expect(exponential({ multiplier: 3 }).segments[0]?.curve).toEqual({
+      type: 'exponential',
+      initialDelayMs: 100,
+      multiplier: 3,
+    });
+  });
 });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { expect, it, describe as suite } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { Backoff } from './backoff.js';
+import { Backoff, saidForever } from './backoff.js';
 import { describe } from './describe.js';
 import { GoogleBackOff, googleExponentialBackOff, googleNextInterval, googleRandomizedInterval } from './google.js';
 import { presets } from './presets.js';
@@ -102,6 +102,79 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     expect(googleNextInterval(1, Infinity, 9)).toBe(9);
   });
 
+  it('describe() gives the mean of the draws, and where they saturate at 2^31 − 1 the mean counts the clamp', () => {
+    // The mean over 200,000 evenly spaced random values of the draw itself.
+    const quadrature = (f: number, interval: number) => {
+      const n = 200_000;
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += googleRandomizedInterval(f, (i + 0.5) / n, interval);
+      return sum / n;
+    };
+    for (const [interval, f] of [
+      [1_125, 0.5],
+      [7, 0.3],
+      [2_147_483_647, 0.5],
+      [2_000_000_000, 0.25],
+      [2_147_483_647, 0],
+    ] as const) {
+      const b = googleExponentialBackOff({
+        initialIntervalMs: interval,
+        maxIntervalMs: interval,
+        randomizationFactor: f,
+      });
+      const row = describe(b, 1).rows[0];
+      const expected = quadrature(f, interval);
+      expect(Math.abs((row?.meanDelayMs as number) - expected) / expected).toBeLessThan(1e-4);
+    }
+    // Interval 2^31 − 1, factor 0.5: draws from 1073741823 up, half of them clamped at 2^31 − 1,
+    // so the mean is about (1.61e9 + 2.15e9) / 2, not 2^31 − 1.
+    const top = googleExponentialBackOff({ initialIntervalMs: 2_147_483_647, maxIntervalMs: 2_147_483_647 });
+    expect(describe(top, 1).rows[0]?.meanDelayMs).toBeCloseTo(
+      ((1_073_741_823.5 + 2_147_483_647) / 2 + 2_147_483_647) / 2,
+      -2,
+    );
+  });
+
+  it("narrows doubles to int as Java's (int) does (JLS §5.1.3): NaN → 0, saturation at both ends, toward zero", () => {
+    // factor 0, random 0: the draw is (int) interval.
+    expect(googleRandomizedInterval(Number.NaN, 0.5, 10)).toBe(0);
+    expect(googleRandomizedInterval(0, 0, 2_147_483_647.5)).toBe(2_147_483_647);
+    expect(googleRandomizedInterval(0, 0, 2_147_483_646.5)).toBe(2_147_483_646);
+    expect(googleRandomizedInterval(0, 0, -3e9)).toBe(-2_147_483_648);
+    expect(googleRandomizedInterval(0, 0, -2_147_483_648)).toBe(-2_147_483_648);
+    expect(googleRandomizedInterval(0, 0, -2_147_483_647.5)).toBe(-2_147_483_647);
+    expect(googleRandomizedInterval(0, 0, -1.5)).toBe(-1);
+    expect(Object.is(googleRandomizedInterval(0, 0, -0.5), 0)).toBe(true);
+    expect(googleNextInterval(3, 1.5, 60_000)).toBe(4);
+    // current == max / multiplier exactly, where current · multiplier is 14.999999999999998:
+    // Java's `>=` jumps to the cap (15), the product would truncate to 14.
+    expect(googleNextInterval(11, 15 / 11, 15)).toBe(15);
+  });
+
+  it('tabulates at most 10,000 intervals for describe(); runs compute every one', () => {
+    const slow = googleExponentialBackOff({
+      initialIntervalMs: 1_000_000_000,
+      multiplier: 1 + 1e-9,
+      maxIntervalMs: 2_000_000_000,
+      randomizationFactor: 0,
+    });
+    const curve = slow.segments[0]?.curve as { delaysMs: readonly number[] };
+    expect(curve.delaysMs.length).toBe(10_000);
+    expect(curve.delaysMs[9_999]).toBe(1_000_009_999);
+  });
+
+  it('withMaxInterval and withCeiling give an ebb policy over the same intervals', () => {
+    const g = googleExponentialBackOff({ randomizationFactor: 0, maxElapsedTimeMs: 5_000 });
+    const interval = g.withMaxInterval(1_000);
+    expect(interval).not.toBeInstanceOf(GoogleBackOff);
+    expect(interval.maxElapsedMs).toBe(5_000);
+    expect(describe(interval, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 1_000, 1_000]);
+    const ceiling = g.withCeiling(2);
+    expect(ceiling).not.toBeInstanceOf(GoogleBackOff);
+    expect(ceiling.maxElapsedMs).toBe(5_000);
+    expect(describe(ceiling, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 750, 750]);
+  });
+
   it('saturates a randomized wait at 2^31 − 1 ms, as (int) does', () => {
     expect(googleRandomizedInterval(0.5, NEXT_BELOW_ONE, 2_147_483_647)).toBe(2_147_483_647);
     expect(googleRandomizedInterval(0.5, 0, 2_147_483_647)).toBe(1_073_741_823);
@@ -156,6 +229,111 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     // Java accepts these, and so does ebb.
     expect(googleExponentialBackOff({ multiplier: Infinity }).multiplier).toBe(Infinity);
     expect(googleExponentialBackOff({ randomizationFactor: 0 }).randomizationFactor).toBe(0);
+  });
+
+  it('names the option, the value and the fix in each message', () => {
+    const w = 'googleExponentialBackOff()';
+    const int = (name: string, min: number, got: string, fix: string) =>
+      `${w}: expected \`${name}\` to be a whole number from ${min} to 2147483647 (a Java int), got ${got}. ${fix}`;
+    const ms = 'The Java client counts whole milliseconds, such as 500.';
+    const budget = 'Google requires a budget > 0 (900000 is 15 minutes); pass Infinity for none.';
+    const cases: [object, Error][] = [
+      [{ initialIntervalMs: 0 }, new RangeError(int('initialIntervalMs', 1, '0', ms))],
+      [{ initialIntervalMs: 2 ** 31 }, new RangeError(int('initialIntervalMs', 1, '2147483648', ms))],
+      [{ initialIntervalMs: 2.5 }, new RangeError(int('initialIntervalMs', 1, '2.5', ms))],
+      [{ initialIntervalMs: '5' }, new TypeError(int('initialIntervalMs', 1, '"5"', ms))],
+      [
+        { maxIntervalMs: 100 },
+        new RangeError(int('maxIntervalMs', 500, '100', 'It must be a whole number >= initialIntervalMs (500).')),
+      ],
+      [{ maxElapsedTimeMs: 0 }, new RangeError(int('maxElapsedTimeMs', 1, '0', budget))],
+      [{ maxElapsedTimeMs: 2 ** 31 }, new RangeError(int('maxElapsedTimeMs', 1, '2147483648', budget))],
+      [
+        { randomizationFactor: 1 },
+        new RangeError(`${w}: expected \`randomizationFactor\` to be a number >= 0 and < 1, got 1. Google uses 0.5.`),
+      ],
+      [
+        { randomizationFactor: '0.5' },
+        new TypeError(
+          `${w}: expected \`randomizationFactor\` to be a number >= 0 and < 1, got "0.5". Google uses 0.5.`,
+        ),
+      ],
+      [
+        { multiplier: 0.99 },
+        new RangeError(`${w}: expected \`multiplier\` to be a number >= 1, got 0.99. Google uses 1.5.`),
+      ],
+      [
+        { multiplier: null },
+        new TypeError(`${w}: expected \`multiplier\` to be a number >= 1, got null. Google uses 1.5.`),
+      ],
+      [
+        { foo: 1 },
+        new TypeError(
+          `${w}: unknown option \`foo\`. Known options: initialIntervalMs, randomizationFactor, multiplier, maxIntervalMs, maxElapsedTimeMs, clock.`,
+        ),
+      ],
+    ];
+    for (const [options, error] of cases) expect(() => googleExponentialBackOff(options)).toThrow(error);
+    expect(() => googleExponentialBackOff(5 as never)).toThrow(
+      new TypeError(`${w}: expected an options object, got 5.`),
+    );
+    expect(() => presets.googleHttpClient.withMaxElapsed(undefined as never)).toThrow(
+      new TypeError(
+        'withMaxElapsed(): expected `maxElapsedMs` to be a whole number of ms from 1 to 2147483647, or Infinity, got undefined. For example 900000.',
+      ),
+    );
+    expect(() => presets.googleHttpClient.withMaxElapsed(0)).toThrow(
+      new RangeError(
+        `withMaxElapsed(): expected \`maxElapsedMs\` to be a whole number from 1 to 2147483647 (a Java int), got 0. ${budget}`,
+      ),
+    );
+    // The bounds themselves are accepted.
+    const widest = googleExponentialBackOff({
+      initialIntervalMs: 2_147_483_647,
+      maxIntervalMs: 2_147_483_647,
+      maxElapsedTimeMs: 2_147_483_647,
+    });
+    expect([widest.initialIntervalMs, widest.maxIntervalMs, widest.maxElapsedTimeMs]).toEqual([
+      2_147_483_647, 2_147_483_647, 2_147_483_647,
+    ]);
+    expect(
+      googleExponentialBackOff({ initialIntervalMs: 1, maxIntervalMs: 1, maxElapsedTimeMs: 1 }).maxIntervalMs,
+    ).toBe(1);
+    expect(googleExponentialBackOff({ multiplier: 1 }).multiplier).toBe(1);
+  });
+
+  it('counts a finite budget as a stop for retry(), and nothing else as an explicit "forever"', () => {
+    // The budget is the run's own rule: a finite one ends the run, so retry() must accept the policy.
+    expect(saidForever(googleExponentialBackOff())).toBe(true);
+    expect(saidForever(googleExponentialBackOff({ maxElapsedTimeMs: Infinity }))).toBe(false);
+    expect(saidForever(googleExponentialBackOff().withMaxAttempts(3))).toBe(false);
+    expect(saidForever(googleExponentialBackOff().withMaxElapsed(Infinity))).toBe(false);
+    expect(saidForever(googleExponentialBackOff({ maxElapsedTimeMs: Infinity }).withMaxElapsed(5))).toBe(true);
+  });
+
+  it("has the Java builder's defaults, readable on the value", () => {
+    const g = googleExponentialBackOff();
+    expect([g.initialIntervalMs, g.randomizationFactor, g.multiplier, g.maxIntervalMs, g.maxElapsedTimeMs]).toEqual([
+      500, 0.5, 1.5, 60_000, 900_000,
+    ]);
+    expect([g.maxAttempts, g.maxElapsedMs]).toEqual([Infinity, Infinity]);
+    expect(g.segments[0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(googleExponentialBackOff({ randomizationFactor: 0 }).segments[0]?.jitter).toBe('none');
+    const given = googleExponentialBackOff({
+      initialIntervalMs: 7,
+      randomizationFactor: 0.25,
+      multiplier: 3,
+      maxIntervalMs: 100,
+      maxElapsedTimeMs: 5_000,
+    });
+    expect([
+      given.initialIntervalMs,
+      given.randomizationFactor,
+      given.multiplier,
+      given.maxIntervalMs,
+      given.maxElapsedTimeMs,
+    ]).toEqual([7, 0.25, 3, 100, 5_000]);
+    expect(given.segments[0]?.curve).toEqual({ type: 'sequence', delaysMs: [7, 21, 63, 100] });
   });
 
   it('withMaxAttempts and withMaxElapsed keep Google rules; the other with… give an ebb policy with the budget as deadline', () => {

@@ -234,7 +234,11 @@ export function googleRow(
   const delta = f * interval;
   const a = interval - delta;
   const width = interval + delta - a + 1;
-  const mean = high === JAVA_INT_MAX ? high : (floorIntegral(a + width) - floorIntegral(a)) / width;
+  // `(int)` saturates: every draw at or past 2^31 − 1 is 2^31 − 1, so that part of the range
+  // counts at the cap, not at its floor.
+  const end = a + width;
+  const saturated = end > JAVA_INT_MAX ? end - JAVA_INT_MAX : 0;
+  const mean = (floorIntegral(end - saturated) - floorIntegral(a) + saturated * JAVA_INT_MAX) / width;
   return { attempt: n, delayMs: interval, minDelayMs: low, maxDelayMs: high, meanDelayMs: mean };
 }
 

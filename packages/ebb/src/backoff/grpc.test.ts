@@ -36,6 +36,81 @@ suite('grpcRetryPolicy follows gRFC A6', () => {
     expect(s.rows.map((r) => r.maxDelayMs)).toEqual([100, 50, 25]);
   });
 
+  it('names the option, the value and the fix in each message', () => {
+    const w = 'grpcRetryPolicy()';
+    const attempts = 'A6 requires 2 or more: the original call and at least one retry.';
+    const cases: [object, Error][] = [
+      [
+        { ...a6, maxAttempts: 1 },
+        new RangeError(`${w}: expected \`maxAttempts\` to be a whole number >= 2, got 1. ${attempts}`),
+      ],
+      [
+        { ...a6, maxAttempts: Infinity },
+        new RangeError(`${w}: expected \`maxAttempts\` to be a whole number >= 2, got Infinity. ${attempts}`),
+      ],
+      [
+        { ...a6, maxAttempts: undefined },
+        new TypeError(`${w}: expected \`maxAttempts\` to be a whole number >= 2, got undefined. ${attempts}`),
+      ],
+      [
+        { ...a6, maxAttemptsLimit: 1 },
+        new RangeError(
+          `${w}: expected \`maxAttemptsLimit\` to be a whole number >= 2, got 1. gRPC clients default to 5.`,
+        ),
+      ],
+      [
+        { ...a6, maxAttemptsLimit: Infinity },
+        new RangeError(
+          `${w}: expected \`maxAttemptsLimit\` to be a whole number >= 2, got Infinity. gRPC clients default to 5.`,
+        ),
+      ],
+      [
+        { ...a6, initialBackoffMs: 0 },
+        new RangeError(
+          `${w}: expected \`initialBackoffMs\` to be a finite number > 0, got 0. For example 100 (A6: ".1s").`,
+        ),
+      ],
+      [
+        { ...a6, maxBackoffMs: Infinity },
+        new RangeError(
+          `${w}: expected \`maxBackoffMs\` to be a finite number > 0, got Infinity. For example 1000 (A6: "1s").`,
+        ),
+      ],
+      [
+        { ...a6, backoffMultiplier: '2' },
+        new TypeError(`${w}: expected \`backoffMultiplier\` to be a finite number > 0, got "2". For example 2.`),
+      ],
+      [
+        { ...a6, foo: 1 },
+        new TypeError(
+          `${w}: unknown option \`foo\`. Known options: maxAttempts, initialBackoffMs, maxBackoffMs, backoffMultiplier, maxAttemptsLimit.`,
+        ),
+      ],
+    ];
+    for (const [options, error] of cases) expect(() => grpcRetryPolicy(options as never)).toThrow(error);
+    expect(() => grpcRetryPolicy(7 as never)).toThrow(new TypeError(`${w}: expected an options object, got 7.`));
+  });
+
+  it('builds one segment: the A6 curve under full jitter, capped before the draw, no time budget', () => {
+    const b = grpcRetryPolicy({ ...a6, maxAttempts: 2, maxAttemptsLimit: 2 });
+    expect(b.maxAttempts).toBe(2);
+    expect(b.maxElapsedMs).toBe(Infinity);
+    expect(b.segments).toEqual([
+      {
+        curve: { type: 'exponential', initialDelayMs: 100, multiplier: 2 },
+        jitter: 'full',
+        ceiling: Infinity,
+        maxIntervalMs: 1_000,
+        maxDelayMs: Infinity,
+        rows: Infinity,
+      },
+    ]);
+    // Tiny positive values are valid.
+    expect(
+      grpcRetryPolicy({ ...a6, initialBackoffMs: 0.001, maxBackoffMs: 0.001, backoffMultiplier: 0.001 }).maxAttempts,
+    ).toBe(4);
+  });
+
   it('refuses what A6 refuses, naming the option', () => {
     const bad: [object, RegExp, ErrorConstructor][] = [
       [{ ...a6, maxAttempts: 1 }, /`maxAttempts`.*>= 2/, RangeError],

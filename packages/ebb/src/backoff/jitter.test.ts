@@ -68,6 +68,58 @@ suite('jitter', () => {
     expect(() => exponential({ jitter: { kind: 'gaussian' } as never })).toThrow(/`jitter`/);
   });
 
+  it('names the option, the value and the fix in each message', () => {
+    const kinds =
+      "'none', 'full', 'equal', 'decorrelated', { kind: 'proportional', factor } or { kind: 'additive', maxMs }";
+    const fix = "Full jitter ('full') suits most clients.";
+    expect(() => exponential({ jitter: null as never })).toThrow(
+      new TypeError(`exponential(): expected \`jitter\` to be ${kinds}, got null. ${fix}`),
+    );
+    expect(() => exponential({ jitter: { kind: 'gaussian' } as never })).toThrow(
+      new TypeError(`exponential(): expected \`jitter\` to be ${kinds}, got an object. ${fix}`),
+    );
+    expect(() => exponential({ jitter: 5 as never })).toThrow(
+      new RangeError(`exponential(): expected \`jitter\` to be ${kinds}, got 5. ${fix}`),
+    );
+    expect(() => exponential({ jitter: { kind: 'proportional', factor: 1.5 } })).toThrow(
+      new RangeError(
+        'exponential(): expected `jitter.factor` to be a number from 0 to 1, got 1.5. A factor of 0.5 spreads each delay over ±50 %.',
+      ),
+    );
+    expect(() => exponential({ jitter: { kind: 'proportional', factor: -0.1 } })).toThrow(RangeError);
+    expect(() => exponential({ jitter: { kind: 'additive', maxMs: Infinity } })).toThrow(
+      new RangeError(
+        'exponential(): expected `jitter.maxMs` to be a finite number >= 0, got Infinity. Durations are milliseconds, such as 500.',
+      ),
+    );
+    expect(() => exponential({ jitter: { kind: 'additive', maxMs: 1, factor: 2 } as never })).toThrow(
+      new TypeError('exponential() jitter: unknown option `factor`. Known options: kind, maxMs.'),
+    );
+    expect(() => exponential({ jitter: { kind: 'proportional', factor: 0.5, maxMs: 2 } as never })).toThrow(
+      new TypeError('exponential() jitter: unknown option `maxMs`. Known options: kind, factor.'),
+    );
+  });
+
+  it('accepts the bounds of a factor, and keeps a frozen copy of the object forms', () => {
+    expect(run(exponential({ ...base, jitter: { kind: 'proportional', factor: 0 } }), 1, 0)).toEqual([100]);
+    expect(run(exponential({ ...base, jitter: { kind: 'proportional', factor: 1 } }), 1, 0)).toEqual([0]);
+    expect(run(exponential({ ...base, jitter: { kind: 'additive', maxMs: 0 } }), 1, 0.5)).toEqual([100]);
+    const given = { kind: 'proportional' as const, factor: 0.5 };
+    const b = exponential({ ...base, jitter: given });
+    (given as { factor: number }).factor = 1;
+    expect(run(b, 1, 0)).toEqual([50]);
+    expect(b.segments[0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(Object.isFrozen(b.segments[0]?.jitter)).toBe(true);
+    const added = exponential({ ...base, jitter: { kind: 'additive', maxMs: 10 } }).segments[0]?.jitter;
+    expect(added).toEqual({ kind: 'additive', maxMs: 10 });
+    expect(Object.isFrozen(added)).toBe(true);
+    expect(exponential({ ...base, jitter: 'none' }).segments[0]?.jitter).toBe('none');
+    expect(exponential(base).segments[0]?.jitter).toBe('none');
+    for (const kind of ['full', 'equal', 'decorrelated'] as const) {
+      expect(exponential({ ...base, jitter: kind }).segments[0]?.jitter).toBe(kind);
+    }
+  });
+
   it('labels jitter the way the CLI writes it', () => {
     expect(jitterLabel('full')).toBe('full');
     expect(jitterLabel({ kind: 'proportional', factor: 0.5 })).toBe('proportional:0.5');

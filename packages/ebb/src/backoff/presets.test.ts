@@ -1,5 +1,6 @@
 import { expect, it, describe as suite } from 'vitest';
 import { seeded } from '../core/random.js';
+import { saidForever } from './backoff.js';
 import { findPreset, presetCatalog } from './catalog.js';
 import { describe, describeRow } from './describe.js';
 import { googleExponentialBackOff, presets, truncatedBinary } from './presets.js';
@@ -116,6 +117,42 @@ suite('presets reproduce their sources', () => {
     expect(() => truncatedBinary({ ceiling: 0 })).toThrow(/`ceiling`/);
   });
 
+  it('truncatedBinary(): a = T / 2^(N−1), ×2, full jitter, truncated at N, forever on purpose; exact messages', () => {
+    const segment = {
+      curve: { type: 'exponential', initialDelayMs: 10_000 / 512, multiplier: 2 },
+      jitter: 'full',
+      ceiling: 10,
+      maxIntervalMs: Infinity,
+      maxDelayMs: Infinity,
+      rows: Infinity,
+    };
+    expect(truncatedBinary().segments).toEqual([segment]);
+    expect(truncatedBinary({ ceiling: 10 }).segments).toEqual([segment]);
+    expect(truncatedBinary({ maxDelayMs: 10_000 }).segments).toEqual([segment]);
+    expect(truncatedBinary({ ceiling: 1, maxDelayMs: 8 }).segments[0]).toEqual({
+      ...segment,
+      curve: { type: 'exponential', initialDelayMs: 8, multiplier: 2 },
+      ceiling: 1,
+    });
+    const b = truncatedBinary({ ceiling: 2 });
+    expect([b.maxAttempts, b.maxElapsedMs, saidForever(b)]).toEqual([Infinity, Infinity, true]);
+    const w = 'truncatedBinary()';
+    expect(() => truncatedBinary({ ceiling: Infinity })).toThrow(
+      new RangeError(
+        `${w}: expected \`ceiling\` to be a whole number >= 1, got Infinity. N is a failure count such as 10.`,
+      ),
+    );
+    expect(() => truncatedBinary({ maxDelayMs: Infinity })).toThrow(
+      new RangeError(
+        `${w}: expected \`maxDelayMs\` to be a finite number >= 0, got Infinity. Durations are milliseconds, such as 500.`,
+      ),
+    );
+    expect(() => truncatedBinary({ max: 1 } as never)).toThrow(
+      new TypeError(`${w}: unknown option \`max\`. Did you mean \`maxDelayMs\`? Known options: ceiling, maxDelayMs.`),
+    );
+    expect(() => truncatedBinary(1 as never)).toThrow(new TypeError(`${w}: expected an options object, got 1.`));
+  });
+
   it('ethernet: max (2^min(c,10) − 1) × 51.2 µs, mean E(c) = (2^c − 1)/2 slots, 16 attempts', () => {
     const s = describe(presets.ethernet, 100);
     expect(s.rows).toHaveLength(15);
@@ -209,5 +246,8 @@ suite('presetCatalog', () => {
     expect(findPreset('google-http-client')?.backoff).toBe(presets.googleHttpClient);
     expect(findPreset('sipInvite')?.id).toBe('sip-invite');
     expect(findPreset('nope')).toBeUndefined();
+    expect(findPreset('')).toBeUndefined();
+    expect(findPreset('default')?.key).toBe('default');
+    expect(findPreset('awsStandard')?.backoff).toBe(presets.awsStandard);
   });
 });

@@ -47,6 +47,65 @@ suite('sample', () => {
     expect(sample(constant({ maxAttempts: 3 }), { count: 2 ** 53 - 1 })).toHaveLength(2);
   });
 
+  it('names the argument, the value and the fix in each message', () => {
+    const policy = 'Build one with exponential() or take one from presets.';
+    expect(() => sample(5 as never)).toThrow(
+      new RangeError(`sample(): expected \`backoff\` to be a backoff policy, got 5. ${policy}`),
+    );
+    expect(() => sample({ start: 5 } as never)).toThrow(
+      new TypeError(`sample(): expected \`backoff\` to be a backoff policy, got an object. ${policy}`),
+    );
+    expect(() => sample(presets.default, { foo: 1 } as never)).toThrow(
+      new TypeError('sample(): unknown option `foo`. Known options: count, random.'),
+    );
+    expect(() => sample(exponential())).toThrow(
+      new TypeError('sample(): this policy has no `maxAttempts`, so it may never stop; pass `count`.'),
+    );
+    expect(() => sample(exponential(), { count: Infinity })).toThrow(
+      new RangeError(
+        'sample(): expected `count` to be a whole number >= 0, got Infinity. It is the number of delays, such as 10.',
+      ),
+    );
+    expect(() => sample(constant({ maxAttempts: 2_000_000 }))).toThrow(
+      new RangeError(
+        'sample(): this would draw 1999999 delays, more than 1000000; pass a smaller `count`, such as 10.',
+      ),
+    );
+    expect(() => sample(presets.default, { random: 5 as never })).toThrow(
+      new TypeError(
+        'sample(): expected `random` to be a function returning a number in [0, 1), got 5. Leave it out for Math.random.',
+      ),
+    );
+    expect(() => sample(presets.default, { random: null as never })).toThrow(TypeError);
+    // A policy is an object: a function that happens to carry `start` is refused, not run.
+    const callable = Object.assign(() => undefined, { maxElapsedMs: Infinity, start: () => ({ next: () => 1 }) });
+    expect(() => sample(callable as never, { count: 1 })).toThrow(
+      new TypeError(`sample(): expected \`backoff\` to be a backoff policy, got a function. ${policy}`),
+    );
+  });
+
+  it('takes count: Infinity where maxAttempts ends the run, and hands a custom policy the elapsed time', () => {
+    expect(sample(exponential({ maxAttempts: 3 }), { count: Infinity })).toEqual([100, 200]);
+    expect(sample(exponential({ maxAttempts: 3 }), { count: 1 })).toEqual([100]);
+    expect(sample(exponential({ maxAttempts: 3 }), { count: 0 })).toEqual([]);
+    const seen: unknown[] = [];
+    const custom = {
+      maxElapsedMs: 10,
+      start: () => ({
+        next: (elapsed?: number) => {
+          seen.push(elapsed);
+          return 4;
+        },
+      }),
+    };
+    // Waits of 4 ms: 4 and 8 end within 10 ms, 12 would not.
+    expect(sample(custom, { count: 5 })).toEqual([4, 4]);
+    expect(seen).toEqual([0, 4, 8]);
+    // A custom policy's zero wait is a wait, not a stop.
+    const zero = { maxElapsedMs: Infinity, start: () => ({ next: () => 0 }) };
+    expect(sample(zero, { count: 2 })).toEqual([0, 0]);
+  });
+
   it("checks its options and a custom policy's waits, naming them", () => {
     expect(() => sample(presets.default, null as never)).toThrow(/options object/);
     expect(() => sample(presets.default, { cuont: 3 } as never)).toThrow(/unknown option `cuont`/);

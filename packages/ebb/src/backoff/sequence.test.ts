@@ -19,4 +19,37 @@ suite('sequence', () => {
     expect(() => sequence({ delaysMs: [1, -2] })).toThrow(/`delaysMs\[1\]`.*got -2/);
     expect(() => sequence({} as { delaysMs: number[] })).toThrow(TypeError);
   });
+
+  it('names the function, the option, the value and the fix in each message', () => {
+    const fix = 'For example [100, 500, 2000].';
+    expect(() => sequence({ delaysMs: [] })).toThrow(
+      new TypeError(`sequence(): expected \`delaysMs\` to be a non-empty array of delays in ms, got an array. ${fix}`),
+    );
+    expect(() => sequence({ delaysMs: 'ab' } as never)).toThrow(
+      new TypeError(`sequence(): expected \`delaysMs\` to be a non-empty array of delays in ms, got "ab". ${fix}`),
+    );
+    expect(() => sequence({ delaysMs: [1, -2] })).toThrow(
+      new RangeError(
+        'sequence(): expected `delaysMs[1]` to be a finite number >= 0, got -2. Durations are milliseconds, such as 500.',
+      ),
+    );
+    expect(() => sequence({ delaysMs: [1, undefined as never] })).toThrow(
+      new TypeError(
+        'sequence(): expected `delaysMs[1]` to be a finite number >= 0, got undefined. Durations are milliseconds, such as 500.',
+      ),
+    );
+    expect(() => sequence({ delaysMs: [1], delays: 2 } as never)).toThrow(
+      new TypeError(
+        'sequence(): unknown option `delays`. Did you mean `delaysMs`? Known options: delaysMs, jitter, ceiling, maxIntervalMs, maxDelayMs, maxAttempts, maxElapsedMs.',
+      ),
+    );
+  });
+
+  it('accepts a one-entry table and freezes its copy', () => {
+    const b = sequence({ delaysMs: [7] });
+    expect(delays(b, 3)).toEqual([7, 7, 7]);
+    const curve = b.segments[0]?.curve;
+    expect(curve).toEqual({ type: 'sequence', delaysMs: [7] });
+    expect(Object.isFrozen(curve?.type === 'sequence' ? curve.delaysMs : undefined)).toBe(true);
+  });
 });

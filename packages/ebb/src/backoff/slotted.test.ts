@@ -77,4 +77,42 @@ suite('slotted', () => {
     expect(() => slotted({ slotMs: 1, cwMin: 1.5 })).toThrow(/`cwMin`/);
     expect(() => slotted({ slotMs: 1, cwMin: 15, cwMax: 7 })).toThrow(/`cwMax`.*>= 15/);
   });
+
+  it('names the option, the value and the fix in each rejection, and admits no infinite window', () => {
+    const windows = 'Windows are counted in slots minus one, as the standards write CWmin and CWmax.';
+    expect(() => slotted({ slotMs: 0 })).toThrow(
+      new RangeError(
+        'slotted(): expected `slotMs` to be a finite number > 0, got 0. The 802.3 slot at 10 Mb/s is 0.0512 ms.',
+      ),
+    );
+    expect(() => slotted({ slotMs: Infinity })).toThrow(
+      new RangeError(
+        'slotted(): expected `slotMs` to be a finite number >= 0, got Infinity. Durations are milliseconds, such as 500.',
+      ),
+    );
+    expect(() => slotted({ slotMs: 1, cwMin: Infinity })).toThrow(
+      new RangeError(`slotted(): expected \`cwMin\` to be a whole number >= 0, got Infinity. ${windows}`),
+    );
+    expect(() => slotted({ slotMs: 1, cwMin: -1 })).toThrow(
+      new RangeError(`slotted(): expected \`cwMin\` to be a whole number >= 0, got -1. ${windows}`),
+    );
+    expect(() => slotted({ slotMs: 1, cwMax: Infinity })).toThrow(
+      new RangeError(
+        `slotted(): expected \`cwMax\` to be a whole number >= 0, got Infinity. ${windows} It must be >= cwMin (0).`,
+      ),
+    );
+    expect(() => slotted({ slotMs: 1, cwMin: 15, cwMax: 7 })).toThrow(
+      new RangeError(
+        `slotted(): expected \`cwMax\` to be a whole number >= 15, got 7. ${windows} It must be >= cwMin (15).`,
+      ),
+    );
+    // cwMax equal to cwMin is a fixed window: no doubling.
+    expect(describe(slotted({ slotMs: 1, cwMin: 3, cwMax: 3 }), 3).rows.map((r) => r.maxDelayMs)).toEqual([3, 3, 3]);
+  });
+
+  it('defaults cwMax to cwMin when cwMin is above 1023', () => {
+    const b = slotted({ slotMs: 1, cwMin: 2000 });
+    expect(describe(b, 2).rows.map((r) => r.maxDelayMs)).toEqual([2000, 2000]);
+    expect(b.segments[0]?.curve).toEqual({ type: 'slotted', slotMs: 1, cwMin: 2000, cwMax: 2000 });
+  });
 });
