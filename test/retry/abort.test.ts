@@ -29,7 +29,7 @@ describe('abort on the real clock', () => {
     expect(calls).toBe(1);
   });
 
-  it('a process whose retry was aborted mid-wait exits within 100 ms of settling: no timer or listener is left', async () => {
+  it('a process whose retry was aborted mid-wait exits soon after settling: no timer or listener is left', async () => {
     const script = `
       import { retry, constant } from 'ebb';
       const controller = new AbortController();
@@ -56,6 +56,8 @@ describe('abort on the real clock', () => {
     const exitedAt = performance.now();
     expect(output).toBe('settled cancelled\n');
     expect(code).toBe(0);
-    expect(exitedAt - settledAt).toBeLessThan(100);
+    // A timer left armed would hold the process for its 600 s wait (killed at 20 s, code null); exit
+    // takes tens of ms on a quiet machine and measured 103 ms on a busy one, so 5 s is the margin.
+    expect(exitedAt - settledAt).toBeLessThan(5_000);
   });
 });
