@@ -36,6 +36,11 @@ describe('simulateOverload', () => {
     expect(plain.peakQueue).toBe(100);
   });
 
+  it('an outageMs of -0 is reported back as 0 (found by the option fuzzer)', async () => {
+    const r = await simulateOverload({ clients: 5, outageMs: -0, horizonMs: 5_000 });
+    expect(Object.is(r.outageMs, 0)).toBe(true);
+  });
+
   it('a retry budget bounds the amplification of a total outage', async () => {
     const outage = { clients: 1_000, outageMs: 120_000, horizonMs: 120_000, backoff: presets.awsStandard, seed: 1 };
     const plain = await simulateOverload(outage);

@@ -185,7 +185,8 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
   const capacity = nonNegative(where, 'capacityPerSecond', o.capacityPerSecond, 100);
   if (capacity === 0) invalid(where, 'capacityPerSecond', 0, 'a number > 0', 'Requests per second, such as 100.');
   const queueLimit = count(where, 'queueLimit', o.queueLimit, 100, 0, true, 'Requests that may wait, such as 100.');
-  const outageMs = nonNegative(where, 'outageMs', o.outageMs, 10_000);
+  // + 0: a -0 given is reported back as 0.
+  const outageMs = nonNegative(where, 'outageMs', o.outageMs, 10_000) + 0;
   const hint = o.retryAfterMs === undefined ? undefined : nonNegative(where, 'retryAfterMs', o.retryAfterMs, 0);
   const binMs = nonNegative(where, 'binMs', o.binMs, 1_000);
   if (binMs === 0) invalid(where, 'binMs', 0, 'a number > 0', 'Such as 1000 for one-second bins.');
