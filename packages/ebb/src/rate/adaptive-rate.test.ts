@@ -266,6 +266,29 @@ describe('adaptiveRate: the loop', () => {
     expect(await after({ decreaseFactor: 0.1, increase: 0.5 }, 20)).toBeCloseTo(19, 9);
   });
 
+  it('measures the delivered rate from one second and 10 successes: a throttle 1.5 s in lands at (1 − margin) × it, not at half the rate', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 21, maxRatePerSecond: 21 });
+    // 20 loops keep the 21/s limit binding; the service accepts every third request: 7/s.
+    let n = 0;
+    let stopped = false;
+    const loop = async () => {
+      while (!stopped) {
+        const ticket = await rate.acquire();
+        rate.record(n++ % 3 === 0 ? 'success' : 'failure', ticket);
+        await clock.sleep(50);
+      }
+    };
+    for (let i = 0; i < 20; i++) loop();
+    await clock.advance(1500);
+    rate.record('throttled');
+    // About 7 successes a second (counted in 100-ms slots): known (with 20 needed, 1.5 s of 7/s
+    // would not be, and the cut would be blind, to 10.5).
+    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 6.5);
+    expect(rate.ratePerSecond).toBeLessThan(0.95 * 7.5);
+    stopped = true;
+    await clock.runAll();
+  });
+
   it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; a rise that holds halves it', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     const stop = busy(rate, clock);
