@@ -354,6 +354,34 @@ describe('adaptiveRate: the loop', () => {
     expect(await relapses({ maxCoolOffMs: 32_000 })).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
   });
 
+  it('a probe after relapses holds half the backed-off cool-off before the next rise, never less than two base cool-offs', async () => {
+    /** After `n` relapses, the wait before the first probe, and the time that probe holds. */
+    const after = async (n: number) => {
+      const { clock, rate } = make({ initialRatePerSecond: 10 });
+      const stop = busy(rate, clock);
+      for (let i = 0; i < n; i++) {
+        await clock.advance(rate.currentCoolOffMs);
+        rate.record('throttled'); // right after a rise: a relapse
+      }
+      const before = rate.ratePerSecond;
+      const first = rate.currentCoolOffMs;
+      await clock.advance(first);
+      const probe = rate.ratePerSecond;
+      expect(probe).toBeGreaterThan(before);
+      const hold = rate.currentCoolOffMs;
+      await clock.advance(hold - 1);
+      expect(rate.ratePerSecond).toBe(probe);
+      await clock.advance(1);
+      expect(rate.ratePerSecond).toBeGreaterThan(probe);
+      stop();
+      await clock.runAll();
+      return [first, hold];
+    };
+    expect(await after(1)).toEqual([2000, 2000]);
+    expect(await after(2)).toEqual([4000, 2000]);
+    expect(await after(3)).toEqual([8000, 4000]);
+  });
+
   it('never falls below minRatePerSecond (default 1) nor rises above maxRatePerSecond', async () => {
     const a = make({ initialRatePerSecond: 8 });
     for (let i = 0; i < 10; i++) {

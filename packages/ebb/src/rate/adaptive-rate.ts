@@ -294,6 +294,10 @@ class Adaptive implements AdaptiveRate {
    */
   #waitFor(rate: number, lastChange: Change, probing: boolean, relapses: number): number {
     if (lastChange === 'increase' && probing && this.#convex(rate)) return this.#coolOff;
+    // A probe holds half the backed-off cool-off before the next rise, and no less than two base
+    // cool-offs once a probe has relapsed: a limiter whose memory lags (a window that fills, a
+    // burst that drains) refuses an excess of one step within about that.
+    if (lastChange === 'increase' && probing) return this.#coolOffAfter(Math.max(Math.min(relapses, 1), relapses - 1));
     return this.#coolOffAfter(relapses);
   }
 
@@ -583,8 +587,8 @@ class Adaptive implements AdaptiveRate {
    * Applies the rise due at `now`, if any; true if the rate rose. Below the settling point
    * (`(1 − margin)` × the learned limit) the rate climbs there concavely — halfway each
    * cool-off, at least one `increase` step, landing on it exactly (CUBIC's concave region,
-   * RFC 9438 §4.2). At or above it, each rise is a probe: one `increase` step, doubled after
-   * each probe that holds (CUBIC's convex max-probing region, RFC 9438 §4.6), and a probe that
+   * RFC 9438 §4.4). At or above it, each rise is a probe: one `increase` step, doubled after
+   * each probe that holds (CUBIC's convex max-probing region, RFC 9438 §4.5), and a probe that
    * holds raises the learned limit.
    */
   #rise(now: number): boolean {
@@ -632,7 +636,7 @@ class Adaptive implements AdaptiveRate {
       }
       // A doubled step never crosses the rate last throttled: there, base steps. Once probes
       // have held a whole base step past it, the steps double again (CUBIC's convex region
-      // beyond W_max, RFC 9438 §4.2: the old maximum no longer bounds the limit), up to twice
+      // beyond W_max, RFC 9438 §4.5: the old maximum no longer bounds the limit), up to twice
       // the base step, so that undoing a probe that fails never cuts a quarter of the rate.
       if (this.#convex(rate)) step = Math.min(step, 2 * this.#increase);
       else if (rate * (1 + step) > this.#throttledAt) step = this.#increase;
