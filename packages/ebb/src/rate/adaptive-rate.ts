@@ -682,7 +682,8 @@ const rate = (where: string, name: string, value: unknown, fallback: number, all
  *   only the base step probes. Once probes have held a whole base step past it, the limit has
  *   risen: steps double again (up to twice the base step), a base cool-off apart.
  * - A throttle right after a rise is a *relapse*: the rise is undone and the cool-off doubles
- *   (up to `maxCoolOffMs`, 8 s); a rise that holds for a whole cool-off halves it again. So
+ *   (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off before it (at
+ *   least two base cool-offs once relapsed), and one that holds halves the cool-off again. So
  *   near the service's limit the controller probes above it ever more rarely, and settles
  *   within one `increase` step below it.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
