@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
@@ -106,6 +107,53 @@ describe('adaptiveRate: pacing', () => {
   });
 });
 
+describe('adaptiveRate: pacing with late timers', () => {
+  /** Grant times of `n` requests queued at once, every sleep ending late by the next of `lateness`. */
+  async function lateGrants(options: AdaptiveRateOptions, lateness: readonly number[], n: number): Promise<number[]> {
+    const base = virtualClock();
+    let k = 0;
+    const late: Clock = {
+      now: () => base.now(),
+      sleep: (ms, signal) => base.sleep(ms + (lateness[k++ % lateness.length] as number), signal),
+    };
+    const rate = adaptiveRate({ clock: late, ...options });
+    const times: number[] = [];
+    const all = Array.from({ length: n }, () =>
+      Promise.resolve(rate.acquire()).then(() => {
+        times.push(base.now());
+      }),
+    );
+    await base.runAll();
+    await Promise.all(all);
+    return times;
+  }
+
+  it('below 40/s, never lets two requests go closer than (1 − margin) × 1000 / rate, however late the timers (a limiter without burst refuses closer ones)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.double({ min: 1, max: 39.9, noNaN: true }),
+        fc.double({ min: 0, max: 0.49, noNaN: true }),
+        fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 20 }),
+        async (perSecond, margin, lateness) => {
+          const times = await lateGrants({ initialRatePerSecond: perSecond, margin }, lateness, 30);
+          const interval = 1000 / perSecond;
+          const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+          expect(Math.min(...gaps)).toBeGreaterThanOrEqual((1 - margin) * interval - 1e-6);
+          // And the late time is made up for, as far as that allows: no gap longer than the
+          // lateness of one timer over the interval.
+          expect(Math.max(...gaps)).toBeLessThanOrEqual(interval + Math.max(...lateness) + 1e-6);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('at 10/s with every timer 7 ms late, makes up 5 ms of each (margin 0.05): gaps of 102 ms, not 107, nor 93', async () => {
+    const times = await lateGrants({ initialRatePerSecond: 10 }, [7], 6);
+    expect(times.slice(1).map((t, i) => t - (times[i] as number))).toEqual([107, 102, 102, 102, 102]);
+  });
+});
+
 describe('adaptiveRate: the loop', () => {
   it('multiplies the rate by decreaseFactor on a throttle (default 0.5)', () => {
     const a = make({ initialRatePerSecond: 100 });
@@ -183,15 +231,19 @@ describe('adaptiveRate: the loop', () => {
     expect(b.rate.ratePerSecond).toBe(10);
   });
 
-  it('doubles the step after each rise that holds, up to 1 / decreaseFactor − 1, and never doubles past the last throttled rate', async () => {
+  it('doubles the step after each rise that holds, up to 1 / decreaseFactor − 1; crosses the last throttled rate by the base step, and past it doubles up to twice that', async () => {
     const free = make({ initialRatePerSecond: 10 });
     // +10 %, +20 %, +40 %, +80 %, then +100 % (the cap for decreaseFactor 0.5).
     expect(await rises(free.rate, free.clock, 6, 1000)).toEqual([11, 13.2, 18.48, 33.264, 66.528, 133.056]);
 
     const capped = make({ initialRatePerSecond: 10 });
     capped.rate.record('throttled'); // 10 → 5; 10 is now the rate last throttled
-    // 5.5, 6.6, 9.24; then +80 % would pass 10, so the base step: 10.164, and base steps from there.
-    expect(await rises(capped.rate, capped.clock, 5, 1000)).toEqual([5.5, 6.6, 9.24, 10.164, 11.1804]);
+    // 5.5, 6.6, 9.24; then +80 % would pass 10, so base steps: 10.164, 11.1804. A whole base
+    // step past 10, and held there (CUBIC's convex region): doubled again, +20 %, and no more
+    // than +20 % from there.
+    expect(await rises(capped.rate, capped.clock, 7, 1000)).toEqual([
+      5.5, 6.6, 9.24, 10.164, 11.1804, 13.4165, 16.0998,
+    ]);
   });
 
   it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
@@ -214,6 +266,29 @@ describe('adaptiveRate: the loop', () => {
     expect(await after({ decreaseFactor: 0.1, increase: 0.5 }, 20)).toBeCloseTo(19, 9);
   });
 
+  it('measures the delivered rate from one second and 10 successes: a throttle 1.5 s in lands at (1 − margin) × it, not at half the rate', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 21, maxRatePerSecond: 21 });
+    // 20 loops keep the 21/s limit binding; the service accepts every third request: 7/s.
+    let n = 0;
+    let stopped = false;
+    const loop = async () => {
+      while (!stopped) {
+        const ticket = await rate.acquire();
+        rate.record(n++ % 3 === 0 ? 'success' : 'failure', ticket);
+        await clock.sleep(50);
+      }
+    };
+    for (let i = 0; i < 20; i++) loop();
+    await clock.advance(1500);
+    rate.record('throttled');
+    // About 7 successes a second (counted in 100-ms slots): known (with 20 needed, 1.5 s of 7/s
+    // would not be, and the cut would be blind, to 10.5).
+    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 6.5);
+    expect(rate.ratePerSecond).toBeLessThan(0.95 * 7.5);
+    stopped = true;
+    await clock.runAll();
+  });
+
   it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; a rise that holds halves it', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     const stop = busy(rate, clock);
@@ -234,7 +309,10 @@ describe('adaptiveRate: the loop', () => {
     expect(rate.ratePerSecond).toBeCloseTo(12.1, 9);
     expect(rate.currentCoolOffMs).toBe(1000);
     await clock.advance(1000);
-    expect(rate.ratePerSecond).toBeCloseTo(12.1 * 1.1, 9); // past it, base steps only: probing gently
+    // A base step past it, and held there: the convex region, the step doubles again (+20 %),
+    // a base cool-off apart.
+    expect(rate.ratePerSecond).toBeCloseTo(12.1 * 1.2, 9);
+    expect(rate.currentCoolOffMs).toBe(1000);
     stop();
     await clock.runAll();
   });
@@ -274,6 +352,34 @@ describe('adaptiveRate: the loop', () => {
     expect(await relapses({})).toEqual([2000, 4000, 8000, 8000, 8000, 8000]);
     expect(await relapses({ maxCoolOffMs: 5000 })).toEqual([2000, 4000, 5000, 5000, 5000, 5000]);
     expect(await relapses({ maxCoolOffMs: 32_000 })).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
+  });
+
+  it('a probe after relapses holds half the backed-off cool-off before the next rise, never less than two base cool-offs', async () => {
+    /** After `n` relapses, the wait before the first probe, and the time that probe holds. */
+    const after = async (n: number) => {
+      const { clock, rate } = make({ initialRatePerSecond: 10 });
+      const stop = busy(rate, clock);
+      for (let i = 0; i < n; i++) {
+        await clock.advance(rate.currentCoolOffMs);
+        rate.record('throttled'); // right after a rise: a relapse
+      }
+      const before = rate.ratePerSecond;
+      const first = rate.currentCoolOffMs;
+      await clock.advance(first);
+      const probe = rate.ratePerSecond;
+      expect(probe).toBeGreaterThan(before);
+      const hold = rate.currentCoolOffMs;
+      await clock.advance(hold - 1);
+      expect(rate.ratePerSecond).toBe(probe);
+      await clock.advance(1);
+      expect(rate.ratePerSecond).toBeGreaterThan(probe);
+      stop();
+      await clock.runAll();
+      return [first, hold];
+    };
+    expect(await after(1)).toEqual([2000, 2000]);
+    expect(await after(2)).toEqual([4000, 2000]);
+    expect(await after(3)).toEqual([8000, 4000]);
   });
 
   it('never falls below minRatePerSecond (default 1) nor rises above maxRatePerSecond', async () => {

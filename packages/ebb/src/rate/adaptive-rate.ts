@@ -35,8 +35,8 @@ export interface AdaptiveRateOptions {
   /**
    * The first rise after a fall, as a fraction of the rate: 0.1 adds 10 %. Each rise that holds
    * doubles the next step, up to `1 / decreaseFactor − 1`, but a doubled step never passes the
-   * rate last throttled. Must rise less than a decrease falls: `(1 + increase) · decreaseFactor
-   * < 1`. Default 0.1.
+   * rate last throttled; a whole step past it, steps double again up to `2 × increase`. Must
+   * rise less than a decrease falls: `(1 + increase) · decreaseFactor < 1`. Default 0.1.
    */
   readonly increase?: number;
   /** The rate never falls below this. Default 1. */
@@ -79,15 +79,20 @@ export interface AdaptiveRate extends AdaptiveRateController {
 
 /**
  * Timer lateness the pacer makes up for: when its wake-up comes late, the requests whose slots
- * fell due in the last 25 ms all go, so a late timer does not lower the rate.
+ * fell due in the last 25 ms all go, so a late timer does not lower the rate — at rates where
+ * requests are closer than this; at lower rates, less (see `#catchUpMs`).
  */
 const CATCH_UP_MS = 25;
 
 /** The delivered rate is counted in 100-ms slots over at most 3 s. */
 const SLOT_MS = 100;
 const SLOTS = 30;
-/** It spans at least 1 s, and more (up to 3 s) until it holds this many successes. */
-const MIN_DELIVERED = 20;
+/**
+ * It spans at least 1 s, and more (up to 3 s) until it holds this many successes: at 10 r/s,
+ * one second is enough to measure (with 20, a limit of 10 r/s stayed unmeasured for 2 s after a
+ * cold start, and each second of it cut the rate blind, by half).
+ */
+const MIN_DELIVERED = 10;
 
 /** What a server said in one answer: a pause (ms), and a pace (r/s) with how long it holds (ms). */
 interface ServerHint {
@@ -273,11 +278,32 @@ class Adaptive implements AdaptiveRate {
   }
 
   get currentCoolOffMs(): number {
-    return this.#coolOffAfter(this.#planRise(this.#clock.now())?.relapses ?? this.#relapses);
+    const plan = this.#planRise(this.#clock.now());
+    if (plan) return this.#waitFor(plan.rate, 'increase', plan.probing, plan.relapses);
+    return this.#waitFor(this.#rate, this.#lastChange, this.#probing, this.#relapses);
   }
 
   #coolOffAfter(relapses: number): number {
     return Math.min(this.#maxCoolOff, this.#coolOff * 2 ** relapses);
+  }
+
+  /**
+   * The quiet time before the next rise: the cool-off as backed off by relapses — except a
+   * base step or more past the rate last throttled, once probes got there and held (the convex
+   * region): one base cool-off, so that a limit that rose is found within a few.
+   */
+  #waitFor(rate: number, lastChange: Change, probing: boolean, relapses: number): number {
+    if (lastChange === 'increase' && probing && this.#convex(rate)) return this.#coolOff;
+    // A probe holds half the backed-off cool-off before the next rise, and no less than two base
+    // cool-offs once a probe has relapsed: a limiter whose memory lags (a window that fills, a
+    // burst that drains) refuses an excess of one step within about that.
+    if (lastChange === 'increase' && probing) return this.#coolOffAfter(Math.max(Math.min(relapses, 1), relapses - 1));
+    return this.#coolOffAfter(relapses);
+  }
+
+  /** Whether `rate` is a whole base step or more past the rate last throttled. */
+  #convex(rate: number): boolean {
+    return rate >= this.#throttledAt * (1 + this.#increase) * (1 - 1e-9);
   }
 
   get waiting(): number {
@@ -389,14 +415,28 @@ class Adaptive implements AdaptiveRate {
     return wait > paused ? wait : paused;
   }
 
+  /**
+   * How late a wake-up may be made up for, at `interval` ms between requests. Where requests
+   * are closer than CATCH_UP_MS, a busy event loop's timers cannot space them anyway, and a
+   * limiter at that rate needs a burst allowance: the whole CATCH_UP_MS. Farther apart, at most
+   * `margin` × the interval: two requests then never go closer than `(1 − margin)` × the
+   * interval, which a limiter without burst at `1 / (1 − margin)` × the rate still accepts
+   * (nginx's `limit_req` without `burst` refuses a request that comes less than `1 / rate` after
+   * the last one it accepted: ngx_http_limit_req_module.c, `excess > limit->burst`).
+   */
+  #catchUpMs(interval: number): number {
+    return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, this.#margin * interval);
+  }
+
   #grant(now: number, woken: boolean): unknown {
     const paced = this.#paced(now);
     if (this.#rate !== Infinity || paced) {
       // A request let through at once starts a new schedule; one the wake-up lets through keeps
       // its slot, if the wake-up was not more than CATCH_UP_MS late.
-      const due = this.#lastSlot + 1000 / (paced ? this.#paceRate : this.#rate);
+      const interval = 1000 / (paced ? this.#paceRate : this.#rate);
+      const due = this.#lastSlot + interval;
       // Nothing to make up for across a server's pause: it held the requests on purpose.
-      const earliest = woken ? Math.max(now - CATCH_UP_MS, this.#pausedUntil) : now;
+      const earliest = woken ? Math.max(now - this.#catchUpMs(interval), this.#pausedUntil) : now;
       this.#lastSlot = due > earliest ? due : earliest;
     }
     if (this.#firstGrant === Infinity) this.#firstGrant = now;
@@ -547,8 +587,8 @@ class Adaptive implements AdaptiveRate {
    * Applies the rise due at `now`, if any; true if the rate rose. Below the settling point
    * (`(1 − margin)` × the learned limit) the rate climbs there concavely — halfway each
    * cool-off, at least one `increase` step, landing on it exactly (CUBIC's concave region,
-   * RFC 9438 §4.2). At or above it, each rise is a probe: one `increase` step, doubled after
-   * each probe that holds (CUBIC's convex max-probing region, RFC 9438 §4.6), and a probe that
+   * RFC 9438 §4.4). At or above it, each rise is a probe: one `increase` step, doubled after
+   * each probe that holds (CUBIC's convex max-probing region, RFC 9438 §4.5), and a probe that
    * holds raises the learned limit.
    */
   #rise(now: number): boolean {
@@ -571,7 +611,7 @@ class Adaptive implements AdaptiveRate {
     if (!this.#evidence || !this.#saturated || this.#rate >= this.#max) return undefined;
     // After a server's pause, a whole cool-off at the rate before the rate rises again.
     const at = Math.max(
-      this.#changedAt + this.#coolOffAfter(this.#relapses),
+      this.#changedAt + this.#waitFor(this.#rate, this.#lastChange, this.#probing, this.#relapses),
       this.#readyAt,
       this.#pausedUntil + this.#coolOff,
     );
@@ -594,8 +634,12 @@ class Adaptive implements AdaptiveRate {
         step = Math.min(this.#maxStep, step * 2);
         if (ceiling !== Infinity) ceiling = Math.max(ceiling, rate);
       }
-      // A doubled step never crosses the rate last throttled: at and past it, only the base step.
-      if (rate * (1 + step) > this.#throttledAt) step = this.#increase;
+      // A doubled step never crosses the rate last throttled: there, base steps. Once probes
+      // have held a whole base step past it, the steps double again (CUBIC's convex region
+      // beyond W_max, RFC 9438 §4.5: the old maximum no longer bounds the limit), up to twice
+      // the base step, so that undoing a probe that fails never cuts a quarter of the rate.
+      if (this.#convex(rate)) step = Math.min(step, 2 * this.#increase);
+      else if (rate * (1 + step) > this.#throttledAt) step = this.#increase;
       rate *= 1 + step;
       probing = true;
     }
@@ -635,9 +679,11 @@ const rate = (where: string, name: string, value: unknown, fallback: number, all
  *   (no point raising a rate nobody reaches), the rate rises by `increase` (10 %). Each rise
  *   that holds doubles the next step (20 %, 40 %, … up to what one fall takes away), so the
  *   rate climbs back quickly — but a doubled step never passes the rate last throttled: there,
- *   only the base step probes.
+ *   only the base step probes. Once probes have held a whole base step past it, the limit has
+ *   risen: steps double again (up to twice the base step), a base cool-off apart.
  * - A throttle right after a rise is a *relapse*: the rise is undone and the cool-off doubles
- *   (up to `maxCoolOffMs`, 32 s); a rise that holds for a whole cool-off halves it again. So
+ *   (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off before it (at
+ *   least two base cool-offs once relapsed), and one that holds halves the cool-off again. So
  *   near the service's limit the controller probes above it ever more rarely, and settles
  *   within one `increase` step below it.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
@@ -654,7 +700,8 @@ const rate = (where: string, name: string, value: unknown, fallback: number, all
  * the delivered rate. Without the headers the loop is exactly the one above.
  *
  * **Pacing.** Requests go evenly spaced, `1000 / rate` ms apart (a late timer is made up for,
- * up to 25 ms). With `priorities`, a waiting request of a more important class always goes
+ * up to 25 ms — below 40 requests a second, up to `margin` × the spacing, so that two requests
+ * never go closer than `(1 − margin)` × it). With `priorities`, a waiting request of a more important class always goes
  * first; FIFO within a class. No timer runs while nobody waits.
  *
  * **When to use:** many callers in one process share one service that answers 429 or another
