@@ -116,3 +116,73 @@ describe('ratioBudget', () => {
     expect(() => ratioBudget({ ttl: 10 } as never)).toThrow(/unknown option `ttl`/);
   });
 });
+
+describe('ratioBudget: bounds and messages', () => {
+  it('accepts percentCanRetry from 0 to 1000 and ttlMs from 1000 to 60000', () => {
+    const clock = virtualClock();
+    const most = ratioBudget({ clock, percentCanRetry: 1000, minRetriesPerSecond: 0 });
+    most.recordRequest();
+    expect(most.balance).toBe(1000); // a withdrawal of 1 per retry
+    const none = ratioBudget({ clock, percentCanRetry: 0, minRetriesPerSecond: 1, ttlMs: 60_000 });
+    none.recordRequest(); // deposits nothing
+    expect(none.balance).toBe(60);
+    let granted = 0;
+    while (none.tryAcquireRetry()) granted++;
+    expect(granted).toBe(60);
+    none.recordSuccess();
+    expect(none.balance).toBe(0);
+  });
+
+  it('keeps its balance whatever successes are recorded (Finagle counts requests only)', () => {
+    const b = ratioBudget({ clock: virtualClock(), percentCanRetry: 0.5, minRetriesPerSecond: 0 });
+    for (let i = 0; i < 4; i++) b.recordRequest();
+    for (let i = 0; i < 10; i++) b.recordSuccess();
+    expect(b.balance).toBe(2);
+    const empty = ratioBudget({ percentCanRetry: 0, minRetriesPerSecond: 0 });
+    empty.recordSuccess();
+    empty.recordRequest();
+    expect(empty.balance).toBe(0);
+    expect(empty.tryAcquireRetry()).toBe(false);
+  });
+
+  it('names the option, the value and the fix in its messages', () => {
+    const cases: [unknown, ErrorConstructor, string][] = [
+      [
+        { percentCanRetry: 1000.5 },
+        RangeError,
+        'expected `percentCanRetry` to be a number from 0 to 1000, got 1000.5. For example 0.2 for 20 %.',
+      ],
+      [
+        { percentCanRetry: '0.2' },
+        TypeError,
+        'expected `percentCanRetry` to be a number from 0 to 1000, got "0.2". For example 0.2 for 20 %.',
+      ],
+      [
+        { minRetriesPerSecond: 0.5 },
+        RangeError,
+        'expected `minRetriesPerSecond` to be a whole number >= 0, got 0.5. For example 10.',
+      ],
+      [{ ttlMs: 0 }, RangeError, 'expected `ttlMs` to be a whole number >= 1, got 0. For example 10000.'],
+      [
+        { ttlMs: 999 },
+        RangeError,
+        'expected `ttlMs` to be a whole number from 1000 to 60000, got 999. Finagle bounds the ttl to [1 s, 60 s].',
+      ],
+      [
+        { ttlMs: 60_001 },
+        RangeError,
+        'expected `ttlMs` to be a whole number from 1000 to 60000, got 60001. Finagle bounds the ttl to [1 s, 60 s].',
+      ],
+    ];
+    for (const [options, type, message] of cases) {
+      let error: unknown;
+      try {
+        ratioBudget(options as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, message).toBeInstanceOf(type);
+      expect((error as Error).message).toBe(`ratioBudget(): ${message}`);
+    }
+  });
+});
