@@ -186,3 +186,63 @@ describe('ratioBudget: bounds and messages', () => {
     }
   });
 });
+
+describe('ratioBudget: Finagle’s Long arithmetic', () => {
+  it('keeps a reserve beyond 2^53 tokens exact: 4,194,307 a second at the 2^31 − 1 withdrawal', () => {
+    // 4 194 307 × (2^31 − 1) tokens is above 2^53: as one double it rounded the balance down to
+    // 4 194 306; Finagle's Long gives 4 194 307.
+    const b = ratioBudget({ percentCanRetry: 5e-324, minRetriesPerSecond: 4_194_307, ttlMs: 1000 });
+    expect(b.balance).toBe(4_194_307);
+    expect(b.tryAcquireRetry()).toBe(true);
+    expect(b.balance).toBe(4_194_306);
+  });
+
+  it('rounds the balance towards zero, as a Long division, also below zero when deposits expire first', async () => {
+    const clock = virtualClock();
+    // 20 %: a deposit is 1000 tokens, a retry withdraws 5000; no reserve.
+    const b = ratioBudget({ clock, percentCanRetry: 0.2, minRetriesPerSecond: 0, ttlMs: 10_000 });
+    const balances: number[] = [];
+    for (let i = 0; i < 5; i++) b.recordRequest();
+    balances.push(b.balance); // 5000 / 5000
+    await clock.advance(5000);
+    b.recordRequest();
+    b.recordRequest();
+    balances.push(b.balance); // 7000 / 5000 → 1
+    expect(b.tryAcquireRetry()).toBe(true);
+    balances.push(b.balance); // 2000 / 5000 → 0
+    expect(b.tryAcquireRetry()).toBe(false);
+    await clock.advance(5000);
+    // The five deposits of t = 0 expire, the withdrawal of t = 5 s stays: −3000 / 5000 → 0 (not −1).
+    balances.push(b.balance);
+    expect(b.tryAcquireRetry()).toBe(false);
+    expect(balances).toEqual([1, 1, 0, 0]);
+    expect(Object.is(b.balance, -0)).toBe(false);
+  });
+
+  it('reports a negative balance once only withdrawals remain in the window, as Finagle’s does', async () => {
+    const clock = virtualClock();
+    const b = ratioBudget({ clock, percentCanRetry: 0.2, minRetriesPerSecond: 0, ttlMs: 10_000 });
+    for (let i = 0; i < 10; i++) b.recordRequest(); // 10 000
+    await clock.advance(5000);
+    expect(b.tryAcquireRetry()).toBe(true);
+    expect(b.tryAcquireRetry()).toBe(true); // 0 left
+    expect(b.balance).toBe(0);
+    await clock.advance(5000); // the deposits expire: −10 000 / 5000
+    expect(b.balance).toBe(-2);
+    expect(b.tryAcquireRetry()).toBe(false);
+    await clock.advance(5000); // the withdrawals expire too
+    expect(b.balance).toBe(0);
+    // With a reserve (3 retries: 1 a second over 3 s) the balance is counted on top of it.
+    const r = ratioBudget({ clock, percentCanRetry: 0.2, minRetriesPerSecond: 1, ttlMs: 3000 });
+    r.recordRequest();
+    r.recordRequest(); // 2000 + the reserve's 15 000
+    await clock.advance(1500);
+    for (let i = 0; i < 3; i++) expect(r.tryAcquireRetry()).toBe(true); // 17 000 − 15 000 = 2000
+    expect(r.tryAcquireRetry()).toBe(false);
+    expect(r.balance).toBe(0);
+    await clock.advance(1500); // the deposits expire: −15 000 + 15 000 = 0
+    expect(r.balance).toBe(0);
+    await clock.advance(1500); // the withdrawals expire: the reserve alone
+    expect(r.balance).toBe(3);
+  });
+});
