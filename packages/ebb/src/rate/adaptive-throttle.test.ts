@@ -338,6 +338,11 @@ describe('adaptiveThrottle: option messages', () => {
         'expected `windowMs` to be a finite number > 0, got Infinity. For example 60000 (one minute).',
       ],
       [
+        { windowMs: '60000' },
+        TypeError,
+        'expected `windowMs` to be a finite number > 0, got "60000". For example 60000 (one minute).',
+      ],
+      [
         { windowMs: null },
         TypeError,
         'expected `windowMs` to be a finite number > 0, got null. For example 60000 (one minute).',
