@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
 import { Gate } from './gate.js';
@@ -255,6 +256,62 @@ describe('Gate: waits, wake-ups and aborts', () => {
     const expected = Array.from({ length: 2100 }, (_, i) => i).filter((i) => i < 1500 || (i - 1500) % 7 !== 0);
     expect(order).toEqual(expected);
     expect(gate.waiting).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+});
+
+describe('Gate: listeners, the head’s abort and a policy that opened without a poke', () => {
+  it('leaves no abort listener on a signal, whether the wait was granted or aborted', async () => {
+    const { clock, gate } = logged(10);
+    gate.acquire(0, undefined);
+    const shared = new AbortController();
+    const granted = gate.acquire(0, shared.signal) as Promise<unknown>;
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+    await clock.runAll();
+    await granted;
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    const aborted = new AbortController();
+    const p = (gate.acquire(0, aborted.signal) as Promise<unknown>).catch(() => 'aborted');
+    aborted.abort();
+    expect(await p).toBe('aborted');
+    expect(getEventListeners(aborted.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('an abort of the head waiter gives its turn to the next one, and no grant to the aborted one', async () => {
+    const { clock, gate, grants } = logged(10);
+    gate.acquire(0, undefined);
+    const head = new AbortController();
+    const first = (gate.acquire(0, head.signal) as Promise<unknown>).catch(() => 'aborted');
+    const second = gate.acquire(0, undefined) as Promise<unknown>;
+    head.abort();
+    expect(await first).toBe('aborted');
+    expect(gate.waiting).toBe(1);
+    await clock.runAll();
+    expect(await second).toBe(2);
+    expect(grants).toEqual([
+      [0, false],
+      [10, true],
+    ]);
+    expect(gate.waiting).toBe(0);
+  });
+
+  it('a newcomer finding the policy already open (no poke) wakes the queue at once, not later', async () => {
+    const clock = virtualClock();
+    let next = 1000;
+    const gate = new Gate(clock, 1, {
+      waitMs: (now) => next - now,
+      grant: (now) => {
+        next = now; // everyone may go now
+        return now;
+      },
+    });
+    const first = gate.acquire(0, undefined) as Promise<unknown>;
+    await clock.advance(100);
+    next = 50; // the policy opened at 50 ms, nobody poked the gate
+    const second = gate.acquire(0, undefined) as Promise<unknown>;
+    await clock.advance(0);
+    expect(await first).toBe(100);
+    expect(await second).toBe(100);
     expect(clock.pending).toBe(0);
   });
 });
