@@ -102,7 +102,6 @@ export class Gate {
         if (head + 1 === queue.length) {
           queue.length = 0;
           this.#heads[c] = 0;
-          // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: when to compact decides memory and time only; every threshold keeps FIFO order.
         } else if (head >= 1024 && head * 2 >= queue.length) {
           queue.splice(0, head + 1);
           this.#heads[c] = 0;
