@@ -193,3 +193,178 @@ describe('adaptiveThrottle: options', () => {
     expect(() => one.acquire()).toThrow(RangeError);
   });
 });
+
+/** What `f` throws (failing the test if it returns). */
+const thrown = (f: () => unknown): unknown => {
+  try {
+    f();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+};
+
+/** A throttle one throttled request into its window: the next acquire draws against p = 1 / 2. */
+const primed = (random: () => unknown) => {
+  const clock = virtualClock();
+  const throttle = adaptiveThrottle({ clock, random: random as () => number });
+  throttle.acquire();
+  throttle.record('throttled');
+  return { clock, throttle };
+};
+
+describe('adaptiveThrottle: its error, an aborted signal and a Random out of range', () => {
+  it('rejects with a LocalThrottleError that names itself, is a throttle, and says the probability', () => {
+    const { throttle } = primed(() => 0.25);
+    const error = thrown(() => throttle.acquire()) as LocalThrottleError;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('LocalThrottleError');
+    expect(String(error).startsWith('LocalThrottleError: ')).toBe(true);
+    expect(error.code).toBe('EBB_LOCAL_THROTTLE');
+    expect(error.throttled).toBe(true);
+    expect(error.probability).toBe(0.5);
+    expect(error.message).toBe(
+      'Rejected locally by adaptiveThrottle (probability 0.500): the backend accepted too few of the recent requests.',
+    );
+    expect(new LocalThrottleError(2 / 3).message).toContain('(probability 0.667)');
+  });
+
+  it('throws an aborted signal’s reason at once, without counting the request or drawing', () => {
+    const draws: number[] = [];
+    const { throttle } = primed(() => {
+      draws.push(1);
+      return 0.9;
+    });
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    controller.abort(reason);
+    expect(thrown(() => throttle.acquire(controller.signal))).toBe(reason);
+    expect(throttle.requests).toBe(1);
+    expect(draws).toEqual([]);
+    // A live signal changes nothing.
+    expect(throttle.acquire(new AbortController().signal)).toBeUndefined();
+    expect(throttle.requests).toBe(2);
+    expect(draws).toEqual([1]);
+  });
+
+  it('names a Random that returns anything but a number in [0, 1), exactly', () => {
+    const cases: [unknown, string][] = [
+      ['0.25', '"0.25"'],
+      [-0.5, '-0.5'],
+      [-Number.MIN_VALUE, '-5e-324'],
+      [1, '1'],
+      [Number.NaN, 'NaN'],
+      [Infinity, 'Infinity'],
+      [-Infinity, '-Infinity'],
+      [null, 'null'],
+      [undefined, 'undefined'],
+      [0n, '0n'],
+      [{ valueOf: () => 0.25 }, 'an object'],
+    ];
+    for (const [draw, shown] of cases) {
+      const { throttle } = primed(() => draw);
+      const error = thrown(() => throttle.acquire());
+      expect(error, shown).toBeInstanceOf(RangeError);
+      expect((error as Error).message).toBe(
+        `adaptiveThrottle(): \`random\` returned ${shown}; it must return a number in [0, 1).`,
+      );
+    }
+    // The edges of [0, 1) are draws like any other: 0 rejects (0 < 1/2), -0 too, 1 − 2^-53 lets through.
+    for (const [draw, rejected] of [
+      [0, true],
+      [-0, true],
+      [1 - 2 ** -53, false],
+    ] as const) {
+      const { throttle } = primed(() => draw);
+      if (rejected) expect(thrown(() => throttle.acquire())).toBeInstanceOf(LocalThrottleError);
+      else expect(throttle.acquire()).toBeUndefined();
+    }
+  });
+
+  it('any value from a Random is either a draw in [0, 1) or a RangeError naming `random`', () => {
+    fc.assert(
+      fc.property(fc.anything(), (draw) => {
+        const { throttle } = primed(() => draw);
+        const inRange = typeof draw === 'number' && draw >= 0 && draw < 1;
+        let error: unknown;
+        try {
+          throttle.acquire();
+        } catch (e) {
+          error = e;
+        }
+        if (inRange) expect(error === undefined || error instanceof LocalThrottleError).toBe(true);
+        else {
+          expect(error).toBeInstanceOf(RangeError);
+          expect((error as Error).message).toMatch(/^adaptiveThrottle\(\): `random` returned /);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('counts only the buckets up to the clock’s reading when a custom clock steps back', async () => {
+    let now = 30_000;
+    const clock = { now: () => now, sleep: () => Promise.resolve() };
+    const throttle = adaptiveThrottle({ clock, random: () => 0.999 });
+    send(throttle, 3, 'throttled'); // bucket 30
+    expect([throttle.requests, throttle.accepts]).toEqual([3, 0]);
+    now = 10_000; // bucket 10: bucket 30 lies in its future
+    expect([throttle.requests, throttle.accepts]).toEqual([0, 0]);
+    send(throttle, 2, 'success');
+    expect([throttle.requests, throttle.accepts]).toEqual([2, 2]);
+    now = 30_000;
+    expect([throttle.requests, throttle.accepts]).toEqual([5, 2]);
+  });
+});
+
+describe('adaptiveThrottle: option messages', () => {
+  it('name the constructor, the option, the value and a fix', () => {
+    const cases: [unknown, ErrorConstructor, string][] = [
+      [{ k: 0.5 }, RangeError, 'expected `k` to be a finite number >= 1, got 0.5. For example 2, as in the SRE book.'],
+      [{ k: '2' }, TypeError, 'expected `k` to be a finite number >= 1, got "2". For example 2, as in the SRE book.'],
+      [
+        { windowMs: 0 },
+        RangeError,
+        'expected `windowMs` to be a finite number > 0, got 0. For example 60000 (one minute).',
+      ],
+      [
+        { windowMs: -1 },
+        RangeError,
+        'expected `windowMs` to be a finite number > 0, got -1. For example 60000 (one minute).',
+      ],
+      [
+        { windowMs: Infinity },
+        RangeError,
+        'expected `windowMs` to be a finite number > 0, got Infinity. For example 60000 (one minute).',
+      ],
+      [
+        { windowMs: '60000' },
+        TypeError,
+        'expected `windowMs` to be a finite number > 0, got "60000". For example 60000 (one minute).',
+      ],
+      [
+        { windowMs: null },
+        TypeError,
+        'expected `windowMs` to be a finite number > 0, got null. For example 60000 (one minute).',
+      ],
+      [
+        { random: 0.5 },
+        RangeError,
+        'expected `random` to be a function returning a number in [0, 1), got 0.5. For example seeded(1) from ebb.',
+      ],
+      [
+        { random: 'x' },
+        TypeError,
+        'expected `random` to be a function returning a number in [0, 1), got "x". For example seeded(1) from ebb.',
+      ],
+    ];
+    for (const [options, type, message] of cases) {
+      const error = thrown(() => adaptiveThrottle(options as AdaptiveThrottleOptions));
+      expect(error, message).toBeInstanceOf(type);
+      expect((error as Error).message).toBe(`adaptiveThrottle(): ${message}`);
+    }
+    expect((thrown(() => adaptiveThrottle(null as never)) as Error).message).toBe(
+      'adaptiveThrottle(): expected an options object, got null.',
+    );
+  });
+});

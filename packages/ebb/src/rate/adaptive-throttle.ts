@@ -1,6 +1,6 @@
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import type { Outcome } from '../retry/options.js';
 import type { AdaptiveRateController } from './controller.js';
 
@@ -184,8 +184,10 @@ export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThr
   if (typeof k !== 'number' || !(k >= 1) || k === Number.POSITIVE_INFINITY) {
     invalid(where, 'k', k, 'a finite number >= 1', 'For example 2, as in the SRE book.');
   }
-  const windowMs = nonNegative(where, 'windowMs', o.windowMs, 60_000, false, 'For example 60000 (one minute).');
-  if (windowMs === 0) invalid(where, 'windowMs', windowMs, 'a finite number > 0', 'For example 60000 (one minute).');
+  const windowMs = o.windowMs === undefined ? 60_000 : o.windowMs;
+  if (typeof windowMs !== 'number' || !(windowMs > 0) || windowMs === Number.POSITIVE_INFINITY) {
+    invalid(where, 'windowMs', windowMs, 'a finite number > 0', 'For example 60000 (one minute).');
+  }
   const random = o.random === undefined ? Math.random : o.random;
   if (typeof random !== 'function') {
     invalid(where, 'random', random, 'a function returning a number in [0, 1)', 'For example seeded(1) from ebb.');

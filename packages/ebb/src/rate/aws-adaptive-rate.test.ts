@@ -221,3 +221,49 @@ describe('awsAdaptiveRate as a controller', () => {
     expect(() => awsAdaptiveRate(5 as never)).toThrow(TypeError);
   });
 });
+
+describe('awsAdaptiveRate: the token bucket’s edges', () => {
+  it('takes no token before the first throttle, as the SDK’s getSendToken returns early', async () => {
+    // Requests sent while the bucket is off leave it empty, not in debt: the first throttle's
+    // wait is the SDK table's 892.857 ms whether 0 or 5 requests went before it.
+    for (const before of [0, 5]) {
+      const clock = scripted();
+      const rate = awsAdaptiveRate({ clock });
+      clock.at(0.2);
+      for (let i = 0; i < before; i++) expect(rate.acquire()).toBeUndefined();
+      clock.at(0.5);
+      rate.record('throttled');
+      await rate.acquire();
+      expect(clock.sleeps).toHaveLength(1);
+      close(clock.sleeps[0] as number, 892.8571428571428);
+    }
+  });
+
+  it('counts a bucket within 1e-9 of a whole token as a token (no sub-nanosecond timer), one ulp less as short', async () => {
+    // Throttled at 2 ms: the bucket refills at the 0.5/s floor from empty. At 2001.999998 ms it
+    // holds exactly 1 − 1e-9 tokens (found by search: (t − 0.002 s) · 0.5 rounds to it).
+    const clock = scripted();
+    const rate = awsAdaptiveRate({ clock });
+    clock.at(0.002);
+    rate.record('throttled');
+    expect(rate.fillRate).toBe(0.5);
+    clock.at(2001.999998 / 1000);
+    expect(rate.acquire()).toBeUndefined();
+    expect(clock.sleeps).toEqual([]);
+
+    const short = scripted();
+    const other = awsAdaptiveRate({ clock: short });
+    short.at(0.002);
+    other.record('throttled');
+    // The float just below 2001.999998 ms: a bucket a hair under the tolerance waits.
+    const below = 2001.999998 - 2 ** -42;
+    expect(below).toBeLessThan(2001.999998);
+    short.at(below / 1000);
+    const wait = other.acquire();
+    expect(wait).toBeInstanceOf(Promise);
+    await wait;
+    expect(short.sleeps).toHaveLength(1);
+    expect(short.sleeps[0]).toBeGreaterThan(0);
+    expect(short.sleeps[0]).toBeLessThan(1e-5);
+  });
+});

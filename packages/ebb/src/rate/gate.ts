@@ -79,6 +79,7 @@ export class Gate {
 
   #abandon(waiter: Waiter, cls: number): void {
     if (waiter.done) return;
+    // Stryker disable next-line BooleanLiteral: a `once` listener runs once, and is removed when the waiter is granted.
     waiter.done = true;
     const queue = this.#queues[cls] as Waiter[];
     const i = queue.indexOf(waiter, this.#heads[cls]);
@@ -97,6 +98,7 @@ export class Gate {
       if (head < queue.length) {
         const waiter = queue[head] as Waiter;
         // Compact now and then rather than shift() every time: O(1) per request.
+        // Stryker disable next-line ArithmeticOperator: `head - 1 === length` never holds; the compaction below keeps FIFO order too.
         if (head + 1 === queue.length) {
           queue.length = 0;
           this.#heads[c] = 0;
@@ -115,7 +117,9 @@ export class Gate {
     while (this.#size > 0 && this.#policy.waitMs(now) <= 0) {
       const waiter = this.#shift() as Waiter;
       this.#size--;
+      // Stryker disable next-line BooleanLiteral: the next line removes the only listener that reads `done`.
       waiter.done = true;
+      // Stryker disable next-line OptionalChaining: `onAbort` is set only when there is a signal.
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
       waiter.resolve(this.#policy.grant(now, true));
     }

@@ -66,30 +66,33 @@ export function ratioBudget(options?: RatioBudgetOptions): RatioBudget {
     invalid(where, 'ttlMs', ttlMs, 'a whole number from 1000 to 60000', 'Finagle bounds the ttl to [1 s, 60 s].');
   }
   const clock = clockOption(where, o.clock);
-  if (percent === 0 && minPerSecond === 0) {
-    return {
-      balance: 0,
-      recordRequest() {},
-      tryAcquireRetry: () => false,
-      recordSuccess() {},
-    };
-  }
+  // With percentCanRetry and minRetriesPerSecond both 0 (Finagle's `Empty`), deposits are 0 and
+  // there is no reserve: every retry is refused without a special case.
   const deposit = percent === 0 ? 0 : SCALE;
   // Finagle's `(ScaleFactor / percentCanRetry).toInt`: Scala's toInt saturates at Int.MaxValue,
   // so a tiny percentage (5e-324) withdraws 2^31 − 1, not Infinity (whose balance would be NaN).
   const withdrawal = percent === 0 ? 1 : Math.min(Math.floor(SCALE / percent), 2 ** 31 - 1);
-  const reserve = minPerSecond * Math.floor(ttlMs / 1000) * withdrawal;
+  // The reserve, `reserveRetries × withdrawal` tokens, is kept in retries: in tokens it can pass
+  // 2^53 (4,194,307 a second × 1 s × 2^31 − 1), where Finagle's Long arithmetic stays exact and
+  // a double does not. The balance is Finagle's `(sum + reserve) / withdrawal`, a Long division
+  // (towards zero), computed as reserveRetries + sum / withdrawal without the large product.
+  const reserveRetries = minPerSecond * Math.floor(ttlMs / 1000);
   const window = new WindowedAdder(ttlMs, 10, () => clock.now());
-  const tokens = (): number => window.sum() + reserve;
+  const balance = (): number => {
+    const sum = window.sum();
+    const whole = reserveRetries + Math.floor(sum / withdrawal);
+    // Below zero (deposits expired before withdrawals), Long division rounds up, not down.
+    return whole >= 0 ? whole : reserveRetries + Math.ceil(sum / withdrawal);
+  };
   return {
     get balance() {
-      return Math.trunc(tokens() / withdrawal);
+      return balance();
     },
     recordRequest() {
       window.add(deposit);
     },
     tryAcquireRetry() {
-      if (tokens() < withdrawal) return false;
+      if (balance() < 1) return false;
       window.add(-withdrawal);
       return true;
     },

@@ -83,3 +83,97 @@ describe('tokenBudget', () => {
     expect(() => tokenBudget({ ratio: 0.1 } as never)).toThrow(/unknown option `ratio`/);
   });
 });
+
+describe('tokenBudget: bounds and thousandths', () => {
+  it('accepts maxTokens up to 1000 (gRPC’s bound) and tokenRatio down to 0.001', () => {
+    const big = tokenBudget({ maxTokens: 1000, tokenRatio: 0.001 });
+    expect(big.tokens).toBe(1000);
+    big.recordFailure();
+    expect(big.tokens).toBe(999);
+    big.recordSuccess();
+    expect(big.tokens).toBe(999.001);
+    const small = tokenBudget({ maxTokens: 1 });
+    expect(small.tokens).toBe(1);
+    expect(small.tryAcquireRetry()).toBe(true); // 1 > 0.5
+  });
+
+  it('reads tokenRatio to the thousandth as gRPC core does: 1.005 is 1.005 (not 1.004), 0.5466 is 0.546', () => {
+    const b = tokenBudget({ maxTokens: 10, tokenRatio: 1.005 });
+    for (let i = 0; i < 3; i++) b.recordFailure();
+    b.recordSuccess();
+    expect(b.tokens).toBe(8.005);
+    const c = tokenBudget({ maxTokens: 10, tokenRatio: 0.5466 });
+    for (let i = 0; i < 3; i++) c.recordFailure();
+    c.recordSuccess();
+    expect(c.tokens).toBe(7.546);
+    // 0.0019 reads as 0.001: accepted, and a success adds one thousandth.
+    const d = tokenBudget({ maxTokens: 2, tokenRatio: 0.0019 });
+    d.recordFailure();
+    d.recordSuccess();
+    expect(d.tokens).toBe(1.001);
+  });
+
+  it('takes a failure from a bucket under one token down to 0, and fills exactly to maxTokens', () => {
+    const b = tokenBudget({ maxTokens: 2, tokenRatio: 0.4 });
+    b.recordFailure();
+    b.recordFailure();
+    b.recordSuccess(); // 0.4
+    b.recordFailure(); // not below 0
+    expect(b.tokens).toBe(0);
+    for (let i = 0; i < 5; i++) b.recordSuccess(); // 2.0 exactly
+    expect(b.tokens).toBe(2);
+    b.recordSuccess();
+    expect(b.tokens).toBe(2);
+    // At exactly half (1 of 2) no retry; above it, one.
+    b.recordFailure();
+    expect(b.tokens).toBe(1);
+    expect(b.tryAcquireRetry()).toBe(false);
+    b.recordSuccess();
+    expect(b.tryAcquireRetry()).toBe(true);
+  });
+
+  it('names the option, the value and the fix in its messages', () => {
+    const cases: [unknown, ErrorConstructor, string][] = [
+      [
+        { maxTokens: 0 },
+        RangeError,
+        'expected `maxTokens` to be a whole number >= 1, got 0. For example 10, as in gRFC A6.',
+      ],
+      [
+        { maxTokens: 1001 },
+        RangeError,
+        'expected `maxTokens` to be at most 1000, got 1001. gRPC refuses more than 1000.',
+      ],
+      [
+        { tokenRatio: 0.0009 },
+        RangeError,
+        'expected `tokenRatio` to be a finite number >= 0.001, got 0.0009. For example 0.1, as in gRFC A6.',
+      ],
+      [
+        { tokenRatio: Number.NaN },
+        RangeError,
+        'expected `tokenRatio` to be a finite number >= 0.001, got NaN. For example 0.1, as in gRFC A6.',
+      ],
+      [
+        { tokenRatio: -Infinity },
+        RangeError,
+        'expected `tokenRatio` to be a finite number >= 0.001, got -Infinity. For example 0.1, as in gRFC A6.',
+      ],
+      [
+        { tokenRatio: '0.1' },
+        TypeError,
+        'expected `tokenRatio` to be a finite number >= 0.001, got "0.1". For example 0.1, as in gRFC A6.',
+      ],
+    ];
+    for (const [options, type, message] of cases) {
+      let error: unknown;
+      try {
+        tokenBudget(options as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, message).toBeInstanceOf(type);
+      expect((error as Error).message).toBe(`tokenBudget(): ${message}`);
+    }
+  });
+});

@@ -56,8 +56,9 @@ export function tokenBudget(options?: TokenBudgetOptions): TokenBudget {
   // gRFC A6: "Up to 3 decimal places are supported"; gRPC's C core reads the thousandths and
   // ignores further digits (0.5466 counts as 0.546). The 1e-9 absorbs binary representation
   // (1.005 · 1000 = 1004.9999999999999). grpc-js rounds instead (toFixed(3): 0.547).
-  const milliRatio = typeof ratio === 'number' && Number.isFinite(ratio) ? Math.floor(ratio * 1000 + 1e-9) : Number.NaN;
-  if (typeof ratio !== 'number' || !(milliRatio >= 1)) {
+  // Number.isFinite is false for anything but a finite number (no coercion): '0.1' and null give NaN.
+  const milliRatio = Number.isFinite(ratio) ? Math.floor(ratio * 1000 + 1e-9) : Number.NaN;
+  if (!(milliRatio >= 1)) {
     invalid(where, 'tokenRatio', ratio, 'a finite number >= 0.001', 'For example 0.1, as in gRFC A6.');
   }
   const max = maxTokens * 1000;
@@ -68,13 +69,13 @@ export function tokenBudget(options?: TokenBudgetOptions): TokenBudget {
       return milli / 1000;
     },
     recordFailure() {
-      milli = milli > 1000 ? milli - 1000 : 0;
+      milli = Math.max(milli - 1000, 0);
     },
     tryAcquireRetry() {
       return milli > threshold;
     },
     recordSuccess() {
-      milli = milli + milliRatio < max ? milli + milliRatio : max;
+      milli = Math.min(milli + milliRatio, max);
     },
   };
 }
