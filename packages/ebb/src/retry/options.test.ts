@@ -59,6 +59,18 @@ describe('retry() options: every refusal, exactly', () => {
       'retry(): expected `backoff` to be a backoff policy, got an object. Build one with exponential() or take one from presets.',
     ],
     [
+      'backoff: a function carrying start()',
+      { backoff: Object.assign(() => {}, { start: () => ({ next: () => -1 }), maxElapsedMs: Infinity }) },
+      TypeError,
+      'retry(): expected `backoff` to be a backoff policy, got a function. Build one with exponential() or take one from presets.',
+    ],
+    [
+      'rate: a function carrying acquire() and record()',
+      { rate: Object.assign(() => {}, { acquire: noop, record: noop }) },
+      TypeError,
+      'retry(): expected `rate` to be a rate controller { acquire(), record() }, got a function.',
+    ],
+    [
       'retries: -1',
       { retries: -1 },
       RangeError,
