@@ -41,4 +41,10 @@ describe('isNetworkError: the edges of the cause walk', () => {
     expect(isNetworkError(new TypeError('error sending request for url (http://x/)'))).toBe(true);
     expect(isNetworkError(new TypeError('retry: error sending request for url'))).toBe(false);
   });
+
+  it("a null cause, or a null among an AggregateError's errors, ends that branch of the walk (no throw)", () => {
+    expect(isNetworkError(new TypeError('fetch failed', { cause: null }))).toBe(false);
+    const refused = Object.assign(new Error('b'), { code: 'ECONNREFUSED' });
+    expect(isNetworkError(new AggregateError([null, refused]))).toBe(true);
+  });
 });
