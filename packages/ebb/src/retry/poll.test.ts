@@ -246,4 +246,8 @@ describe('poll, exactly', () => {
     expect(check).toHaveBeenCalledTimes(1);
     expect(await p).toBe(1);
   });
+
+  it('works without options: a check that is done at once resolves with its value, no wait on any clock', async () => {
+    await expect(poll(() => ({ done: true, value: 'now' }))).resolves.toBe('now');
+  });
 });
