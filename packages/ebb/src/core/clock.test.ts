@@ -179,6 +179,7 @@ describe('hostQueue and clockOption', () => {
       [{ now: () => 0 }, 'an object'],
       [{ sleep: () => Promise.resolve() }, 'an object'],
       [{ now: 0, sleep: () => Promise.resolve() }, 'an object'],
+      [Object.assign(() => 0, { now: () => 0, sleep: () => Promise.resolve() }), 'a function'],
     ] as const) {
       expect(() => clockOption('f()', bad)).toThrow(
         `f(): expected \`clock\` to be a Clock { now(), sleep(ms, signal) }, got ${shown}.`,
