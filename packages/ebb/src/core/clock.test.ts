@@ -97,7 +97,8 @@ describe('systemClock, exactly: zero sleeps, timer holds, cleanup on abort, mess
         const spy = vi.spyOn(globalThis, 'setTimeout');
         try {
           await clock.sleep(1, signal);
-          expect((spy.mock.results[0]?.value as NodeJS.Timeout).hasRef()).toBe(held);
+          const timer = spy.mock.results[0]?.value as NodeJS.Timeout;
+          expect(timer.hasRef()).toBe(held);
         } finally {
           spy.mockRestore();
         }
