@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { systemClock, unrefSystemClock } from './clock.js';
+import { clockOption, hostQueue, systemClock, unrefSystemClock } from './clock.js';
+import { refQueue, unrefQueue } from './timer-queue.js';
 
 describe('systemClock', () => {
   afterEach(() => {
@@ -73,6 +74,117 @@ describe('systemClock', () => {
           /^clock\.sleep\(\): expected `ms` to be a number >= 0, got /,
         );
       }
+    }
+  });
+});
+
+describe('systemClock, exactly: zero sleeps, timer holds, cleanup on abort, messages', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a zero sleep resolves, with or without a signal', async () => {
+    await expect(systemClock.sleep(0)).resolves.toBeUndefined();
+    await expect(systemClock.sleep(0, new AbortController().signal)).resolves.toBeUndefined();
+  });
+
+  it('the system clock’s timers hold the process, the unref clock’s do not, with or without a signal', async () => {
+    for (const [clock, held] of [
+      [systemClock, true],
+      [unrefSystemClock, false],
+    ] as const) {
+      for (const signal of [undefined, new AbortController().signal]) {
+        const spy = vi.spyOn(globalThis, 'setTimeout');
+        try {
+          await clock.sleep(1, signal);
+          const timer = spy.mock.results[0]?.value as NodeJS.Timeout;
+          expect(timer.hasRef()).toBe(held);
+        } finally {
+          spy.mockRestore();
+        }
+      }
+    }
+  });
+
+  it('an abort clears the pending timer at once (no host timer left to fire later)', async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const sleeping = systemClock.sleep(60_000, controller.signal);
+    expect(vi.getTimerCount()).toBe(1);
+    controller.abort(new Error('stop'));
+    await expect(sleeping).rejects.toThrow('stop');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a chained sleep beyond 2^31 - 1 ms without a signal ends on time, and aborts mid-chain', async () => {
+    vi.useFakeTimers();
+    let done = false;
+    void systemClock.sleep(2_147_483_647 + 5).then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(2_147_483_647 + 4);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+    const controller = new AbortController();
+    const sleeping = systemClock.sleep(3 * 2_147_483_647, controller.signal);
+    await vi.advanceTimersByTimeAsync(2_147_483_647 + 1);
+    controller.abort('later');
+    await expect(sleeping).rejects.toBe('later');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a sleep of exactly 2^31 - 1 ms is one timer', async () => {
+    vi.useFakeTimers();
+    let done = false;
+    void systemClock.sleep(2_147_483_647).then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(2_147_483_646);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+  });
+
+  it('the message of a bad sleep shows a number, or the type of anything else', async () => {
+    for (const [ms, shown] of [
+      [Number.NaN, 'NaN'],
+      [-1, '-1'],
+      [-Infinity, '-Infinity'],
+      ['10', 'string'],
+      [undefined, 'undefined'],
+      [null, 'object'],
+    ] as const) {
+      const error = await systemClock.sleep(ms as unknown as number).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RangeError);
+      expect((error as Error).message).toBe(`clock.sleep(): expected \`ms\` to be a number >= 0, got ${shown}.`);
+    }
+  });
+});
+
+describe('hostQueue and clockOption', () => {
+  it('only the two system clocks have a host queue, each its own', () => {
+    expect(hostQueue(systemClock)).toBe(refQueue);
+    expect(hostQueue(unrefSystemClock)).toBe(unrefQueue);
+    expect(hostQueue({ now: () => 0, sleep: systemClock.sleep })).toBeUndefined();
+  });
+
+  it('clockOption: the system clock when omitted, the value itself when a Clock, a TypeError naming it otherwise', () => {
+    expect(clockOption('f()', undefined)).toBe(systemClock);
+    const clock = { now: () => 0, sleep: () => Promise.resolve() };
+    expect(clockOption('f()', clock)).toBe(clock);
+    for (const [bad, shown] of [
+      [null, 'null'],
+      [5, '5'],
+      [{ now: () => 0 }, 'an object'],
+      [{ sleep: () => Promise.resolve() }, 'an object'],
+      [{ now: 0, sleep: () => Promise.resolve() }, 'an object'],
+      [Object.assign(() => 0, { now: () => 0, sleep: () => Promise.resolve() }), 'a function'],
+    ] as const) {
+      expect(() => clockOption('f()', bad)).toThrow(
+        `f(): expected \`clock\` to be a Clock { now(), sleep(ms, signal) }, got ${shown}.`,
+      );
     }
   });
 });

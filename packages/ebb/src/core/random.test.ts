@@ -79,3 +79,23 @@ describe('seeded (SplitMix64 + xoshiro128**)', () => {
     expect(() => seeded('42' as unknown as number)).toThrow(TypeError);
   });
 });
+
+describe('seeded: the refusal, exactly', () => {
+  it('names the seed, shows a number and the type of anything else, and suggests a fix', () => {
+    for (const [seed, type, shown] of [
+      [1.5, RangeError, '1.5'],
+      [Number.NaN, RangeError, 'NaN'],
+      [2 ** 53, RangeError, '9007199254740992'],
+      ['42', TypeError, 'string'],
+      [null, TypeError, 'object'],
+    ] as const) {
+      expect(() => seeded(seed as unknown as number)).toThrow(
+        new type(
+          `seeded(): expected \`seed\` to be a safe integer or a bigint, got ${shown}. Use a whole number such as 42.`,
+        ),
+      );
+      expect(() => seeded(seed as unknown as number)).toThrow(type);
+    }
+    expect(seeded(2 ** 53 - 1)()).toBe(seeded(BigInt(2 ** 53 - 1))());
+  });
+});

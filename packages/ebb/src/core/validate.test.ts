@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkKeys, count, inRange, nonNegative, optionsObject, show } from './validate.js';
+import { checkKeys, count, inRange, invalid, nonNegative, optionsObject, show } from './validate.js';
 
 describe('option validation', () => {
   it('names the function, the option, the value and a fix', () => {
@@ -57,5 +57,111 @@ describe('option validation', () => {
     expect(show(10n)).toBe('10n');
     expect(show(() => 1)).toBe('a function');
     expect(show({})).toBe('an object');
+  });
+});
+
+describe('option validation, exactly: boundaries, defaults and every message part', () => {
+  const thrown = (f: () => unknown): Error => {
+    try {
+      f();
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error('expected a throw');
+  };
+
+  it('shows booleans, undefined and symbols the way a reader would type them', () => {
+    expect(show(true)).toBe('true');
+    expect(show(false)).toBe('false');
+    expect(show(undefined)).toBe('undefined');
+    expect(show(Symbol('s'))).toBe('an symbol');
+    expect(show(0)).toBe('0');
+  });
+
+  it('a message without a fix ends at the value; the class follows the value, not the check', () => {
+    const e = thrown(() => invalid('f()', 'x', 'y', 'a number'));
+    expect(e).toBeInstanceOf(TypeError);
+    expect(e.message).toBe('f(): expected `x` to be a number, got "y".');
+    const r = thrown(() => invalid('f()', 'x', -1, 'a number >= 0', ''));
+    expect(r).toBeInstanceOf(RangeError);
+    expect(r.message).toBe('f(): expected `x` to be a number >= 0, got -1.');
+  });
+
+  it('nonNegative: 0 is in range; the default fix and text depend on allowInfinity; a given fix replaces it', () => {
+    expect(nonNegative('f()', 'delayMs', 0, 9)).toBe(0);
+    expect(nonNegative('f()', 'delayMs', -0, 9)).toBe(-0);
+    expect(nonNegative('f()', 'delayMs', 1e308, 9)).toBe(1e308);
+    expect(thrown(() => nonNegative('f()', 'maxDelayMs', -1, 0, true)).message).toBe(
+      'f(): expected `maxDelayMs` to be a number >= 0 (or Infinity for no limit), got -1. Leave it out for no limit.',
+    );
+    expect(thrown(() => nonNegative('f()', 'delayMs', -1, 0)).message).toBe(
+      'f(): expected `delayMs` to be a finite number >= 0, got -1. Durations are milliseconds, such as 500.',
+    );
+    expect(thrown(() => nonNegative('f()', 'delayMs', null, 0, false, 'Pass 5.')).message).toBe(
+      'f(): expected `delayMs` to be a finite number >= 0, got null. Pass 5.',
+    );
+    expect(thrown(() => nonNegative('f()', 'maxDelayMs', -Infinity, 0, true)).message).toMatch(/got -Infinity\./);
+  });
+
+  it('inRange: both ends are in range, undefined takes the fallback, and the text names a finite range', () => {
+    expect(inRange('f()', 'p', 0, 0.5, 0, 1, 'fix')).toBe(0);
+    expect(inRange('f()', 'p', 1, 0.5, 0, 1, 'fix')).toBe(1);
+    expect(inRange('f()', 'p', undefined, 0.5, 0, 1, 'fix')).toBe(0.5);
+    expect(inRange('f()', 'm', 1, 2, 1, Infinity, 'fix')).toBe(1);
+    for (const bad of [1.0000001, -1e-9, Number.NaN, Infinity, '0.5', null]) {
+      expect(() => inRange('f()', 'p', bad, 0.5, 0, 1, 'Use 0.5.')).toThrow(
+        `f(): expected \`p\` to be a number from 0 to 1, got ${show(bad)}. Use 0.5.`,
+      );
+    }
+    const e = thrown(() => inRange('f()', 'm', Infinity, 2, 1, Infinity, 'Use 2.'));
+    expect(e).toBeInstanceOf(RangeError);
+    expect(e.message).toBe('f(): expected `m` to be a finite number >= 1, got Infinity. Use 2.');
+  });
+
+  it('count: the minimum is in range, undefined takes the fallback, 2^53 is not whole-safe, and the text says when Infinity is allowed', () => {
+    expect(count('f()', 'n', 1, 5, 1, false, 'fix')).toBe(1);
+    expect(count('f()', 'n', 0, 5, 0, false, 'fix')).toBe(0);
+    expect(count('f()', 'n', undefined, 5, 1, false, 'fix')).toBe(5);
+    expect(count('f()', 'n', 2 ** 53 - 1, 5, 1, false, 'fix')).toBe(2 ** 53 - 1);
+    expect(thrown(() => count('f()', 'n', 2 ** 53, 5, 1, false, 'Use 3.')).message).toBe(
+      'f(): expected `n` to be a whole number >= 1, got 9007199254740992. Use 3.',
+    );
+    expect(thrown(() => count('f()', 'n', Infinity, 5, 0, false, 'Use 3.')).message).toBe(
+      'f(): expected `n` to be a whole number >= 0, got Infinity. Use 3.',
+    );
+    const e = thrown(() => count('f()', 'n', '3', 5, 1, true, 'Use 3.'));
+    expect(e).toBeInstanceOf(TypeError);
+    expect(e.message).toBe('f(): expected `n` to be a whole number >= 1 (or Infinity), got "3". Use 3.');
+    expect(() => count('f()', 'n', 0.5, 5, 0, true, 'fix')).toThrow(RangeError);
+    expect(() => count('f()', 'n', Number.NaN, 5, 0, true, 'fix')).toThrow(RangeError);
+  });
+
+  it('checkKeys: known keys pass; a hint matches the first four letters in any case; the message lists every known option', () => {
+    expect(() => checkKeys('f()', { a: 1, bb: 2 }, ['a', 'bb'])).not.toThrow();
+    expect(() => checkKeys('f()', {}, [])).not.toThrow();
+    expect(thrown(() => checkKeys('exponential()', { initDelayMs: 5 }, ['multiplier', 'initialDelayMs'])).message).toBe(
+      'exponential(): unknown option `initDelayMs`. Did you mean `initialDelayMs`? Known options: multiplier, initialDelayMs.',
+    );
+    expect(thrown(() => checkKeys('f()', { MULTIPLY: 5 }, ['multiplier'])).message).toBe(
+      'f(): unknown option `MULTIPLY`. Did you mean `multiplier`? Known options: multiplier.',
+    );
+    const e = thrown(() => checkKeys('f()', { a: 1, zzz: 1 }, ['a', 'bb']));
+    expect(e).toBeInstanceOf(TypeError);
+    expect(e.message).toBe('f(): unknown option `zzz`. Known options: a, bb.');
+  });
+
+  it('optionsObject: returns the object itself; refuses null, primitives and arrays with a TypeError', () => {
+    const o = { a: 1 };
+    expect(optionsObject('f()', o)).toBe(o);
+    for (const [bad, shown] of [
+      [null, 'null'],
+      ['x', '"x"'],
+      [[1], 'an array'],
+      [() => 1, 'a function'],
+    ] as const) {
+      const e = thrown(() => optionsObject('f()', bad as unknown as object));
+      expect(e).toBeInstanceOf(TypeError);
+      expect(e.message).toBe(`f(): expected an options object, got ${shown}.`);
+    }
   });
 });

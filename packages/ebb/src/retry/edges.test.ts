@@ -6,6 +6,7 @@ import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
 import type { RateController } from './options.js';
 import { retry } from './retry.js';
+import { trackHostTimers } from './test-helpers.js';
 
 async function outcome<T>(p: Promise<T>, clock: { runAll(): Promise<void> }) {
   const settled = p.then(
@@ -194,8 +195,6 @@ describe('defect 11: deadlines and hints at their exact boundaries, on a clock t
 });
 
 describe('defect 11, on the real clock: wait lengths and timer release', () => {
-  const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-
   it('waits at least the policy’s delay between attempts (system clock, shared timer queue)', async () => {
     const starts: number[] = [];
     const value = await retry(
@@ -215,26 +214,34 @@ describe('defect 11, on the real clock: wait lengths and timer release', () => {
   });
 
   it('a retry settled during its wait (abort) releases its host timer at once', async () => {
-    const before = timeouts();
-    const controller = new AbortController();
-    const p = retry(() => Promise.reject(new Error('x')), {
-      signal: controller.signal,
-      backoff: constant({ delayMs: 600_000, maxAttempts: 100 }),
-    }).catch((e: unknown) => e);
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(refQueue.size).toBe(1);
-    expect(timeouts()).toBe(before + 1);
-    controller.abort(new Error('stop'));
-    expect(await p).toMatchObject({ message: 'stop' });
-    expect(refQueue.size).toBe(0);
-    expect(timeouts()).toBe(before);
+    const timers = trackHostTimers();
+    try {
+      const controller = new AbortController();
+      const p = retry(() => Promise.reject(new Error('x')), {
+        signal: controller.signal,
+        backoff: constant({ delayMs: 600_000, maxAttempts: 100 }),
+      }).catch((e: unknown) => e);
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(refQueue.size).toBe(1);
+      expect(timers.live).toBe(1);
+      controller.abort(new Error('stop'));
+      expect(await p).toMatchObject({ message: 'stop' });
+      expect(refQueue.size).toBe(0);
+      expect(timers.live).toBe(0);
+    } finally {
+      timers.restore();
+    }
   });
 
   it('a settled attempt timeout leaves no timer behind', async () => {
-    const before = timeouts();
-    expect(await retry(() => 'fast', { attemptTimeoutMs: 600_000 })).toBe('fast');
-    expect(timeouts()).toBe(before);
+    const timers = trackHostTimers();
+    try {
+      expect(await retry(() => 'fast', { attemptTimeoutMs: 600_000 })).toBe('fast');
+      expect(timers.live).toBe(0);
+    } finally {
+      timers.restore();
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import type { RetryOptions } from './options.js';
 import { poll } from './poll.js';
 import { retry } from './retry.js';
 import { retrySync } from './retry-sync.js';
+import { trackHostTimers } from './test-helpers.js';
 
 /** Options whose every hook appends `[name, context]` to `log` (the clock starts at 5,000, not 0). */
 function recorded(extra: RetryOptions = {}) {
@@ -237,16 +238,20 @@ describe('hooks that throw or reject: the operation rejects with that error and 
   }
 
   it('on the system clock: a throwing onRetry leaves no queued wake-up and no host timer', async () => {
-    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const error = await retry(() => Promise.reject(e1), {
-      backoff: constant({ delayMs: 10_000, maxAttempts: 2 }),
-      onRetry: () => {
-        throw hookError;
-      },
-    }).catch((e: unknown) => e);
-    expect(error).toBe(hookError);
-    expect(refQueue.size).toBe(0);
-    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before);
+    const timers = trackHostTimers();
+    try {
+      const error = await retry(() => Promise.reject(e1), {
+        backoff: constant({ delayMs: 10_000, maxAttempts: 2 }),
+        onRetry: () => {
+          throw hookError;
+        },
+      }).catch((e: unknown) => e);
+      expect(error).toBe(hookError);
+      expect(refQueue.size).toBe(0);
+      expect(timers.live).toBe(0);
+    } finally {
+      timers.restore();
+    }
   });
 });
 

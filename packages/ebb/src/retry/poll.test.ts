@@ -125,3 +125,129 @@ describe('poll', () => {
     await expect(poll(null as never)).rejects.toThrow(/`check` to be a function/);
   });
 });
+
+describe('poll, exactly', () => {
+  it('an already-aborted signal rejects with its reason before anything runs: no check, no budget request, no wait', async () => {
+    const clock = virtualClock();
+    const check = vi.fn((): PollResult<number> => ({ done: true, value: 1 }));
+    const recordRequest = vi.fn();
+    const reason = new Error('already');
+    for (const initialDelayMs of [0, 100]) {
+      await expect(
+        poll(check, {
+          clock,
+          signal: AbortSignal.abort(reason),
+          initialDelayMs,
+          budget: { recordRequest, tryAcquireRetry: () => true, recordSuccess: () => {} },
+        }),
+      ).rejects.toBe(reason);
+    }
+    expect(check).not.toHaveBeenCalled();
+    expect(recordRequest).not.toHaveBeenCalled();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('counts elapsed time from before the initial wait, and passes the attempt context to retryIf', async () => {
+    const clock = virtualClock(1_000);
+    const elapsed: number[] = [];
+    const contexts: number[] = [];
+    const out = await settle(
+      poll(
+        (c) => {
+          elapsed.push(c.elapsedMs);
+          if (c.attempt === 1) throw new Error('busy');
+          return { done: true, value: c.attempt };
+        },
+        {
+          clock,
+          initialDelayMs: 30,
+          backoff: constant({ delayMs: 7, maxAttempts: 3 }),
+          retryIf: (_e, c) => {
+            contexts.push(c.attempt);
+            return true;
+          },
+        },
+      ),
+      clock,
+    );
+    expect(out).toEqual({ value: 2 });
+    expect(elapsed).toEqual([30, 37]);
+    expect(contexts).toEqual([1]);
+  });
+
+  it('without retryIf, a thrown error continues but a bug in the check (TypeError) is final', async () => {
+    const clock = virtualClock();
+    let calls = 0;
+    const out = await settle(
+      poll(
+        (c) => {
+          calls++;
+          if (c.attempt === 1) throw new Error('transient');
+          return (undefined as unknown as { x: PollResult<number> }).x;
+        },
+        { clock, backoff: constant({ delayMs: 1, maxAttempts: 5 }) },
+      ),
+      clock,
+    );
+    expect(calls).toBe(2);
+    expect((out as { error: unknown }).error).toBeInstanceOf(TypeError);
+  });
+
+  it('rejects a result that is null, or whose done is not a boolean, naming what it got; the run gives up at once', async () => {
+    for (const [result, shown] of [
+      [null, 'null'],
+      [{ done: 'yes' }, 'object'],
+      [{}, 'object'],
+      [undefined, 'undefined'],
+    ] as const) {
+      const clock = virtualClock();
+      let calls = 0;
+      const out = await settle(
+        poll(
+          () => {
+            calls++;
+            return result as never;
+          },
+          { clock },
+        ),
+        clock,
+      );
+      const error = (out as { error: Error }).error;
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error.message).toBe(
+        `poll(): the check must return { done: true, value } or { done: false }, got ${shown}.`,
+      );
+      expect(calls).toBe(1);
+    }
+  });
+
+  it('its own refusals, in full', async () => {
+    await expect(poll(null as never)).rejects.toThrow(
+      new TypeError('poll(): expected `check` to be a function, got null.'),
+    );
+    await expect(poll(5 as never)).rejects.toThrow('poll(): expected `check` to be a function, got number.');
+    const error = await poll(() => ({ done: false }), { initialDelayMs: -1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RangeError);
+    expect((error as Error).message).toBe(
+      'poll(): expected `initialDelayMs` to be a finite number >= 0, got -1. Durations are milliseconds, such as 500.',
+    );
+    expect(new NotDoneError(3)).toMatchObject({
+      name: 'NotDoneError',
+      attempt: 3,
+      message: 'check 3 reported not done',
+    });
+  });
+
+  it('no initial wait: the first check starts at the call, without a sleep on the clock', async () => {
+    const clock = virtualClock();
+    const check = vi.fn((): PollResult<number> => ({ done: true, value: 1 }));
+    const p = poll(check, { clock, initialDelayMs: 0 });
+    expect(clock.pending).toBe(0);
+    expect(check).toHaveBeenCalledTimes(1);
+    expect(await p).toBe(1);
+  });
+
+  it('works without options: a check that is done at once resolves with its value, no wait on any clock', async () => {
+    await expect(poll(() => ({ done: true, value: 'now' }))).resolves.toBe('now');
+  });
+});
