@@ -661,6 +661,18 @@ const rate = (where: string, name: string, value: unknown, fallback: number, all
   return v;
 };
 
+/** The options of the control law itself (`ebb/redis`'s `sharedRate` takes the same, with the same meaning). */
+export const LAW_KEYS = [
+  'initialRatePerSecond',
+  'decreaseFactor',
+  'coolOffMs',
+  'maxCoolOffMs',
+  'margin',
+  'increase',
+  'minRatePerSecond',
+  'maxRatePerSecond',
+] as const;
+
 /**
  * ebb's closed-loop rate controller, after the exponential-backoff article's model of backoff
  * as a control system: the rate falls multiplicatively on each throttle, and after a
@@ -721,20 +733,7 @@ const rate = (where: string, name: string, value: unknown, fallback: number, all
 export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
   const where = 'adaptiveRate()';
   const o = optionsObject(where, options) as AdaptiveRateOptions;
-  checkKeys(where, o, [
-    'initialRatePerSecond',
-    'decreaseFactor',
-    'coolOffMs',
-    'maxCoolOffMs',
-    'margin',
-    'increase',
-    'minRatePerSecond',
-    'maxRatePerSecond',
-    'priorities',
-    'defaultPriority',
-    'maxServerWaitMs',
-    'clock',
-  ]);
+  checkKeys(where, o, [...LAW_KEYS, 'priorities', 'defaultPriority', 'maxServerWaitMs', 'clock']);
   const minRatePerSecond = rate(where, 'minRatePerSecond', o.minRatePerSecond, 1, false);
   const maxRatePerSecond = rate(where, 'maxRatePerSecond', o.maxRatePerSecond, Infinity, true);
   if (maxRatePerSecond < minRatePerSecond) {

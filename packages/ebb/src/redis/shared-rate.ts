@@ -1,7 +1,7 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
-import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from '../rate/adaptive-rate.js';
+import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate, LAW_KEYS } from '../rate/adaptive-rate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
 import type { Outcome } from '../retry/options.js';
@@ -9,18 +9,6 @@ import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client
 import { RATE_SCRIPT } from './scripts.js';
 import { RECONNECT, type SharedEvent, type SharedMode, Timeout } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
-
-/** The control-law options `sharedRate` shares with `adaptiveRate` (same meaning, same defaults). */
-const LAW_KEYS = [
-  'initialRatePerSecond',
-  'decreaseFactor',
-  'coolOffMs',
-  'maxCoolOffMs',
-  'margin',
-  'increase',
-  'minRatePerSecond',
-  'maxRatePerSecond',
-] as const;
 
 /** Options of {@link sharedRate}. */
 export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number] | 'maxServerWaitMs'> {
