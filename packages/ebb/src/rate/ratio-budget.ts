@@ -31,6 +31,38 @@ export interface RatioBudget extends RetryBudget {
 const SCALE = 1000;
 
 /**
+ * Finagle's arithmetic of a ratio budget over a window sum (`sum`: deposits minus withdrawals still
+ * in the window) — what a request deposits, what a retry withdraws, and the balance in retries.
+ * `ratioBudget` keeps the window in memory, `ebb/redis`'s `sharedRatioBudget` in Redis.
+ */
+export function ratioTerms(
+  percent: number,
+  minPerSecond: number,
+  ttlMs: number,
+): { readonly deposit: number; readonly withdrawal: number; balance(sum: number): number } {
+  // With percentCanRetry and minRetriesPerSecond both 0 (Finagle's `Empty`), deposits are 0 and
+  // there is no reserve: every retry is refused without a special case.
+  const deposit = percent === 0 ? 0 : SCALE;
+  // Finagle's `(ScaleFactor / percentCanRetry).toInt`: Scala's toInt saturates at Int.MaxValue,
+  // so a tiny percentage (5e-324) withdraws 2^31 − 1, not Infinity (whose balance would be NaN).
+  const withdrawal = percent === 0 ? 1 : Math.min(Math.floor(SCALE / percent), 2 ** 31 - 1);
+  // The reserve, `reserveRetries × withdrawal` tokens, is kept in retries: in tokens it can pass
+  // 2^53 (4,194,307 a second × 1 s × 2^31 − 1), where Finagle's Long arithmetic stays exact and
+  // a double does not. The balance is Finagle's `(sum + reserve) / withdrawal`, a Long division
+  // (towards zero), computed as reserveRetries + sum / withdrawal without the large product.
+  const reserveRetries = minPerSecond * Math.floor(ttlMs / 1000);
+  return {
+    deposit,
+    withdrawal,
+    balance(sum: number): number {
+      const whole = reserveRetries + Math.floor(sum / withdrawal);
+      // Below zero (deposits expired before withdrawals), Long division rounds up, not down.
+      return whole >= 0 ? whole : reserveRetries + Math.ceil(sum / withdrawal);
+    },
+  };
+}
+
+/**
  * Finagle's `RetryBudget` as a retry budget: retries may add at most `percentCanRetry` of the
  * requests made in the last `ttlMs`, plus `minRetriesPerSecond` × the ttl's whole seconds so
  * that a quiet client can still retry. With the defaults (20 %, 10/s, 10 s): about one retry
@@ -66,24 +98,10 @@ export function ratioBudget(options?: RatioBudgetOptions): RatioBudget {
     invalid(where, 'ttlMs', ttlMs, 'a whole number from 1000 to 60000', 'Finagle bounds the ttl to [1 s, 60 s].');
   }
   const clock = clockOption(where, o.clock);
-  // With percentCanRetry and minRetriesPerSecond both 0 (Finagle's `Empty`), deposits are 0 and
-  // there is no reserve: every retry is refused without a special case.
-  const deposit = percent === 0 ? 0 : SCALE;
-  // Finagle's `(ScaleFactor / percentCanRetry).toInt`: Scala's toInt saturates at Int.MaxValue,
-  // so a tiny percentage (5e-324) withdraws 2^31 − 1, not Infinity (whose balance would be NaN).
-  const withdrawal = percent === 0 ? 1 : Math.min(Math.floor(SCALE / percent), 2 ** 31 - 1);
-  // The reserve, `reserveRetries × withdrawal` tokens, is kept in retries: in tokens it can pass
-  // 2^53 (4,194,307 a second × 1 s × 2^31 − 1), where Finagle's Long arithmetic stays exact and
-  // a double does not. The balance is Finagle's `(sum + reserve) / withdrawal`, a Long division
-  // (towards zero), computed as reserveRetries + sum / withdrawal without the large product.
-  const reserveRetries = minPerSecond * Math.floor(ttlMs / 1000);
+  const terms = ratioTerms(percent, minPerSecond, ttlMs);
+  const { deposit, withdrawal } = terms;
   const window = new WindowedAdder(ttlMs, 10, () => clock.now());
-  const balance = (): number => {
-    const sum = window.sum();
-    const whole = reserveRetries + Math.floor(sum / withdrawal);
-    // Below zero (deposits expired before withdrawals), Long division rounds up, not down.
-    return whole >= 0 ? whole : reserveRetries + Math.ceil(sum / withdrawal);
-  };
+  const balance = (): number => terms.balance(window.sum());
   return {
     get balance() {
       return balance();

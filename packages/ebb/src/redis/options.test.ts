@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
+import { ratioBudget } from '../rate/ratio-budget.js';
 import type { RedisScripts } from './client.js';
 import { sharedAwsRetryQuota } from './shared-aws-retry-quota.js';
 import { sharedRatioBudget } from './shared-ratio-budget.js';
@@ -97,4 +98,31 @@ describe('shared budgets refuse hostile options by name', () => {
       );
     });
   }
+});
+
+describe("sharedRatioBudget's arithmetic is ratioBudget's", () => {
+  it('a tiny percentCanRetry withdraws 2^31 − 1, as Finagle and ratioBudget do: the balance is a number, never NaN', async () => {
+    // Found beside ratioBudget's own fix: the shared budget computed floor(1000 / 5e-324) = Infinity,
+    // a balance of NaN, and would have sent a withdrawal of -Infinity.
+    for (const [percentCanRetry, minRetriesPerSecond] of [
+      [5e-324, 10],
+      [5e-324, 0],
+      [1e-7, 3],
+    ] as const) {
+      const options = { percentCanRetry, minRetriesPerSecond, ttlMs: 1_000 };
+      const local = ratioBudget({ ...options, clock: virtualClock() });
+      const shared = sharedRatioBudget({ ...options, client: refusing, name: 'n', clock: virtualClock() });
+      await shared.ready();
+      expect(shared.mode).toBe('local');
+      expect(shared.balance).toBe(local.balance);
+      for (let i = 0; i < minRetriesPerSecond + 2; i++) {
+        local.recordRequest();
+        shared.recordRequest();
+        expect(shared.tryAcquireRetry()).toBe(local.tryAcquireRetry());
+        expect(Number.isFinite(shared.balance)).toBe(true);
+        expect(shared.balance).toBe(Math.max(0, local.balance));
+      }
+      await shared.close();
+    }
+  });
 });

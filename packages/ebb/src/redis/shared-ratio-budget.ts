@@ -1,5 +1,5 @@
 import { checkKeys, optionsObject } from '../core/validate.js';
-import { type RatioBudget, type RatioBudgetOptions, ratioBudget } from '../rate/ratio-budget.js';
+import { type RatioBudget, type RatioBudgetOptions, ratioBudget, ratioTerms } from '../rate/ratio-budget.js';
 import type { BudgetSuccess } from '../retry/options.js';
 import { WINDOW_SCRIPT } from './scripts.js';
 import { SHARED_KEYS, type SharedOptions, SharedState } from './shared-state.js';
@@ -30,13 +30,12 @@ export function sharedRatioBudget(options: SharedRatioBudgetOptions): SharedRati
   validateAs(where, 'ratioBudget()', () =>
     ratioBudget(pick(o as never, ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', 'clock'])),
   );
-  // Finagle's arithmetic, as in ratioBudget: integer tokens with three decimals.
+  // Finagle's arithmetic, ratioBudget's own: integer tokens with three decimals.
   const percent = o.percentCanRetry ?? 0.2;
   const minPerSecond = o.minRetriesPerSecond ?? 10;
   const ttlMs = o.ttlMs ?? 10_000;
-  const deposit = percent === 0 ? 0 : 1000;
-  const withdrawal = percent === 0 ? 1 : Math.floor(1000 / percent);
-  const reserve = minPerSecond * Math.floor(ttlMs / 1000) * withdrawal;
+  const terms = ratioTerms(percent, minPerSecond, ttlMs);
+  const { deposit, withdrawal } = terms;
   const never = percent === 0 && minPerSecond === 0;
   const state = new SharedState(where, o, {
     kind: 'ratio-budget',
@@ -45,16 +44,15 @@ export function sharedRatioBudget(options: SharedRatioBudgetOptions): SharedRati
     initial: 0,
     apply: (level, delta) => level + delta,
   });
-  const tokens = (): number => state.level + reserve;
   return {
     get balance() {
-      return never ? 0 : Math.max(0, Math.trunc(tokens() / withdrawal));
+      return never ? 0 : Math.max(0, terms.balance(state.level));
     },
     recordRequest() {
       if (deposit !== 0) state.change(deposit, false);
     },
     tryAcquireRetry() {
-      if (never || state.mode === 'syncing' || tokens() < withdrawal) return false;
+      if (never || state.mode === 'syncing' || terms.balance(state.level) < 1) return false;
       state.change(-withdrawal, true);
       return true;
     },
