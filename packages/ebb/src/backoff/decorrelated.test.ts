@@ -136,4 +136,15 @@ suite('decorrelated jitter means', () => {
     const quick = new DecorrelatedMeans(1, 2, 4, 50);
     expect(quick.mean(1_000_000)).toBe(quick.mean(50));
   });
+
+  it('give up after the work budget, 5e7 cell-steps, over the cell count (cells 2 % wide, 256 to 20,000)', () => {
+    // Cap 100 × b: ln 100 / ln 1.02 = 232.6 cells, raised to the minimum of 256.
+    expect(new DecorrelatedMeans(1, 2, 100).maxSteps).toBe(Math.floor(5e7 / 256));
+    // Cap 1e10 × b (b 3 ms): ln 1e10 / ln 1.02 = 1162.8, so 1163 cells; 5e7 / 1163 = 42,992.3.
+    expect(new DecorrelatedMeans(3, 2, 3e10).maxSteps).toBe(42_992);
+    // Cap 1e300 × b: 34,880 cells wanted, capped at 20,000.
+    expect(new DecorrelatedMeans(1, 2, 1e300).maxSteps).toBe(2_500);
+    // A budget given (the tests lower it) is kept as given.
+    expect(new DecorrelatedMeans(1, 2, 100, 7).maxSteps).toBe(7);
+  });
 });
