@@ -90,9 +90,10 @@ describe.skipIf(missing)(
       for (const x of each) expect(x).toBeGreaterThan(0.05 * LIMIT);
     });
 
-    // Five processes probing on their own each find the limit's edge now and then: 3–5.3 % of
-    // requests were answered 429 in this session's runs (5.3 % on an idle machine), against 79 %
-    // for plain retry in the same test. 10 % keeps that difference and the runs' spread.
+    // Five processes probing on their own each find the limit's edge now and then: 4.6 % of
+    // requests were answered 429 in the limits benchmark's run and 5.3 % in one CI run on an idle
+    // machine (two others stayed under 5 %), against 79 % for plain retry in this test. 10 % keeps
+    // that difference and the runs' spread.
     it('get at most 10 % of their requests answered 429 after second 5, and lose none to an error', () => {
       const ok = results.reduce((a, r) => a + sum(r.ok, SETTLED, SECONDS), 0);
       const throttled = results.reduce((a, r) => a + sum(r.throttled, SETTLED, SECONDS), 0);
