@@ -9,8 +9,8 @@
 //   { esbuild, rows: [{ id, label, typical: { minified, gzip, inputs, modules? }, whole: { minified, gzip },
 //     http?: { minified, gzip, inputs, modules } }] }
 // where `inputs` lists the typical bundle's inputs (esbuild's metafile, bytes in output: for ebb
-// these are tsdown's chunks) and, for ebb, `modules` splits the same bundle by ebb source module:
-// esbuild reads the chunks' source maps (dist/*.js.map) and its output map attributes each span of
+// these are dist/'s files, one per source module) and, for ebb, `modules` splits the same bundle by ebb source module:
+// esbuild reads the files' source maps (dist/**/*.js.map) and its output map attributes each span of
 // the minified output to a source file (span = from one mapping to the next on the line).
 //
 // `--ebb-from=DIR`: ebb's entries import `ebb` and `ebb/http` from DIR (a project where the packed

@@ -17,4 +17,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   treeshake: true,
+  // One output file per source module: a bundler that reaches one module does not also keep the
+  // top-level statements of the modules tsdown would have put in the same chunk (docs/size.md).
+  unbundle: true,
 });
