@@ -7,7 +7,11 @@
 //   retry + limit (bdp)  the same with bdp(): per sample a delivery-rate sample and a scan of its
 //                    10 rounds' means;
 //   breaker.run      the breaker without retry();
-//   hedging.run      hedging with a fixed delay (the hedge timer is armed and cancelled per call);
+//   hedging.run      hedging with a fixed delay (one hedge timer for all calls, re-armed lazily);
+//   hedging.run (learned)  hedging with its defaults: a learned p95 delay (a sorted window of the
+//                    last 1,000 latencies updated per call) and hedgeBudget();
+//   AbortController  `new AbortController()` and the operation called with its signal: what any
+//                    call that hands its attempt a fresh signal pays (hedging does, once a call);
 //   cockatiel        cockatiel 3.2.1's circuitBreaker(handleAll, ConsecutiveBreaker(5)).execute.
 // Each is run ROUNDS times for N calls (sequentially awaited); the median ns per call and its
 // ratio to the floor are printed as one JSON document. Timing on a shared machine: read the
@@ -28,6 +32,8 @@ const breaker = circuitBreaker();
 const limiter = concurrencyLimit({ algorithm: aimd() });
 const bdpLimiter = concurrencyLimit({ algorithm: bdp() });
 const hedger = hedging({ delayMs: 1_000 });
+const learned = hedging();
+const withSignal = (signal) => Promise.resolve(signal);
 
 const subjects = {
   floor: () => op(),
@@ -37,6 +43,8 @@ const subjects = {
   'retry + limit (bdp)': () => retry(op, { rate: bdpLimiter }),
   'breaker.run': () => breaker.run(op),
   'hedging.run': () => hedger.run(op),
+  'hedging.run (learned)': () => learned.run(op),
+  'AbortController + op(signal)': () => withSignal(new AbortController().signal),
   'cockatiel 3.2.1 breaker': () => cockatiel.execute(op),
 };
 

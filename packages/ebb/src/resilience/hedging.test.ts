@@ -110,6 +110,37 @@ describe('hedging', () => {
     expect(q.delayMs).toBe(18); // sorted 3, 6, …, 30: index 5
   });
 
+  it('property: the learned delay is the percentile of the last 1,000 successes, across the ring’s wrap-around', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.constantFrom(0, 1, 2)), {
+          minLength: 1,
+          maxLength: 2_600,
+          size: 'max',
+        }),
+        fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(0.5, 0.9, 0.95, 0.99)),
+        fc.integer({ min: 1, max: 1_000 }),
+        async (latencies, percentile, minSamples) => {
+          const clock = virtualClock();
+          const h = hedging({ percentile, minSamples, initialDelayMs: 7, maxHedges: 0, clock, budget: always });
+          for (const [i, ms] of latencies.entries()) {
+            const p = h.run((signal) => clock.sleep(ms, signal));
+            await clock.runAll();
+            await p;
+            // The reference: sort the window the way the first version did, on every call.
+            const window = latencies.slice(Math.max(0, i + 1 - 1_000), i + 1).sort((a, b) => a - b);
+            const expected =
+              window.length < minSamples
+                ? 7
+                : window[Math.min(window.length - 1, Math.floor(percentile * window.length))];
+            if (i % 97 === 0 || i === latencies.length - 1) expect(h.delayMs).toBe(expected);
+          }
+        },
+      ),
+      { numRuns: 12, endOnFailure: true }, // no shrinking: a counterexample is thousands of calls
+    );
+  }, 60_000);
+
   it('an abort aborts every attempt; when all attempts fail, the last failure rejects', async () => {
     const clock = virtualClock();
     const h = hedging({ delayMs: 10, clock, budget: always });

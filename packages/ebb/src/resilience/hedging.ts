@@ -1,8 +1,8 @@
-import { type Clock, clockOption, hostQueue, systemClock } from '../core/clock.js';
-import type { Wakeup } from '../core/timer-queue.js';
+import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { RetryBudget } from '../retry/options.js';
 import { hedgeBudget } from './hedge-budget.js';
+import { type HedgeDue, HedgeTimer } from './hedge-timer.js';
 
 /** Options of {@link hedging}. Durations in milliseconds. */
 export interface HedgingOptions {
@@ -58,11 +58,131 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 const SAMPLES = 1_000;
 
 const lost = (): Error => Object.assign(new Error('Another hedged attempt won.'), { name: 'AbortError' });
+
+/** What a call needs of its `hedging()`. */
+interface Shared {
+  readonly clock: Clock;
+  readonly timer: HedgeTimer;
+  readonly budget: RetryBudget;
+  readonly maxHedges: number;
+  delayNow(): number;
+  learn(ms: number): void;
+  hedged(): void;
+}
+
 /**
- * The reason a settled call's hedge timer is cancelled with: nobody sees it, and `abort()`
- * without a reason would build a `DOMException` with a stack trace on every call.
+ * One call: its attempts, and its place in the hedge timer while a hedge may still start. A
+ * class, not a nest of closures: a call that settles before its hedging delay allocates this
+ * object, its promise and its first attempt's AbortController, and little else. It is also the
+ * caller's signal's abort listener (`handleEvent`).
  */
-const SETTLED: unique symbol = Symbol('settled');
+class HedgedCall<T> implements HedgeDue {
+  dueAt = 0;
+  order = 0;
+  slot = -1;
+  #first: AbortController | undefined;
+  #more: AbortController[] | undefined;
+  #running = 0;
+  #started = 0;
+  #done = false;
+  readonly #shared: Shared;
+  readonly #operation: (signal: AbortSignal) => PromiseLike<T> | T;
+  readonly #signal: AbortSignal | undefined;
+  readonly #idempotent: boolean;
+  readonly #resolve: (value: Awaited<T>) => void;
+  readonly #reject: (error: unknown) => void;
+
+  constructor(
+    shared: Shared,
+    operation: (signal: AbortSignal) => PromiseLike<T> | T,
+    signal: AbortSignal | undefined,
+    idempotent: boolean,
+    resolve: (value: Awaited<T>) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#shared = shared;
+    this.#operation = operation;
+    this.#signal = signal;
+    this.#idempotent = idempotent;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    signal?.addEventListener('abort', this, { once: true });
+    this.#launch();
+  }
+
+  /** The hedge timer's call: the delay has passed and the call is still running. */
+  hedge(): void {
+    if (this.#done) return;
+    if (!this.#shared.budget.tryAcquireRetry(undefined)) return;
+    this.#shared.hedged();
+    this.#launch();
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    if (this.#done) return;
+    this.#finish();
+    const reason = this.#signal?.reason;
+    this.#abortAll(undefined, reason);
+    this.#reject(reason);
+  }
+
+  #launch(): void {
+    const controller = new AbortController();
+    if (this.#first === undefined) this.#first = controller;
+    else if (this.#more === undefined) this.#more = [controller];
+    else this.#more.push(controller);
+    this.#started++;
+    this.#running++;
+    const shared = this.#shared;
+    const start = shared.clock.now();
+    let result: PromiseLike<T> | T;
+    try {
+      result = this.#operation(controller.signal);
+    } catch (error) {
+      this.#failed(error);
+      return;
+    }
+    Promise.resolve(result).then(
+      (value) => this.#won(controller, start, value as Awaited<T>),
+      (error: unknown) => this.#failed(error),
+    );
+    if (!this.#done && this.#idempotent && this.#started <= shared.maxHedges) {
+      const dueAt = shared.clock.now() + shared.delayNow();
+      // A clock whose now() is not a finite number gives no deadline: the call is not hedged.
+      if (dueAt > -Infinity && dueAt < Infinity) shared.timer.add(this, dueAt);
+    }
+  }
+
+  #won(controller: AbortController, start: number, value: Awaited<T>): void {
+    this.#running--;
+    if (this.#done) return;
+    this.#shared.learn(this.#shared.clock.now() - start);
+    this.#finish();
+    if (this.#more !== undefined) this.#abortAll(controller, undefined);
+    this.#resolve(value);
+  }
+
+  #failed(error: unknown): void {
+    this.#running--;
+    if (this.#done || this.#running > 0) return;
+    this.#finish();
+    this.#reject(error);
+  }
+
+  #finish(): void {
+    this.#done = true;
+    this.#shared.timer.remove(this);
+    this.#signal?.removeEventListener('abort', this);
+  }
+
+  /** Aborts every attempt but `winner`: with `reason`, or as a loser when there is a winner. */
+  #abortAll(winner: AbortController | undefined, reason: unknown): void {
+    for (const a of [this.#first, ...(this.#more ?? [])]) {
+      if (a !== undefined && a !== winner) a.abort(winner === undefined ? reason : lost());
+    }
+  }
+}
 
 /**
  * Hedged requests (J. Dean and L. A. Barroso, "The Tail at Scale", CACM 2013; gRPC's hedging
@@ -91,35 +211,60 @@ export function hedging(options?: HedgingOptions): Hedging {
     invalid(where, 'budget', budget, 'a budget { tryAcquireRetry() }', 'Use ratioBudget() or tokenBudget().');
   }
 
+  // The last SAMPLES latencies in arrival order (a ring), and the same values kept sorted, so the
+  // percentile is an index: each success moves one value in and one out (a binary search and a
+  // shift) instead of sorting the ring again.
   const ring = new Float64Array(SAMPLES);
+  const sorted = new Float64Array(SAMPLES);
   let filled = 0;
   let next = 0;
-  let learned = initialDelayMs;
-  let stale = true;
   let calls = 0;
   let hedges = 0;
 
-  const learn = (ms: number): void => {
-    if (!(ms >= 0 && ms < Infinity)) return;
-    ring[next] = ms;
-    next = (next + 1) % SAMPLES;
-    if (filled < SAMPLES) filled++;
-    stale = true;
-  };
-  const delayNow = (): number => {
-    if (fixed !== undefined) return fixed;
-    if (filled < minSamples) return initialDelayMs;
-    if (stale) {
-      const sorted = ring.slice(0, filled).sort();
-      learned = sorted[Math.min(filled - 1, Math.floor(percentile * filled))] as number;
-      stale = false;
+  /** The first index in sorted[0, n) whose value is >= ms. */
+  const lowerBound = (ms: number, n: number): number => {
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((sorted[mid] as number) < ms) lo = mid + 1;
+      else hi = mid;
     }
-    return learned;
+    return lo;
+  };
+  const shared: Shared = {
+    clock,
+    timer: new HedgeTimer(clock),
+    budget,
+    maxHedges,
+    delayNow(): number {
+      if (fixed !== undefined) return fixed;
+      if (filled < minSamples) return initialDelayMs;
+      return sorted[Math.min(filled - 1, Math.floor(percentile * filled))] as number;
+    },
+    learn(ms: number): void {
+      // A fixed delay never reads the samples.
+      if (fixed !== undefined || !(ms >= 0 && ms < Infinity)) return;
+      if (filled === SAMPLES) {
+        const out = lowerBound(ring[next] as number, SAMPLES);
+        sorted.copyWithin(out, out + 1, SAMPLES);
+        filled--;
+      }
+      const at = lowerBound(ms, filled);
+      sorted.copyWithin(at + 1, at, filled);
+      sorted[at] = ms;
+      filled++;
+      ring[next] = ms;
+      next = (next + 1) % SAMPLES;
+    },
+    hedged(): void {
+      hedges++;
+    },
   };
 
   return {
     get delayMs() {
-      return delayNow();
+      return shared.delayNow();
     },
     get stats() {
       return { calls, hedges };
@@ -135,77 +280,7 @@ export function hedging(options?: HedgingOptions): Hedging {
       calls++;
       budget.recordRequest?.();
       return new Promise<Awaited<T>>((resolve, reject) => {
-        const controllers: AbortController[] = [];
-        let running = 0;
-        let started = 0;
-        let done = false;
-        let timer: AbortController | undefined;
-        // On the system clock, the hedge delay is a slot in ebb's shared timer queue: arming and
-        // cancelling it per call costs far less than a sleep with an AbortSignal.
-        const queue = hostQueue(clock);
-        let wakeup: Wakeup | undefined;
-        const finish = (): void => {
-          done = true;
-          if (wakeup !== undefined && wakeup.slot >= 0) queue?.remove(wakeup);
-          timer?.abort(SETTLED);
-          signal?.removeEventListener('abort', onAbort);
-        };
-        const onAbort = (): void => {
-          if (done) return;
-          finish();
-          for (const a of controllers) a.abort(signal?.reason);
-          reject(signal?.reason);
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        const schedule = (): void => {
-          if (!idempotent || started > maxHedges) return;
-          const due = (): void => {
-            if (done) return;
-            if (!budget.tryAcquireRetry(undefined)) return;
-            hedges++;
-            launch();
-          };
-          if (queue !== undefined) {
-            wakeup = { dueAt: 0, order: 0, slot: -1, wake: due };
-            queue.add(wakeup, queue.now() + delayNow());
-            return;
-          }
-          timer ??= new AbortController();
-          clock.sleep(delayNow(), timer.signal).then(due, () => {});
-        };
-        const launch = (): void => {
-          const controller = new AbortController();
-          controllers.push(controller);
-          started++;
-          running++;
-          const start = clock.now();
-          let result: PromiseLike<T> | T;
-          try {
-            result = operation(controller.signal);
-          } catch (error) {
-            failed(error);
-            return;
-          }
-          Promise.resolve(result).then(
-            (value) => {
-              running--;
-              if (done) return;
-              learn(clock.now() - start);
-              finish();
-              for (const a of controllers) if (a !== controller) a.abort(lost());
-              resolve(value as Awaited<T>);
-            },
-            (error: unknown) => failed(error),
-          );
-          if (started <= maxHedges) schedule();
-        };
-        const failed = (error: unknown): void => {
-          running--;
-          if (done || running > 0) return;
-          finish();
-          reject(error);
-        };
-        launch();
+        new HedgedCall(shared, operation, signal, idempotent, resolve, reject);
       });
     },
   };
