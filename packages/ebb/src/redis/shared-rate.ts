@@ -85,14 +85,19 @@ class LocalTicket {
 /** Grants and successes are counted in 100-ms slots over at most 3 s, as `adaptiveRate` does. */
 const SLOT_MS = 100;
 const SLOTS = 30;
-/** A late wake-up of the pacer is made up for, up to this much. */
+/** A late wake-up of the pacer is made up for, up to this much (less below 40 r/s: see `catchUpMs`). */
 const CATCH_UP_MS = 25;
+/** The accepted rate is measured as `adaptiveRate` measures its delivered rate: over 10 successes at least. */
+const MIN_DELIVERED = 10;
 /** Sent with a grant in place of a ticket while on fallback: the waiter goes on to the local controller. */
 const FORWARD = Symbol('forward');
 
-class Counter {
+/** Events counted in 100-ms slots over the last 3 s. Exported for the law's differential test only. */
+export class Counter {
   readonly #counts = new Float64Array(SLOTS);
   readonly #slots = new Float64Array(SLOTS).fill(-1);
+  /** The events the last `rate()` counted. */
+  lastCount = 0;
 
   add(now: number): void {
     const slot = Math.floor(now / SLOT_MS);
@@ -123,12 +128,41 @@ class Counter {
       if (covered >= 1000 && n >= min) break;
       if (covered >= maxCoveredMs) break;
     }
+    this.lastCount = n;
     if (covered < minCoveredMs) return -1;
     return (n * 1000) / Math.max(SLOT_MS, covered);
   }
 }
 
+/**
+ * What a member reports of itself (exported for the law's differential test): `used`, its grants
+ * per second over the last second (over at least 100 ms since its first, as `adaptiveRate`
+ * measures its sending rate for a first cut; 0 before any); `accepted`, its successes per second
+ * as `adaptiveRate` measures its delivered rate — over the last second, longer (up to 3 s) until
+ * 10 successes, -1 while under a second is covered; and `successes`, how many that counted.
+ */
+export function memberReport(
+  granted: Counter,
+  delivered: Counter,
+  now: number,
+  start: number,
+): { used: number; accepted: number; successes: number } {
+  const used = Math.max(0, granted.rate(now, start, 0, 0, 1000));
+  const accepted = delivered.rate(now, start, MIN_DELIVERED, 1000, 3000);
+  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount };
+}
+
 const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '-1');
+
+/**
+ * How late a pacer's wake-up may be made up for at `interval` ms between requests: `adaptiveRate`'s
+ * rule (`#catchUpMs`) — the whole CATCH_UP_MS where requests are closer than it, else at most
+ * `margin` × the interval, so that two requests of one process never go closer than
+ * `(1 − margin)` × its spacing (nginx's `limit_req` without burst refuses closer ones).
+ */
+export function catchUpMs(interval: number, margin: number): number {
+  return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, margin * interval);
+}
 
 class Shared implements SharedRate {
   readonly #where: string;
@@ -156,6 +190,8 @@ class Shared implements SharedRate {
   #short = false;
   #next = Number.NEGATIVE_INFINITY;
   #saturated = false;
+  /** A success was recorded since the last call: evidence for a rise, as in `adaptiveRate`. */
+  #succeeded = false;
   #activeSince: number;
   #throttledEpoch = -1;
   #pendingCut = -1;
@@ -286,7 +322,10 @@ class Shared implements SharedRate {
       ticket.controller.record(outcome, ticket.inner, detail);
       return;
     }
-    if (outcome === 'success') this.#delivered.add(this.#clock.now());
+    if (outcome === 'success') {
+      this.#delivered.add(this.#clock.now());
+      this.#succeeded = true;
+    }
     if (this.#mode === 'local') {
       // A request sent on a share that answered after the fallback: the local controller learns from it.
       this.#local?.record(outcome, undefined, detail);
@@ -354,9 +393,13 @@ class Shared implements SharedRate {
     if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
     if (this.#gate.waiting > 0) this.#saturated = true;
     if (Number.isFinite(this.#share)) {
-      // A late wake-up keeps its slot (up to CATCH_UP_MS); the first request after a silence starts one.
-      const earliest = woken && this.#next >= now - CATCH_UP_MS ? now - CATCH_UP_MS : now;
-      if (this.#share > 0) this.#next = Math.max(this.#next, earliest) + 1000 / this.#share;
+      // A late wake-up keeps its slot (up to catchUpMs); the first request after a silence starts one.
+      if (this.#share > 0) {
+        const interval = 1000 / this.#share;
+        const catchUp = catchUpMs(interval, this.#law.margin);
+        const earliest = woken && this.#next >= now - catchUp ? now - catchUp : now;
+        this.#next = Math.max(this.#next, earliest) + interval;
+      }
     }
     return new SharedTicket(this.#epoch);
   }
@@ -400,21 +443,24 @@ class Shared implements SharedRate {
   async #call(cutEpoch: number, leaseMs: number): Promise<void> {
     const stop = new AbortController();
     const now = this.#clock.now();
-    const used = this.#granted.rate(now, this.#start, 0, 100, 1000);
-    // Over exactly the last second: Redis sums the members' rates, so the fleet's sample is large
-    // even where each process's is small, and a longer window would lag a rate that moved.
-    const accepted = this.#delivered.rate(now, this.#start, 0, 1000, 1000);
+    // Redis sums the members' rates and successes: the fleet's accepted rate is known once every
+    // member's covers a second and the fleet's successes are 10.
+    const { used, accepted, successes } = memberReport(this.#granted, this.#delivered, now, this.#start);
     const saturated = this.#saturated || this.#gate.waiting > 0;
+    const succeeded = this.#succeeded;
     this.#saturated = false;
+    this.#succeeded = false;
     const args = [
       this.#id,
       saturated ? '1' : '0',
-      String(Math.max(0, used)),
+      String(used),
       String(accepted),
       String(leaseMs),
       String(cutEpoch),
       finite(this.#fleet),
       ...this.#lawArgs,
+      succeeded ? '1' : '0',
+      String(successes),
     ];
     try {
       const reply = await Promise.race([
