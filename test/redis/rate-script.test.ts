@@ -193,6 +193,20 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect((await call({ id: 'b', accepted: 5, used: 50, successes: 5, cut: 0 })).fleet).toBe(9.5);
   });
 
+  it('a member that has not measured a second counts as accepting what it sends; the fleet is unknown only while none has', async () => {
+    await call({ id: 'a', seed: 100, accepted: 30, used: 60 });
+    await call({ id: 'b', used: 20 }); // not measured yet
+    await age(5000);
+    // Accepted 30 + 20 of the 80 sent: down to 0.95 × 50.
+    expect((await call({ id: 'a', accepted: 30, used: 60, cut: 0 })).fleet).toBeCloseTo(47.5, 9);
+    await c.del(...KEYS);
+    await call({ id: 'a', seed: 100, used: 60 });
+    await call({ id: 'b', used: 20 });
+    await age(5000);
+    // Nobody has measured: a blind cut.
+    expect((await call({ id: 'a', used: 60, cut: 0 })).fleet).toBe(50);
+  });
+
   it('an unlimited fleet starts from what was accepted when some was refused, else from half of what it sent', async () => {
     await call({ id: 'a', seed: -1, accepted: 50, used: 200 });
     expect((await call({ id: 'a', accepted: 50, used: 200, cut: 0 })).fleet).toBeCloseTo(47.5, 9);

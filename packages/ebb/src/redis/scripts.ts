@@ -47,8 +47,9 @@ return tostring(sum)`;
  * the first event where their rates differ.
  *
  * What the fleet measures differently (the inputs, not the law): the delivered rate is the sum of
- * the members' (each measured as `adaptiveRate` measures its own), known once every member's
- * covers a second and the fleet's holds 10 successes; "kept waiting" and "a success since the
+ * the members' (each measured as `adaptiveRate` measures its own; a member that has not covered
+ * a second yet counts as accepting what it sends), known once a member's covers a second and the
+ * fleet's hold 10 successes; "kept waiting" and "a success since the
  * change" are any member's; the first cut of an unlimited fleet starts from what the members sent,
  * counted in 100-ms slots rather than `adaptiveRate`'s whole seconds (the same over the first
  * second of traffic, when a blind first cut comes); and,
@@ -161,7 +162,8 @@ end`;
  * `#probing`, st `#step`, ce `#ceiling`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev
  * `#eventAt`, inf `#informed`, nt `#notedAt`, v the layout's version (2); sums over the live leases: ia every share, iu what
  * unsaturated members asked for, ns saturated members, ac their accepted rates, sn the successes
- * those were measured over, nk members whose accepted rate is not known yet, ug their used rates.
+ * those were measured over, nk members whose accepted rate is not known yet, uk their used rates,
+ * ug every member's used rate.
  *
  * Returns { share (-1 unlimited), fleet rate (-1 unlimited), epoch, 1 if the share is below what
  * the member asked for (it should ask again soon), live members } as strings.
@@ -194,7 +196,7 @@ if seed < 0 then seed = BIG end
 -- A state this version did not write (or none) starts afresh, and so do its leases.
 if s.v ~= 2 then
   s = { v = 2, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, pb = 0, st = inc, ce = BIG, sk = 0, sw = 0,
-        rd = BIG, ev = -BIG, inf = 0, nt = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, ug = 0 }
+        rd = BIG, ev = -BIG, inf = 0, nt = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
   redis.call('DEL', M, Z)
 end
 local function forget(k)
@@ -204,7 +206,7 @@ local function forget(k)
     a, b, c, d, w, n = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(w), tonumber(n)
     s.ia = s.ia - a
     if b == 1 then s.ns = s.ns - 1 else s.iu = s.iu - w end
-    if c < 0 then s.nk = s.nk - 1 else s.ac = s.ac - c; s.sn = s.sn - n end
+    if c < 0 then s.nk = s.nk - 1; s.uk = s.uk - d else s.ac = s.ac - c; s.sn = s.sn - n end
     s.ug = s.ug - d
     redis.call('HDEL', M, k)
   end
@@ -219,7 +221,16 @@ if s.ia < 1e-9 then s.ia = 0 end
 if s.iu < 1e-9 then s.iu = 0 end
 if acc < 0 or count < 0 then acc, count = -1, -1 end
 local accepted, successes = -1, -1
-if s.nk == 0 and acc >= 0 then accepted, successes = s.ac + acc, s.sn + count end
+-- Members that have not measured a second yet (new, or late to their first request) count as
+-- accepting what they send: one newcomer must not make the whole fleet's rate unknown, which
+-- would make the next cut blind (measured: a fleet of 5 halved from 50 to 25 r/s at its start,
+-- one member's first request having waited 0.8 s for its share). Unknown only with no member known.
+local others = redis.call('ZCARD', Z)
+if acc >= 0 then
+  accepted, successes = s.ac + acc + s.uk, s.sn + count
+elseif others > s.nk then
+  accepted, successes = s.ac + s.uk + used, s.sn
+end
 local sent = s.ug + used
 -- In adaptiveRate's order: a rise that fell due is applied when the pacer wakes up, before the
 -- answer of the request it lets go; a success is evidence, and a due rise is applied (record); a
@@ -228,7 +239,6 @@ local sent = s.ug + used
 -- instant); a throttle applies a due rise, then judges (record). A throttle of a request sent
 -- before the fleet's last change moves nothing.
 local throttle = cut >= 0 and cut == s.e and lease > 0
-local others = redis.call('ZCARD', Z)
 local moves = cut < 0 or throttle
 if moves then rise(sent, others) end
 if ok == 1 and s.sk == 0 then
@@ -261,7 +271,7 @@ if lease > 0 then
   if a < 0 then a = 0 end
   s.ia = s.ia + a
   if sat == 1 then s.ns = s.ns + 1 else s.iu = s.iu + want end
-  if acc < 0 then s.nk = s.nk + 1 else s.ac = s.ac + acc; s.sn = s.sn + count end
+  if acc < 0 then s.nk = s.nk + 1; s.uk = s.uk + used else s.ac = s.ac + acc; s.sn = s.sn + count end
   s.ug = s.ug + used
   redis.call('HSET', M, id, exact(a) .. ',' .. sat .. ',' .. exact(acc) .. ',' .. exact(used) .. ',' .. exact(want) .. ',' .. exact(count))
   redis.call('ZADD', Z, now + 3 * lease, id)
