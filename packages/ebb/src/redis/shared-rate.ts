@@ -6,6 +6,7 @@ import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
+import { Rearm } from './rearm.js';
 import { RATE_SCRIPT } from './scripts.js';
 import { RECONNECT, type SharedEvent, type SharedMode, Timeout } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
@@ -197,7 +198,7 @@ class Shared implements SharedRate {
   #pendingCut = -1;
   #local: AdaptiveRate | undefined;
   #inflight: Promise<void> | undefined;
-  #timer: AbortController | undefined;
+  readonly #timer: Rearm;
   #reconnect: BackoffRun | undefined;
   #nextTryMs = Number.NEGATIVE_INFINITY;
   #closed = false;
@@ -219,6 +220,7 @@ class Shared implements SharedRate {
     this.#scripts = redisScripts(o.client, where);
     this.#keys = [key, `${key}-members`, `${key}-leases`];
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
+    this.#timer = new Rearm(this.#clock, () => this.#renew());
     this.#timeoutMs = nonNegative(where, 'timeoutMs', o.timeoutMs, 100, false, 'For example 100.');
     if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
     this.#leaseMs = nonNegative(where, 'leaseMs', o.leaseMs, 500, false, 'For example 500.');
@@ -345,18 +347,17 @@ class Shared implements SharedRate {
   }
 
   async close(): Promise<void> {
-    this.#timer?.abort();
-    this.#timer = undefined;
+    this.#timer.cancel();
     if (this.#inflight) await this.#inflight;
     if (!this.#closed && this.#mode === 'shared') {
       this.#closed = true;
+      this.#timer.stop();
       // Lease 0 leaves the fleet: the share goes back at once, not after three lease periods.
       this.#inflight = this.#call(-1, 0);
       await this.#inflight;
     }
     this.#closed = true;
-    (this.#timer as AbortController | undefined)?.abort();
-    this.#timer = undefined;
+    this.#timer.stop();
   }
 
   #acquireLocal(signal: AbortSignal | undefined): unknown {
@@ -408,19 +409,6 @@ class Shared implements SharedRate {
     return new SharedTicket(this.#epoch);
   }
 
-  #arm(ms: number): void {
-    if (this.#timer || this.#closed) return;
-    const timer = new AbortController();
-    this.#timer = timer;
-    this.#clock.sleep(ms, timer.signal).then(
-      () => {
-        if (this.#timer === timer) this.#timer = undefined;
-        this.#renew();
-      },
-      () => {},
-    );
-  }
-
   /** The lease's renewal: only while there is traffic (an idle process lets its lease lapse). */
   #renew(): void {
     if (this.#clock.now() - this.#activeSince > 3 * this.#leaseMs && this.#mode === 'shared') return;
@@ -436,11 +424,10 @@ class Shared implements SharedRate {
     }
     const wait = this.#nextTryMs - this.#clock.now();
     if (wait > 0) {
-      this.#arm(wait);
+      this.#timer.arm(wait);
       return;
     }
-    this.#timer?.abort();
-    this.#timer = undefined;
+    this.#timer.cancel();
     this.#inflight = this.#call(cutEpoch, this.#leaseMs);
   }
 
@@ -509,9 +496,9 @@ class Shared implements SharedRate {
         const cut = this.#pendingCut;
         this.#pendingCut = -1;
         if (this.#mode === 'shared' && cut >= this.#epoch) this.#send(cut);
-        else if (this.#mode === 'local') this.#arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+        else if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
         // A share below what was asked for is asked again soon: it grows as other leases shrink.
-        else this.#arm(this.#short ? Math.min(100, this.#leaseMs) : this.#leaseMs);
+        else this.#timer.arm(this.#short ? Math.min(100, this.#leaseMs) : this.#leaseMs);
       }
       if (this.#mode === 'shared' && this.#local && this.#local.waiting === 0) this.#local = undefined;
     }
