@@ -194,15 +194,18 @@ export class SharedState {
   }
 
   /** Sends what is pending now (bounded by `timeoutMs`, or skipped while backing off); never rejects. */
-  async flush(): Promise<void> {
+  async flush(refresh = false): Promise<void> {
     // A call's end may start the next one (changes made meanwhile): wait for those too. Bounded:
     // each turn sends or awaits one call, and a failed call stops it (the backoff's wait).
+    // `refresh` sends once even with nothing pending, to read the fleet's value back.
+    let force = refresh;
     for (let turn = 0; turn < 100; turn++) {
       if (this.#inflight) {
         await this.#inflight;
         continue;
       }
-      if (this.#pending === 0 || this.#closed || this.#clock.now() < this.#nextTryMs) return;
+      if ((this.#pending === 0 && !force) || this.#closed || this.#clock.now() < this.#nextTryMs) return;
+      force = false;
       this.#send();
     }
   }
