@@ -21,6 +21,10 @@ interface Lease {
   leaseMs?: number;
   cut?: number;
   seed?: number;
+  /** A success since the member's last call (default false: no evidence for a rise). */
+  ok?: boolean;
+  /** The successes its accepted rate counts (default 100 when accepted is known, else -1). */
+  successes?: number;
 }
 interface Reply {
   share: number;
@@ -46,11 +50,13 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       String(l.cut ?? -1),
       String(l.seed ?? -1),
       ...LAW,
+      l.ok === true ? '1' : '0',
+      String(l.successes ?? ((l.accepted ?? -1) >= 0 ? 100 : -1)),
     )) as string[];
     const [share, fleet, epoch, short, members] = reply.map(Number) as [number, number, number, number, number];
     return { share, fleet, epoch, short: short === 1, members };
   };
-  type State = Record<'r' | 'e' | 'ch' | 'ev' | 'nt' | 'co' | 'ia' | 'iu' | 'ns', number>;
+  type State = Record<'r' | 'e' | 'ch' | 'ev' | 'nt' | 'rd' | 'rl' | 'ia' | 'iu' | 'ns', number>;
   const state = async (): Promise<State> => {
     const h = await c.hgetall(KEYS[0] as string);
     return Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Number(v)])) as State;
@@ -58,7 +64,12 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
   /** Moves the fleet's last change into the past by `ms` (the script reads the server's TIME). */
   const age = async (ms: number) => {
     const s = await state();
-    await c.hset(KEYS[0] as string, { ch: s.ch - ms, ev: s.ev - ms, nt: s.nt - ms });
+    await c.hset(KEYS[0] as string, {
+      ch: s.ch - ms,
+      ev: s.ev - ms,
+      nt: s.nt - ms,
+      rd: s.rd < 1e300 ? s.rd - ms : s.rd,
+    });
   };
 
   beforeAll(async () => {
@@ -143,23 +154,57 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect(second.epoch).toBe(1);
   });
 
-  it('a throttle while the service took nearly all that was sent is a burst: the unused headroom goes, no more', async () => {
+  it('a throttle while no member waited: the cut goes no lower than decreaseFactor (adaptiveRate: not application-limited)', async () => {
+    await call({ id: 'a', seed: 100, accepted: 40, used: 40, saturated: false });
+    await age(5000);
+    // Sent 40 of the 100 allowed, all accepted: 0.95 × 40 is below 0.5 × 100, so 50.
+    expect((await call({ id: 'a', accepted: 40, used: 40, cut: 0, saturated: false })).fleet).toBe(50);
+    await c.del(...KEYS);
+    await call({ id: 'a', seed: 100, accepted: 80, used: 80, saturated: false });
+    await age(5000);
+    expect((await call({ id: 'a', accepted: 80, used: 80, cut: 0, saturated: false })).fleet).toBeCloseTo(76, 9);
+    // Kept waiting, the same throttle cuts to 0.95 × what was accepted, whatever the bound.
+    await c.del(...KEYS);
     await call({ id: 'a', seed: 100, accepted: 40, used: 40 });
     await age(5000);
-    // Sent 40 of the 100 allowed, all accepted: down to 1.05 × 40, but not below 0.5 × 100.
-    expect((await call({ id: 'a', accepted: 40, used: 40, cut: 0 })).fleet).toBe(50);
-    await c.del(...KEYS);
-    await call({ id: 'a', seed: 100, accepted: 80, used: 80 });
-    await age(5000);
-    expect((await call({ id: 'a', accepted: 80, used: 80, cut: 0 })).fleet).toBeCloseTo(84, 9);
+    expect((await call({ id: 'a', accepted: 40, used: 40, cut: 0 })).fleet).toBeCloseTo(38, 9);
   });
 
-  it('notes a throttle now and then at a rate the fleet uses; a second within five cool-offs cuts by the margin', async () => {
+  it('notes a throttle now and then at a rate that holds; a second within a cool-off of the note cuts to the accepted rate', async () => {
     await call({ id: 'a', seed: 50, accepted: 49, used: 50 });
     await age(6000);
     expect(await call({ id: 'a', accepted: 49, used: 50, cut: 0 })).toMatchObject({ fleet: 50, epoch: 1 });
     await age(2000);
-    expect((await call({ id: 'a', accepted: 49, used: 50, cut: 1 })).fleet).toBeCloseTo(47.5, 9);
+    // Two cool-offs later: noted again.
+    expect(await call({ id: 'a', accepted: 49, used: 50, cut: 1 })).toMatchObject({ fleet: 50, epoch: 2 });
+    await age(500);
+    expect((await call({ id: 'a', accepted: 49, used: 50, cut: 2 })).fleet).toBeCloseTo(49 * 0.95, 9);
+  });
+
+  it('a delivered rate over fewer than 10 successes is not known: the cut is blind (decreaseFactor)', async () => {
+    await call({ id: 'a', seed: 100, accepted: 9, used: 100, successes: 9 });
+    await age(5000);
+    expect((await call({ id: 'a', accepted: 9, used: 100, successes: 9, cut: 0 })).fleet).toBe(50);
+    // Two members with 5 each: the fleet's 10 are enough.
+    await c.del(...KEYS);
+    await call({ id: 'a', seed: 100, accepted: 5, used: 50, successes: 5 });
+    await call({ id: 'b', accepted: 5, used: 50, successes: 5 });
+    await age(5000);
+    expect((await call({ id: 'b', accepted: 5, used: 50, successes: 5, cut: 0 })).fleet).toBe(9.5);
+  });
+
+  it('a member that has not measured a second counts as accepting what it sends; the fleet is unknown only while none has', async () => {
+    await call({ id: 'a', seed: 100, accepted: 30, used: 60 });
+    await call({ id: 'b', used: 20 }); // not measured yet
+    await age(5000);
+    // Accepted 30 + 20 of the 80 sent: down to 0.95 × 50.
+    expect((await call({ id: 'a', accepted: 30, used: 60, cut: 0 })).fleet).toBeCloseTo(47.5, 9);
+    await c.del(...KEYS);
+    await call({ id: 'a', seed: 100, used: 60 });
+    await call({ id: 'b', used: 20 });
+    await age(5000);
+    // Nobody has measured: a blind cut.
+    expect((await call({ id: 'a', used: 60, cut: 0 })).fleet).toBe(50);
   });
 
   it('an unlimited fleet starts from what was accepted when some was refused, else from half of what it sent', async () => {
@@ -179,19 +224,26 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect(again.epoch).toBe(2);
   });
 
-  it('rises after the cool-off only while the fleet uses its rate, concavely up to the learned limit', async () => {
+  it('rises after the cool-off once a member waited and one succeeded; with other members, only while the fleet sends about its rate', async () => {
     await call({ id: 'a', seed: 100, accepted: 50, used: 100 });
     await age(5000);
     await call({ id: 'a', accepted: 50, used: 100, cut: 0 }); // 47.5, learned limit 50
-    await c.hset(KEYS[0] as string, { r: 30 });
     await age(1000);
-    // Not kept waiting, or sending well below the rate: no rise.
-    expect((await call({ id: 'a', saturated: false, used: 30, accepted: 30 })).fleet).toBe(30);
-    expect((await call({ id: 'a', used: 20, accepted: 20 })).fleet).toBe(30);
-    // Saturated at the rate: halfway to 47.5 (38.75), which is more than +10 %.
-    expect((await call({ id: 'a', used: 30, accepted: 30 })).fleet).toBeCloseTo(38.75, 9);
-    // Within the cool-off: no rise.
-    expect((await call({ id: 'a', used: 38, accepted: 38 })).fleet).toBeCloseTo(38.75, 9);
+    // Successes but not kept waiting: no rise, however long ago the change was.
+    expect((await call({ id: 'a', saturated: false, ok: true, used: 47, accepted: 47 })).fleet).toBeCloseTo(47.5, 9);
+    // Kept waiting, after a success: a probe, one base step.
+    expect((await call({ id: 'a', used: 47, accepted: 47 })).fleet).toBeCloseTo(47.5 * 1.1, 9);
+    // Kept waiting, without a success since: no rise.
+    await age(2000);
+    expect((await call({ id: 'a', used: 52, accepted: 52 })).fleet).toBeCloseTo(47.5 * 1.1, 9);
+    await c.del(...KEYS);
+    await call({ id: 'a', seed: 52.25 });
+    await call({ id: 'b', used: 0, accepted: 0, saturated: false });
+    await age(2000);
+    // A second member that sends little: the fleet sends 32 of its 52.25, and a wait is no reason to rise.
+    expect((await call({ id: 'a', ok: true, used: 32, accepted: 32 })).fleet).toBeCloseTo(52.25, 9);
+    // It sends 50 of them: a probe.
+    expect((await call({ id: 'a', ok: true, used: 50, accepted: 50 })).fleet).toBeCloseTo(52.25 * 1.1, 9);
   });
 
   it('a throttle right after a rise is a relapse: the rise is undone and the cool-off doubles', async () => {
@@ -199,16 +251,16 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     await age(5000);
     await call({ id: 'a', accepted: 50, used: 100, cut: 0 }); // 47.5 = the settling point
     await age(1000);
-    const rise = await call({ id: 'a', accepted: 47.5, used: 47.5 });
+    const rise = await call({ id: 'a', ok: true, accepted: 47.5, used: 47.5 });
     expect(rise.fleet).toBeCloseTo(47.5 * 1.1, 9); // a probe: one base step
     const relapse = await call({ id: 'a', accepted: 50, used: 52, cut: rise.epoch });
     expect(relapse.fleet).toBeCloseTo(47.5, 9);
-    expect((await state()).co).toBe(2000);
+    expect((await state()).rl).toBe(1);
     // One cool-off later is too early now; two are enough.
     await age(1000);
-    expect((await call({ id: 'a', accepted: 47.5, used: 47.5 })).fleet).toBeCloseTo(47.5, 9);
+    expect((await call({ id: 'a', ok: true, accepted: 47.5, used: 47.5 })).fleet).toBeCloseTo(47.5, 9);
     await age(1000);
-    expect((await call({ id: 'a', accepted: 47.5, used: 47.5 })).fleet).toBeCloseTo(47.5 * 1.1, 9);
+    expect((await call({ id: 'a', ok: true, accepted: 47.5, used: 47.5 })).fleet).toBeCloseTo(47.5 * 1.1, 9);
   });
 
   it('keeps every invariant for any sequence of leases, departures and throttles', async () => {
@@ -218,6 +270,8 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
           fc.record({
             id: fc.constantFrom('a', 'b', 'c', 'd'),
             saturated: fc.boolean(),
+            ok: fc.boolean(),
+            successes: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 1000 })),
             used: fc.double({ min: 0, max: 1e6, noNaN: true }),
             accepted: fc.oneof(fc.constant(-1), fc.double({ min: 0, max: 1e6, noNaN: true })),
             leaseMs: fc.constantFrom(0, 500, 60_000),

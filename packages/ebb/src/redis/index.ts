@@ -1,6 +1,7 @@
 /**
  * ebb/redis — fleet-wide state kept in the caller's Redis: one `tokenBudget`, `awsRetryQuota` or
- * `ratioBudget` for every process and every process lifetime that uses the same name, and one
+ * `ratioBudget` for every process and every process lifetime that uses the same name, the SRE
+ * throttle's counts (`sharedAdaptiveThrottle`), and one
  * `adaptiveRate` for a whole fleet (`sharedRate`: each process paces at a lease of the fleet's
  * rate). Zero dependencies: pass a node-redis or ioredis client (or any {@link RedisScripts}).
  * Redis failing never fails or delays a request: each process falls back to local state (a local
@@ -11,6 +12,11 @@
  */
 
 export { isNoScript, type RedisScripts, redisScripts } from './client.js';
+export {
+  type SharedAdaptiveThrottle,
+  type SharedAdaptiveThrottleOptions,
+  sharedAdaptiveThrottle,
+} from './shared-adaptive-throttle.js';
 export {
   type SharedAwsRetryQuota,
   type SharedAwsRetryQuotaOptions,

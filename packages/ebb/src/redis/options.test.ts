@@ -3,8 +3,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
+import { LocalThrottleError } from '../rate/adaptive-throttle.js';
 import { ratioBudget } from '../rate/ratio-budget.js';
 import type { RedisScripts } from './client.js';
+import { sharedAdaptiveThrottle } from './shared-adaptive-throttle.js';
 import { sharedAwsRetryQuota } from './shared-aws-retry-quota.js';
 import { sharedRatioBudget } from './shared-ratio-budget.js';
 import { sharedTokenBudget } from './shared-token-budget.js';
@@ -98,6 +100,52 @@ describe('shared budgets refuse hostile options by name', () => {
       );
     });
   }
+});
+
+describe('sharedAdaptiveThrottle refuses hostile options by name', () => {
+  it('any value of any option throws naming it, or the throttle works (locally, Redis refusing)', async () => {
+    const keys = [
+      'k',
+      'windowMs',
+      'random',
+      'name',
+      'prefix',
+      'timeoutMs',
+      'syncIntervalMs',
+      'onEvent',
+      'clock',
+      'client',
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...keys), hostile, async (key, value) => {
+        const options = { client: refusing, name: 'n', clock: virtualClock(), [key]: value };
+        let throttle: ReturnType<typeof sharedAdaptiveThrottle>;
+        try {
+          throttle = sharedAdaptiveThrottle(options as never);
+        } catch (error) {
+          expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+          expect((error as Error).message).toContain('sharedAdaptiveThrottle()');
+          expect((error as Error).message).toContain(key);
+          return;
+        }
+        expect(mustRefuse(key, value), `${key}: ${String(value)} was accepted`).toBe(false);
+        await throttle.ready();
+        expect(throttle.mode).toBe('local');
+        for (let i = 0; i < 5; i++) {
+          try {
+            throttle.acquire();
+            throttle.record('throttled');
+          } catch (error) {
+            expect(error).toBeInstanceOf(LocalThrottleError);
+          }
+        }
+        expect(throttle.requests).toBe(5);
+        expect(throttle.rejectionProbability).toBeGreaterThan(0);
+        await throttle.close();
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe("sharedRatioBudget's arithmetic is ratioBudget's", () => {

@@ -39,35 +39,139 @@ redis.call('PEXPIRE', KEYS[1], sliceMs * slices * 2)
 return tostring(sum)`;
 
 /**
- * The fleet's shared rate and the leases of it (`sharedRate`). KEYS: [1] a hash of the fleet's
- * state, [2] a hash member id → `share,saturated,accepted,used,wanted` (its current lease), [3] a sorted set
- * member id → lease expiry (ms, server clock). ARGV: id, saturated (0/1), used r/s, accepted r/s
- * (-1: not measured yet), lease ms (0: leave the fleet), the epoch of a throttled request (-1: no
- * throttle), the rate to start a missing state with (-1: unlimited), then margin, decreaseFactor,
- * increase, the largest step, coolOffMs, maxCoolOffMs, minRatePerSecond, maxRatePerSecond
- * (-1: none), and the keys' expiry in seconds.
+ * The fleet's control law: `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), rule for
+ * rule, in Lua — one Lua function per method there, with the same names for the same quantities:
+ * `waitFor` is `#waitFor` (with `coolOffAfter`, `convex`), `rise` is `#planRise` + `#rise`, `fall`
+ * is `#fall`, `note` is `#note`, `change` is `#change`. A change to the law in one place needs the
+ * same change in the other: test/redis/rate-law.test.ts feeds both the same traces and fails on
+ * the first event where their rates differ.
  *
- * State fields: r the fleet's rate (-1 unlimited), e the epoch (one per congestion event), ch when
- * the rate last changed, lc what that change was (0 fall or note, 1 rise), pr the rate before the
- * last rise, st the next probing step, co the cool-off now, ce the learned limit (-1 none), th the
- * rate last throttled (-1 none), pb 1 if the last rise was a probe above the learned limit, bl 1
- * if the last fall was blind (no accepted rate known), ev
- * when the last fall was, nt when a throttle was last only noted; sums
- * over the live leases: ia every share, iu what unsaturated members asked for, ns saturated members, ac
- * their accepted rates, nk members whose accepted rate is not known yet, ug their used rates.
+ * What the fleet measures differently (the inputs, not the law): the delivered rate is the sum of
+ * the members' (each measured as `adaptiveRate` measures its own; a member that has not covered
+ * a second yet counts as accepting what it sends), known once a member's covers a second and the
+ * fleet's hold 10 successes; "kept waiting" and "a success since the
+ * change" are any member's; the first cut of an unlimited fleet starts from what the members sent,
+ * counted in 100-ms slots rather than `adaptiveRate`'s whole seconds (the same over the first
+ * second of traffic, when a blind first cut comes); and,
+ * with more than one member, a rise also needs the fleet to send at least `(1 − 2 × margin)` × its
+ * rate, since one member kept waiting by its share says nothing of a rate the others leave unused
+ * (with one member, kept waiting is the whole fleet kept waiting: `adaptiveRate`'s rule exactly).
+ * Servers' hints (`Retry-After`, `RateLimit`) are not shared. Infinity is stored as BIG.
+ */
+const RATE_LAW = `local BIG = 1e300
+local maxRel = 0
+while maxRel < 2000 and base * 2 ^ maxRel < maxCo do maxRel = maxRel + 1 end
+local function coolOffAfter(rl) return math.min(maxCo, base * 2 ^ rl) end
+local function convex(rate) return rate >= s.th * (1 + inc) * (1 - 1e-9) end
+local function waitFor(rate, lc, pb, rl)
+  if lc == 1 and pb == 1 and convex(rate) then return base end
+  if lc == 1 and pb == 1 then return coolOffAfter(math.max(math.min(rl, 1), rl - 1)) end
+  return coolOffAfter(rl)
+end
+local function change(at, lc)
+  s.ch = at
+  s.lc = lc
+  s.sk = 0
+  s.sw = 0
+  s.rd = BIG
+end
+local function rise(sent, others)
+  if s.sk == 0 or s.sw == 0 or s.r >= hi then return end
+  if others > 0 and sent < s.r * (1 - 2 * m) then return end
+  local at = math.max(s.ch + waitFor(s.r, s.lc, s.pb, s.rl), s.rd)
+  if now < at then return end
+  local settle = s.ce * (1 - m)
+  local rate, step, rl, ce, pb = s.r, s.st, s.rl, s.ce, 0
+  if ce < BIG and rate < settle * (1 - 1e-9) then
+    rate = math.min(settle, math.max(rate * (1 + inc), (rate + settle) / 2))
+    if s.lc == 1 and rl > 0 then rl = rl - 1 end
+  else
+    if s.lc == 1 and s.pb == 1 then
+      if rl > 0 then rl = rl - 1 end
+      step = math.min(maxStep, step * 2)
+      if ce < BIG then ce = math.max(ce, rate) end
+    end
+    if convex(rate) then step = math.min(step, 2 * inc)
+    elseif rate * (1 + step) > s.th then step = inc end
+    rate = rate * (1 + step)
+    pb = 1
+  end
+  s.pr = s.r
+  s.r = math.min(hi, rate)
+  s.st, s.rl, s.ce, s.pb = step, rl, ce, pb
+  change(at, 1)
+end
+local function note()
+  s.nt = now
+  change(now, 0)
+  s.e = s.e + 1
+end
+local function fall(sent, delivered, count)
+  local first = s.r >= BIG
+  local from = s.r
+  if first then from = math.max(sent, lo) end
+  local known = delivered >= 0 and count >= 10
+  local limit = from
+  if known then limit = math.min(from, delivered) end
+  local floor = from * dec
+  if known and s.sw == 1 then floor = lo end
+  local rate
+  local relapse = false
+  if first then
+    if known then rate = math.max(floor, limit * (1 - m)) else rate = floor end
+  elseif s.lc == 1 then
+    relapse = true
+    rate = math.min(s.pr, math.max(s.pr * (1 - m), limit * (1 - m)))
+    if s.rl < maxRel then s.rl = s.rl + 1 end
+  elseif now - s.ev < base then
+    if s.inf == 1 or not known or delivered * (1 - m) >= from then return note() end
+    rate = math.max(floor, delivered * (1 - m))
+  elseif known and limit < from * (1 - 2 * m) then
+    rate = math.max(floor, limit * (1 - m))
+    s.rl = 0
+  elseif known then
+    if now - s.nt >= base then return note() end
+    rate = math.max(floor, limit * (1 - m))
+  else
+    rate = floor
+  end
+  if known then s.inf = 1 else s.inf = 0 end
+  s.ev = now
+  s.th = from
+  s.r = math.min(hi, math.max(lo, rate))
+  if relapse or not known then s.ce = s.r / (1 - m) else s.ce = math.max(limit, s.r / (1 - m)) end
+  s.st = inc
+  s.pb = 0
+  change(now, 0)
+  s.e = s.e + 1
+end`;
+
+/**
+ * The fleet's shared rate and the leases of it (`sharedRate`). KEYS: [1] a hash of the fleet's
+ * state, [2] a hash member id → `share,saturated,accepted,used,wanted,successes` (its current
+ * lease), [3] a sorted set member id → lease expiry (ms, server clock). ARGV: id, saturated (0/1:
+ * requests waited for the share since the member's last call), used r/s, accepted r/s (-1: not
+ * measured yet), lease ms (0: leave the fleet), the epoch of a throttled request (-1: no
+ * throttle), the rate to start a missing state with (-1: unlimited), then margin,
+ * decreaseFactor, increase, the largest step, coolOffMs, maxCoolOffMs, minRatePerSecond,
+ * maxRatePerSecond (-1: none), the keys' expiry in seconds, a success since the member's last
+ * call (0/1), and the successes its accepted rate was measured over (-1: not measured).
+ *
+ * State fields, as `adaptiveRate`'s: r `#rate` (BIG: unlimited), e `#epoch`, ch `#changedAt`, lc
+ * `#lastChange` (1 rise, 0 otherwise), pr `#before`, rl `#relapses`, th `#throttledAt`, pb
+ * `#probing`, st `#step`, ce `#ceiling`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev
+ * `#eventAt`, inf `#informed`, nt `#notedAt`, v the layout's version (2); sums over the live leases: ia every share, iu what
+ * unsaturated members asked for, ns saturated members, ac their accepted rates, sn the successes
+ * those were measured over, nk members whose accepted rate is not known yet, uk their used rates,
+ * ug every member's used rate.
  *
  * Returns { share (-1 unlimited), fleet rate (-1 unlimited), epoch, 1 if the share is below what
  * the member asked for (it should ask again soon), live members } as strings.
  *
- * The control law follows `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), kept in one
- * place for the fleet: one change per congestion event, decided by comparing the throttled
- * request's epoch with the fleet's (whichever process reports first moves the rate; later reports
- * of the same event find a newer epoch and change nothing). A fall goes to (1 − margin) × the
- * fleet's accepted rate (the members' reported successes a second) when the service refused part of
- * what the fleet sent, and only takes the unused headroom off when it did not (a burst); a throttle
- * right after a rise undoes it and doubles the cool-off; an isolated throttle at a held rate is
- * only noted. Rises come after the cool-off while members wait and the fleet sends about its rate:
- * concave up to the learned limit, then probing steps that double while they hold.
+ * The control law is {@link RATE_LAW}, kept in one place for the fleet: one change per congestion
+ * event, decided by comparing the throttled request's epoch with the fleet's (whichever process
+ * reports first moves the rate; later reports of the same event find a newer epoch and change
+ * nothing, as `adaptiveRate` ignores the ticket of a request sent before its last cut).
  * Shares: max-min fair — members not kept waiting keep an equal share while nobody waits, and
  * what they use plus half once someone does; waiting members split the rest equally. A member's
  * share grows only into what no other lease holds, so a newcomer starts small and asks again soon,
@@ -80,22 +184,29 @@ local id, sat, used, acc = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumb
 local lease, cut, seed = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local m, dec, inc, maxStep = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local base, maxCo, lo, hi, ttl = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
+local ok, count = tonumber(ARGV[17]), tonumber(ARGV[18])
+-- Every digit of a double, so that a number read back is the number written (tostring keeps 14).
+local function exact(x) return string.format('%.17g', x) end
 local s = {}
 local raw = redis.call('HGETALL', H)
 for i = 1, #raw, 2 do s[raw[i]] = tonumber(raw[i + 1]) end
-if s.r == nil then
-  s = { r = seed, e = 0, ch = now, lc = 0, pr = seed, st = inc, co = base, ce = -1, th = -1, bl = 0, ev = now - base, nt = now - base, pb = 0,
-        ia = 0, iu = 0, ns = 0, ac = 0, nk = 0, ug = 0 }
+${RATE_LAW}
+if hi < 0 then hi = BIG end
+if seed < 0 then seed = BIG end
+-- A state this version did not write (or none) starts afresh, and so do its leases.
+if s.v ~= 2 then
+  s = { v = 2, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, pb = 0, st = inc, ce = BIG, sk = 0, sw = 0,
+        rd = BIG, ev = -BIG, inf = 0, nt = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
   redis.call('DEL', M, Z)
 end
 local function forget(k)
   local v = redis.call('HGET', M, k)
   if v then
-    local a, b, c, d, w = string.match(v, '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$')
-    a, b, c, d, w = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(w)
+    local a, b, c, d, w, n = string.match(v, '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$')
+    a, b, c, d, w, n = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(w), tonumber(n)
     s.ia = s.ia - a
     if b == 1 then s.ns = s.ns - 1 else s.iu = s.iu - w end
-    if c < 0 then s.nk = s.nk - 1 else s.ac = s.ac - c end
+    if c < 0 then s.nk = s.nk - 1; s.uk = s.uk - d else s.ac = s.ac - c; s.sn = s.sn - n end
     s.ug = s.ug - d
     redis.call('HDEL', M, k)
   end
@@ -108,83 +219,42 @@ if v then mine = tonumber(string.match(v, '^([^,]+),')) end
 forget(id)
 if s.ia < 1e-9 then s.ia = 0 end
 if s.iu < 1e-9 then s.iu = 0 end
-local accepted = -1
-if s.nk == 0 and acc >= 0 then accepted = s.ac + acc end
-local function clamp(x)
-  if x < lo then x = lo end
-  if hi >= 0 and x > hi then x = hi end
-  return x
+if acc < 0 or count < 0 then acc, count = -1, -1 end
+local accepted, successes = -1, -1
+-- Members that have not measured a second yet (new, or late to their first request) count as
+-- accepting what they send: one newcomer must not make the whole fleet's rate unknown, which
+-- would make the next cut blind (measured: a fleet of 5 halved from 50 to 25 r/s at its start,
+-- one member's first request having waited 0.8 s for its share). Unknown only with no member known.
+local others = redis.call('ZCARD', Z)
+if acc >= 0 then
+  accepted, successes = s.ac + acc + s.uk, s.sn + count
+elseif others > s.nk then
+  accepted, successes = s.ac + s.uk + used, s.sn
 end
-if cut >= 0 and cut == s.e and lease > 0 then
-  local first = s.r < 0
-  local from = s.r
-  local sent = s.ug + used
-  if first then from = math.max(sent, lo) end
-  -- The fleet's accepted rate is its limit only when the service turned part of what was sent
-  -- away; a throttle while it took nearly everything was a burst, and says nothing of the limit.
-  local refused = accepted > 0 and sent > accepted * (1 + m)
-  local limit = from
-  if refused and accepted < from then limit = accepted end
-  local r = -2
-  if first then
-    if refused then r = math.max(lo, limit * (1 - m)) else r = from * dec end
-  elseif s.lc == 1 and not (refused and limit < s.pr * (1 - 2 * m)) then
-    -- A relapse: a throttle right after a rise undoes it, and the cool-off doubles. A rise needs
-    -- the fleet sending about its rate, so what was accepted since is trusted here.
-    local l = limit
-    if accepted > 0 and accepted < l then l = accepted end
-    r = math.min(s.pr, math.max(s.pr * (1 - m), l * (1 - m)))
-    s.co = math.min(maxCo, s.co * 2)
-  elseif now - s.ev < base and not (s.bl == 1 and refused) then
-    r = -2
-  elseif refused and limit < from * (1 - 2 * m) then
-    r = math.max(lo, limit * (1 - m))
-    s.co = base
-  elseif accepted > 0 and not refused and from > sent * (1 + 2 * m) then
-    -- A burst at a rate the fleet does not use: the headroom goes, down to what it sends.
-    r = math.max(from * dec, sent * (1 + m))
-  -- A throttle now and then at a rate that holds is noted (a late timer, a burst the limiter
-  -- did not absorb); a second within five cool-offs means the rate is a little too high.
-  elseif now - s.nt >= 5 * base then s.nt = now
-  else r = from * (1 - m) end
-  if r > -2 then
-    if refused then s.ce = math.max(limit, clamp(r) / (1 - m)) else s.ce = clamp(r) / (1 - m) end
-    s.r = clamp(r)
-    s.th = from
-    if refused then s.bl = 0 else s.bl = 1 end
-    s.st = inc
-    s.ev = now
-  end
-  s.e = s.e + 1
-  s.ch = now
-  s.lc = 0
--- Rises only while the fleet uses its rate: members kept waiting, and sending about the rate.
-elseif s.r >= 0 and (s.ns > 0 or sat == 1) and s.ug + used >= s.r * (1 - 2 * m) and now - s.ch >= s.co and (hi < 0 or s.r < hi) then
-  local settle = s.ce * (1 - m)
-  s.pr = s.r
-  if s.ce > 0 and s.r < settle * (1 - 1e-9) then
-    s.r = math.min(settle, math.max(s.r * (1 + inc), (s.r + settle) / 2))
-    s.pb = 0
-  else
-    -- A probe above the learned limit; one that held for a whole cool-off doubles the next step.
-    if s.lc == 1 and s.pb == 1 then
-      s.co = math.max(base, s.co / 2)
-      s.st = math.min(maxStep, s.st * 2)
-      if s.ce > 0 then s.ce = math.max(s.ce, s.r) end
-    end
-    local step = s.st
-    if s.th > 0 and s.r * (1 + step) > s.th then step = inc end
-    s.r = s.r * (1 + step)
-    s.pb = 1
-  end
-  s.r = clamp(s.r)
-  s.ch = now
-  s.lc = 1
+local sent = s.ug + used
+-- In adaptiveRate's order: a rise that fell due is applied when the pacer wakes up, before the
+-- answer of the request it lets go; a success is evidence, and a due rise is applied (record); a
+-- wait is saturation, and a rise that made due is applied at once, counted from when it fell due
+-- (adaptiveRate shows it at once and applies it at its next wake-up, counted from the same
+-- instant); a throttle applies a due rise, then judges (record). A throttle of a request sent
+-- before the fleet's last change moves nothing.
+local throttle = cut >= 0 and cut == s.e and lease > 0
+local moves = cut < 0 or throttle
+if moves then rise(sent, others) end
+if ok == 1 and s.sk == 0 then
+  s.sk = 1
+  if s.sw == 1 then s.rd = now end
 end
+if moves then rise(sent, others) end
+if sat == 1 and s.sw == 0 then
+  s.sw = 1
+  if s.sk == 1 then s.rd = now end
+end
+if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, others) end
 local share, short, want = -1, 0, 0
 local live = 0
 if lease > 0 then
-  if s.r >= 0 then
+  if s.r < BIG then
     local n = s.ns + 1
     local fair = math.max(0, s.r - s.iu) / n
     want = fair
@@ -201,16 +271,18 @@ if lease > 0 then
   if a < 0 then a = 0 end
   s.ia = s.ia + a
   if sat == 1 then s.ns = s.ns + 1 else s.iu = s.iu + want end
-  if acc < 0 then s.nk = s.nk + 1 else s.ac = s.ac + acc end
+  if acc < 0 then s.nk = s.nk + 1; s.uk = s.uk + used else s.ac = s.ac + acc; s.sn = s.sn + count end
   s.ug = s.ug + used
-  redis.call('HSET', M, id, tostring(a) .. ',' .. sat .. ',' .. tostring(acc) .. ',' .. tostring(used) .. ',' .. tostring(want))
+  redis.call('HSET', M, id, exact(a) .. ',' .. sat .. ',' .. exact(acc) .. ',' .. exact(used) .. ',' .. exact(want) .. ',' .. exact(count))
   redis.call('ZADD', Z, now + 3 * lease, id)
 end
 live = redis.call('ZCARD', Z)
 local out = {}
-for k, x in pairs(s) do out[#out + 1] = k; out[#out + 1] = tostring(x) end
+for k, x in pairs(s) do out[#out + 1] = k; out[#out + 1] = exact(x) end
 redis.call('HSET', H, unpack(out))
 redis.call('EXPIRE', H, ttl)
 redis.call('EXPIRE', M, ttl)
 redis.call('EXPIRE', Z, ttl)
-return { tostring(share), tostring(s.r), tostring(s.e), tostring(short), tostring(live) }`;
+local fleet = s.r
+if fleet >= BIG then fleet = -1 end
+return { exact(share), exact(fleet), tostring(s.e), tostring(short), tostring(live) }`;

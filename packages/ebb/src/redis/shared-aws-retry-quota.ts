@@ -8,8 +8,7 @@ import {
 } from '../rate/aws-retry-quota.js';
 import type { BudgetSuccess } from '../retry/options.js';
 import { CLAMPED_SCRIPT } from './scripts.js';
-import { SHARED_KEYS, type SharedOptions, SharedState } from './shared-state.js';
-import type { SharedControls } from './shared-token-budget.js';
+import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedAwsRetryQuota}: those of `awsRetryQuota` plus the shared ones. */
@@ -57,7 +56,7 @@ export function sharedAwsRetryQuota(options: SharedAwsRetryQuotaOptions): Shared
     initial: capacity,
     apply: (level, delta) => Math.min(capacity, Math.max(0, level + delta)),
   });
-  return {
+  return withControls(state, {
     get available() {
       return state.level;
     },
@@ -70,17 +69,5 @@ export function sharedAwsRetryQuota(options: SharedAwsRetryQuotaOptions): Shared
     recordSuccess(context: BudgetSuccess) {
       state.change(context.attempt > 1 ? cost(context.lastError) : noRetryIncrement, false);
     },
-    get mode() {
-      return state.mode;
-    },
-    get stats() {
-      return state.stats;
-    },
-    get key() {
-      return state.key;
-    },
-    ready: () => state.ready(),
-    flush: () => state.flush(),
-    close: () => state.close(),
-  };
+  });
 }

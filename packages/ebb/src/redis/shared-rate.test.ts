@@ -56,6 +56,43 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     expect(redis.calls.at(-1)?.args[4]).toBe('0');
   });
 
+  it('alone in the fleet, makes up for a late wake-up by at most margin × the spacing below 40 r/s, as adaptiveRate does', async () => {
+    const grants = async (lateMs: readonly number[], margin?: number, members = 1) => {
+      const base = virtualClock();
+      let n = 0;
+      // Every other wake-up of the pacer comes lateMs late (a busy event loop).
+      const clock = {
+        now: () => base.now(),
+        sleep: (ms: number, signal?: AbortSignal) => base.sleep(ms + (lateMs[n++ % lateMs.length] as number), signal),
+      };
+      const rate = sharedRate({
+        client: fakeRedis(() => ['10', '20', '0', '0', String(members)]).scripts,
+        name: 'n',
+        clock,
+        margin,
+        leaseMs: 60_000,
+      });
+      await rate.ready();
+      const at: number[] = [];
+      const all = Array.from({ length: 6 }, async () => {
+        await rate.acquire();
+        at.push(base.now());
+      });
+      await base.advance(2000);
+      await Promise.all(all);
+      await rate.close();
+      return at.slice(1).map((t, i) => t - (at[i] as number));
+    };
+    // 10 r/s: 100 ms apart; a wake-up 20 ms late keeps its slot only up to 5 ms (0.05 × 100).
+    const gaps = await grants([20, 0]);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(95 - 1e-9);
+    expect(Math.max(...gaps)).toBeGreaterThan(100);
+    // margin 0.2: up to 20 ms is made up for, and the gap after a late wake-up is 80 ms.
+    expect(Math.min(...(await grants([20, 0], 0.2)))).toBeCloseTo(80, 9);
+    // With other members, the limiter sees their requests between ours: 25 ms are made up for.
+    expect(Math.min(...(await grants([20, 0], 0.05, 5)))).toBeCloseTo(80, 9);
+  });
+
   it('reports one throttle per epoch, at once, with the ticket’s epoch; older tickets are not sent', async () => {
     const clock = virtualClock();
     let epoch = 3;

@@ -6,6 +6,7 @@ import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
+import { Rearm } from './rearm.js';
 import { RATE_SCRIPT } from './scripts.js';
 import { RECONNECT, type SharedEvent, type SharedMode, Timeout } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
@@ -85,14 +86,19 @@ class LocalTicket {
 /** Grants and successes are counted in 100-ms slots over at most 3 s, as `adaptiveRate` does. */
 const SLOT_MS = 100;
 const SLOTS = 30;
-/** A late wake-up of the pacer is made up for, up to this much. */
+/** A late wake-up of the pacer is made up for, up to this much (less below 40 r/s: see `catchUpMs`). */
 const CATCH_UP_MS = 25;
+/** The accepted rate is measured as `adaptiveRate` measures its delivered rate: over 10 successes at least. */
+const MIN_DELIVERED = 10;
 /** Sent with a grant in place of a ticket while on fallback: the waiter goes on to the local controller. */
 const FORWARD = Symbol('forward');
 
-class Counter {
+/** Events counted in 100-ms slots over the last 3 s. Exported for the law's differential test only. */
+export class Counter {
   readonly #counts = new Float64Array(SLOTS);
   readonly #slots = new Float64Array(SLOTS).fill(-1);
+  /** The events the last `rate()` counted. */
+  lastCount = 0;
 
   add(now: number): void {
     const slot = Math.floor(now / SLOT_MS);
@@ -123,12 +129,41 @@ class Counter {
       if (covered >= 1000 && n >= min) break;
       if (covered >= maxCoveredMs) break;
     }
+    this.lastCount = n;
     if (covered < minCoveredMs) return -1;
     return (n * 1000) / Math.max(SLOT_MS, covered);
   }
 }
 
+/**
+ * What a member reports of itself (exported for the law's differential test): `used`, its grants
+ * per second over the last second (over at least 100 ms since its first, as `adaptiveRate`
+ * measures its sending rate for a first cut; 0 before any); `accepted`, its successes per second
+ * as `adaptiveRate` measures its delivered rate — over the last second, longer (up to 3 s) until
+ * 10 successes, -1 while under a second is covered; and `successes`, how many that counted.
+ */
+export function memberReport(
+  granted: Counter,
+  delivered: Counter,
+  now: number,
+  start: number,
+): { used: number; accepted: number; successes: number } {
+  const used = Math.max(0, granted.rate(now, start, 0, 0, 1000));
+  const accepted = delivered.rate(now, start, MIN_DELIVERED, 1000, 3000);
+  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount };
+}
+
 const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '-1');
+
+/**
+ * How late a pacer's wake-up may be made up for at `interval` ms between requests: `adaptiveRate`'s
+ * rule (`#catchUpMs`) — the whole CATCH_UP_MS where requests are closer than it, else at most
+ * `margin` × the interval, so that two requests of one process never go closer than
+ * `(1 − margin)` × its spacing (nginx's `limit_req` without burst refuses closer ones).
+ */
+export function catchUpMs(interval: number, margin: number): number {
+  return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, margin * interval);
+}
 
 class Shared implements SharedRate {
   readonly #where: string;
@@ -156,12 +191,14 @@ class Shared implements SharedRate {
   #short = false;
   #next = Number.NEGATIVE_INFINITY;
   #saturated = false;
+  /** A success was recorded since the last call: evidence for a rise, as in `adaptiveRate`. */
+  #succeeded = false;
   #activeSince: number;
   #throttledEpoch = -1;
   #pendingCut = -1;
   #local: AdaptiveRate | undefined;
   #inflight: Promise<void> | undefined;
-  #timer: AbortController | undefined;
+  readonly #timer: Rearm;
   #reconnect: BackoffRun | undefined;
   #nextTryMs = Number.NEGATIVE_INFINITY;
   #closed = false;
@@ -183,6 +220,7 @@ class Shared implements SharedRate {
     this.#scripts = redisScripts(o.client, where);
     this.#keys = [key, `${key}-members`, `${key}-leases`];
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
+    this.#timer = new Rearm(this.#clock, () => this.#renew());
     this.#timeoutMs = nonNegative(where, 'timeoutMs', o.timeoutMs, 100, false, 'For example 100.');
     if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
     this.#leaseMs = nonNegative(where, 'leaseMs', o.leaseMs, 500, false, 'For example 500.');
@@ -286,7 +324,10 @@ class Shared implements SharedRate {
       ticket.controller.record(outcome, ticket.inner, detail);
       return;
     }
-    if (outcome === 'success') this.#delivered.add(this.#clock.now());
+    if (outcome === 'success') {
+      this.#delivered.add(this.#clock.now());
+      this.#succeeded = true;
+    }
     if (this.#mode === 'local') {
       // A request sent on a share that answered after the fallback: the local controller learns from it.
       this.#local?.record(outcome, undefined, detail);
@@ -306,18 +347,17 @@ class Shared implements SharedRate {
   }
 
   async close(): Promise<void> {
-    this.#timer?.abort();
-    this.#timer = undefined;
+    this.#timer.cancel();
     if (this.#inflight) await this.#inflight;
     if (!this.#closed && this.#mode === 'shared') {
       this.#closed = true;
+      this.#timer.stop();
       // Lease 0 leaves the fleet: the share goes back at once, not after three lease periods.
       this.#inflight = this.#call(-1, 0);
       await this.#inflight;
     }
     this.#closed = true;
-    (this.#timer as AbortController | undefined)?.abort();
-    this.#timer = undefined;
+    this.#timer.stop();
   }
 
   #acquireLocal(signal: AbortSignal | undefined): unknown {
@@ -354,24 +394,19 @@ class Shared implements SharedRate {
     if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
     if (this.#gate.waiting > 0) this.#saturated = true;
     if (Number.isFinite(this.#share)) {
-      // A late wake-up keeps its slot (up to CATCH_UP_MS); the first request after a silence starts one.
-      const earliest = woken && this.#next >= now - CATCH_UP_MS ? now - CATCH_UP_MS : now;
-      if (this.#share > 0) this.#next = Math.max(this.#next, earliest) + 1000 / this.#share;
+      // A late wake-up keeps its slot (up to catchUpMs); the first request after a silence starts one.
+      // Alone in the fleet, the process's spacing is what the limiter sees, and adaptiveRate's rule
+      // holds; with other members, their requests come between ours at any distance, our spacing
+      // protects nothing, and making up less for late timers would only lose rate (measured: a
+      // fleet of 5 sent 36-43 of its 50 r/s at load 6).
+      if (this.#share > 0) {
+        const interval = 1000 / this.#share;
+        const catchUp = this.#members <= 1 ? catchUpMs(interval, this.#law.margin) : CATCH_UP_MS;
+        const earliest = woken && this.#next >= now - catchUp ? now - catchUp : now;
+        this.#next = Math.max(this.#next, earliest) + interval;
+      }
     }
     return new SharedTicket(this.#epoch);
-  }
-
-  #arm(ms: number): void {
-    if (this.#timer || this.#closed) return;
-    const timer = new AbortController();
-    this.#timer = timer;
-    this.#clock.sleep(ms, timer.signal).then(
-      () => {
-        if (this.#timer === timer) this.#timer = undefined;
-        this.#renew();
-      },
-      () => {},
-    );
   }
 
   /** The lease's renewal: only while there is traffic (an idle process lets its lease lapse). */
@@ -389,32 +424,34 @@ class Shared implements SharedRate {
     }
     const wait = this.#nextTryMs - this.#clock.now();
     if (wait > 0) {
-      this.#arm(wait);
+      this.#timer.arm(wait);
       return;
     }
-    this.#timer?.abort();
-    this.#timer = undefined;
+    this.#timer.cancel();
     this.#inflight = this.#call(cutEpoch, this.#leaseMs);
   }
 
   async #call(cutEpoch: number, leaseMs: number): Promise<void> {
     const stop = new AbortController();
     const now = this.#clock.now();
-    const used = this.#granted.rate(now, this.#start, 0, 100, 1000);
-    // Over exactly the last second: Redis sums the members' rates, so the fleet's sample is large
-    // even where each process's is small, and a longer window would lag a rate that moved.
-    const accepted = this.#delivered.rate(now, this.#start, 0, 1000, 1000);
+    // Redis sums the members' rates and successes: the fleet's accepted rate is known once every
+    // member's covers a second and the fleet's successes are 10.
+    const { used, accepted, successes } = memberReport(this.#granted, this.#delivered, now, this.#start);
     const saturated = this.#saturated || this.#gate.waiting > 0;
+    const succeeded = this.#succeeded;
     this.#saturated = false;
+    this.#succeeded = false;
     const args = [
       this.#id,
       saturated ? '1' : '0',
-      String(Math.max(0, used)),
+      String(used),
       String(accepted),
       String(leaseMs),
       String(cutEpoch),
       finite(this.#fleet),
       ...this.#lawArgs,
+      succeeded ? '1' : '0',
+      String(successes),
     ];
     try {
       const reply = await Promise.race([
@@ -459,9 +496,9 @@ class Shared implements SharedRate {
         const cut = this.#pendingCut;
         this.#pendingCut = -1;
         if (this.#mode === 'shared' && cut >= this.#epoch) this.#send(cut);
-        else if (this.#mode === 'local') this.#arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+        else if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
         // A share below what was asked for is asked again soon: it grows as other leases shrink.
-        else this.#arm(this.#short ? Math.min(100, this.#leaseMs) : this.#leaseMs);
+        else this.#timer.arm(this.#short ? Math.min(100, this.#leaseMs) : this.#leaseMs);
       }
       if (this.#mode === 'shared' && this.#local && this.#local.waiting === 0) this.#local = undefined;
     }

@@ -2,8 +2,7 @@ import { checkKeys, optionsObject } from '../core/validate.js';
 import { type RatioBudget, type RatioBudgetOptions, ratioBudget, ratioTerms } from '../rate/ratio-budget.js';
 import type { BudgetSuccess } from '../retry/options.js';
 import { WINDOW_SCRIPT } from './scripts.js';
-import { SHARED_KEYS, type SharedOptions, SharedState } from './shared-state.js';
-import type { SharedControls } from './shared-token-budget.js';
+import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedRatioBudget}: those of `ratioBudget` plus the shared ones (its `clock` serves both). */
@@ -44,7 +43,7 @@ export function sharedRatioBudget(options: SharedRatioBudgetOptions): SharedRati
     initial: 0,
     apply: (level, delta) => level + delta,
   });
-  return {
+  return withControls(state, {
     get balance() {
       return never ? 0 : Math.max(0, terms.balance(state.level));
     },
@@ -57,17 +56,5 @@ export function sharedRatioBudget(options: SharedRatioBudgetOptions): SharedRati
       return true;
     },
     recordSuccess(_context?: BudgetSuccess) {},
-    get mode() {
-      return state.mode;
-    },
-    get stats() {
-      return state.stats;
-    },
-    get key() {
-      return state.key;
-    },
-    ready: () => state.ready(),
-    flush: () => state.flush(),
-    close: () => state.close(),
-  };
+  });
 }

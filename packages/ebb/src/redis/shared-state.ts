@@ -3,6 +3,7 @@ import { exponential } from '../backoff/exponential.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import { invalid, nonNegative, show } from '../core/validate.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
+import { Rearm } from './rearm.js';
 
 /** Where a shared structure takes its numbers from now. */
 export type SharedMode = 'syncing' | 'shared' | 'local';
@@ -106,7 +107,7 @@ export class SharedState {
   #urgent = false;
   #mode: SharedMode = 'syncing';
   #inflight: Promise<void> | undefined;
-  #timer: AbortController | undefined;
+  readonly #timer: Rearm;
   #reconnect: BackoffRun | undefined;
   #nextTryMs = Number.NEGATIVE_INFINITY;
   #closed = false;
@@ -134,6 +135,7 @@ export class SharedState {
     this.#key = `${prefix === '' ? '' : `${prefix}:`}{${name}}:${spec.kind}`;
     this.#spec = spec;
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
+    this.#timer = new Rearm(this.#clock, () => this.#send());
     this.#timeoutMs = nonNegative(where, 'timeoutMs', o.timeoutMs, 100, false, 'For example 100.');
     if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
     this.#syncIntervalMs = nonNegative(where, 'syncIntervalMs', o.syncIntervalMs, 1000, false, 'For example 1000.');
@@ -188,57 +190,44 @@ export class SharedState {
     if (urgent) {
       this.#urgent = true;
       this.#send();
-    } else this.#arm(this.#syncIntervalMs);
+    } else this.#timer.arm(this.#syncIntervalMs);
   }
 
   /** Sends what is pending now (bounded by `timeoutMs`, or skipped while backing off); never rejects. */
-  async flush(): Promise<void> {
+  async flush(refresh = false): Promise<void> {
     // A call's end may start the next one (changes made meanwhile): wait for those too. Bounded:
     // each turn sends or awaits one call, and a failed call stops it (the backoff's wait).
+    // `refresh` sends once even with nothing pending, to read the fleet's value back.
+    let force = refresh;
     for (let turn = 0; turn < 100; turn++) {
       if (this.#inflight) {
         await this.#inflight;
         continue;
       }
-      if (this.#pending === 0 || this.#closed || this.#clock.now() < this.#nextTryMs) return;
+      if ((this.#pending === 0 && !force) || this.#closed || this.#clock.now() < this.#nextTryMs) return;
+      force = false;
       this.#send();
     }
   }
 
   /** Stops the timers after one last flush. Changes after `close()` stay local. */
   async close(): Promise<void> {
-    this.#timer?.abort();
-    this.#timer = undefined;
+    this.#timer.cancel();
     await this.flush();
     this.#closed = true;
-    // flush() may have armed a timer again.
-    (this.#timer as AbortController | undefined)?.abort();
-    this.#timer = undefined;
-  }
-
-  #arm(ms: number): void {
-    if (this.#timer || this.#closed) return;
-    const timer = new AbortController();
-    this.#timer = timer;
-    this.#clock.sleep(ms, timer.signal).then(
-      () => {
-        if (this.#timer === timer) this.#timer = undefined;
-        this.#send();
-      },
-      () => {},
-    );
+    // flush() may have armed the timer again.
+    this.#timer.stop();
   }
 
   #send(): void {
     if (this.#inflight || this.#closed) return;
     const wait = this.#nextTryMs - this.#clock.now();
     if (wait > 0) {
-      this.#arm(wait);
+      this.#timer.arm(wait);
       return;
     }
     // This send carries everything pending: a timer armed for it is no longer needed.
-    this.#timer?.abort();
-    this.#timer = undefined;
+    this.#timer.cancel();
     const delta = this.#pending;
     this.#pending = 0;
     this.#urgent = false;
@@ -283,9 +272,9 @@ export class SharedState {
       // Cleared before anyone awaiting ready() or flush() runs, so their next change is sent.
       this.#inflight = undefined;
       if (this.#pending !== 0) {
-        if (this.#mode === 'local') this.#arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+        if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
         else if (this.#urgent) this.#send();
-        else this.#arm(this.#syncIntervalMs);
+        else this.#timer.arm(this.#syncIntervalMs);
       }
       this.#readyResolve();
     }
@@ -314,4 +303,34 @@ export class SharedState {
       // A listener's throw must not break the budget every request of the process shares.
     }
   }
+}
+/** What every shared budget adds to its local interface. */
+export interface SharedControls {
+  /** `'syncing'` until the first Redis answer (or failure), then `'shared'`, or `'local'` while Redis fails. */
+  readonly mode: SharedMode;
+  /** Counters: commands sent, errors, fallbacks, resyncs. */
+  readonly stats: SharedStats;
+  /** The Redis key. */
+  readonly key: string;
+  /** Resolves once the first sync answered or failed; never rejects. */
+  ready(): Promise<void>;
+  /** Sends local changes now (bounded by `timeoutMs`); never rejects. */
+  flush(): Promise<void>;
+  /** Flushes, then stops its timers. Call before a short-lived process exits. */
+  close(): Promise<void>;
+}
+
+/**
+ * Adds {@link SharedControls} to a shared budget: live getters (`mode`, `stats`, `key` read the
+ * state at each access) and the three methods, defined on `budget` itself.
+ */
+export function withControls<T extends object>(state: SharedState, budget: T): T & SharedControls {
+  return Object.defineProperties(budget, {
+    mode: { get: () => state.mode, enumerable: true },
+    stats: { get: () => state.stats, enumerable: true },
+    key: { get: () => state.key, enumerable: true },
+    ready: { value: () => state.ready(), enumerable: true },
+    flush: { value: () => state.flush(), enumerable: true },
+    close: { value: () => state.close(), enumerable: true },
+  }) as T & SharedControls;
 }

@@ -2,29 +2,15 @@ import { checkKeys, optionsObject } from '../core/validate.js';
 import { type TokenBudget, type TokenBudgetOptions, tokenBudget } from '../rate/token-budget.js';
 import type { BudgetSuccess } from '../retry/options.js';
 import { CLAMPED_SCRIPT } from './scripts.js';
-import { SHARED_KEYS, type SharedMode, type SharedOptions, SharedState, type SharedStats } from './shared-state.js';
+import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedTokenBudget}: those of `tokenBudget` plus the shared ones. */
 export interface SharedTokenBudgetOptions extends TokenBudgetOptions, SharedOptions {}
 
-/** What every shared budget adds to its local interface. */
-export interface SharedControls {
-  /** `'syncing'` until the first Redis answer (or failure), then `'shared'`, or `'local'` while Redis fails. */
-  readonly mode: SharedMode;
-  /** Counters: commands sent, errors, fallbacks, resyncs. */
-  readonly stats: SharedStats;
-  /** The Redis key. */
-  readonly key: string;
-  /** Resolves once the first sync answered or failed; never rejects. */
-  ready(): Promise<void>;
-  /** Sends local changes now (bounded by `timeoutMs`); never rejects. */
-  flush(): Promise<void>;
-  /** Flushes, then stops its timers. Call before a short-lived process exits. */
-  close(): Promise<void>;
-}
-
 /** The budget {@link sharedTokenBudget} returns. */
+export type { SharedControls };
+
 export interface SharedTokenBudget extends TokenBudget, SharedControls {}
 
 /**
@@ -64,7 +50,7 @@ export function sharedTokenBudget(options: SharedTokenBudgetOptions): SharedToke
     initial: max,
     apply: (level, delta) => Math.min(max, Math.max(0, level + delta)),
   });
-  return {
+  return withControls(state, {
     get tokens() {
       return state.level / 1000;
     },
@@ -77,17 +63,5 @@ export function sharedTokenBudget(options: SharedTokenBudgetOptions): SharedToke
     recordSuccess(_context?: BudgetSuccess) {
       state.change(milliRatio, false);
     },
-    get mode() {
-      return state.mode;
-    },
-    get stats() {
-      return state.stats;
-    },
-    get key() {
-      return state.key;
-    },
-    ready: () => state.ready(),
-    flush: () => state.flush(),
-    close: () => state.close(),
-  };
+  });
 }

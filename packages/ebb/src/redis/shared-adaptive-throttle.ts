@@ -1,0 +1,161 @@
+import type { Random } from '../core/random.js';
+import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import {
+  type AdaptiveThrottle,
+  type AdaptiveThrottleOptions,
+  adaptiveThrottle,
+  LocalThrottleError,
+} from '../rate/adaptive-throttle.js';
+import type { Outcome } from '../retry/options.js';
+import { WINDOW_SCRIPT } from './scripts.js';
+import {
+  SHARED_KEYS,
+  type SharedControls,
+  type SharedEvent,
+  type SharedMode,
+  type SharedOptions,
+  SharedState,
+  type SharedStats,
+} from './shared-state.js';
+import { pick, validateAs } from './validate-as.js';
+
+/** Options of {@link sharedAdaptiveThrottle}: those of `adaptiveThrottle` plus the shared ones (its `clock` serves both). */
+export interface SharedAdaptiveThrottleOptions extends AdaptiveThrottleOptions, SharedOptions {}
+
+/** The throttle {@link sharedAdaptiveThrottle} returns; `key` is the requests' window (the accepts' is `…-accepts`). */
+export interface SharedAdaptiveThrottle extends AdaptiveThrottle, SharedControls {}
+
+/** Buckets of the window, as `adaptiveThrottle` counts them. */
+const BUCKETS = 60;
+
+/**
+ * `adaptiveThrottle` (the SRE book's client-side throttling, "Handling Overload") with its two
+ * counts in Redis: every process that uses the same `name` draws against the requests and accepts
+ * of the whole fleet over the last `windowMs`, so a process that just started (a serverless
+ * invocation, a CLI run) rejects locally from its first request when the backend has been
+ * refusing the fleet, instead of learning it again from its own requests.
+ *
+ * The counts are two sliding windows of 60 slices of `windowMs / 60` on the Redis server's clock
+ * ({@link WINDOW_SCRIPT}, one hash each). `acquire` decides at once from the last fleet counts plus
+ * this process's own since — never waiting for Redis; both are sent, summed, and read back every
+ * `syncIntervalMs` while the process has traffic (two `EVALSHA`s, one per window); `flush()` reads
+ * both back at once. The rejection rule is the local twin's:
+ * `max(0, (requests − K·accepts) / (requests + 1))`.
+ *
+ * **Failure behaviour** (the shared budgets'): each call is bounded by `timeoutMs`; while Redis
+ * fails, the counts go on from the last fleet counts with this process's changes only, and the
+ * next try waits for ebb's reconnect backoff; the first answer resyncs. `mode` is `'local'` while
+ * either window is, `'syncing'` until both answered.
+ *
+ * **Gotchas:** while Redis fails, the local counts do not expire: the rejection probability is
+ * then over the requests since the last answer, not over the last `windowMs`. Another process's
+ * requests are seen at its next send plus one round trip (at most `syncIntervalMs` + `timeoutMs`).
+ *
+ * @example
+ * const throttle = sharedAdaptiveThrottle({ client: redis, name: 'payments-api' });
+ * await throttle.ready();
+ * await retry(() => callPayments(), { rate: throttle });
+ * await throttle.close();
+ */
+export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): SharedAdaptiveThrottle {
+  const where = 'sharedAdaptiveThrottle()';
+  const o = optionsObject(where, options) as SharedAdaptiveThrottleOptions;
+  checkKeys(where, o, ['k', 'windowMs', 'random', ...SHARED_KEYS]);
+  validateAs(where, 'adaptiveThrottle()', () =>
+    adaptiveThrottle(pick(o as never, ['k', 'windowMs', 'clock', 'random'])),
+  );
+  const k = o.k ?? 2;
+  const windowMs = o.windowMs ?? 60_000;
+  // Checked by the local twin above.
+  const random: Random = o.random ?? Math.random;
+  const spec = (kind: string) => ({
+    kind,
+    script: WINDOW_SCRIPT,
+    args: [String(windowMs / BUCKETS), String(BUCKETS)],
+    initial: 0,
+    apply: (level: number, delta: number) => level + delta,
+  });
+  if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
+    invalid(where, 'onEvent', o.onEvent, 'a function (event) => void');
+  }
+  const listener = o.onEvent;
+  // One event per change of the throttle's mode, not one per window: 'fallback' when the first
+  // window falls back, 'resync' when the last one is shared again.
+  let reported: SharedMode = 'syncing';
+  const onEvent = (event: SharedEvent) => {
+    const now = combined();
+    const report = event.type === 'fallback' ? reported !== 'local' && now === 'local' : now === 'shared';
+    reported = now;
+    if (report) listener?.(event);
+  };
+  const requests = new SharedState(where, { ...o, onEvent }, spec('throttle-requests'));
+  const accepts = new SharedState(where, { ...o, onEvent }, spec('throttle-accepts'));
+  function combined(): SharedMode {
+    const modes = [requests.mode, accepts.mode];
+    return modes.includes('local') ? 'local' : modes.includes('syncing') ? 'syncing' : 'shared';
+  }
+  const probability = () => {
+    const p = (requests.level - k * accepts.level) / (requests.level + 1);
+    return p > 0 ? p : 0;
+  };
+  return {
+    get requests() {
+      return requests.level;
+    },
+    get accepts() {
+      return accepts.level;
+    },
+    get rejectionProbability() {
+      return probability();
+    },
+    get ratePerSecond() {
+      return Number.POSITIVE_INFINITY;
+    },
+    acquire(signal?: AbortSignal): unknown {
+      if (signal?.aborted) throw signal.reason;
+      const p = probability();
+      requests.change(1, false);
+      // Both windows are read back at each send, so that the two counts are of the same moment.
+      accepts.change(0, false);
+      if (p > 0) {
+        const draw = random();
+        if (typeof draw !== 'number' || !(draw >= 0 && draw < 1)) {
+          throw new RangeError(`${where}: \`random\` returned ${show(draw)}; it must return a number in [0, 1).`);
+        }
+        if (draw < p) throw new LocalThrottleError(p);
+      }
+      return undefined;
+    },
+    record(outcome: Outcome): void {
+      if (outcome === 'throttled') return;
+      accepts.change(1, false);
+      requests.change(0, false);
+    },
+    get mode(): SharedMode {
+      return combined();
+    },
+    get stats(): SharedStats {
+      const a = requests.stats;
+      const b = accepts.stats;
+      return {
+        mode: this.mode,
+        commands: a.commands + b.commands,
+        errors: a.errors + b.errors,
+        fallbacks: a.fallbacks + b.fallbacks,
+        resyncs: a.resyncs + b.resyncs,
+      };
+    },
+    get key() {
+      return requests.key;
+    },
+    ready: async () => {
+      await Promise.all([requests.ready(), accepts.ready()]);
+    },
+    flush: async () => {
+      await Promise.all([requests.flush(true), accepts.flush(true)]);
+    },
+    close: async () => {
+      await Promise.all([requests.close(), accepts.close()]);
+    },
+  };
+}

@@ -1,0 +1,360 @@
+// One control law, two implementations: adaptiveRate (TypeScript, one process) and the fleet's
+// RATE_SCRIPT (Lua, run by a real redis-server). The same scripted trace — a client's requests, a
+// deterministic limiter's answers, on virtual time — is fed to both, and after every event the
+// fleet's rate must equal adaptiveRate's. A change to the law in one place and not the other
+// fails here; a new rule needs only a trace that reaches it (add one to TRACES).
+//
+// How the two are fed: adaptiveRate through acquire()/record() on a virtual clock; the script
+// with the script's clock replaced by the trace's time (the one line that reads TIME), and with
+// the member's report computed by sharedRate's own Counter from the same grants and successes.
+// The script is called at every event (a request kept waiting, each answer), more often than a
+// process renews its lease, so that each rule is compared where it fires.
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { virtualClock } from '../../packages/ebb/src/core/virtual-clock.js';
+import { type AdaptiveRateOptions, adaptiveRate } from '../../packages/ebb/src/rate/adaptive-rate.js';
+import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
+import { Counter, memberReport } from '../../packages/ebb/src/redis/shared-rate.js';
+import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
+
+const enabled = haveRedis();
+const KEYS = ['law:{fleet}:rate', 'law:{fleet}:rate-members', 'law:{fleet}:rate-leases'];
+const SERVER_TIME = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+/** The script with its clock the trace's: ARGV[19]. Everything else is the production text. */
+const SCRIPT = RATE_SCRIPT.replace(SERVER_TIME, 'local now = tonumber(ARGV[19])');
+
+type Law = Required<
+  Pick<AdaptiveRateOptions, 'decreaseFactor' | 'coolOffMs' | 'maxCoolOffMs' | 'margin' | 'increase'>
+> &
+  Pick<AdaptiveRateOptions, 'minRatePerSecond' | 'maxRatePerSecond'> & { initialRatePerSecond: number };
+
+/** A stretch of the trace: until `untilMs`, the limiter allows `limit` r/s (a token bucket of `burst`), the client wants `demand` r/s. */
+interface Phase {
+  untilMs: number;
+  limit: number;
+  burst: number;
+  demand: number;
+}
+
+interface Trace {
+  name: string;
+  law: Law;
+  phases: Phase[];
+  /** The first request at or after each of these times is throttled whatever the limiter says. */
+  throttleAt?: number[];
+  /** A `Retry-After` on every throttle, in ms (a hint the fleet does not share). */
+  retryAfterMs?: number;
+}
+
+const DEFAULT_LAW: Law = {
+  initialRatePerSecond: 100,
+  decreaseFactor: 0.5,
+  coolOffMs: 1000,
+  maxCoolOffMs: 8000,
+  margin: 0.05,
+  increase: 0.1,
+};
+
+interface Step {
+  at: number;
+  event: 'wait' | 'success' | 'throttled' | 'stale';
+  local: number;
+  fleet: number;
+  /** The member's sent rate as reported (sharedRate's measure). */
+  sent: number;
+}
+
+/** Both rates equal to 1e-9 (relative): the script keeps every digit, the rest is float order. */
+const same = (a: number, b: number) => a === b || Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+
+describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fed the same traces', () => {
+  let server: RedisServer;
+  let c: Redis;
+  let sha: string;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    c = new Redis(server.url, { maxRetriesPerRequest: 0 });
+    sha = (await c.script('LOAD', SCRIPT)) as string;
+  });
+  afterAll(async () => {
+    c?.disconnect();
+    await server?.stop();
+  });
+
+  /** Runs a trace through both; returns every compared step (the first mismatch ends the run). */
+  async function run(trace: Trace): Promise<Step[]> {
+    await c.del(...KEYS);
+    const law = trace.law;
+    const clock = virtualClock(1_000_000);
+    const local = adaptiveRate({ ...law, clock });
+    const granted = new Counter();
+    const delivered = new Counter();
+    const lawArgs = [
+      String(law.margin),
+      String(law.decreaseFactor),
+      String(law.increase),
+      String(1 / law.decreaseFactor - 1),
+      String(law.coolOffMs),
+      String(law.maxCoolOffMs),
+      String(law.minRatePerSecond ?? 1),
+      law.maxRatePerSecond === undefined || law.maxRatePerSecond === Infinity ? '-1' : String(law.maxRatePerSecond),
+      '86400',
+    ];
+    let start = Number.POSITIVE_INFINITY;
+    let fleetEpoch = 0;
+    const steps: Step[] = [];
+    const fleet = async (event: Step['event'], cut: number): Promise<boolean> => {
+      const now = clock.now();
+      const { used, accepted, successes } = memberReport(granted, delivered, now, start);
+      const reply = (await c.evalsha(
+        sha,
+        3,
+        ...KEYS,
+        'member',
+        event === 'wait' ? '1' : '0',
+        String(used),
+        String(accepted),
+        '500',
+        String(cut),
+        Number.isFinite(law.initialRatePerSecond) ? String(law.initialRatePerSecond) : '-1',
+        ...lawArgs,
+        event === 'success' ? '1' : '0',
+        String(successes),
+        String(now),
+      )) as string[];
+      const rate = Number(reply[1]);
+      fleetEpoch = Number(reply[2]);
+      const step = {
+        at: now - 1_000_000,
+        event,
+        local: local.ratePerSecond,
+        fleet: rate < 0 ? Infinity : rate,
+        sent: used,
+      };
+      steps.push(step);
+      return same(step.local, step.fleet);
+    };
+    // The limiter: a token bucket per phase; the client: one request at a time, `demand` a second.
+    let phase = 0;
+    let tokens = trace.phases[0]?.burst ?? 1;
+    let filled = clock.now();
+    const forced = [...(trace.throttleAt ?? [])].sort((a, b) => a - b);
+    let nextArrival = clock.now();
+    const end = 1_000_000 + (trace.phases.at(-1)?.untilMs ?? 0);
+    while (clock.now() < end) {
+      while (phase < trace.phases.length - 1 && clock.now() - 1_000_000 >= (trace.phases[phase] as Phase).untilMs)
+        phase++;
+      const p = trace.phases[phase] as Phase;
+      if (nextArrival > clock.now()) await clock.advance(nextArrival - clock.now());
+      const asked = clock.now();
+      let ticket = local.acquire();
+      if (ticket instanceof Promise) {
+        // Kept waiting by the rate: the member reports it (saturated), then the pacer's wake-up.
+        if (!(await fleet('wait', -1))) break;
+        const waiting = ticket;
+        await clock.runAll();
+        ticket = await waiting;
+      }
+      const now = clock.now();
+      if (start === Number.POSITIVE_INFINITY) start = now;
+      granted.add(now);
+      const sentIn = fleetEpoch;
+      tokens = Math.min(p.burst, tokens + ((now - filled) * p.limit) / 1000);
+      filled = now;
+      let throttled = tokens < 1;
+      if (!throttled) tokens -= 1;
+      if (forced.length > 0 && now - 1_000_000 >= (forced[0] as number)) {
+        forced.shift();
+        throttled = true;
+      }
+      if (throttled) {
+        local.record(
+          'throttled',
+          ticket,
+          trace.retryAfterMs === undefined ? undefined : { retryAfterMs: trace.retryAfterMs },
+        );
+        // A throttle of a request sent before the fleet's last change is old news to both (the two
+        // epochs agree whenever the rates have: both count cuts and notes).
+        expect(ticket).toBe(sentIn);
+        const stale = sentIn !== fleetEpoch;
+        if (!(await fleet(stale ? 'stale' : 'throttled', sentIn))) break;
+      } else {
+        local.record('success', ticket);
+        delivered.add(now);
+        if (!(await fleet('success', -1))) break;
+      }
+      nextArrival = Math.max(asked + 1000 / p.demand, clock.now());
+    }
+    return steps;
+  }
+
+  /** The first step where the two rates differ, with the ten before it, for the failure message. */
+  const firstMismatch = (steps: Step[]) => {
+    const i = steps.findIndex((s) => !same(s.local, s.fleet));
+    return i < 0 ? undefined : steps.slice(Math.max(0, i - 10), i + 1);
+  };
+
+  const phase = (untilMs: number, limit: number, demand = 500, burst = 5): Phase => ({ untilMs, limit, burst, demand });
+
+  /** Each trace reaches the rules named; together they cover every branch of #fall and #planRise. */
+  const TRACES: Trace[] = [
+    {
+      // First informed cut at a finite rate, throttles within the event noted, the concave climb,
+      // probes doubling while they hold, relapses doubling the cool-off, probes judged over half
+      // of it, isolated throttles at a held rate noted.
+      name: 'a steady limit of 50 r/s, starting at twice it',
+      law: DEFAULT_LAW,
+      phases: [phase(40_000, 50)],
+    },
+    {
+      // Convex probing past the rate last throttled: steps double again (to 2 × increase), one base cool-off apart.
+      name: 'a limit that doubles from 25 to 50 r/s',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 25 },
+      phases: [phase(12_000, 25), phase(45_000, 50)],
+    },
+    {
+      // Conditions changed: delivered well below the rate at a rate that had held — down to it, relapses reset.
+      name: 'a limit that falls from 60 to 20 r/s',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 57 },
+      phases: [phase(15_000, 60), phase(35_000, 20)],
+    },
+    {
+      // A blind cut (under 10 successes measured), then, within the event, the measured lower rate.
+      name: 'a blind first cut at a low limit',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 200 },
+      phases: [phase(20_000, 12, 500, 2)],
+    },
+    {
+      // The client does not use its rate (no request kept waiting): cuts bounded by decreaseFactor,
+      // no rise; then it does.
+      name: 'a client below its rate, then above it',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 80 },
+      phases: [phase(10_000, 30, 25, 3), phase(25_000, 30, 200, 3)],
+    },
+    {
+      // Isolated throttles at a rate that holds are noted; a second within a cool-off cuts by the margin.
+      name: 'throttles now and then at a held rate',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 40 },
+      phases: [phase(30_000, 1000, 40)],
+      throttleAt: [3000, 9000, 9400, 15_000, 15_300, 15_600, 22_000],
+    },
+    {
+      // Under 10 successes in 3 s: the delivered rate stays unknown, every cut is blind (decreaseFactor).
+      name: 'a limit of 2 r/s, too low to measure',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 8 },
+      phases: [phase(30_000, 2, 50, 1)],
+    },
+    {
+      name: 'bounds: maxRatePerSecond caps the rises, minRatePerSecond the cuts',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 30, minRatePerSecond: 8, maxRatePerSecond: 45 },
+      phases: [phase(15_000, 200), phase(30_000, 4, 500, 1)],
+    },
+    {
+      name: 'other law options: decreaseFactor 0.7, increase 0.2, coolOff 500 ms up to 4 s, margin 0.1',
+      law: {
+        initialRatePerSecond: 90,
+        decreaseFactor: 0.7,
+        increase: 0.2,
+        coolOffMs: 500,
+        maxCoolOffMs: 4000,
+        margin: 0.1,
+      },
+      phases: [phase(15_000, 40), phase(30_000, 70)],
+    },
+  ];
+
+  for (const trace of TRACES) {
+    it(`the same rate after every event: ${trace.name}`, async () => {
+      const steps = await run(trace);
+      expect(firstMismatch(steps)).toBeUndefined();
+      // The trace ran to its end and moved the rate both ways.
+      expect(steps.at(-1)?.at).toBeGreaterThanOrEqual((trace.phases.at(-1)?.untilMs ?? 0) - 1000);
+      const rates = steps.map((s) => s.fleet);
+      expect(rates.some((r, i) => i > 0 && r < (rates[i - 1] as number))).toBe(true);
+      expect(rates.some((r, i) => i > 0 && r > (rates[i - 1] as number))).toBe(true);
+    }, 60_000);
+  }
+
+  // Where the two differ by design, the difference is stated here.
+
+  it('an unlimited start informed by a measured second: the same rates', async () => {
+    // A burst of 60: the first throttle comes after 1.2 s at 100 r/s, when both have measured the
+    // delivered rate, and the cut goes to (1 − margin) × it.
+    const trace: Trace = {
+      name: 'unlimited',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: Infinity },
+      phases: [phase(15_000, 50, 100, 60)],
+    };
+    const steps = await run(trace);
+    expect(firstMismatch(steps)).toBeUndefined();
+    expect(steps[0]?.fleet).toBe(Infinity);
+    expect(steps.at(-1)?.fleet).toBeLessThan(60);
+  });
+
+  it('an unlimited start cut blind (nothing measured yet): the same rates', async () => {
+    // Each halves its own measure of what was sent: adaptiveRate counts grants per whole second,
+    // the fleet per 100-ms slot, over at least 100 ms — the same within the first second of
+    // traffic, which is when a blind first cut comes (later, a second is measured).
+    for (const demand of [40, 100, 250]) {
+      const steps = await run({
+        name: 'unlimited, blind',
+        law: { ...DEFAULT_LAW, initialRatePerSecond: Infinity },
+        phases: [phase(6000, demand / 2, demand, 5)],
+      });
+      expect(firstMismatch(steps)).toBeUndefined();
+      const first = steps.find((s) => s.event === 'throttled') as Step;
+      expect(first.at).toBeLessThan(1000);
+      expect(first.fleet).toBe(0.5 * first.sent);
+    }
+  });
+
+  it('differs: a Retry-After pauses adaptiveRate and delays its next rise; the fleet does not share the hint', async () => {
+    const trace: Trace = { name: 'hints', law: DEFAULT_LAW, phases: [phase(20_000, 50)], retryAfterMs: 2000 };
+    const steps = await run(trace);
+    const i = steps.findIndex((s) => !same(s.local, s.fleet));
+    expect(i).toBeGreaterThan(0);
+    // The first difference: the fleet rose (or had not paused) where adaptiveRate still waited.
+    expect((steps[i] as Step).fleet).toBeGreaterThan((steps[i] as Step).local);
+    // Without the hint, the same limiter gives the same rates throughout (the first trace).
+    expect(firstMismatch(await run({ ...trace, retryAfterMs: undefined }))).toBeUndefined();
+  });
+
+  it('the same rate after every event for generated limits, demands, forced throttles and law options', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          decreaseFactor: fc.constantFrom(0.5, 0.6, 0.8),
+          increase: fc.constantFrom(0.05, 0.1, 0.2),
+          coolOffMs: fc.constantFrom(300, 1000),
+          maxCoolOffMs: fc.constantFrom(1000, 4000, 8000),
+          margin: fc.constantFrom(0, 0.05, 0.2),
+          initialRatePerSecond: fc.integer({ min: 5, max: 300 }),
+        }),
+        fc.array(
+          fc.record({
+            ms: fc.integer({ min: 1000, max: 6000 }),
+            limit: fc.integer({ min: 5, max: 120 }),
+            burst: fc.integer({ min: 1, max: 10 }),
+            demand: fc.integer({ min: 10, max: 400 }),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
+        fc.array(fc.integer({ min: 0, max: 20_000 }), { maxLength: 6 }),
+        async (o, stretches, throttleAt) => {
+          const law: Law = { ...o, increase: Math.min(o.increase, 1 / o.decreaseFactor - 1 - 1e-3) };
+          let untilMs = 0;
+          const phases = stretches.map((s) => {
+            untilMs += s.ms;
+            return { untilMs, limit: s.limit, burst: s.burst, demand: s.demand };
+          });
+          const steps = await run({ name: 'generated', law, phases, throttleAt });
+          expect(firstMismatch(steps)).toBeUndefined();
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 300_000);
+});
