@@ -500,3 +500,256 @@ describe('adaptiveRate: the catch-up of late timers', () => {
     expect(await lateGaps({ initialRatePerSecond: 10, margin: 0.3 }, 40, 4)).toEqual([140, 115, 115]);
   });
 });
+
+/**
+ * Records `perSlot` successes in each 100-ms slot from now until `untilMs` (at 5, 15, … ms into
+ * the slot), with no request: the delivered rate the controller measures is exactly
+ * `10 × perSlot` a second. With `everySlots`, only in the slots whose number is `parity` modulo
+ * it. Ends at `untilMs`.
+ */
+async function deliver(
+  rate: AdaptiveRateController,
+  clock: VirtualClock,
+  perSlot: number,
+  untilMs: number,
+  everySlots = 1,
+  parity = 0,
+) {
+  for (let slot = Math.floor(clock.now() / 100); slot * 100 < untilMs; slot++) {
+    if (slot % everySlots !== parity) continue;
+    for (let j = 0; j < perSlot; j++) {
+      const t = slot * 100 + 5 + 10 * j;
+      if (t < clock.now() || t >= untilMs) continue;
+      await clock.advance(t - clock.now());
+      rate.record('success');
+    }
+  }
+  await clock.advance(untilMs - clock.now());
+}
+
+/**
+ * A controller held at `rate` (maxRatePerSecond too, so that no rise comes), its first request
+ * at t = 0; with `saturated`, a second request waits for its turn (demand reaches the rate).
+ */
+function held(perSecond: number, saturated: boolean, options: AdaptiveRateOptions = {}) {
+  const { clock, rate } = make({ initialRatePerSecond: perSecond, maxRatePerSecond: perSecond, ...options });
+  rate.acquire();
+  if (saturated) expect(rate.acquire()).toBeInstanceOf(Promise);
+  return { clock, rate };
+}
+
+describe('adaptiveRate: a throttle at a rate that held (the decrease, branch by branch)', () => {
+  it('requests kept waiting, the service delivering 20 r/s of 100: down to 0.95 × 20, past decreaseFactor', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 2, 2000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(19, 12);
+    expect(rate.currentCoolOffMs).toBe(1000);
+  });
+
+  it('nobody kept waiting (the client sent less than its rate): decreaseFactor bounds the cut', async () => {
+    const { clock, rate } = held(100, false);
+    await deliver(rate, clock, 2, 2000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(50);
+  });
+
+  it('delivered exactly (1 − 2 × margin) × the rate (90 of 100): the same level, noted, the rate kept', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 9, 2000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(100);
+    // A throttle noted is no rise for a cool-off, and a new round: tickets from before are stale.
+    const a = held(100, true);
+    await deliver(a.rate, a.clock, 8, 2000);
+    a.rate.record('throttled');
+    expect(a.rate.ratePerSecond).toBeCloseTo(76, 12); // 80 < 90: 0.95 × 80
+  });
+
+  it('throttles noted keep coming: one a cool-off or more after the last note is noted again; sooner, a cut by the margin', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 10, 2000);
+    rate.record('throttled'); // noted at 2000
+    await deliver(rate, clock, 10, 3000);
+    rate.record('throttled'); // 1000 ms later: noted again
+    expect(rate.ratePerSecond).toBe(100);
+    await deliver(rate, clock, 10, 3999);
+    rate.record('throttled'); // 999 ms after the last note: 0.95 × the delivered 100
+    expect(rate.ratePerSecond).toBeCloseTo(95, 12);
+  });
+
+  it('a throttle with a stale ticket (from before the last change) moves nothing, not even a note', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 10, 2000);
+    const stale = rate.acquire();
+    rate.record('throttled'); // noted: a new round
+    await deliver(rate, clock, 10, 2500);
+    rate.record('throttled', stale);
+    expect(rate.ratePerSecond).toBe(100);
+    // Were it taken as current, it would have cut: 500 ms after a note.
+    rate.record('throttled', rate.acquire());
+    expect(rate.ratePerSecond).toBeCloseTo(95, 12);
+  });
+});
+
+describe('adaptiveRate: throttles of one congestion event (within a cool-off of a cut)', () => {
+  it('after a cut made knowing the delivered rate, a lower one measured within the cool-off is only noted', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 4, 2000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(38, 12); // 0.95 × 40, informed
+    await deliver(rate, clock, 1, 2500); // the last second: 20 + 5
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(38, 12);
+  });
+
+  it('after a blind cut, a delivered rate measured within the cool-off and lower cuts again, once', async () => {
+    const { clock, rate } = held(100, false, { coolOffMs: 2000 });
+    rate.record('throttled'); // t = 0, nothing measured: blind, to 50
+    expect(rate.ratePerSecond).toBe(50);
+    await deliver(rate, clock, 2, 1500); // 20 r/s over the last second: known now
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(25); // to 0.95 × 20 = 19, but no more than decreaseFactor
+    await deliver(rate, clock, 1, 1900);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(25); // that cut was informed: the rest of the event is noted
+  });
+
+  it('after a blind cut, a delivered rate that reaches the new rate is only noted', async () => {
+    const { clock, rate } = held(40, false, { coolOffMs: 2000 });
+    rate.record('throttled'); // blind, to 20
+    await deliver(rate, clock, 3, 1500); // 30 r/s: 0.95 × 30 ≥ 20
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(20);
+  });
+
+  it('the event lasts one base cool-off from the cut: at exactly coolOffMs, a new event', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 4, 2000);
+    rate.record('throttled'); // 38, informed
+    await deliver(rate, clock, 1, 2999);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(38, 12); // same event: noted
+    const b = held(100, true);
+    await deliver(b.rate, b.clock, 4, 2000);
+    b.rate.record('throttled');
+    await deliver(b.rate, b.clock, 1, 3000); // 10 successes over the last second
+    b.rate.record('throttled');
+    // A new event at a rate that held: 10 < 0.9 × 38, so to 0.95 × 10 — but nobody waited
+    // since the cut, so no lower than decreaseFactor × 38.
+    expect(b.rate.ratePerSecond).toBeCloseTo(19, 12);
+  });
+});
+
+describe('adaptiveRate: the first throttle of an unlimited controller, knowing the delivered rate', () => {
+  it('goes to 0.95 × the delivered rate, not to half the rate granted', async () => {
+    const { clock, rate } = make();
+    for (let t = 5; t < 2000; t += 25) {
+      await clock.advance(t - clock.now());
+      rate.record('success', rate.acquire()); // 40 r/s granted and delivered
+    }
+    await clock.advance(2000 - clock.now());
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(38, 12);
+  });
+
+  it('with fewer than 10 successes over the last second, blind: half the rate granted', async () => {
+    const { clock, rate } = make();
+    for (let t = 5; t < 2000; t += 25) {
+      await clock.advance(t - clock.now());
+      const ticket = rate.acquire();
+      if (t % 200 === 5) rate.record('success', ticket); // 5 r/s delivered of 40 granted
+    }
+    await clock.advance(2000 - clock.now());
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(20);
+  });
+});
+
+describe('adaptiveRate: the delivered rate, slot by slot', () => {
+  it('exactly 10 successes over the last second are enough to know it', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 1, 2000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(9.5, 12);
+  });
+
+  it('with fewer than 10 in the last second, the span grows until it holds 10: 2 s at 5 r/s, not 3 s', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 2, 1000); // 20 r/s in the first second
+    await deliver(rate, clock, 1, 3000, 2); // then 5 r/s
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(4.75, 12); // 0.95 × 10 / 2 s; over 3 s it would be 0.95 × 10
+  });
+
+  it('fewer than 10 within 3 s: not known, a blind cut', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 1, 3000, 10); // 3 r/s
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(50);
+  });
+
+  it('never over less than a whole second: 30 successes in the first 500 ms are not a rate yet', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 6, 500);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(50);
+  });
+
+  it('nor over time before the first request: 10 successes in the second after it are known', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 100, maxRatePerSecond: 100 });
+    await clock.advance(5000);
+    rate.acquire(); // the first request, at 5000
+    expect(rate.acquire()).toBeInstanceOf(Promise);
+    await deliver(rate, clock, 1, 6000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(9.5, 12);
+  });
+
+  it('slots older than 3 s are not counted when their place in the ring comes round again', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 10, 600); // 60 successes in slots 0–5
+    await clock.advance(3000 - clock.now());
+    await deliver(rate, clock, 1, 4000, 2, 1); // 5 in the odd slots 31–39: places 1–9 of the ring
+    rate.record('throttled');
+    // 5 over the last 3 s (slots 10–39): not known, a blind cut. Read stale, slots 30, 32, 34
+    // (places 0, 2, 4) would add 30 of the first ones.
+    expect(rate.ratePerSecond).toBe(50);
+  });
+
+  it('time a server paused the client is left out of the span (two pauses, the older one kept)', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 2, 1000); // 20 in [0, 1000)
+    rate.record('failure', undefined, { retryAfterMs: 500 }); // paused [1000, 1500)
+    await clock.advance(1000); // none in [1500, 2000)
+    rate.record('failure', undefined, { retryAfterMs: 500 }); // paused [2000, 2500)
+    await clock.advance(500);
+    await deliver(rate, clock, 1, 3000); // 5 in [2500, 3000)
+    rate.record('throttled');
+    // Back from 3000 until the span holds 10: to 700 (11 successes), 2300 ms of which 1000
+    // paused: 11 over 1.3 s. (Counting the older pause as time, 11 over 1.8 s.)
+    expect(rate.ratePerSecond).toBeCloseTo((0.95 * 11) / 1.3, 12);
+  });
+
+  it('a pause that ended before the span takes nothing from it', async () => {
+    const { clock, rate } = held(100, true);
+    await clock.advance(1000);
+    rate.record('failure', undefined, { retryAfterMs: 500 }); // paused [1000, 1500)
+    await clock.advance(500);
+    await deliver(rate, clock, 2, 3000); // 20 r/s over [1500, 3000)
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(19, 12);
+  });
+
+  it('successes recorded before the first request are not counted', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 100, maxRatePerSecond: 100 });
+    await deliver(rate, clock, 5, 1000); // 50 successes of requests made elsewhere
+    rate.acquire(); // the first request, at 1000
+    expect(rate.acquire()).toBeInstanceOf(Promise);
+    await deliver(rate, clock, 1, 2000, 2); // 5 since
+    rate.record('throttled');
+    // 5 successes: not known, a blind cut (reading the slot before the first request too, 10:
+    // known, a cut to 0.95 × 10).
+    expect(rate.ratePerSecond).toBe(50);
+  });
+});
