@@ -753,3 +753,132 @@ describe('adaptiveRate: the delivered rate, slot by slot', () => {
     expect(rate.ratePerSecond).toBe(50);
   });
 });
+
+/** Keeps 10 requests queued on `rate`, each recording a success when granted; returns a stop. */
+function busy(rate: AdaptiveRateController): () => void {
+  const controller = new AbortController();
+  const loop = async () => {
+    for (;;) {
+      let ticket: unknown;
+      try {
+        ticket = await rate.acquire(controller.signal);
+      } catch {
+        return;
+      }
+      rate.record('success', ticket);
+    }
+  };
+  for (let i = 0; i < 10; i++) loop();
+  return () => controller.abort();
+}
+
+describe('adaptiveRate: what a rise waits for (not the size of the step)', () => {
+  it('a server’s pause holds the next rise until a whole cool-off after it ends', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    const stop = busy(rate);
+    rate.record('failure', undefined, { retryAfterMs: 500 }); // paused until 500
+    await clock.advance(1499);
+    expect(rate.ratePerSecond).toBe(10);
+    await clock.advance(1);
+    expect(rate.ratePerSecond).toBeGreaterThan(10);
+    stop();
+    await clock.runAll();
+  });
+
+  it('Retry-After: 0 is no pause: the rise comes after the cool-off as without it', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    const stop = busy(rate);
+    await clock.advance(500);
+    rate.record('failure', undefined, { retryAfterMs: 0 });
+    expect(rate.pausedForMs).toBe(0);
+    await clock.advance(499);
+    expect(rate.ratePerSecond).toBe(10);
+    await clock.advance(1);
+    expect(rate.ratePerSecond).toBeGreaterThan(10);
+    stop();
+    await clock.runAll();
+  });
+
+  it('requests that each come exactly on their slot never wait: no rise, however many successes', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    for (let t = 0; t <= 3000; t += 100) {
+      await clock.advance(t - clock.now());
+      const ticket = rate.acquire();
+      expect(ticket).not.toBeInstanceOf(Promise);
+      rate.record('success', ticket);
+    }
+    expect(rate.ratePerSecond).toBe(10);
+  });
+
+  it('requests kept waiting by a server’s pace, not by the law’s rate, are no reason to rise', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    rate.record('failure', undefined, { response: ok({ ratelimit: '"a";r=20;t=10' }) }); // 2 r/s for 10 s
+    const stop = busy(rate);
+    await clock.advance(9999);
+    expect(rate.ratePerSecond).toBe(2);
+    stop(); // before the pace ends (then the law's rate would keep them waiting)
+    await clock.advance(1);
+    expect(rate.ratePerSecond).toBe(10);
+    await clock.runAll();
+  });
+
+  it('no rise without demand: successes for 3 s, then the first request kept waiting makes the evidence complete', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    for (let t = 0; t < 3000; t += 200) {
+      await clock.advance(t - clock.now());
+      rate.record('success', rate.acquire());
+    }
+    await clock.advance(3000 - clock.now());
+    expect(rate.ratePerSecond).toBe(10);
+    rate.acquire();
+    rate.acquire(); // waits: demand reaches the rate, and the cool-off is long over
+    expect(rate.ratePerSecond).toBeGreaterThan(10);
+    await clock.runAll();
+  });
+
+  it('a rise that a success applies re-arms the wake-up of a waiting request: it goes at the new spacing', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 1, coolOffMs: 100 });
+    rate.acquire(); // t = 0
+    let at = -1;
+    const waiting = Promise.resolve(rate.acquire()).then(() => {
+      at = clock.now();
+    }); // due at 1000
+    await clock.advance(500);
+    rate.record('success'); // evidence complete, cool-off over: the rate rises now
+    const risen = rate.ratePerSecond;
+    expect(risen).toBeGreaterThan(1);
+    await clock.runAll();
+    await waiting;
+    expect(at).toBeCloseTo(1000 / risen, 9);
+  });
+});
+
+describe('adaptiveRate: the schedule', () => {
+  it('a request let through at once starts a new schedule: the next one is a whole interval later', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    rate.acquire();
+    await clock.advance(1000);
+    expect(rate.acquire()).not.toBeInstanceOf(Promise); // at 1000, long after its slot
+    expect(await turns(rate, clock, 1)).toEqual([1100]);
+  });
+
+  it('unlimited, nothing is scheduled: after the first throttle the next request goes at once', async () => {
+    const { clock, rate } = make();
+    await grantsAt(rate, clock, every(0, 950, 50));
+    await clock.advance(1000 - clock.now());
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(10);
+    expect(rate.acquire()).not.toBeInstanceOf(Promise);
+    expect(await turns(rate, clock, 1)).toEqual([1100]);
+  });
+
+  it('unlimited, a pause holds every request until it ends, then lets them all go', async () => {
+    const { clock, rate } = make();
+    rate.record('throttled', undefined, throttle(800)); // the first throttle also sets a rate (1 r/s)
+    const b = make();
+    b.rate.record('failure', undefined, { retryAfterMs: 800 });
+    expect(b.rate.ratePerSecond).toBe(Infinity);
+    expect(await turns(b.rate, b.clock, 3)).toEqual([800, 800, 800]);
+    expect(await turns(rate, clock, 2)).toEqual([800, 1800]);
+  });
+});
