@@ -754,9 +754,13 @@ describe('adaptiveRate: the delivered rate, slot by slot', () => {
   });
 });
 
-/** Keeps 10 requests queued on `rate`, each recording a success when granted; returns a stop. */
-function busy(rate: AdaptiveRateController): () => void {
+/**
+ * Keeps 10 requests queued on `rate`; every `successEvery`-th one granted records a success, the
+ * others a plain failure (which moves nothing). Returns a stop.
+ */
+function busy(rate: AdaptiveRateController, successEvery = 1): () => void {
   const controller = new AbortController();
+  let n = 0;
   const loop = async () => {
     for (;;) {
       let ticket: unknown;
@@ -765,7 +769,7 @@ function busy(rate: AdaptiveRateController): () => void {
       } catch {
         return;
       }
-      rate.record('success', ticket);
+      rate.record(n++ % successEvery === 0 ? 'success' : 'failure', ticket);
     }
   };
   for (let i = 0; i < 10; i++) loop();
@@ -880,5 +884,47 @@ describe('adaptiveRate: the schedule', () => {
     expect(b.rate.ratePerSecond).toBe(Infinity);
     expect(await turns(b.rate, b.clock, 3)).toEqual([800, 800, 800]);
     expect(await turns(rate, clock, 2)).toEqual([800, 1800]);
+  });
+});
+
+describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
+  /** 100 r/s with requests kept waiting, 20 r/s delivered; the first rise comes at 1000. */
+  async function risen(options: AdaptiveRateOptions = {}) {
+    const { clock, rate } = make({ initialRatePerSecond: 100, ...options });
+    const stop = busy(rate, 5);
+    await clock.advance(1000);
+    expect(rate.ratePerSecond).toBeGreaterThan(100);
+    return { clock, rate, stop };
+  }
+
+  it('lands margin below the rate before the rise at the lowest, whatever the service delivered', async () => {
+    const { clock, rate, stop } = await risen();
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(95, 12); // not 0.95 × 20
+    expect(rate.currentCoolOffMs).toBe(2000);
+    stop();
+    await clock.runAll();
+  });
+
+  it('with maxCoolOffMs = coolOffMs the cool-off never backs off', async () => {
+    const { clock, rate, stop } = await risen({ maxCoolOffMs: 1000 });
+    rate.record('throttled');
+    expect(rate.currentCoolOffMs).toBe(1000);
+    stop();
+    await clock.runAll();
+  });
+
+  it('a later cut to a delivered rate well below (conditions changed) brings the cool-off back to coolOffMs', async () => {
+    const { clock, rate, stop } = await risen();
+    rate.record('throttled'); // relapse: 95, cool-off 2000
+    await clock.advance(1500); // a base cool-off after that cut: a new event; no rise before 2000
+    expect(rate.ratePerSecond).toBeCloseTo(95, 12);
+    rate.record('throttled');
+    // 95 r/s granted, every fifth a success: 19 r/s delivered; requests kept waiting, so no
+    // decreaseFactor bound: 0.95 × 19.
+    expect(rate.ratePerSecond).toBeCloseTo(0.95 * 19, 12);
+    expect(rate.currentCoolOffMs).toBe(1000);
+    stop();
+    await clock.runAll();
   });
 });
