@@ -928,3 +928,32 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
     await clock.runAll();
   });
 });
+
+describe('adaptiveRate: priority views', () => {
+  it('a view’s acquire takes a signal; its record hears the server; its class is its own', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    const low = rate.priority('low');
+    const high = rate.priority('high');
+    expect(rate.priority('low')).toBe(low);
+    low.acquire();
+    const controller = new AbortController();
+    const aborted = low.acquire(controller.signal) as Promise<unknown>;
+    const reason = new Error('gone');
+    controller.abort(reason);
+    await expect(aborted).rejects.toBe(reason);
+    expect(rate.waiting).toBe(0);
+    low.record('failure', undefined, { retryAfterMs: 300 });
+    expect(rate.pausedForMs).toBe(300);
+    const order: string[] = [];
+    const all = [
+      Promise.resolve(low.acquire()).then(() => order.push('low')),
+      Promise.resolve(rate.acquire()).then(() => order.push('normal')),
+      Promise.resolve(high.acquire()).then(() => order.push('high')),
+    ];
+    expect(rate.waiting).toBe(3);
+    await clock.runAll();
+    await Promise.all(all);
+    expect(order).toEqual(['high', 'normal', 'low']);
+    expect(clock.now()).toBe(500);
+  });
+});
