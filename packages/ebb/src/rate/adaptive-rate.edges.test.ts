@@ -957,3 +957,30 @@ describe('adaptiveRate: priority views', () => {
     expect(clock.now()).toBe(500);
   });
 });
+
+describe('adaptiveRate: details of the hints', () => {
+  it('an error that is a function is read like an object', () => {
+    const { rate } = make();
+    rate.record(
+      'failure',
+      undefined,
+      Object.assign(() => {}, { retryAfterMs: 700 }),
+    );
+    expect(rate.pausedForMs).toBe(700);
+  });
+
+  it('a pause that extends one still running counts its time once', async () => {
+    const { clock, rate } = held(100, true);
+    await deliver(rate, clock, 2, 1000); // 20 in [0, 1000)
+    rate.record('failure', undefined, { retryAfterMs: 1000 }); // paused [1000, 2000)
+    await clock.advance(500);
+    rate.record('failure', undefined, { retryAfterMs: 1000 }); // now until 2500: [2000, 2500) more
+    await clock.advance(1000);
+    await deliver(rate, clock, 1, 3500, 2); // 5 in [2500, 3500)
+    rate.record('throttled');
+    // Back from 3500 until the span holds 10: to 700 (11 successes), 2800 ms, 1500 of them
+    // paused: 11 over 1.3 s. (The overlap counted twice would leave less than a second of
+    // span within the 3-s window: not known, a blind cut to 50.)
+    expect(rate.ratePerSecond).toBeCloseTo((0.95 * 11) / 1.3, 12);
+  });
+});
