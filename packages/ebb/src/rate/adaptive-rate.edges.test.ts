@@ -984,3 +984,62 @@ describe('adaptiveRate: details of the hints', () => {
     expect(rate.ratePerSecond).toBeCloseTo((0.95 * 11) / 1.3, 12);
   });
 });
+
+describe('adaptiveRate: a note or a cut starts the evidence for a rise afresh', () => {
+  /** 100 r/s, maxRatePerSecond 200; 100 r/s delivered for 2 s with nobody kept waiting; a throttle: noted. */
+  async function noted() {
+    const { clock, rate } = make({ initialRatePerSecond: 100, maxRatePerSecond: 200 });
+    rate.acquire();
+    await deliver(rate, clock, 10, 2000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(100);
+    return { clock, rate };
+  }
+
+  it('after a note, requests kept waiting but no success: no rise', async () => {
+    const { clock, rate } = await noted();
+    for (let i = 0; i < 30; i++) rate.acquire();
+    await clock.advance(1500);
+    expect(rate.ratePerSecond).toBe(100);
+    await clock.runAll();
+  });
+
+  it('after a note, successes but nobody kept waiting: no rise', async () => {
+    const { clock, rate } = await noted();
+    await deliver(rate, clock, 10, 3500);
+    expect(rate.ratePerSecond).toBe(100);
+  });
+
+  it('after a cut, the same: successes alone, or demand alone, are no reason to rise', async () => {
+    const a = make({ initialRatePerSecond: 100 });
+    a.rate.record('throttled');
+    await deliver(a.rate, a.clock, 10, 2000);
+    expect(a.rate.ratePerSecond).toBe(50);
+    const b = make({ initialRatePerSecond: 100 });
+    b.rate.record('success');
+    b.rate.record('throttled');
+    for (let i = 0; i < 30; i++) b.rate.acquire();
+    await b.clock.advance(1500);
+    expect(b.rate.ratePerSecond).toBe(50);
+    await b.clock.runAll();
+  });
+});
+
+describe('adaptiveRate: tickets', () => {
+  it('every note and every cut starts a new round: a ticket from two changes ago stays stale', async () => {
+    const { clock, rate } = held(100, true);
+    const pending = rate.acquire();
+    await clock.advance(100);
+    const first = await pending; // granted in round 0
+    expect(first).not.toBeInstanceOf(Promise);
+    await deliver(rate, clock, 4, 2000);
+    rate.record('throttled'); // a cut to 38 (round 1)
+    rate.record('throttled'); // within its cool-off: noted (round 2)
+    expect(rate.ratePerSecond).toBeCloseTo(38, 12);
+    await deliver(rate, clock, 1, 3500);
+    rate.record('throttled', first); // stale: nothing
+    expect(rate.ratePerSecond).toBeCloseTo(38, 12);
+    rate.record('throttled'); // current: 10 r/s delivered, well below; nobody waited since the cut
+    expect(rate.ratePerSecond).toBe(19);
+  });
+});
