@@ -826,6 +826,18 @@ describe('adaptiveRate: what a rise waits for (not the size of the step)', () =>
     await clock.runAll();
   });
 
+  it('a server’s pace equal to the law’s rate: waits are the law’s own, and the law may rise under it', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    rate.record('failure', undefined, { response: ok({ ratelimit: '"a";r=50;t=5' }) }); // 10 r/s for 5 s
+    const stop = busy(rate);
+    await clock.advance(4999);
+    expect(rate.ratePerSecond).toBe(10); // the pace caps what the law rose to
+    stop();
+    await clock.advance(1);
+    expect(rate.ratePerSecond).toBeGreaterThan(10);
+    await clock.runAll();
+  });
+
   it('no rise without demand: successes for 3 s, then the first request kept waiting makes the evidence complete', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     for (let t = 0; t < 3000; t += 200) {
