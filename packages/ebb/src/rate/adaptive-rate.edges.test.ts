@@ -1055,3 +1055,130 @@ describe('adaptiveRate: tickets', () => {
     expect(rate.ratePerSecond).toBe(19);
   });
 });
+
+describe('adaptiveRate: more edges of the hints', () => {
+  it('a negative retryAfterMs is no Retry-After: an exhausted RateLimit policy still pauses', () => {
+    const { rate } = make();
+    rate.record('throttled', undefined, throttle(-1, { ratelimit: '"a";r=0;t=2' }));
+    expect(rate.pausedForMs).toBe(2000);
+  });
+
+  it('a policy without t before an exhausted one does not spoil its pause', () => {
+    const { rate } = make();
+    rate.record('success', undefined, ok({ ratelimit: '"a";r=0, "b";r=0;t=3' }));
+    expect(rate.pausedForMs).toBe(3000);
+    const b = make();
+    b.rate.record('success', undefined, ok({ ratelimit: '"a";r=5, "b";r=4;t=2' }));
+    expect(b.rate.ratePerSecond).toBe(2);
+  });
+
+  it('the most restrictive policy is the lowest r / t, not the lowest r × t', () => {
+    const { rate } = make();
+    rate.record('success', undefined, ok({ ratelimit: '"b";r=3;t=1, "a";r=8;t=4' }));
+    expect(rate.ratePerSecond).toBe(2);
+  });
+});
+
+describe('adaptiveRate: more edges of the measured and delivered rates', () => {
+  it('two seconds or more after the last grant, nothing of it counts as the last second', async () => {
+    const { clock, rate } = make();
+    await grantsAt(rate, clock, every(0, 950, 50)); // 20 in second 0
+    await clock.advance(3000 - clock.now());
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(1); // from minRatePerSecond, not from 20
+  });
+
+  it('the span is 30 slots, the current one included: a slot that began more than 2.9 s ago is not read', async () => {
+    const { clock, rate } = held(100, true);
+    await clock.advance(500);
+    await deliver(rate, clock, 10, 600); // 10 successes in slot 5, [500, 600)
+    await clock.advance(3550 - clock.now());
+    rate.record('throttled');
+    // Slots 35 back to 6: nothing delivered; a blind cut (reading slot 5 too, 10 successes:
+    // known, a cut to 0.95 × 10 / 3).
+    expect(rate.ratePerSecond).toBe(50);
+  });
+});
+
+describe('adaptiveRate: more edges of the decrease', () => {
+  it('a relapse lands at 0.95 × the delivered rate when that is within margin of the rate before the rise', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 100 });
+    const stop = busy(rate); // every grant a success: about 100 r/s delivered
+    await clock.advance(1000);
+    expect(rate.ratePerSecond).toBeGreaterThan(100);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeGreaterThanOrEqual(95);
+    expect(rate.ratePerSecond).toBeLessThan(96); // 0.95 × ~100, not the 100 before the rise
+    stop();
+    await clock.runAll();
+  });
+
+  it('after a blind cut, a delivered rate whose 0.95 share is just below the new rate cuts to that share', async () => {
+    const { clock, rate } = held(40, false, { coolOffMs: 2000 });
+    rate.record('throttled'); // blind, to 20
+    await deliver(rate, clock, 2, 1500); // 20 r/s: 0.95 × 20 < 20
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(19, 12);
+  });
+
+  it('margin 0: a delivered rate equal to the rate after a blind cut is a note, so the event still dates from the cut', async () => {
+    const { clock, rate } = held(40, false, { coolOffMs: 2000, margin: 0 });
+    rate.record('throttled'); // blind, to 20, at 0
+    await deliver(rate, clock, 2, 1500);
+    rate.record('throttled'); // delivered 20 = the rate: noted
+    expect(rate.ratePerSecond).toBe(20);
+    await deliver(rate, clock, 1, 2500);
+    rate.record('throttled'); // 2500: a new event (the cut was at 0); 10 r/s over the last second
+    expect(rate.ratePerSecond).toBe(10); // (had the note been a cut, this would be the same event: noted, 20)
+  });
+});
+
+describe('adaptiveRate: relapses beyond what maxCoolOffMs needs', () => {
+  /** After `n` relapses, the wait before the first probe, and the time that probe holds. */
+  async function after(n: number, options: AdaptiveRateOptions = {}) {
+    const { clock, rate } = make({ initialRatePerSecond: 10, ...options });
+    const stop = busy(rate);
+    for (let i = 0; i < n; i++) {
+      await clock.advance(rate.currentCoolOffMs);
+      rate.record('throttled'); // right after a rise: a relapse
+    }
+    const first = rate.currentCoolOffMs;
+    await clock.advance(first);
+    const hold = rate.currentCoolOffMs;
+    stop();
+    await clock.runAll();
+    return [first, hold];
+  }
+
+  it('are not counted: after 5 relapses (3 reach 8 s), one probe that holds halves the cool-off as after 3', async () => {
+    expect(await after(3)).toEqual([8000, 4000]);
+    expect(await after(5)).toEqual([8000, 4000]);
+    expect(await after(3, { maxCoolOffMs: 1000 })).toEqual([1000, 1000]);
+  });
+});
+
+describe('adaptiveRate: a rise applied late', () => {
+  it('counts from when it fell due: the next one comes a cool-off after that, not after the success that applied it', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    rate.acquire();
+    const waiting = rate.acquire(); // kept waiting until 100: demand reaches the rate
+    await clock.advance(50);
+    rate.record('success'); // the evidence is complete; the rise falls due at 1000
+    await clock.advance(1050 - clock.now());
+    await waiting;
+    rate.record('success'); // applies it, 50 ms late
+    const first = rate.ratePerSecond;
+    expect(first).toBeGreaterThan(10);
+    const cool = rate.currentCoolOffMs;
+    // Evidence for the next rise: a success, and a request kept waiting.
+    rate.record('success');
+    rate.acquire();
+    const more = rate.acquire();
+    await clock.advance(1000 + cool - 1 - clock.now());
+    expect(rate.ratePerSecond).toBe(first);
+    await clock.advance(1);
+    expect(rate.ratePerSecond).toBeGreaterThan(first);
+    await clock.runAll();
+    await more;
+  });
+});
