@@ -1182,3 +1182,16 @@ describe('adaptiveRate: a rise applied late', () => {
     await more;
   });
 });
+
+describe('adaptiveRate: at maxRatePerSecond', () => {
+  it('no rise is planned, so a throttle there is no relapse: noted, the rate and the cool-off kept', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10, maxRatePerSecond: 10 });
+    const stop = busy(rate); // successes, requests kept waiting: a rise would be due from 1000
+    await clock.advance(2000);
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBe(10);
+    expect(rate.currentCoolOffMs).toBe(1000);
+    stop();
+    await clock.runAll();
+  });
+});
