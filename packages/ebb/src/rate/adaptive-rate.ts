@@ -110,8 +110,7 @@ function rateLimitField(response: unknown): string | null {
   let headers: unknown;
   try {
     headers = (response as { headers?: unknown }).headers;
-    // Stryker disable next-line BlockStatement: an empty catch also returns undefined, which the caller reads as no field
-  } catch {
+  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined, which the caller reads as no field too */ {
     return null; // not a response: a value of the caller's, never a reason to fail its operation
   }
   return headers instanceof Headers ? headers.get('ratelimit') : null;
@@ -122,8 +121,7 @@ function property(value: unknown, key: string): unknown {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
   try {
     return (value as Record<string, unknown>)[key];
-    // Stryker disable next-line BlockStatement: an empty catch also returns undefined
-  } catch {
+  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined too */ {
     return undefined;
   }
 }
@@ -547,6 +545,7 @@ class Adaptive implements AdaptiveRate {
     const coolOff = this.#coolOff;
     const m = this.#margin;
     let rate: number;
+    // Stryker disable next-line BooleanLiteral: relapse only chooses the ceiling's formula, and every formula the mutants of the ceiling below give is equivalent (see there)
     let relapse = false;
     if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
     else if (this.#lastChange === 'increase') {
@@ -575,6 +574,10 @@ class Adaptive implements AdaptiveRate {
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     // What we learned: the service took `limit` (after a relapse, no more than the rate that
     // held before the rise); the rate settles `margin` below it.
+    // While #planRise reads the ceiling only through `rate < ceiling × (1 − m)`, a ceiling at or below
+    // rate / (1 − m) is as good as this one (a cut never leaves the rate below limit × (1 − m) unless
+    // maxRatePerSecond clamps it, and at the maximum no rise is planned):
+    // Stryker disable next-line ArithmeticOperator,MethodExpression: no rise can tell a lower ceiling (docs/mutation-rate.md)
     this.#ceiling = relapse || !known ? this.#rate / (1 - m) : Math.max(limit, this.#rate / (1 - m));
     this.#step = this.#increase;
     // Stryker disable next-line BooleanLiteral: probing is read only when the last change was a rise, and every rise sets it
