@@ -110,7 +110,7 @@ function rateLimitField(response: unknown): string | null {
   let headers: unknown;
   try {
     headers = (response as { headers?: unknown }).headers;
-  } catch {
+  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined, which the caller reads as no field too */ {
     return null; // not a response: a value of the caller's, never a reason to fail its operation
   }
   return headers instanceof Headers ? headers.get('ratelimit') : null;
@@ -121,7 +121,7 @@ function property(value: unknown, key: string): unknown {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
   try {
     return (value as Record<string, unknown>)[key];
-  } catch {
+  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined too */ {
     return undefined;
   }
 }
@@ -148,6 +148,7 @@ function serverHint(outcome: Outcome, detail: unknown, maxMs: number): ServerHin
   const items = parseRateLimit(rateLimitField(response));
   if (retryAfter === undefined && items === undefined) return undefined;
   const hint: ServerHint = { pauseMs: Math.min(retryAfter ?? 0, maxMs), paceRate: Infinity, paceMs: 0 };
+  // Stryker disable next-line ArrayDeclaration: without a field there is no item with a window; a stray item is skipped like one without t
   for (const item of items ?? []) {
     const t = item.windowSeconds;
     if (t === undefined || t === 0) continue;
@@ -194,6 +195,7 @@ class Adaptive implements AdaptiveRate {
   /** Bumped at every decrease; a grant's ticket is the epoch it was made in. */
   #epoch = 0;
   #changedAt: number;
+  // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
   #lastChange: Change = 'none';
   /** The rate before the last rise: a relapse never lands above it. */
   #before = 0;
@@ -201,6 +203,7 @@ class Adaptive implements AdaptiveRate {
   /** The rate at the last throttle: a doubled step never crosses it (the base step does). */
   #throttledAt = Infinity;
   /** The last rise was a probe at or above the settling point (not the climb back to it). */
+  // Stryker disable next-line BooleanLiteral: probing is read only when the last change was a rise, and every rise sets it
   #probing = false;
   /** The next rise, as a fraction: `increase`, doubled after each rise that held. */
   #step: number;
@@ -218,14 +221,17 @@ class Adaptive implements AdaptiveRate {
   /** When the first request went: the rate measured while unlimited covers no time before it. */
   #firstGrant = Infinity;
   /** Grants in the current and the previous whole second, to measure the rate while unlimited. */
+  // Stryker disable next-line UnaryOperator: no grant's second equals ±Infinity or follows it
   #second = -Infinity;
   #count = 0;
   #previous = 0;
   /** Successes per 100-ms slot over the last 3 s (a ring): the delivered rate. */
   readonly #delivered = new Float64Array(SLOTS);
+  // Stryker disable next-line UnaryOperator: a slot marked 1 before any success holds 0 successes, as a fresh one
   readonly #deliveredSlot = new Float64Array(SLOTS).fill(-1);
   /** When the rate was last cut, and whether that cut was based on a measured delivered rate. */
   #eventAt = -Infinity;
+  // Stryker disable next-line BooleanLiteral: informed is read only within a cool-off of a cut, and every cut sets it
   #informed = false;
   /** When a throttle was last noted without a cut. */
   #notedAt = -Infinity;
@@ -235,9 +241,11 @@ class Adaptive implements AdaptiveRate {
   /** No request goes before this: the server said so (`Retry-After`). */
   #pausedUntil = -Infinity;
   /** Recent pauses, as [from, until, from, until, …]: the delivered rate leaves them out. */
+  // Stryker disable next-line ArrayDeclaration: a stray entry yields NaN bounds, which add no paused time and are dropped at the next pause
   #pauses: number[] = [];
   /** The pace a server's `RateLimit` field allows (`r / t`), and until when. */
   #paceRate = Infinity;
+  // Stryker disable next-line UnaryOperator: with no pace (rate Infinity) a window that never ends paces nothing
   #paceUntil = -Infinity;
 
   constructor(o: Required<Omit<AdaptiveRateOptions, 'priorities'>> & { priorities: readonly string[] }) {
@@ -537,6 +545,7 @@ class Adaptive implements AdaptiveRate {
     const coolOff = this.#coolOff;
     const m = this.#margin;
     let rate: number;
+    // Stryker disable next-line BooleanLiteral: relapse only chooses the ceiling's formula, and every formula the mutants of the ceiling below give is equivalent (see there)
     let relapse = false;
     if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
     else if (this.#lastChange === 'increase') {
@@ -565,9 +574,15 @@ class Adaptive implements AdaptiveRate {
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     // What we learned: the service took `limit` (after a relapse, no more than the rate that
     // held before the rise); the rate settles `margin` below it.
+    // While #planRise reads the ceiling only through `rate < ceiling × (1 − m)`, a ceiling at or below
+    // rate / (1 − m) is as good as this one (a cut never leaves the rate below limit × (1 − m) unless
+    // maxRatePerSecond clamps it, and at the maximum no rise is planned):
+    // Stryker disable next-line ArithmeticOperator,MethodExpression: no rise can tell a lower ceiling (docs/mutation-rate.md)
     this.#ceiling = relapse || !known ? this.#rate / (1 - m) : Math.max(limit, this.#rate / (1 - m));
     this.#step = this.#increase;
+    // Stryker disable next-line BooleanLiteral: probing is read only when the last change was a rise, and every rise sets it
     this.#probing = false;
+    // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#change(now, 'decrease');
     this.#epoch++;
   }
@@ -575,6 +590,7 @@ class Adaptive implements AdaptiveRate {
   /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */
   #note(now: number): void {
     this.#notedAt = now;
+    // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#lastChange = 'decrease';
     this.#changedAt = now;
     this.#evidence = false;
