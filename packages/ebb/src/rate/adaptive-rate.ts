@@ -33,10 +33,13 @@ export interface AdaptiveRateOptions {
    */
   readonly margin?: number;
   /**
-   * The first rise after a fall, as a fraction of the rate: 0.1 adds 10 %. Each rise that holds
-   * doubles the next step, up to `1 / decreaseFactor − 1`, but a doubled step never passes the
-   * rate last throttled; a whole step past it, steps double again up to `2 × increase`. Must
-   * rise less than a decrease falls: `(1 + increase) · decreaseFactor < 1`. Default 0.1.
+   * The first rise after a fall, as a fraction of the rate: 0.1 adds 10 % — near the rate last
+   * throttled, of the rate up to 5 r/s only: above that, every controller probes by the same
+   * `increase` × 5 r/s (0.5 r/s by default), so that independent processes sharing a limit
+   * converge to equal shares. Each rise that holds doubles the next step, up to
+   * `1 / decreaseFactor − 1`, but a doubled step never passes the rate last throttled; a whole
+   * step past it, steps double again up to `2 × increase` of the rate. Must rise less than a
+   * decrease falls: `(1 + increase) · decreaseFactor < 1`. Default 0.1.
    */
   readonly increase?: number;
   /** The rate never falls below this. Default 1. */
@@ -93,6 +96,17 @@ const SLOTS = 30;
  * cold start, and each second of it cut the rate blind, by half).
  */
 const MIN_DELIVERED = 10;
+
+/**
+ * Near the rate last throttled, a probe rises by `increase` × the rate up to this rate (r/s), and
+ * by `increase` × this rate above it: the same absolute step for every controller, Chiu and Jain's
+ * additive increase ("Analysis of the Increase and Decrease Algorithms for Congestion Avoidance
+ * in Computer Networks", 1989: additive increase with multiplicative decrease converges to
+ * fairness, multiplicative increase keeps the ratio of two rates). 5, not 10: against one nginx
+ * limit of 50 r/s shared by five processes (shares of 10 r/s), 5 gave Jain's index 0.955–0.994
+ * in five runs; the law before, 0.875–0.981 in eight.
+ */
+const ADDITIVE_RATE = 5;
 
 /** What a server said in one answer: a pause (ms), and a pace (r/s) with how long it holds (ms). */
 interface ServerHint {
@@ -301,9 +315,13 @@ class Adaptive implements AdaptiveRate {
     return this.#coolOffAfter(relapses);
   }
 
-  /** Whether `rate` is a whole base step or more past the rate last throttled. */
+  /**
+   * Whether `rate` is a whole base step or more past the rate last throttled: `increase` × that
+   * rate, or × ADDITIVE_RATE above it (the additive step there).
+   */
   #convex(rate: number): boolean {
-    return rate >= this.#throttledAt * (1 + this.#increase) * (1 - 1e-9);
+    const at = this.#throttledAt;
+    return rate >= (at + this.#increase * Math.min(at, ADDITIVE_RATE)) * (1 - 1e-9);
   }
 
   get waiting(): number {
@@ -638,9 +656,16 @@ class Adaptive implements AdaptiveRate {
       // have held a whole base step past it, the steps double again (CUBIC's convex region
       // beyond W_max, RFC 9438 §4.5: the old maximum no longer bounds the limit), up to twice
       // the base step, so that undoing a probe that fails never cuts a quarter of the rate.
-      if (this.#convex(rate)) step = Math.min(step, 2 * this.#increase);
-      else if (rate * (1 + step) > this.#throttledAt) step = this.#increase;
-      rate *= 1 + step;
+      const convex = this.#convex(rate);
+      // Near the rate last throttled a step is a fraction of at most ADDITIVE_RATE, not of the
+      // rate: above it, every controller probes by the same absolute amount (Chiu and Jain's
+      // additive increase), so that independent processes sharing one limit converge to equal
+      // shares instead of keeping the ratio of their rates. Past the old maximum (the limit
+      // moved) and before any throttle, the steps are a fraction of the rate, as before.
+      const scale = convex || this.#throttledAt === Infinity ? rate : Math.min(rate, ADDITIVE_RATE);
+      if (convex) step = Math.min(step, 2 * this.#increase);
+      else if (rate + step * scale > this.#throttledAt) step = this.#increase;
+      rate += step * scale;
       probing = true;
     }
     return { rate: Math.min(this.#max, rate), step, relapses, ceiling, probing, at };
@@ -693,6 +718,11 @@ export const LAW_KEYS = [
  *   rate climbs back quickly — but a doubled step never passes the rate last throttled: there,
  *   only the base step probes. Once probes have held a whole base step past it, the limit has
  *   risen: steps double again (up to twice the base step), a base cool-off apart.
+ * - Near the rate last throttled (not past it), a step is a fraction of the rate up to 5 r/s
+ *   only: above 5 r/s, every controller probes by the same `increase` × 5 r/s (0.5 r/s). An
+ *   additive increase (Chiu–Jain): processes that share a limit, each with its own controller,
+ *   drift to equal shares; and against a limiter with a burst the rate creeps up to the limit
+ *   and is cut by about the margin when the burst drains.
  * - A throttle right after a rise is a *relapse*: the rise is undone and the cool-off doubles
  *   (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off before it (at
  *   least two base cool-offs once relapsed), and one that holds halves the cool-off again. So
