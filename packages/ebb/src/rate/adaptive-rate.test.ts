@@ -246,22 +246,33 @@ describe('adaptiveRate: the loop', () => {
   });
 
   it('near the rate last throttled, probes by the same absolute step at any rate above 5 r/s (Chiu–Jain additive increase), so that independent controllers converge to equal shares', async () => {
-    /** Throttled once at `r`, then kept busy: the rates after each cool-off. */
-    const after = async (r: number, steps: number) => {
-      const { clock, rate } = make({ initialRatePerSecond: r });
+    /**
+     * Busy at `r` for half a second less than a cool-off (no rise yet), then throttled twice: the cut lands at
+     * 0.95 × the delivered rate, just under `r`, the rate last throttled. The rates after each
+     * cool-off.
+     */
+    const after = async (r: number, steps: number, increase = 0.1, coolOffMs = 2000) => {
+      const { clock, rate } = make({ initialRatePerSecond: r, coolOffMs, increase });
+      const stop = busy(rate, clock);
+      await clock.advance(coolOffMs - 500);
+      // At a rate that held, a throttle is noted; a second one soon after cuts by the margin.
       rate.record('throttled');
-      return rises(rate, clock, steps, 1000);
+      rate.record('throttled');
+      const cut = rate.ratePerSecond;
+      stop();
+      await clock.runAll();
+      return [cut, ...(await rises(rate, clock, steps, coolOffMs))].map((x) => Number(x.toFixed(2)));
     };
-    // At 60 and at 20 r/s (30 and 10 after the throttle): +0.5, +1, +2, +4 … alike, not +10 % of
-    // each (the law before gave 33, 39.6 and 11, 13.2: the ratio of the two rates kept).
-    expect(await after(60, 3)).toEqual([30.5, 31.5, 33.5]);
-    expect(await after(20, 3)).toEqual([10.5, 11.5, 13.5]);
-    // Below 5 r/s, a fraction of the rate: 2 → 2.2 → 2.64.
-    expect(await after(4, 2)).toEqual([2.2, 2.64]);
+    // At 60 and at 20 r/s: cut to 57 and 19, then +0.5, +1 alike — not +10 % of each, which
+    // keeps the ratio of the two rates (the law before gave 62.7 and 20.9 at the first probe).
+    // +2 would pass the rate last throttled: the base step, +0.5, again.
+    expect(await after(60, 4)).toEqual([57, 57.5, 58.5, 59, 60]);
+    expect(await after(20, 3)).toEqual([19, 19.5, 20, 20.5]);
+    // Below 5 r/s, a fraction of the rate: 4 → 3.8 → 4.18 (a cool-off of 4 s, for the 10
+    // successes that measure a delivered rate).
+    expect(await after(4, 1, 0.1, 4000)).toEqual([3.8, 4.18]);
     // The step scales with `increase`: 0.2 × 5 r/s = +1.
-    const { clock, rate } = make({ initialRatePerSecond: 60, increase: 0.2 });
-    rate.record('throttled');
-    expect(await rises(rate, clock, 2, 1000)).toEqual([31, 33]);
+    expect(await after(60, 1, 0.2)).toEqual([57, 58]);
   });
 
   it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
@@ -336,6 +347,32 @@ describe('adaptiveRate: the loop', () => {
     expect(rate.currentCoolOffMs).toBe(1000);
     stop();
     await clock.runAll();
+  });
+
+  it('after a relapse, throttles for two base cool-offs belong to the same event: a delivered rate that a lagging limiter holds down is not read as a change of conditions', async () => {
+    /** A relapse at 1 s, then no success for `quietMs`, then a throttle: the rate after it. */
+    const after = async (quietMs: number) => {
+      const { clock, rate } = make({ initialRatePerSecond: 20 });
+      const stop = busy(rate, clock);
+      await clock.advance(1000);
+      expect(rate.ratePerSecond).toBe(22);
+      rate.record('throttled'); // a relapse: back under 20 (0.95 × the 21 delivered)
+      const relapsed = rate.ratePerSecond;
+      expect(relapsed).toBeCloseTo(19.95, 9);
+      stop();
+      await clock.runAll();
+      await clock.advance(quietMs);
+      rate.record('throttled');
+      return rate.ratePerSecond / relapsed;
+    };
+    // 1.5 s later, with nothing delivered since (a sliding window that counts the refused
+    // requests too keeps refusing): still the relapse's event, the rate kept (one base
+    // cool-off, as before, cut it in half).
+    expect(await after(1500)).toBe(1);
+    // 2.5 s later, the same low delivered rate is a change of conditions: a deep cut.
+    const late = await after(2500);
+    expect(late).toBeLessThan(0.6);
+    expect(late).toBeGreaterThan(0.3);
   });
 
   it('a throttle at a rate that held, with the delivered rate near it, is noted and keeps the rate; a second within a cool-off cuts by the margin, not by half', async () => {

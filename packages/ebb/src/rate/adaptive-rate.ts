@@ -241,6 +241,8 @@ class Adaptive implements AdaptiveRate {
   /** When the rate was last cut, and whether that cut was based on a measured delivered rate. */
   #eventAt = -Infinity;
   #informed = false;
+  /** Whether that cut undid a rise (a relapse). */
+  #eventRelapse = false;
   /** When a throttle was last noted without a cut. */
   #notedAt = -Infinity;
   /** The successes the last delivered-rate measurement counted. */
@@ -551,8 +553,13 @@ class Adaptive implements AdaptiveRate {
     // change: then the client sent at its rate, and what the service delivered is its limit
     // (BBR drops the delivery-rate samples of an application-limited sender for the same reason).
     const floor = known && this.#saturated ? this.#min : from * this.#decrease;
-    // An event lasts one base cool-off (not the backed-off one, which spaces probes).
+    // An event lasts one base cool-off (not the backed-off one, which spaces probes); one that
+    // began with a relapse, two: a limiter whose memory lags refuses for that long after a probe
+    // above its limit (HAProxy's sliding window counts the refused requests too, and refused
+    // nearly everything for a second after a probe to 11 r/s against 10: the delivered rate,
+    // halved by that, read as a change of conditions and cut the rate in half).
     const coolOff = this.#coolOff;
+    const eventMs = this.#eventRelapse ? 2 * coolOff : coolOff;
     const m = this.#margin;
     let rate: number;
     let relapse = false;
@@ -561,7 +568,7 @@ class Adaptive implements AdaptiveRate {
       relapse = true;
       rate = Math.min(this.#before, Math.max(this.#before * (1 - m), limit * (1 - m)));
       if (this.#relapses < this.#maxRelapses) this.#relapses++;
-    } else if (now - this.#eventAt < coolOff) {
+    } else if (now - this.#eventAt < eventMs) {
       if (this.#informed || !known || delivered * (1 - m) >= from) {
         this.#note(now);
         return;
@@ -579,6 +586,7 @@ class Adaptive implements AdaptiveRate {
     } else rate = floor;
     this.#informed = known;
     this.#eventAt = now;
+    this.#eventRelapse = relapse;
     this.#throttledAt = from;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     // What we learned: the service took `limit` (after a relapse, no more than the rate that
@@ -661,8 +669,10 @@ class Adaptive implements AdaptiveRate {
       // rate: above it, every controller probes by the same absolute amount (Chiu and Jain's
       // additive increase), so that independent processes sharing one limit converge to equal
       // shares instead of keeping the ratio of their rates. Past the old maximum (the limit
-      // moved) and before any throttle, the steps are a fraction of the rate, as before.
-      const scale = convex || this.#throttledAt === Infinity ? rate : Math.min(rate, ADDITIVE_RATE);
+      // moved), before any throttle, and farther below the rate last throttled than
+      // ADDITIVE_RATE (a climb after a deep cut), the steps are a fraction of the rate.
+      const below = this.#throttledAt - rate;
+      const scale = convex || below === Infinity ? rate : Math.min(rate, Math.max(ADDITIVE_RATE, below));
       if (convex) step = Math.min(step, 2 * this.#increase);
       else if (rate + step * scale > this.#throttledAt) step = this.#increase;
       rate += step * scale;
