@@ -375,6 +375,27 @@ describe('adaptiveRate: the loop', () => {
     expect(late).toBeGreaterThan(0.3);
   });
 
+  it('a delivered rate short by two requests over its span is not a change of conditions: at 5 r/s, two unanswered requests in three seconds do not cut the rate (the rule before cut 21 %: small processes sharing a limit drifted down)', async () => {
+    /** 5 r/s for 3 s, the requests `missing` never answered, the rest successes; then a throttle. */
+    const after = async (missing: number[]) => {
+      const { clock, rate } = make({ initialRatePerSecond: 5, coolOffMs: 10_000 });
+      for (let i = 0; i < 15; i++) {
+        const ticket = await rate.acquire();
+        if (!missing.includes(i)) rate.record('success', ticket);
+        await clock.advance(200);
+      }
+      rate.record('throttled', await rate.acquire());
+      return rate.ratePerSecond;
+    };
+    // Two missing: 13 delivered in 3 s (4.3 r/s, 13 % short) — within two requests of the rate:
+    // noted, the rate kept.
+    expect(await after([9, 12])).toBe(5);
+    // Five missing: the service delivers less; a cut, no deeper than decreaseFactor.
+    const cut = await after([5, 7, 9, 11, 13]);
+    expect(cut).toBeLessThan(4);
+    expect(cut).toBeGreaterThanOrEqual(2.5);
+  });
+
   it('a throttle at a rate that held, with the delivered rate near it, is noted and keeps the rate; a second within a cool-off cuts by the margin, not by half', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 50, maxRatePerSecond: 50 });
     const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds, ~50/s delivered

@@ -247,6 +247,8 @@ class Adaptive implements AdaptiveRate {
   #notedAt = -Infinity;
   /** The successes the last delivered-rate measurement counted. */
   #deliveredCount = 0;
+  /** The span it counted them over, in ms. */
+  #deliveredSpanMs = 1000;
   readonly #maxServerWait: number;
   /** No request goes before this: the server said so (`Retry-After`). */
   #pausedUntil = -Infinity;
@@ -519,6 +521,7 @@ class Adaptive implements AdaptiveRate {
     }
     // Known only over a whole second at least: the first few hundred ms of a burst overstate it.
     this.#deliveredCount = covered >= 1000 ? successes : 0;
+    this.#deliveredSpanMs = Math.max(SLOT_MS, covered);
     return (successes * 1000) / Math.max(SLOT_MS, covered);
   }
 
@@ -530,7 +533,8 @@ class Adaptive implements AdaptiveRate {
    * - Right after a rise (a *relapse*): back just under the rate before the rise (at most
    *   `margin` lower, more only if the service delivers less), and the cool-off doubles.
    * - At a rate that had held, with the service delivering well below it (more than `2 × margin`
-   *   less): conditions changed. Down to the delivered rate, and the cool-off back to `coolOffMs`.
+   *   less, and more than two requests less over the span measured): conditions changed. Down to
+   *   the delivered rate, and the cool-off back to `coolOffMs`.
    * - At a rate that had held, with the service still delivering about it: the same level as
    *   before — a late timer, a burst the limiter did not absorb — only noted: the rate stays, no
    *   rise for a cool-off. If throttles keep coming for longer than a cool-off, a cut by the margin.
@@ -574,7 +578,12 @@ class Adaptive implements AdaptiveRate {
         return;
       }
       rate = Math.max(floor, delivered * (1 - m));
-    } else if (known && limit < from * (1 - 2 * m)) {
+    } else if (known && limit + (2 * 1000) / this.#deliveredSpanMs < from * (1 - 2 * m)) {
+      // Well below: short by more than 2 × margin and by more than two requests over the span
+      // measured. Two requests are 20 % of the ten a process at 5 r/s is measured over, 4 % at
+      // 50 r/s: without that slack, a small process sharing a limit read one or two refused
+      // requests as a change of conditions and was cut, a big one was not, and the shares drifted
+      // apart (five processes: 4 and 18 r/s).
       rate = Math.max(floor, limit * (1 - m));
       this.#relapses = 0;
     } else if (known) {
