@@ -538,10 +538,10 @@ class Adaptive implements AdaptiveRate {
    * - At a rate that had held, with the service still delivering about it: the same level as
    *   before — a late timer, a burst the limiter did not absorb — only noted: the rate stays, no
    *   rise for a cool-off. If throttles keep coming for longer than a cool-off, a cut by the margin.
-   * - Within a cool-off of a cut, throttles belong to the same congestion event (a limiter that
-   *   counts over a window, or whose burst still drains, keeps refusing for a while): noted — unless
-   *   the cut was made blind (no delivered rate measured yet), and the delivered rate, now
-   *   measured, is lower.
+   * - Within a cool-off of a cut (two after a relapse), throttles belong to the same congestion
+   *   event (a limiter that counts over a window, or whose burst still drains, keeps refusing for
+   *   a while): noted — unless the cut was made blind (no delivered rate measured yet), and the
+   *   delivered rate, now measured, is lower.
    *
    * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
    * bound, and the whole rule when no delivered rate is measured (the first throttle of an
