@@ -5,7 +5,11 @@
 // SDK's CUBIC bucket), `adaptiveThrottle` (the SRE book's client-side throttling) — and plain
 // retry, side by side. Real time: the numbers depend on the machine and its load (printed).
 //
-//   node figures/limits.mjs [--quick] [--chart=FILE.png]
+//   node figures/limits.mjs [--quick] [--chart=FILE.png] [--only=PART,…] [--adaptive-only]
+//
+// --only runs some parts only, to iterate on one setting: a matrix setting as `nginx-10`,
+// `haproxy-500` (limiter and rate), or `halving`, `independent`, `priorities`;
+// --adaptive-only runs adaptiveRate alone in the matrix and the halving scenario.
 //
 // Prints one JSON document on stdout ({ markdown, results }) and progress on stderr. Without
 // nginx or haproxy it says which command installs them, and measures what it can.
@@ -22,6 +26,11 @@ const quick = args.includes('--quick');
 // --smoke: one short run of each part, to check the figure works (not for figures).
 const smoke = args.includes('--smoke');
 const chartFile = args.find((a) => a.startsWith('--chart='))?.slice('--chart='.length);
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+const part = (name) => !only || only.includes(name);
 const SECONDS = smoke ? 6 : quick ? 10 : 20;
 const SETTLED = smoke ? 2 : 5; // "after convergence": from second 5 on
 const CLIENTS = 40;
@@ -32,7 +41,7 @@ const CONTROLLERS = [
   { id: 'awsAdaptiveRate', make: () => awsAdaptiveRate() },
   { id: 'adaptiveThrottle (SRE, K = 2)', make: () => adaptiveThrottle() },
   { id: 'plain retry', make: () => undefined },
-];
+].filter((c) => !args.includes('--adaptive-only') || c.id === 'adaptiveRate');
 const ALL_SETTINGS = [
   { limiter: 'nginx', ratePerSecond: 10, burst: 0 },
   { limiter: 'nginx', ratePerSecond: 50, burst: 5 },
@@ -41,7 +50,9 @@ const ALL_SETTINGS = [
   { limiter: 'haproxy', ratePerSecond: 50, burst: 0 },
   { limiter: 'haproxy', ratePerSecond: 500, burst: 0 },
 ];
-const SETTINGS = smoke ? [ALL_SETTINGS[1], ALL_SETTINGS[4]] : ALL_SETTINGS;
+const SETTINGS = (smoke ? [ALL_SETTINGS[1], ALL_SETTINGS[4]] : ALL_SETTINGS).filter((s) =>
+  part(`${s.limiter}-${s.ratePerSecond}`),
+);
 
 const { found, hint } = available();
 if (hint) log(hint);
@@ -110,7 +121,7 @@ for (const setting of SETTINGS) {
 // ---------- the limit halves, then doubles back ----------
 const PHASE = smoke ? 4 : quick ? 8 : 12;
 const halvingSetting = { limiter: 'nginx', ratePerSecond: 50, burst: 5 };
-if (found.includes('nginx')) {
+if (found.includes('nginx') && part('halving')) {
   for (const c of CONTROLLERS) {
     log(`halving: nginx 50 → 25 → 50 r/s × ${c.id} (${3 * PHASE} s)`);
     const limiter = await startLimiter('nginx', halvingSetting);
@@ -144,7 +155,7 @@ if (found.includes('nginx')) {
 
 // ---------- K independent processes ----------
 const K = 5;
-if (found.includes('nginx')) {
+if (found.includes('nginx') && part('independent')) {
   log(`independent: ${K} processes × 8 loops, each its own adaptiveRate, nginx 50 r/s burst 5 (${SECONDS} s)`);
   const limiter = await startLimiter('nginx', halvingSetting);
   let docs;
@@ -173,6 +184,7 @@ if (found.includes('nginx')) {
   } finally {
     await limiter.stop();
   }
+  for (const [i, d] of docs.entries()) log(`  process ${i + 1}, accepted per second: ${d.ok.join(' ')}`);
   const each = docs.map((d) => sum(d.ok, SETTLED, SECONDS) / (SECONDS - SETTLED));
   const throttled = docs.reduce((a, d) => a + sum(d.throttled, SETTLED, SECONDS), 0);
   const total = each.reduce((a, b) => a + b, 0);
@@ -187,7 +199,7 @@ if (found.includes('nginx')) {
 }
 
 // ---------- priorities ----------
-if (found.includes('nginx')) {
+if (found.includes('nginx') && part('priorities')) {
   log(`priorities: open loop 100 r/s offered (20 % high) against nginx 50 r/s burst 5 (${SECONDS} s)`);
   const limiter = await startLimiter('nginx', halvingSetting);
   let r;

@@ -4,13 +4,15 @@
 // its own 429s only; together they must share the limit: most of it taken, fairly (Jain's index,
 // (Σx)² / (n · Σx²): 1 when all equal, 1/n when one process takes everything).
 //
-// The targets of the issue are 85 % of the limit and a Jain index of 0.9 (benchmark figures:
-// `npm run bench -- limits` measured 99–101 % of the limit, and Jain's index 0.965 with the law
-// of commit 6da87e9, 0.82 and 0.77 with this one, load average 10–41). The law does not pull the
-// shares together: each process cuts to what it was delivered and probes in proportion to its
-// own rate, which keeps the ratio of two processes' rates (Chiu and Jain's MIMD case). Margins for
-// a busy 2-core machine, where five client processes compete with nginx and the other work: 75 %
-// of the limit, Jain's index 0.6, 5 % of requests answered 429 (plain retry: 79 %).
+// The targets of the issue are 85 % of the limit and a Jain index of 0.9 (benchmark figures).
+// Near the rate it was last throttled at, each process probes by the same absolute step (0.5 r/s
+// above 5 r/s: Chiu and Jain's additive increase) and is cut in proportion to its rate, so the
+// shares drift together; the law before probed in proportion to each process's own rate, which
+// keeps the ratio of two rates (Jain's index 0.77 and 0.82 in two full benchmark runs at load
+// 10–41, 0.875–0.981 in eight single runs at load 10–12). This law: 0.83–0.98 in six single runs
+// at load 6–10 (docs/rate-control.md), 99–101 % of the limit. Margins for a busy 2-core machine,
+// where five client processes compete with nginx and the other work: 75 % of the limit, Jain's
+// index 0.75, 10 % of requests answered 429 (plain retry: 79 %).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,11 +84,11 @@ describe.skipIf(missing)(
       expect(results.reduce((a, r) => a + sum(r.throttled), 0)).toBeGreaterThan(0);
     });
 
-    it('take at least 75 % of the limit together, shared (Jain’s index at least 0.6), every process served', () => {
+    it('take at least 75 % of the limit together, shared (Jain’s index at least 0.75), every process served', () => {
       const each = perProcess();
       const total = each.reduce((a, b) => a + b, 0);
       expect(total, each.join(', ')).toBeGreaterThanOrEqual(0.75 * LIMIT);
-      expect(jain(each), each.join(', ')).toBeGreaterThanOrEqual(0.6);
+      expect(jain(each), each.join(', ')).toBeGreaterThanOrEqual(0.75);
       for (const x of each) expect(x).toBeGreaterThan(0.05 * LIMIT);
     });
 
