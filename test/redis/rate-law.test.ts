@@ -22,8 +22,8 @@ const enabled = haveRedis();
 const KEYS = ['law:{fleet}:rate', 'law:{fleet}:rate-members', 'law:{fleet}:rate-leases'];
 const SERVER_TIME = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-/** The script with its clock the trace's: ARGV[19]. Everything else is the production text. */
-const SCRIPT = RATE_SCRIPT.replace(SERVER_TIME, 'local now = tonumber(ARGV[19])');
+/** The script with its clock the trace's: ARGV[20]. Everything else is the production text. */
+const SCRIPT = RATE_SCRIPT.replace(SERVER_TIME, 'local now = tonumber(ARGV[20])');
 
 type Law = Required<
   Pick<AdaptiveRateOptions, 'decreaseFactor' | 'coolOffMs' | 'maxCoolOffMs' | 'margin' | 'increase'>
@@ -108,7 +108,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     const steps: Step[] = [];
     const fleet = async (event: Step['event'], cut: number): Promise<boolean> => {
       const now = clock.now();
-      const { used, accepted, successes } = memberReport(granted, delivered, now, start);
+      const { used, accepted, successes, spanMs } = memberReport(granted, delivered, now, start);
       const reply = (await c.evalsha(
         sha,
         3,
@@ -123,6 +123,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
         ...lawArgs,
         event === 'success' ? '1' : '0',
         String(successes),
+        String(spanMs),
         String(now),
       )) as string[];
       const rate = Number(reply[1]);
@@ -240,6 +241,14 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       law: { ...DEFAULT_LAW, initialRatePerSecond: 40 },
       phases: [phase(30_000, 1000, 40)],
       throttleAt: [3000, 9000, 9400, 15_000, 15_300, 15_600, 22_000],
+    },
+    {
+      // A delivered rate short of (1 − 2 × margin) × the rate by less than two requests over its
+      // span (4.4 r/s asked of 5): no change of conditions — the throttle is noted, the rate kept.
+      name: 'a throttle with the delivered rate within two requests of the rate',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 5 },
+      phases: [phase(8_000, 1000, 4.4)],
+      throttleAt: [3000, 6500],
     },
     {
       // Under 10 successes in 3 s: the delivered rate stays unknown, every cut is blind (decreaseFactor).

@@ -62,7 +62,8 @@ const RATE_LAW = `local BIG = 1e300
 local maxRel = 0
 while maxRel < 2000 and base * 2 ^ maxRel < maxCo do maxRel = maxRel + 1 end
 local function coolOffAfter(rl) return math.min(maxCo, base * 2 ^ rl) end
-local function convex(rate) return rate >= s.th * (1 + inc) * (1 - 1e-9) end
+local ADD = 5
+local function convex(rate) return rate >= (s.th + inc * math.min(s.th, ADD)) * (1 - 1e-9) end
 local function waitFor(rate, lc, pb, rl)
   if lc == 1 and pb == 1 and convex(rate) then return base end
   if lc == 1 and pb == 1 then return coolOffAfter(math.max(math.min(rl, 1), rl - 1)) end
@@ -91,9 +92,12 @@ local function rise(sent, others)
       step = math.min(maxStep, step * 2)
       if ce < BIG then ce = math.max(ce, rate) end
     end
-    if convex(rate) then step = math.min(step, 2 * inc)
-    elseif rate * (1 + step) > s.th then step = inc end
-    rate = rate * (1 + step)
+    local cv = convex(rate)
+    local scale = rate
+    if not cv and s.th < BIG then scale = math.min(rate, math.max(ADD, s.th - rate)) end
+    if cv then step = math.min(step, 2 * inc)
+    elseif rate + step * scale > s.th then step = inc end
+    rate = rate + step * scale
     pb = 1
   end
   s.pr = s.r
@@ -115,6 +119,8 @@ local function fall(sent, delivered, count)
   if known then limit = math.min(from, delivered) end
   local floor = from * dec
   if known and s.sw == 1 then floor = lo end
+  local eventMs = base
+  if s.er == 1 then eventMs = 2 * base end
   local rate
   local relapse = false
   if first then
@@ -123,10 +129,10 @@ local function fall(sent, delivered, count)
     relapse = true
     rate = math.min(s.pr, math.max(s.pr * (1 - m), limit * (1 - m)))
     if s.rl < maxRel then s.rl = s.rl + 1 end
-  elseif now - s.ev < base then
+  elseif now - s.ev < eventMs then
     if s.inf == 1 or not known or delivered * (1 - m) >= from then return note() end
     rate = math.max(floor, delivered * (1 - m))
-  elseif known and limit < from * (1 - 2 * m) then
+  elseif known and limit + 2000 / span < from * (1 - 2 * m) then
     rate = math.max(floor, limit * (1 - m))
     s.rl = 0
   elseif known then
@@ -137,6 +143,7 @@ local function fall(sent, delivered, count)
   end
   if known then s.inf = 1 else s.inf = 0 end
   s.ev = now
+  if relapse then s.er = 1 else s.er = 0 end
   s.th = from
   s.r = math.min(hi, math.max(lo, rate))
   if relapse or not known then s.ce = s.r / (1 - m) else s.ce = math.max(limit, s.r / (1 - m)) end
@@ -155,12 +162,14 @@ end`;
  * throttle), the rate to start a missing state with (-1: unlimited), then margin,
  * decreaseFactor, increase, the largest step, coolOffMs, maxCoolOffMs, minRatePerSecond,
  * maxRatePerSecond (-1: none), the keys' expiry in seconds, a success since the member's last
- * call (0/1), and the successes its accepted rate was measured over (-1: not measured).
+ * call (0/1), the successes its accepted rate was measured over (-1: not measured), and the span
+ * it was measured over in ms (adaptiveRate's `#deliveredSpanMs`: the fleet's two-request slack is
+ * taken over the reporting member's span).
  *
  * State fields, as `adaptiveRate`'s: r `#rate` (BIG: unlimited), e `#epoch`, ch `#changedAt`, lc
  * `#lastChange` (1 rise, 0 otherwise), pr `#before`, rl `#relapses`, th `#throttledAt`, pb
  * `#probing`, st `#step`, ce `#ceiling`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev
- * `#eventAt`, inf `#informed`, nt `#notedAt`, v the layout's version (2); sums over the live leases: ia every share, iu what
+ * `#eventAt`, er `#eventRelapse`, inf `#informed`, nt `#notedAt`, v the layout's version (3); sums over the live leases: ia every share, iu what
  * unsaturated members asked for, ns saturated members, ac their accepted rates, sn the successes
  * those were measured over, nk members whose accepted rate is not known yet, uk their used rates,
  * ug every member's used rate.
@@ -184,7 +193,7 @@ local id, sat, used, acc = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumb
 local lease, cut, seed = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local m, dec, inc, maxStep = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local base, maxCo, lo, hi, ttl = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
-local ok, count = tonumber(ARGV[17]), tonumber(ARGV[18])
+local ok, count, span = tonumber(ARGV[17]), tonumber(ARGV[18]), math.max(100, tonumber(ARGV[19]))
 -- Every digit of a double, so that a number read back is the number written (tostring keeps 14).
 local function exact(x) return string.format('%.17g', x) end
 local s = {}
@@ -194,9 +203,9 @@ ${RATE_LAW}
 if hi < 0 then hi = BIG end
 if seed < 0 then seed = BIG end
 -- A state this version did not write (or none) starts afresh, and so do its leases.
-if s.v ~= 2 then
-  s = { v = 2, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, pb = 0, st = inc, ce = BIG, sk = 0, sw = 0,
-        rd = BIG, ev = -BIG, inf = 0, nt = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
+if s.v ~= 3 then
+  s = { v = 3, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, pb = 0, st = inc, ce = BIG, sk = 0, sw = 0,
+        rd = BIG, ev = -BIG, er = 0, inf = 0, nt = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
   redis.call('DEL', M, Z)
 end
 local function forget(k)

@@ -99,6 +99,8 @@ export class Counter {
   readonly #slots = new Float64Array(SLOTS).fill(-1);
   /** The events the last `rate()` counted. */
   lastCount = 0;
+  /** The span the last `rate()` counted them over, in ms (at least one slot). */
+  lastSpanMs: number = SLOT_MS;
 
   add(now: number): void {
     const slot = Math.floor(now / SLOT_MS);
@@ -130,6 +132,7 @@ export class Counter {
       if (covered >= maxCoveredMs) break;
     }
     this.lastCount = n;
+    this.lastSpanMs = Math.max(SLOT_MS, covered);
     if (covered < minCoveredMs) return -1;
     return (n * 1000) / Math.max(SLOT_MS, covered);
   }
@@ -140,17 +143,18 @@ export class Counter {
  * per second over the last second (over at least 100 ms since its first, as `adaptiveRate`
  * measures its sending rate for a first cut; 0 before any); `accepted`, its successes per second
  * as `adaptiveRate` measures its delivered rate — over the last second, longer (up to 3 s) until
- * 10 successes, -1 while under a second is covered; and `successes`, how many that counted.
+ * 10 successes, -1 while under a second is covered; `successes`, how many that counted; and
+ * `spanMs`, the span they were counted over.
  */
 export function memberReport(
   granted: Counter,
   delivered: Counter,
   now: number,
   start: number,
-): { used: number; accepted: number; successes: number } {
+): { used: number; accepted: number; successes: number; spanMs: number } {
   const used = Math.max(0, granted.rate(now, start, 0, 0, 1000));
   const accepted = delivered.rate(now, start, MIN_DELIVERED, 1000, 3000);
-  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount };
+  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount, spanMs: delivered.lastSpanMs };
 }
 
 const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '-1');
@@ -436,7 +440,7 @@ class Shared implements SharedRate {
     const now = this.#clock.now();
     // Redis sums the members' rates and successes: the fleet's accepted rate is known once every
     // member's covers a second and the fleet's successes are 10.
-    const { used, accepted, successes } = memberReport(this.#granted, this.#delivered, now, this.#start);
+    const { used, accepted, successes, spanMs } = memberReport(this.#granted, this.#delivered, now, this.#start);
     const saturated = this.#saturated || this.#gate.waiting > 0;
     const succeeded = this.#succeeded;
     this.#saturated = false;
@@ -452,6 +456,7 @@ class Shared implements SharedRate {
       ...this.#lawArgs,
       succeeded ? '1' : '0',
       String(successes),
+      String(spanMs),
     ];
     try {
       const reply = await Promise.race([
