@@ -122,3 +122,20 @@ suite('the final clamp at MAX_DELAY_MS', () => {
     ]);
   });
 });
+
+suite('decorrelated jitter where previous · multiplier overflows', () => {
+  it('a draw of 0 is initialDelayMs, the minimum describe() reports, not the cap (bug: 0 × Infinity)', () => {
+    // 1000 · 1e306 overflows on row 1: high = Infinity. Before the fix, 1000 + 0 · Infinity was
+    // NaN, which the final clamp turned into MAX_DELAY_MS.
+    const b = exponential({ initialDelayMs: 1_000, multiplier: 1e306, jitter: 'decorrelated' });
+    expect(run(b, 2, 0)).toEqual([1_000, 1_000]);
+    expect(describe(b, 2).rows.map((r) => r.minDelayMs)).toEqual([1_000, 1_000]);
+    // Any draw above 0 lands on the cap: U[1000, Infinity) clamped.
+    expect(run(b, 2, Number.MIN_VALUE)).toEqual([MAX_DELAY_MS, MAX_DELAY_MS]);
+    expect(run(b.withMaxDelay(5_000), 1, 0.5)).toEqual([5_000]);
+    // Row 2 after a clamped row 1: previous · m = MAX_DELAY_MS · 1e306 overflows too.
+    const draws = [0.5, 0];
+    const mixed = b.start(() => draws.shift() as number);
+    expect([mixed.next(), mixed.next()]).toEqual([MAX_DELAY_MS, 1_000]);
+  });
+});

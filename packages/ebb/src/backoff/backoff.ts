@@ -389,11 +389,14 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
     // min(cap, U[base, previous·m]) — the clamp after the draw, as the AWS formula has it, so
     // the cap carries a point mass. previous·m is kept under the envelope base·m^k that
     // describe() reports (repeated products and a power can differ in the last bit). Should
-    // previous·m overflow, 0 × Infinity is NaN, which the final comparison maps to the cap.
+    // previous·m overflow, high is Infinity: every draw above 0 is then the cap, and a draw of
+    // 0 is `base`, the row's minimum (0 × Infinity would be NaN, which the comparison below
+    // would have turned into the cap).
     let high = (k === 1 ? base : previous) * multiplier;
     const envelope = base * multiplier ** k;
     if (!(high <= envelope)) high = envelope;
-    const d = base + draw(random) * (high - base);
+    const r = draw(random);
+    const d = r > 0 ? base + r * (high - base) : base;
     return d < clamp ? d : clamp;
   }
   const d = capped(s, k);
@@ -402,8 +405,7 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
   else if (jitter === 'full') delay = draw(random) * d;
   else if (jitter === 'equal') {
     // In subnormals d / 2 rounds up (1.5e-323 / 2 is 1e-323), and the sum could pass d.
-    delay = d / 2 + (draw(random) * d) / 2;
-    if (delay > d) delay = d;
+    delay = Math.min(d / 2 + (draw(random) * d) / 2, d);
   } else if (jitter.kind === 'proportional') delay = d * (1 - jitter.factor + 2 * jitter.factor * draw(random));
   else delay = d + draw(random) * jitter.maxMs;
   return delay < clamp ? delay : clamp;
