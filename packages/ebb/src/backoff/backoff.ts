@@ -390,14 +390,11 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
     // the cap carries a point mass. previous·m is kept under the envelope base·m^k that
     // describe() reports (repeated products and a power can differ in the last bit). Should
     // previous·m overflow, high is Infinity: every draw above 0 is then the cap, and a draw of
-    // 0 is `base`, the row's minimum (0 × Infinity would be NaN, which the comparison below
-    // would have turned into the cap).
-    let high = (k === 1 ? base : previous) * multiplier;
-    const envelope = base * multiplier ** k;
-    if (!(high <= envelope)) high = envelope;
+    // 0 is `base`, the row's minimum (0 × Infinity would be NaN). No NaN reaches the minima:
+    // base > 0 and the multiplier are finite, and `previous` is a finite earlier draw.
+    const high = Math.min((k === 1 ? base : previous) * multiplier, base * multiplier ** k);
     const r = draw(random);
-    const d = r > 0 ? base + r * (high - base) : base;
-    return d < clamp ? d : clamp;
+    return Math.min(r > 0 ? base + r * (high - base) : base, clamp);
   }
   const d = capped(s, k);
   let delay: number;
