@@ -15,12 +15,12 @@
  * with `// Stryker disable next-line <mutator>: <reason>` so the reason sits beside the code; the list
  * below records the reasons by file.
  *
- * Equivalent mutants by file (reason), from the run of 22 Nov 2026 over backoff/ (not yet marked inline):
- * - backoff.ts, describe.ts: `x < c ? x : c` → `x <= c ? x : c` (the min of two numbers; at x = c
- *   both branches give the same value) — describe.ts:79, 84, 93–95, 109, 113–114, and the same
- *   clamps in backoff.ts's drawDelay.
- * - describe.ts:121–122 `high <= clamp` → `<`, `low >= clamp` → `>` in clampedUniformMean: at
- *   equality both formulas give the same mean.
+ * Equivalent mutants by file (reason), from the runs of 23 Nov 2026 over backoff/ (not marked inline):
+ * - backoff.ts: `d < cap ? d : cap` → `<=` in capped (differs only in the sign of a zero delayMs),
+ *   and `Run.next` storing `previous` for every segment (only a decorrelated segment reads it).
+ * - describe.ts: `if (!means)` → `true` (a deterministic cache), and `high <= clamp` → `<`,
+ *   `low >= clamp` → `>` in clampedUniformMean (at equality both formulas give the same mean).
+ * stryker.backoff.conf.mjs runs backoff.ts and describe.ts with backoff/'s tests only (a lower bound).
  * backoff/'s full list, and the survivors once listed here that were not equivalent (the
  * `allowInfinity` and message mutants, now killed), are in docs/mutation-backoff.md.
  *

@@ -154,7 +154,8 @@ export class Backoff implements BackoffPolicy {
    */
   withMaxAttempts(maxAttempts: number): Backoff {
     const n = attemptsOption('withMaxAttempts()', maxAttempts, Number.NaN);
-    return new Backoff(this.segments, n, this.maxElapsedMs, n === Infinity);
+    // Said explicitly: the constructor records it when `n` is Infinity, and only then.
+    return new Backoff(this.segments, n, this.maxElapsedMs, true);
   }
 
   /** The same policy with a time budget for the whole operation (`Infinity`: none). */
@@ -166,6 +167,7 @@ export class Backoff implements BackoffPolicy {
   /** The same policy with a hard cap on every delay (`Infinity`: none). */
   withMaxDelay(maxDelayMs: number): Backoff {
     const ms = nonNegative('withMaxDelay()', 'maxDelayMs', maxDelayMs, Number.NaN, true);
+    // Stryker disable next-line StringLiteral: checkSegment never reads maxDelayMs, and every segment here already passed it, so this label never reaches a message.
     return this.#map('withMaxDelay', (s) => ({ ...s, maxDelayMs: ms }));
   }
 
@@ -301,8 +303,7 @@ export function chain(first: Backoff, second: Backoff): Backoff {
 
 /** The contention window (in slots) of a slotted curve after `k` failures: min((cwMin+1)·2^k, cwMax+1). @internal */
 export function slotWindow(curve: { readonly cwMin: number; readonly cwMax: number }, k: number): number {
-  const w = (curve.cwMin + 1) * 2 ** k;
-  return w < curve.cwMax + 1 ? w : curve.cwMax + 1;
+  return Math.min((curve.cwMin + 1) * 2 ** k, curve.cwMax + 1);
 }
 
 /** The effective cap of a segment's un-randomized delay. @internal */
@@ -312,15 +313,13 @@ export function capOf(s: Segment): number {
 
 /** Slot window after `k` failures, narrowed so the longest wait stays under the cap. @internal */
 export function cappedWindow(s: Segment & { curve: { type: 'slotted' } }, k: number): number {
-  const w = slotWindow(s.curve, k);
-  const byCap = Math.floor(capOf(s) / s.curve.slotMs) + 1;
-  return w < byCap ? w : byCap;
+  return Math.min(slotWindow(s.curve, k), Math.floor(capOf(s) / s.curve.slotMs) + 1);
 }
 
 /** The un-randomized delay of row `k` of a segment (ceiling applied, before caps). @internal */
 export function nominal(s: Segment, k: number): number {
   const c = s.curve;
-  const n = k > s.ceiling ? s.ceiling : k;
+  const n = Math.min(k, s.ceiling);
   switch (c.type) {
     case 'exponential':
       // 0 * Infinity would be NaN: an initial delay of 0 stays 0 however large n gets.
@@ -350,7 +349,7 @@ export function locate(b: Backoff, n: number): [segment: Segment, row: number] {
     if (k <= s.rows) return [s, k];
     k -= s.rows;
   }
-  // Unreachable: the last segment serves Infinity rows.
+  // Unreachable through the public API: the last segment serves Infinity rows.
   throw new RangeError(`row ${n} is past the end of the policy`);
 }
 
@@ -375,27 +374,27 @@ export function draw(random: Random): number {
 export function drawDelay(s: Segment, k: number, random: Random, previous: number): number {
   const c = s.curve;
   if (c.type === 'slotted') {
-    const w = cappedWindow(s as Segment & { curve: typeof c }, k > s.ceiling ? s.ceiling : k);
-    const slots = Math.floor(draw(random) * w);
+    const w = cappedWindow(s as Segment & { curve: typeof c }, Math.min(k, s.ceiling));
+    // floor(r·w) < w for every r in [0, 1) and every w >= 1: r·w <= (1 − 2^−53)·w, and that
+    // product rounds to a double below w (w·2^−53 is more than half the spacing below w).
+    const d = Math.floor(draw(random) * w) * c.slotMs;
     // The window keeps (w−1)·slotMs under the cap, but the product can land one ulp above it
     // (17 × 0.1 = 1.7000000000000002 with a 1.7 ms cap): clamp the residue.
-    const d = (slots < w ? slots : w - 1) * c.slotMs;
-    const cap = capOf(s);
-    return d < cap ? d : cap;
+    return Math.min(d, capOf(s));
   }
   const jitter = s.jitter;
-  const clamp = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;
+  const clamp = Math.min(s.maxDelayMs, MAX_DELAY_MS);
   if (jitter === 'decorrelated') {
     const { initialDelayMs: base, multiplier } = c as { initialDelayMs: number; multiplier: number };
     // min(cap, U[base, previous·m]) — the clamp after the draw, as the AWS formula has it, so
     // the cap carries a point mass. previous·m is kept under the envelope base·m^k that
     // describe() reports (repeated products and a power can differ in the last bit). Should
-    // previous·m overflow, 0 × Infinity is NaN, which the final comparison maps to the cap.
-    let high = (k === 1 ? base : previous) * multiplier;
-    const envelope = base * multiplier ** k;
-    if (!(high <= envelope)) high = envelope;
-    const d = base + draw(random) * (high - base);
-    return d < clamp ? d : clamp;
+    // previous·m overflow, high is Infinity: every draw above 0 is then the cap, and a draw of
+    // 0 is `base`, the row's minimum (0 × Infinity would be NaN). No NaN reaches the minima:
+    // base > 0 and the multiplier are finite, and `previous` is a finite earlier draw.
+    const high = Math.min((k === 1 ? base : previous) * multiplier, base * multiplier ** k);
+    const r = draw(random);
+    return Math.min(r > 0 ? base + r * (high - base) : base, clamp);
   }
   const d = capped(s, k);
   let delay: number;
@@ -403,8 +402,7 @@ export function drawDelay(s: Segment, k: number, random: Random, previous: numbe
   else if (jitter === 'full') delay = draw(random) * d;
   else if (jitter === 'equal') {
     // In subnormals d / 2 rounds up (1.5e-323 / 2 is 1e-323), and the sum could pass d.
-    delay = d / 2 + (draw(random) * d) / 2;
-    if (delay > d) delay = d;
+    delay = Math.min(d / 2 + (draw(random) * d) / 2, d);
   } else if (jitter.kind === 'proportional') delay = d * (1 - jitter.factor + 2 * jitter.factor * draw(random));
   else delay = d + draw(random) * jitter.maxMs;
   return delay < clamp ? delay : clamp;

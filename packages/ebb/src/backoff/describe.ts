@@ -76,16 +76,14 @@ export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
   const [s, k] = locate(backoff, n);
   const c = s.curve;
   if (c.type === 'slotted') {
-    const w = cappedWindow(s as Segment & { curve: typeof c }, k > s.ceiling ? s.ceiling : k);
-    const top = (w - 1) * c.slotMs;
-    const cap = capOf(s);
-    const max = top < cap ? top : cap; // float residue of the product, clamped as the draw is
+    const w = cappedWindow(s as Segment & { curve: typeof c }, Math.min(k, s.ceiling));
+    const max = Math.min((w - 1) * c.slotMs, capOf(s)); // float residue of the product, clamped as the draw is
     return { attempt: n, delayMs: max, minDelayMs: 0, maxDelayMs: max, meanDelayMs: max / 2 };
   }
   if (s.jitter === 'decorrelated') {
     const { initialDelayMs: b, multiplier: m } = c as { initialDelayMs: number; multiplier: number };
-    const cap = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;
-    const envelope = b * m ** k;
+    const cap = Math.min(s.maxDelayMs, MAX_DELAY_MS);
+    const envelope = Math.min(b * m ** k, cap);
     let means = decorrelatedCache.get(s);
     if (!means) {
       means = new DecorrelatedMeans(b, m, cap);
@@ -93,9 +91,9 @@ export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
     }
     return {
       attempt: n,
-      delayMs: envelope < cap ? envelope : cap,
-      minDelayMs: b < cap ? b : cap,
-      maxDelayMs: envelope < cap ? envelope : cap,
+      delayMs: envelope,
+      minDelayMs: Math.min(b, cap),
+      maxDelayMs: envelope,
       meanDelayMs: means.mean(k),
     };
   }
@@ -105,11 +103,13 @@ export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
   const j = s.jitter;
   if (j === 'full') low = 0;
   else if (j === 'equal') low = d / 2;
-  else if (typeof j === 'object' && j.kind === 'proportional') {
-    low = d * (1 - j.factor);
-    high = d * (1 + j.factor);
-  } else if (typeof j === 'object') high = d + j.maxMs;
-  const clamp = s.maxDelayMs < MAX_DELAY_MS ? s.maxDelayMs : MAX_DELAY_MS;
+  else if (typeof j === 'object') {
+    if (j.kind === 'proportional') {
+      low = d * (1 - j.factor);
+      high = d * (1 + j.factor);
+    } else high = d + j.maxMs;
+  }
+  const clamp = Math.min(s.maxDelayMs, MAX_DELAY_MS);
   return {
     attempt: n,
     delayMs: d,
