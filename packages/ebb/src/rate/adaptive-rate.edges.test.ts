@@ -928,16 +928,20 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
 
   it('a later cut to a delivered rate well below (conditions changed) brings the cool-off back to coolOffMs', async () => {
     const { clock, rate, stop } = await risen();
-    rate.record('throttled'); // relapse: 95, cool-off 2000
-    await clock.advance(1500); // a base cool-off after that cut: a new event; no rise before 2000
-    expect(rate.ratePerSecond).toBeCloseTo(95, 12);
-    rate.record('throttled');
-    // 95 r/s granted, every fifth a success: 19 r/s delivered; requests kept waiting, so no
-    // decreaseFactor bound: 0.95 × 19.
-    expect(rate.ratePerSecond).toBeCloseTo(0.95 * 19, 12);
-    expect(rate.currentCoolOffMs).toBe(1000);
-    stop();
+    rate.record('throttled'); // relapse: 95, cool-off 2000; the event lasts two base cool-offs
+    const relapsedAt = clock.now();
+    stop(); // no request kept waiting from here on: no rise is due
     await clock.runAll();
+    // 2.1 s after the relapse: a new event, and the last 3 s still hold more than 10 successes.
+    await clock.advance(relapsedAt + 2100 - clock.now());
+    expect(rate.ratePerSecond).toBeCloseTo(95, 12);
+    expect(rate.currentCoolOffMs).toBe(2000);
+    rate.record('throttled');
+    // The successes of the last 3 s (19 r/s for 0.9 s), far below 95 r/s: conditions changed —
+    // the relapses reset. Nothing was kept
+    // waiting since the relapse, so decreaseFactor bounds the cut: 0.5 × 95.
+    expect(rate.ratePerSecond).toBeCloseTo(47.5, 12);
+    expect(rate.currentCoolOffMs).toBe(1000);
   });
 });
 
