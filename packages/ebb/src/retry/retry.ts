@@ -221,6 +221,7 @@ export class Execution<T> implements Wakeup {
     this.#resolve = resolve;
     this.#reject = reject;
     // The execution is its own abort listener (handleEvent): no closure to keep.
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: `once` changes nothing: #settle removes the listener, and a signal fires `abort` once.
     this.#o.signal?.addEventListener('abort', this, { once: true });
     try {
       this.#o.budget?.recordRequest?.();

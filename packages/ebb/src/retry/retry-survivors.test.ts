@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import type { Clock } from '../core/clock.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { RetryError } from './errors.js';
+import { retry } from './retry.js';
+
+// Each test pins one behaviour a surviving mutant of retry.ts changed (run of 23 Nov 2026,
+// docs/mutation-core-retry.md); all on virtual time or a hand-driven clock.
+describe('retry: pinned by the survivors of the measured run', () => {
+  it('a thenable that is a function is awaited: its rejection is retried (success path and executor)', async () => {
+    // isThenable accepts functions with a callable `then` (Promises/A+ 2.3.3: "object or function").
+    const thenableFn = (fail: boolean, value: string) =>
+      Object.assign(() => {}, {
+        // biome-ignore lint/suspicious/noThenProperty: the thenable under test
+        then(resolve: (v: string) => void, reject: (e: unknown) => void) {
+          if (fail) reject(new Error(`attempt failed: ${value}`));
+          else resolve(value);
+        },
+      });
+    for (const options of [{}, { signal: new AbortController().signal }]) {
+      const clock = virtualClock();
+      const calls: number[] = [];
+      const done = retry(
+        ({ attempt }) => {
+          calls.push(attempt);
+          return thenableFn(attempt === 1, `v${attempt}`) as unknown as PromiseLike<string>;
+        },
+        { clock, backoff: constant({ delayMs: 7, maxAttempts: 3 }), ...options },
+      );
+      await clock.runAll();
+      await expect(done).resolves.toBe('v2');
+      expect(calls).toEqual([1, 2]);
+      expect(clock.now()).toBe(7);
+    }
+  });
+
+  it('an attempt timeout equal to the time left is a timeout, not the deadline (left < attemptTimeoutMs is strict)', async () => {
+    const clock = virtualClock(1_000);
+    const done = retry(() => new Promise<never>(() => {}), {
+      clock,
+      attemptTimeoutMs: 100,
+      backoff: constant({ delayMs: 10, maxAttempts: 5, maxElapsedMs: 100 }),
+    }).catch((e: unknown) => e);
+    await clock.runAll();
+    const error = (await done) as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('elapsed');
+    expect(error.attempts).toBe(1);
+    // The attempt ended by its own timeout at elapsed 100; the run then gave up because the next
+    // wait (10 ms) would end past maxElapsedMs, not because the attempt ran into the deadline.
+    expect((error.cause as Error).name).toBe('TimeoutError');
+    expect((error.cause as Error).message).toBe('attempt 1 timed out after 100 ms (attemptTimeoutMs)');
+    expect(error.message).not.toContain('ran out during attempt');
+    expect(clock.now()).toBe(1_100);
+  });
+
+  it('an already-aborted signal rejects with its reason before the clock is read', async () => {
+    let reads = 0;
+    const clock: Clock = {
+      now: () => {
+        reads++;
+        throw new Error('clock read');
+      },
+      sleep: () => Promise.resolve(),
+    };
+    const signal = AbortSignal.abort('stop');
+    let calls = 0;
+    await expect(
+      retry(
+        () => {
+          calls++;
+        },
+        { clock, signal },
+      ),
+    ).rejects.toBe('stop');
+    expect(reads).toBe(0);
+    expect(calls).toBe(0);
+  });
+
+  it('without onSuccess, the clock is not read after a success', async () => {
+    // A clock that returns NaN once the operation has succeeded: reading it then would reject
+    // the operation with the clock's RangeError instead of resolving with the value.
+    let succeeded = false;
+    const reads: number[] = [];
+    const inner = virtualClock(50);
+    const clock: Clock = {
+      now: () => {
+        const t = succeeded ? Number.NaN : inner.now();
+        reads.push(t);
+        return t;
+      },
+      sleep: (ms, signal) => inner.sleep(ms, signal),
+    };
+    const done = retry(
+      ({ attempt }) => {
+        if (attempt < 3) throw new Error(`fail ${attempt}`);
+        succeeded = true;
+        return 'ok';
+      },
+      { clock, backoff: constant({ delayMs: 5, maxAttempts: 3 }) },
+    );
+    await inner.runAll();
+    await expect(done).resolves.toBe('ok');
+    expect(reads.every((t) => !Number.isNaN(t))).toBe(true);
+    expect(inner.now()).toBe(60);
+  });
+});
