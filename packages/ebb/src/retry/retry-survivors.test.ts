@@ -105,4 +105,99 @@ describe('retry: pinned by the survivors of the measured run', () => {
     expect(reads.every((t) => !Number.isNaN(t))).toBe(true);
     expect(inner.now()).toBe(60);
   });
+
+  it('bug fixed: a backoff wait whose wake-up comes late does not start an attempt past maxElapsedMs', async () => {
+    // Found by the surviving `#launch(…, false)` → `true` mutants: the deadline was checked
+    // after a rate controller's wait only. A clock whose backoff sleeps end 50 ms late (as a host
+    // timer on a busy machine does) started attempt 2 at elapsed 110 ms, past maxElapsedMs 100.
+    for (const sync of [true, false]) {
+      let t = 0;
+      const starts: number[] = [];
+      const events: string[] = [];
+      const clock: Clock = {
+        now: () => t,
+        // The attempt timers (with a signal) never fire here; the backoff sleeps end late.
+        sleep: (ms, signal) =>
+          signal
+            ? new Promise<void>(() => {})
+            : Promise.resolve().then(() => {
+                t += ms + 50;
+              }),
+      };
+      // With a rate controller that lets every attempt go at once (synchronously or not).
+      const rate = {
+        acquire: () => (sync ? 'ticket' : Promise.resolve('ticket')),
+        record: () => {},
+      };
+      const error = (await retry(
+        ({ attempt }) => {
+          starts.push(t);
+          throw new Error(`fail ${attempt}`);
+        },
+        {
+          clock,
+          rate,
+          backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100 }),
+          onFailedAttempt: ({ attempt, next }) => {
+            events.push(`failed ${attempt} ${next}`);
+          },
+          onGiveUp: ({ attempts, reason }) => {
+            events.push(`give up ${attempts} ${reason}`);
+          },
+        },
+      ).catch((e: unknown) => e)) as RetryError;
+      expect(starts).toEqual([0]);
+      expect(error).toBeInstanceOf(RetryError);
+      expect(error.reason).toBe('elapsed');
+      expect(error.attempts).toBe(1);
+      expect((error.cause as Error).message).toBe('fail 1');
+      // An asynchronous acquire() is a wait of its own: the executor names the last wait it saw.
+      const during = sync ? 'while waiting (the wake-up came late)' : 'while waiting for rate.acquire()';
+      expect(error.message).toBe(
+        `Gave up after 1 attempt in 110 ms: maxElapsedMs (100 ms) ran out ${during} before attempt 2. Last error: Error: fail 1`,
+      );
+      expect(events).toEqual(['failed 1 retry', 'give up 1 elapsed']);
+    }
+  });
+
+  it('without a rate controller too, a late wake-up ends the run with the last error as the cause', async () => {
+    let t = 1_000;
+    const starts: number[] = [];
+    const clock: Clock = {
+      now: () => t,
+      sleep: (ms, signal) =>
+        signal
+          ? new Promise<void>(() => {})
+          : Promise.resolve().then(() => {
+              t += ms + 50;
+            }),
+    };
+    const error = (await retry(
+      ({ attempt }) => {
+        starts.push(t - 1_000);
+        throw new Error(`fail ${attempt}`);
+      },
+      { clock, backoff: constant({ delayMs: 40, maxAttempts: 5, maxElapsedMs: 100 }) },
+    ).catch((e: unknown) => e)) as RetryError;
+    // Attempt 2 starts at 90 (within the deadline, although 50 ms late); its wait would end at
+    // 130 > 100, so the executor gives up after it without sleeping.
+    expect(starts).toEqual([0, 90]);
+    expect(error.reason).toBe('elapsed');
+    expect(error.attempts).toBe(2);
+    expect((error.cause as Error).message).toBe('fail 2');
+    // A wake-up past the deadline: no attempt 2, and the cause is attempt 1's error.
+    t = 0;
+    starts.length = 0;
+    const late = (await retry(
+      ({ attempt }) => {
+        starts.push(t);
+        throw new Error(`fail ${attempt}`);
+      },
+      { clock, backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100 }) },
+    ).catch((e: unknown) => e)) as RetryError;
+    expect(starts).toEqual([0]);
+    expect(late.reason).toBe('elapsed');
+    expect((late.cause as Error).message).toBe('fail 1');
+    expect(late.message).toContain('ran out while waiting (the wake-up came late) before attempt 2');
+  });
 });
