@@ -200,4 +200,71 @@ describe('retry: pinned by the survivors of the measured run', () => {
     expect((late.cause as Error).message).toBe('fail 1');
     expect(late.message).toContain('ran out while waiting (the wake-up came late) before attempt 2');
   });
+
+  it('an abort during a backoff wait hands no ticket back: only a running attempt has one', async () => {
+    const clock = virtualClock();
+    const controller = new AbortController();
+    const released: unknown[] = [];
+    const recorded: string[] = [];
+    let n = 0;
+    const rate = {
+      acquire: () => `ticket ${++n}`,
+      record: (outcome: string, ticket: unknown) => {
+        recorded.push(`${outcome} ${String(ticket)}`);
+      },
+      release: (ticket: unknown) => {
+        released.push(ticket);
+      },
+    };
+    const done = retry(
+      () => {
+        throw new Error('fail');
+      },
+      { clock, rate, signal: controller.signal, backoff: constant({ delayMs: 100, maxAttempts: 3 }) },
+    ).catch((e: unknown) => e);
+    await clock.advance(10);
+    controller.abort('stop');
+    expect(await done).toBe('stop');
+    expect(recorded).toEqual(['failure ticket 1']);
+    expect(released).toEqual([]);
+  });
+
+  it('an abort while an async onFailedAttempt runs calls no later hook', async () => {
+    const clock = virtualClock();
+    const hooks: string[] = [];
+    let finish: () => void = () => {};
+    for (const retries of [2, 0]) {
+      hooks.length = 0;
+      const abort = new AbortController();
+      const done = retry(
+        () => {
+          throw new Error('fail');
+        },
+        {
+          clock,
+          retries,
+          signal: abort.signal,
+          retryIf: () => true,
+          onFailedAttempt: ({ next }) => {
+            hooks.push(`failed ${next}`);
+            return new Promise<void>((resolve) => {
+              finish = resolve;
+            });
+          },
+          onRetry: () => {
+            hooks.push('retry');
+          },
+          onGiveUp: () => {
+            hooks.push('give up');
+          },
+        },
+      ).catch((e: unknown) => e);
+      await clock.advance(0);
+      abort.abort('stop');
+      finish();
+      expect(await done).toBe('stop');
+      await clock.runAll();
+      expect(hooks).toEqual([retries > 0 ? 'failed retry' : 'failed give-up']);
+    }
+  });
 });
