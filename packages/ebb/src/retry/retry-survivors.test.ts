@@ -267,4 +267,36 @@ describe('retry: pinned by the survivors of the measured run', () => {
       expect(hooks).toEqual([retries > 0 ? 'failed retry' : 'failed give-up']);
     }
   });
+
+  it('a bad clock reading as an attempt is about to start hands the rate ticket back', async () => {
+    const inner = virtualClock();
+    // Good readings until the backoff wait is over, then NaN: the read before attempt 2 fails.
+    const clock: Clock = {
+      now: () => (inner.now() >= 10 ? Number.NaN : inner.now()),
+      sleep: (ms, signal) => inner.sleep(ms, signal),
+    };
+    const released: unknown[] = [];
+    let n = 0;
+    const rate = {
+      acquire: () => `ticket ${++n}`,
+      record: () => {},
+      release: (ticket: unknown) => {
+        released.push(ticket);
+      },
+    };
+    let calls = 0;
+    const done = retry(
+      () => {
+        calls++;
+        throw new Error('fail');
+      },
+      { clock, rate, backoff: constant({ delayMs: 10, maxAttempts: 3 }) },
+    ).catch((e: unknown) => e);
+    await inner.runAll();
+    const error = await done;
+    expect(error).toBeInstanceOf(RangeError);
+    expect(String((error as Error).message)).toContain('NaN');
+    expect(calls).toBe(1);
+    expect(released).toEqual(['ticket 2']);
+  });
 });
