@@ -33,10 +33,12 @@ const monotonicNow: () => number =
 function timerSleep(ms: number, signal: AbortSignal | undefined, unref: boolean): Promise<void> {
   // setTimeout would take NaN or a negative delay as 1 ms: refuse it instead.
   if (typeof ms !== 'number' || !(ms >= 0)) return Promise.reject(badSleep(ms));
+  // Stryker disable next-line BlockStatement: without this shortcut the general path below makes the same single timer, with the same unref; the shortcut only saves its closures.
   if (signal === undefined && ms <= MAX_TIMER_MS) {
     // The common case, as lean as a bare timer: a pending retry holds little more than this.
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
+      // Stryker disable next-line OptionalChaining: Node.js timers, where the tests run, have unref; the `?.` is for hosts whose timer handle is a number.
       if (unref) (timer as { unref?: () => void }).unref?.();
     });
   }
@@ -57,12 +59,14 @@ function timerSleep(ms: number, signal: AbortSignal | undefined, unref: boolean)
       const step = remaining > MAX_TIMER_MS ? MAX_TIMER_MS : remaining;
       remaining -= step;
       timer = setTimeout(remaining > 0 ? arm : done, step);
+      // Stryker disable next-line OptionalChaining: as above, Node.js timers have unref.
       if (unref) (timer as { unref?: () => void }).unref?.();
     };
     const done = (): void => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     };
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: `done` removes the listener, and a signal fires `abort` once.
     signal?.addEventListener('abort', onAbort, { once: true });
     arm();
   });

@@ -270,3 +270,29 @@ describe('TimerQueue: pinned by its mutation survivors', () => {
     expect(cleared).toEqual([[7]]);
   });
 });
+
+describe('TimerQueue: the host timer holds the process only for the ref queue', () => {
+  it('a ref queue leaves its host timer ref’d; an unref queue unrefs it', () => {
+    // Real host timers (not faked): Node.js Timeout objects report their hold with hasRef().
+    const timers: ReturnType<typeof setTimeout>[] = [];
+    const original = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((f: () => void, ms?: number) => {
+      const t = original(f, ms);
+      timers.push(t);
+      return t;
+    }) as typeof setTimeout);
+    try {
+      for (const unref of [false, true]) {
+        const q = new TimerQueue(unref);
+        const e = entry('x', []);
+        q.add(e, q.now() + 60_000);
+        expect(timers).toHaveLength(1);
+        expect((timers[0] as NodeJS.Timeout).hasRef()).toBe(!unref);
+        q.remove(e);
+        timers.length = 0;
+      }
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});

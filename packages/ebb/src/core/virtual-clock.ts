@@ -24,7 +24,6 @@ export interface VirtualClock extends Clock {
 
 interface Timer {
   readonly due: number;
-  readonly seq: number;
   readonly wake: () => void;
 }
 
@@ -42,9 +41,9 @@ export function virtualClock(startMs = 0): VirtualClock {
     invalid('virtualClock()', 'startMs', startMs, 'a finite number', 'For example 0.');
   }
   let now = startMs;
-  let seq = 0;
   const timers: Timer[] = [];
 
+  // Ties keep the order they were made: a new sleep goes after every one due at the same time.
   const insert = (t: Timer): void => {
     let i = timers.length;
     while (i > 0 && (timers[i - 1] as Timer).due > t.due) i--;
@@ -80,12 +79,12 @@ export function virtualClock(startMs = 0): VirtualClock {
         };
         const timer: Timer = {
           due: now + ms,
-          seq: seq++,
           wake: () => {
             signal?.removeEventListener('abort', onAbort);
             resolve();
           },
         };
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: `once` changes nothing here: `wake` removes the listener, and a signal fires `abort` once.
         signal?.addEventListener('abort', onAbort, { once: true });
         insert(timer);
       });

@@ -189,9 +189,9 @@ export class Execution<T> implements Wakeup {
   /** The running (or just failed) attempt: outcomes of any other are late, and ignored. */
   #current: Attempt | undefined;
   /**
-   * The first failure, kept until the adopting promise calls `then`; after that, with a budget
-   * or a rate controller only, the last error (for `budget.recordSuccess`, and as the cause when
-   * the deadline passes while waiting for `rate.acquire()`) — one slot keeps a pending retry small.
+   * The first failure, kept until the adopting promise calls `then`; after that, with a budget,
+   * a rate controller or a deadline only, the last error (for `budget.recordSuccess`, and as the
+   * cause when the deadline passes during a wait) — one slot keeps a pending retry small.
    */
   #error: unknown;
   /** Cancels the running attempt's timeout timer. */
@@ -221,6 +221,7 @@ export class Execution<T> implements Wakeup {
     this.#resolve = resolve;
     this.#reject = reject;
     // The execution is its own abort listener (handleEvent): no closure to keep.
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: `once` changes nothing: #settle removes the listener, and a signal fires `abort` once.
     this.#o.signal?.addEventListener('abort', this, { once: true });
     try {
       this.#o.budget?.recordRequest?.();
@@ -356,9 +357,12 @@ export class Execution<T> implements Wakeup {
     let context: Attempt;
     try {
       const elapsed = this.#elapsed();
-      if (waited && elapsed > o.maxElapsedMs) {
-        // The wait for the rate controller ran past the deadline: no attempt starts after it.
-        const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out while waiting for rate.acquire() before attempt ${this.#attempt + 1}`;
+      if ((waited || this.#attempt > 0) && elapsed > o.maxElapsedMs) {
+        // A wait ran past the deadline: the rate controller's, or a backoff wait whose wake-up came
+        // late (a host timer on a busy machine fires late; the wait was planned to end in time).
+        // No attempt starts after the deadline.
+        const during = waited ? 'while waiting for rate.acquire()' : 'while waiting (the wake-up came late)';
+        const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out ${during} before attempt ${this.#attempt + 1}`;
         const error = this.#error;
         if (o.rate) this.#release(ticket);
         this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed, false);
@@ -485,7 +489,8 @@ export class Execution<T> implements Wakeup {
     }
     const delay = step;
     const attempt = this.#attempt;
-    if (o.budget || o.rate) this.#error = error;
+    // Kept for the budget's recordSuccess, and as the cause when the deadline passes during the wait.
+    if (o.budget || o.rate || o.maxElapsedMs !== Infinity) this.#error = error;
     const sleep = () => this.#sleep(delay);
     const retryHook = () =>
       callHook(

@@ -1,0 +1,302 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import type { Clock } from '../core/clock.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { RetryError } from './errors.js';
+import { retry } from './retry.js';
+
+// Each test pins one behaviour a surviving mutant of retry.ts changed (run of 23 Nov 2026,
+// docs/mutation-core-retry.md); all on virtual time or a hand-driven clock.
+describe('retry: pinned by the survivors of the measured run', () => {
+  it('a thenable that is a function is awaited: its rejection is retried (success path and executor)', async () => {
+    // isThenable accepts functions with a callable `then` (Promises/A+ 2.3.3: "object or function").
+    const thenableFn = (fail: boolean, value: string) =>
+      Object.assign(() => {}, {
+        // biome-ignore lint/suspicious/noThenProperty: the thenable under test
+        then(resolve: (v: string) => void, reject: (e: unknown) => void) {
+          if (fail) reject(new Error(`attempt failed: ${value}`));
+          else resolve(value);
+        },
+      });
+    for (const options of [{}, { signal: new AbortController().signal }]) {
+      const clock = virtualClock();
+      const calls: number[] = [];
+      const done = retry(
+        ({ attempt }) => {
+          calls.push(attempt);
+          return thenableFn(attempt === 1, `v${attempt}`) as unknown as PromiseLike<string>;
+        },
+        { clock, backoff: constant({ delayMs: 7, maxAttempts: 3 }), ...options },
+      );
+      await clock.runAll();
+      await expect(done).resolves.toBe('v2');
+      expect(calls).toEqual([1, 2]);
+      expect(clock.now()).toBe(7);
+    }
+  });
+
+  it('an attempt timeout equal to the time left is a timeout, not the deadline (left < attemptTimeoutMs is strict)', async () => {
+    const clock = virtualClock(1_000);
+    const done = retry(() => new Promise<never>(() => {}), {
+      clock,
+      attemptTimeoutMs: 100,
+      backoff: constant({ delayMs: 10, maxAttempts: 5, maxElapsedMs: 100 }),
+    }).catch((e: unknown) => e);
+    await clock.runAll();
+    const error = (await done) as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('elapsed');
+    expect(error.attempts).toBe(1);
+    // The attempt ended by its own timeout at elapsed 100; the run then gave up because the next
+    // wait (10 ms) would end past maxElapsedMs, not because the attempt ran into the deadline.
+    expect((error.cause as Error).name).toBe('TimeoutError');
+    expect((error.cause as Error).message).toBe('attempt 1 timed out after 100 ms (attemptTimeoutMs)');
+    expect(error.message).not.toContain('ran out during attempt');
+    expect(clock.now()).toBe(1_100);
+  });
+
+  it('an already-aborted signal rejects with its reason before the clock is read', async () => {
+    let reads = 0;
+    const clock: Clock = {
+      now: () => {
+        reads++;
+        throw new Error('clock read');
+      },
+      sleep: () => Promise.resolve(),
+    };
+    const signal = AbortSignal.abort('stop');
+    let calls = 0;
+    await expect(
+      retry(
+        () => {
+          calls++;
+        },
+        { clock, signal },
+      ),
+    ).rejects.toBe('stop');
+    expect(reads).toBe(0);
+    expect(calls).toBe(0);
+  });
+
+  it('without onSuccess, the clock is not read after a success', async () => {
+    // A clock that returns NaN once the operation has succeeded: reading it then would reject
+    // the operation with the clock's RangeError instead of resolving with the value.
+    let succeeded = false;
+    const reads: number[] = [];
+    const inner = virtualClock(50);
+    const clock: Clock = {
+      now: () => {
+        const t = succeeded ? Number.NaN : inner.now();
+        reads.push(t);
+        return t;
+      },
+      sleep: (ms, signal) => inner.sleep(ms, signal),
+    };
+    const done = retry(
+      ({ attempt }) => {
+        if (attempt < 3) throw new Error(`fail ${attempt}`);
+        succeeded = true;
+        return 'ok';
+      },
+      { clock, backoff: constant({ delayMs: 5, maxAttempts: 3 }) },
+    );
+    await inner.runAll();
+    await expect(done).resolves.toBe('ok');
+    expect(reads.every((t) => !Number.isNaN(t))).toBe(true);
+    expect(inner.now()).toBe(60);
+  });
+
+  it('bug fixed: a backoff wait whose wake-up comes late does not start an attempt past maxElapsedMs', async () => {
+    // Found by the surviving `#launch(…, false)` → `true` mutants: the deadline was checked
+    // after a rate controller's wait only. A clock whose backoff sleeps end 50 ms late (as a host
+    // timer on a busy machine does) started attempt 2 at elapsed 110 ms, past maxElapsedMs 100.
+    for (const sync of [true, false]) {
+      let t = 0;
+      const starts: number[] = [];
+      const events: string[] = [];
+      const clock: Clock = {
+        now: () => t,
+        // The attempt timers (with a signal) never fire here; the backoff sleeps end late.
+        sleep: (ms, signal) =>
+          signal
+            ? new Promise<void>(() => {})
+            : Promise.resolve().then(() => {
+                t += ms + 50;
+              }),
+      };
+      // With a rate controller that lets every attempt go at once (synchronously or not).
+      const rate = {
+        acquire: () => (sync ? 'ticket' : Promise.resolve('ticket')),
+        record: () => {},
+      };
+      const error = (await retry(
+        ({ attempt }) => {
+          starts.push(t);
+          throw new Error(`fail ${attempt}`);
+        },
+        {
+          clock,
+          rate,
+          backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100 }),
+          onFailedAttempt: ({ attempt, next }) => {
+            events.push(`failed ${attempt} ${next}`);
+          },
+          onGiveUp: ({ attempts, reason }) => {
+            events.push(`give up ${attempts} ${reason}`);
+          },
+        },
+      ).catch((e: unknown) => e)) as RetryError;
+      expect(starts).toEqual([0]);
+      expect(error).toBeInstanceOf(RetryError);
+      expect(error.reason).toBe('elapsed');
+      expect(error.attempts).toBe(1);
+      expect((error.cause as Error).message).toBe('fail 1');
+      // An asynchronous acquire() is a wait of its own: the executor names the last wait it saw.
+      const during = sync ? 'while waiting (the wake-up came late)' : 'while waiting for rate.acquire()';
+      expect(error.message).toBe(
+        `Gave up after 1 attempt in 110 ms: maxElapsedMs (100 ms) ran out ${during} before attempt 2. Last error: Error: fail 1`,
+      );
+      expect(events).toEqual(['failed 1 retry', 'give up 1 elapsed']);
+    }
+  });
+
+  it('without a rate controller too, a late wake-up ends the run with the last error as the cause', async () => {
+    let t = 1_000;
+    const starts: number[] = [];
+    const clock: Clock = {
+      now: () => t,
+      sleep: (ms, signal) =>
+        signal
+          ? new Promise<void>(() => {})
+          : Promise.resolve().then(() => {
+              t += ms + 50;
+            }),
+    };
+    const error = (await retry(
+      ({ attempt }) => {
+        starts.push(t - 1_000);
+        throw new Error(`fail ${attempt}`);
+      },
+      { clock, backoff: constant({ delayMs: 40, maxAttempts: 5, maxElapsedMs: 100 }) },
+    ).catch((e: unknown) => e)) as RetryError;
+    // Attempt 2 starts at 90 (within the deadline, although 50 ms late); its wait would end at
+    // 130 > 100, so the executor gives up after it without sleeping.
+    expect(starts).toEqual([0, 90]);
+    expect(error.reason).toBe('elapsed');
+    expect(error.attempts).toBe(2);
+    expect((error.cause as Error).message).toBe('fail 2');
+    // A wake-up past the deadline: no attempt 2, and the cause is attempt 1's error.
+    t = 0;
+    starts.length = 0;
+    const late = (await retry(
+      ({ attempt }) => {
+        starts.push(t);
+        throw new Error(`fail ${attempt}`);
+      },
+      { clock, backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100 }) },
+    ).catch((e: unknown) => e)) as RetryError;
+    expect(starts).toEqual([0]);
+    expect(late.reason).toBe('elapsed');
+    expect((late.cause as Error).message).toBe('fail 1');
+    expect(late.message).toContain('ran out while waiting (the wake-up came late) before attempt 2');
+  });
+
+  it('an abort during a backoff wait hands no ticket back: only a running attempt has one', async () => {
+    const clock = virtualClock();
+    const controller = new AbortController();
+    const released: unknown[] = [];
+    const recorded: string[] = [];
+    let n = 0;
+    const rate = {
+      acquire: () => `ticket ${++n}`,
+      record: (outcome: string, ticket: unknown) => {
+        recorded.push(`${outcome} ${String(ticket)}`);
+      },
+      release: (ticket: unknown) => {
+        released.push(ticket);
+      },
+    };
+    const done = retry(
+      () => {
+        throw new Error('fail');
+      },
+      { clock, rate, signal: controller.signal, backoff: constant({ delayMs: 100, maxAttempts: 3 }) },
+    ).catch((e: unknown) => e);
+    await clock.advance(10);
+    controller.abort('stop');
+    expect(await done).toBe('stop');
+    expect(recorded).toEqual(['failure ticket 1']);
+    expect(released).toEqual([]);
+  });
+
+  it('an abort while an async onFailedAttempt runs calls no later hook', async () => {
+    const clock = virtualClock();
+    const hooks: string[] = [];
+    let finish: () => void = () => {};
+    for (const retries of [2, 0]) {
+      hooks.length = 0;
+      const abort = new AbortController();
+      const done = retry(
+        () => {
+          throw new Error('fail');
+        },
+        {
+          clock,
+          retries,
+          signal: abort.signal,
+          retryIf: () => true,
+          onFailedAttempt: ({ next }) => {
+            hooks.push(`failed ${next}`);
+            return new Promise<void>((resolve) => {
+              finish = resolve;
+            });
+          },
+          onRetry: () => {
+            hooks.push('retry');
+          },
+          onGiveUp: () => {
+            hooks.push('give up');
+          },
+        },
+      ).catch((e: unknown) => e);
+      await clock.advance(0);
+      abort.abort('stop');
+      finish();
+      expect(await done).toBe('stop');
+      await clock.runAll();
+      expect(hooks).toEqual([retries > 0 ? 'failed retry' : 'failed give-up']);
+    }
+  });
+
+  it('a bad clock reading as an attempt is about to start hands the rate ticket back', async () => {
+    const inner = virtualClock();
+    // Good readings until the backoff wait is over, then NaN: the read before attempt 2 fails.
+    const clock: Clock = {
+      now: () => (inner.now() >= 10 ? Number.NaN : inner.now()),
+      sleep: (ms, signal) => inner.sleep(ms, signal),
+    };
+    const released: unknown[] = [];
+    let n = 0;
+    const rate = {
+      acquire: () => `ticket ${++n}`,
+      record: () => {},
+      release: (ticket: unknown) => {
+        released.push(ticket);
+      },
+    };
+    let calls = 0;
+    const done = retry(
+      () => {
+        calls++;
+        throw new Error('fail');
+      },
+      { clock, rate, backoff: constant({ delayMs: 10, maxAttempts: 3 }) },
+    ).catch((e: unknown) => e);
+    await inner.runAll();
+    const error = await done;
+    expect(error).toBeInstanceOf(RangeError);
+    expect(String((error as Error).message)).toContain('NaN');
+    expect(calls).toBe(1);
+    expect(released).toEqual(['ticket 2']);
+  });
+});
