@@ -18,15 +18,61 @@
  *   others: the queue re-arms before the error propagates.
  * @internal
  */
-export interface Wakeup {
-  /** Due time, on `now()`'s scale. Set by the queue. */
-  dueAt: number;
-  /** Insertion order, for ties. Set by the queue. */
-  order: number;
-  /** Position in the heap, or -1 when not queued. Set by the queue. */
-  slot: number;
+export interface Wakeup extends HeapEntry {
   /** Called once when due (unless removed first). */
   wake(): void;
+}
+
+/**
+ * An entry of a deadline heap (this queue's, and the hedging timer's): set by the heap's owner.
+ * @internal
+ */
+export interface HeapEntry {
+  /** Due time, on the owner's clock's scale. */
+  dueAt: number;
+  /** Insertion order, for ties. */
+  order: number;
+  /** Position in the heap, or -1 when not queued. */
+  slot: number;
+}
+
+/** Earlier due time first; ties in the order added. */
+function less(a: HeapEntry, b: HeapEntry): boolean {
+  return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.order < b.order);
+}
+
+/** Moves `heap[i]` up a binary min-heap to its place, keeping every moved entry's `slot`. @internal */
+export function siftUp(heap: HeapEntry[], i: number): void {
+  const entry = heap[i] as HeapEntry;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    const parent = heap[p] as HeapEntry;
+    if (!less(entry, parent)) break;
+    heap[i] = parent;
+    parent.slot = i;
+    i = p;
+  }
+  heap[i] = entry;
+  entry.slot = i;
+}
+
+/** Moves `heap[i]` down a binary min-heap to its place, keeping every moved entry's `slot`. @internal */
+export function siftDown(heap: HeapEntry[], i: number): void {
+  const n = heap.length;
+  const entry = heap[i] as HeapEntry;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= n) break;
+    const r = l + 1;
+    const c = r < n && less(heap[r] as HeapEntry, heap[l] as HeapEntry) ? r : l;
+    const child = heap[c] as HeapEntry;
+    if (!less(child, entry)) break;
+    heap[i] = child;
+    child.slot = i;
+    i = c;
+  }
+  heap[i] = entry;
+  entry.slot = i;
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -70,7 +116,7 @@ export class TimerQueue {
     entry.order = this.#order++;
     entry.slot = this.#heap.length;
     this.#heap.push(entry);
-    this.#up(entry.slot);
+    siftUp(this.#heap, entry.slot);
     if (dueAt < this.#armedAt) this.#arm();
   }
 
@@ -83,8 +129,8 @@ export class TimerQueue {
     if (last !== entry) {
       this.#heap[i] = last;
       last.slot = i;
-      this.#down(i);
-      this.#up(i);
+      siftDown(this.#heap, i);
+      siftUp(this.#heap, i);
     }
     if (this.#heap.length === 0) this.#disarm();
   }
@@ -123,44 +169,6 @@ export class TimerQueue {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#armedAt = Infinity;
-  }
-
-  #less(a: Wakeup, b: Wakeup): boolean {
-    return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.order < b.order);
-  }
-
-  #up(i: number): void {
-    const heap = this.#heap;
-    const entry = heap[i] as Wakeup;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      const parent = heap[p] as Wakeup;
-      if (!this.#less(entry, parent)) break;
-      heap[i] = parent;
-      parent.slot = i;
-      i = p;
-    }
-    heap[i] = entry;
-    entry.slot = i;
-  }
-
-  #down(i: number): void {
-    const heap = this.#heap;
-    const n = heap.length;
-    const entry = heap[i] as Wakeup;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const c = r < n && this.#less(heap[r] as Wakeup, heap[l] as Wakeup) ? r : l;
-      const child = heap[c] as Wakeup;
-      if (!this.#less(child, entry)) break;
-      heap[i] = child;
-      child.slot = i;
-      i = c;
-    }
-    heap[i] = entry;
-    entry.slot = i;
   }
 }
 

@@ -1,13 +1,8 @@
 import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
+import { type HeapEntry, siftDown, siftUp } from '../core/timer-queue.js';
 
 /** A call waiting for its hedge. Its fields are set by the timer. @internal */
-export interface HedgeDue {
-  /** When the hedge is due, on the clock's scale. */
-  dueAt: number;
-  /** Insertion order, for ties. */
-  order: number;
-  /** Position in the heap, or -1 when not queued. */
-  slot: number;
+export interface HedgeDue extends HeapEntry {
   /** Called once when due, unless removed first. */
   hedge(): void;
 }
@@ -75,7 +70,7 @@ export class HedgeTimer {
     entry.order = this.#order++;
     entry.slot = this.#heap.length;
     this.#heap.push(entry);
-    this.#up(entry.slot);
+    siftUp(this.#heap, entry.slot);
     if (dueAt < this.#armedAt) this.#arm(dueAt);
     else if (this.#idle) this.#hold(true);
   }
@@ -89,8 +84,8 @@ export class HedgeTimer {
     if (last !== entry) {
       this.#heap[i] = last;
       last.slot = i;
-      this.#down(i);
-      this.#up(i);
+      siftDown(this.#heap, i);
+      siftUp(this.#heap, i);
     }
     if (this.#heap.length === 0) this.#release();
   }
@@ -152,43 +147,5 @@ export class HedgeTimer {
       handle?.ref?.();
       this.#idle = false;
     } else handle?.unref?.();
-  }
-
-  #less(a: HedgeDue, b: HedgeDue): boolean {
-    return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.order < b.order);
-  }
-
-  #up(i: number): void {
-    const heap = this.#heap;
-    const entry = heap[i] as HedgeDue;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      const parent = heap[p] as HedgeDue;
-      if (!this.#less(entry, parent)) break;
-      heap[i] = parent;
-      parent.slot = i;
-      i = p;
-    }
-    heap[i] = entry;
-    entry.slot = i;
-  }
-
-  #down(i: number): void {
-    const heap = this.#heap;
-    const n = heap.length;
-    const entry = heap[i] as HedgeDue;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const c = r < n && this.#less(heap[r] as HedgeDue, heap[l] as HedgeDue) ? r : l;
-      const child = heap[c] as HedgeDue;
-      if (!this.#less(child, entry)) break;
-      heap[i] = child;
-      child.slot = i;
-      i = c;
-    }
-    heap[i] = entry;
-    entry.slot = i;
   }
 }
