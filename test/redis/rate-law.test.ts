@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { virtualClock } from '../../packages/ebb/src/core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from '../../packages/ebb/src/rate/adaptive-rate.js';
 import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
-import { Counter, memberReport } from '../../packages/ebb/src/redis/shared-rate.js';
+import { Counter, lawArgs, memberReport } from '../../packages/ebb/src/redis/shared-rate.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();
@@ -92,17 +92,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     const local = adaptiveRate({ ...law, clock });
     const granted = new Counter();
     const delivered = new Counter();
-    const lawArgs = [
-      String(law.margin),
-      String(law.decreaseFactor),
-      String(law.increase),
-      String(1 / law.decreaseFactor - 1),
-      String(law.coolOffMs),
-      String(law.maxCoolOffMs),
-      String(law.minRatePerSecond ?? 1),
-      law.maxRatePerSecond === undefined || law.maxRatePerSecond === Infinity ? '-1' : String(law.maxRatePerSecond),
-      '86400',
-    ];
+    const args = lawArgs({ minRatePerSecond: 1, maxRatePerSecond: Infinity, ...law });
     let start = Number.POSITIVE_INFINITY;
     let fleetEpoch = 0;
     const steps: Step[] = [];
@@ -120,7 +110,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
         '500',
         String(cut),
         Number.isFinite(law.initialRatePerSecond) ? String(law.initialRatePerSecond) : '-1',
-        ...lawArgs,
+        ...args,
         event === 'success' ? '1' : '0',
         String(successes),
         String(spanMs),

@@ -160,6 +160,25 @@ export function memberReport(
 const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '-1');
 
 /**
+ * The law's options as RATE_SCRIPT's ARGV[8..16] (margin, decreaseFactor, increase, the largest
+ * step, coolOffMs, maxCoolOffMs, minRatePerSecond, maxRatePerSecond or -1, the keys' expiry in s).
+ * Exported for the law's differential test.
+ */
+export function lawArgs(law: Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>): string[] {
+  return [
+    String(law.margin),
+    String(law.decreaseFactor),
+    String(law.increase),
+    String(1 / law.decreaseFactor - 1),
+    String(law.coolOffMs),
+    String(law.maxCoolOffMs),
+    String(law.minRatePerSecond),
+    finite(law.maxRatePerSecond),
+    '86400',
+  ];
+}
+
+/**
  * How late a pacer's wake-up may be made up for at `interval` ms between requests: `adaptiveRate`'s
  * rule (`#catchUpMs`) — the whole CATCH_UP_MS where requests are closer than it, else at most
  * `margin` × the interval, so that two requests of one process never go closer than
@@ -236,17 +255,7 @@ class Shared implements SharedRate {
     this.#law = law;
     this.#localOptions = pick(o as never, [...LAW_KEYS, 'maxServerWaitMs']) as AdaptiveRateOptions;
     this.#fleet = law.initialRatePerSecond;
-    this.#lawArgs = [
-      String(law.margin),
-      String(law.decreaseFactor),
-      String(law.increase),
-      String(1 / law.decreaseFactor - 1),
-      String(law.coolOffMs),
-      String(law.maxCoolOffMs),
-      String(law.minRatePerSecond),
-      finite(law.maxRatePerSecond),
-      '86400',
-    ];
+    this.#lawArgs = lawArgs(law);
     const bytes = new Uint8Array(12);
     crypto.getRandomValues(bytes);
     this.#id = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
