@@ -235,9 +235,10 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     {
       // A delivered rate short of (1 − 2 × margin) × the rate by less than two requests over its
       // span (4.4 r/s asked of 5): no change of conditions — the throttle is noted, the rate kept.
+      // Then a limit of 3 r/s with demand far above it: cuts and rises.
       name: 'a throttle with the delivered rate within two requests of the rate',
       law: { ...DEFAULT_LAW, initialRatePerSecond: 5 },
-      phases: [phase(8_000, 1000, 4.4)],
+      phases: [phase(8_000, 1000, 4.4), phase(25_000, 3, 50, 1)],
       throttleAt: [3000, 6500],
     },
     {

@@ -193,7 +193,7 @@ local id, sat, used, acc = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumb
 local lease, cut, seed = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local m, dec, inc, maxStep = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local base, maxCo, lo, hi, ttl = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
-local ok, count, span = tonumber(ARGV[17]), tonumber(ARGV[18]), math.max(100, tonumber(ARGV[19]))
+local ok, count, span = tonumber(ARGV[17]), tonumber(ARGV[18]), math.max(100, tonumber(ARGV[19]) or 1000)
 -- Every digit of a double, so that a number read back is the number written (tostring keeps 14).
 local function exact(x) return string.format('%.17g', x) end
 local s = {}
