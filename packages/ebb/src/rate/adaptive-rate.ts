@@ -574,7 +574,6 @@ class Adaptive implements AdaptiveRate {
     const eventMs = this.#eventRelapse ? 2 * coolOff : coolOff;
     const m = this.#margin;
     let rate: number;
-    // Stryker disable next-line BooleanLiteral: relapse only chooses the ceiling's formula, and every formula the mutants of the ceiling below give is equivalent (see there)
     let relapse = false;
     if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
     else if (this.#lastChange === 'increase') {
