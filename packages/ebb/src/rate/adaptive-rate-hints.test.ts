@@ -1,31 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
-import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
-import type { AdaptiveRateController } from './controller.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { adaptiveRate } from './adaptive-rate.js';
+import { make, turns } from './test-helpers.js';
 
 // What a server says — `Retry-After` (RFC 9110 §10.2.3) and the `RateLimit` field of
 // draft-ietf-httpapi-ratelimit-headers (revisions 08–11) — as adaptiveRate hears it through
 // `record(outcome, ticket, detail)`: the error of a failure (`retryAfterMs`, `response`), the
 // value (a Response) of a success.
-
-const make = (options: AdaptiveRateOptions = {}) => {
-  const clock = virtualClock();
-  return { clock, rate: adaptiveRate({ clock, ...options }) };
-};
-
-/** Asks for `n` turns at once; resolves with the virtual time of each grant, in call order. */
-async function turns(rate: AdaptiveRateController, clock: VirtualClock, n: number): Promise<number[]> {
-  const times: number[] = [];
-  const all = Array.from({ length: n }, (_, i) =>
-    Promise.resolve(rate.acquire()).then(() => {
-      times[i] = clock.now();
-    }),
-  );
-  await clock.runAll();
-  await Promise.all(all);
-  return times;
-}
 
 /** A 429 as `ebb/http` reports it: `retryAfterMs` and the response itself. */
 const throttle = (retryAfterMs: number | undefined, headers: Record<string, string> = {}) => ({

@@ -3,16 +3,12 @@ import type { Clock } from '../core/clock.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
+import { make, turns } from './test-helpers.js';
 
 // Edges of adaptiveRate that the behaviour tests beside it leave open (issue 10, mutation score):
 // the exact messages of bad options, the boundaries of each check, the server's hints read field
 // by field, and the bookkeeping (pauses, paces, the delivered rate) seen through the public API.
 // Every test is on virtual time.
-
-const make = (options: AdaptiveRateOptions = {}) => {
-  const clock = virtualClock();
-  return { clock, rate: adaptiveRate({ clock, ...options }) };
-};
 
 /** The error `adaptiveRate(options)` throws: its class and its whole message. */
 function thrown(options: unknown): [string, string] {
@@ -22,19 +18,6 @@ function thrown(options: unknown): [string, string] {
     return [(error as Error).constructor.name, (error as Error).message];
   }
   throw new Error(`accepted ${JSON.stringify(options)}`);
-}
-
-/** Asks for `n` turns at once; resolves with the virtual time of each grant, in call order. */
-async function turns(rate: AdaptiveRateController, clock: VirtualClock, n: number): Promise<number[]> {
-  const times: number[] = [];
-  const all = Array.from({ length: n }, (_, i) =>
-    Promise.resolve(rate.acquire()).then(() => {
-      times[i] = clock.now();
-    }),
-  );
-  await clock.runAll();
-  await Promise.all(all);
-  return times;
 }
 
 /** Gaps between the grants of `n` requests queued at once, every sleep ending `lateMs` late. */

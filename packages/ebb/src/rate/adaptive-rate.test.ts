@@ -5,22 +5,9 @@ import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import { retry } from '../retry/retry.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
-import { limiter, runFleet, total } from './test-helpers.js';
+import { limiter, make, runFleet, total, turns } from './test-helpers.js';
 
 const isPromise = (x: unknown): x is Promise<unknown> => x instanceof Promise;
-
-/** Asks for `n` turns at once; resolves with the virtual time of each grant, in call order. */
-async function turns(rate: AdaptiveRateController, clock: VirtualClock, n: number): Promise<number[]> {
-  const times: number[] = [];
-  const all = Array.from({ length: n }, (_, i) =>
-    Promise.resolve(rate.acquire()).then(() => {
-      times[i] = clock.now();
-    }),
-  );
-  await clock.runAll();
-  await Promise.all(all);
-  return times;
-}
 
 /**
  * Keeps the controller busy (a queue of waiting requests) and reports a success every
@@ -61,11 +48,6 @@ async function rises(rate: AdaptiveRateController, clock: VirtualClock, steps: n
   await clock.runAll();
   return seen;
 }
-
-const make = (options: AdaptiveRateOptions = {}) => {
-  const clock = virtualClock();
-  return { clock, rate: adaptiveRate({ clock, ...options }) };
-};
 
 describe('adaptiveRate: pacing', () => {
   it('spaces requests 1000 / rate ms apart, the first at once, and runs no timer when idle', async () => {

@@ -2,9 +2,11 @@
 // clients retrying against it through a shared controller. Not part of the package.
 import { exponential } from '../backoff/exponential.js';
 import { seeded } from '../core/random.js';
-import type { VirtualClock } from '../core/virtual-clock.js';
+import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import type { RateController } from '../retry/options.js';
 import { retry } from '../retry/retry.js';
+import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
+import type { AdaptiveRateController } from './controller.js';
 
 /** A server-side token bucket: `capacity(t)` requests per second, bursts of up to `burst`. */
 export function limiter(clock: VirtualClock, capacity: (nowMs: number) => number, burst: number) {
@@ -95,3 +97,22 @@ export const total = (counts: number[], from: number, to: number): number => {
   for (let s = from; s < to; s++) sum += counts[s] ?? 0;
   return sum;
 };
+
+/** An adaptiveRate on a fresh virtual clock at 0. */
+export const make = (options: AdaptiveRateOptions = {}) => {
+  const clock = virtualClock();
+  return { clock, rate: adaptiveRate({ clock, ...options }) };
+};
+
+/** Asks for `n` turns at once; resolves with the virtual time of each grant, in call order. */
+export async function turns(rate: AdaptiveRateController, clock: VirtualClock, n: number): Promise<number[]> {
+  const times: number[] = [];
+  const all = Array.from({ length: n }, (_, i) =>
+    Promise.resolve(rate.acquire()).then(() => {
+      times[i] = clock.now();
+    }),
+  );
+  await clock.runAll();
+  await Promise.all(all);
+  return times;
+}
