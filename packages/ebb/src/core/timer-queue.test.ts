@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TimerQueue, type Wakeup } from './timer-queue.js';
+import { type HeapEntry, heapAdd, heapRemove, TimerQueue, type Wakeup } from './timer-queue.js';
 
 function entry(name: string, log: string[], onWake?: () => void): Wakeup {
   return {
@@ -294,5 +295,77 @@ describe('TimerQueue: the host timer holds the process only for the ref queue', 
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe('the deadline heap (heapAdd, heapRemove: the timer queue and the hedging timer share it)', () => {
+  it('an entry moved into a removed slot climbs above a larger parent from another subtree', () => {
+    const heap: HeapEntry[] = [];
+    const entries = [0, 10, 1, 11, 12, 2].map((dueAt, order) => {
+      const e: HeapEntry = { dueAt: 0, order: 0, slot: -1 };
+      heapAdd(heap, e, dueAt, order);
+      return e;
+    });
+    // [0, 10, 1, 11, 12, 2]: removing 11 (slot 3) moves 2 there, under 10.
+    expect(heapRemove(heap, entries[3] as HeapEntry)).toBe(true);
+    expect(heap.map((e) => e.dueAt)).toEqual([0, 2, 1, 10, 12]);
+    expect(heap.map((e) => e.slot)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('after any sequence of adds and removes: every slot right, no entry before its parent, and the top leaves in (dueAt, order) order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.integer({ min: 0, max: 50 }),
+            fc.constant(-1 as const),
+            fc.nat({ max: 40 }).map((k) => -2 - k),
+          ),
+          {
+            minLength: 30,
+            maxLength: 200,
+          },
+        ),
+        (ops) => {
+          const heap: HeapEntry[] = [];
+          const all: HeapEntry[] = [];
+          let order = 0;
+          for (const op of ops) {
+            if (op >= 0) {
+              const e: HeapEntry = { dueAt: 0, order: 0, slot: -1 };
+              all.push(e);
+              heapAdd(heap, e, op, order++);
+            } else {
+              // -1: the top; -2 - k: the k-th entry ever added (queued or not).
+              const e = op === -1 ? heap[0] : all[-2 - op];
+              if (e !== undefined) {
+                const queued = heap.includes(e);
+                expect(heapRemove(heap, e)).toBe(queued);
+                expect(e.slot).toBe(-1);
+              }
+            }
+            // Every entry knows its slot, and none comes before its parent (the heap's order).
+            heap.forEach((e, i) => {
+              expect(e.slot).toBe(i);
+              const p = heap[(i - 1) >> 1] as HeapEntry;
+              if (i > 0) expect(p.dueAt < e.dueAt || (p.dueAt === e.dueAt && p.order < e.order)).toBe(true);
+            });
+          }
+          const out: HeapEntry[] = [];
+          while (heap.length > 0) {
+            const top = heap[0] as HeapEntry;
+            expect(heapRemove(heap, top)).toBe(true);
+            expect(top.slot).toBe(-1);
+            out.push(top);
+          }
+          for (let i = 1; i < out.length; i++) {
+            const a = out[i - 1] as HeapEntry;
+            const b = out[i] as HeapEntry;
+            expect(a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.order < b.order)).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -41,8 +41,8 @@ function less(a: HeapEntry, b: HeapEntry): boolean {
   return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.order < b.order);
 }
 
-/** Moves `heap[i]` up a binary min-heap to its place, keeping every moved entry's `slot`. @internal */
-export function siftUp(heap: HeapEntry[], i: number): void {
+/** Moves `heap[i]` up a binary min-heap to its place, keeping every moved entry's `slot`. */
+function siftUp(heap: HeapEntry[], i: number): void {
   const entry = heap[i] as HeapEntry;
   while (i > 0) {
     const p = (i - 1) >> 1;
@@ -56,8 +56,8 @@ export function siftUp(heap: HeapEntry[], i: number): void {
   entry.slot = i;
 }
 
-/** Moves `heap[i]` down a binary min-heap to its place, keeping every moved entry's `slot`. @internal */
-export function siftDown(heap: HeapEntry[], i: number): void {
+/** Moves `heap[i]` down a binary min-heap to its place, keeping every moved entry's `slot`. */
+function siftDown(heap: HeapEntry[], i: number): void {
   const n = heap.length;
   const entry = heap[i] as HeapEntry;
   for (;;) {
@@ -73,6 +73,30 @@ export function siftDown(heap: HeapEntry[], i: number): void {
   }
   heap[i] = entry;
   entry.slot = i;
+}
+
+/** Puts `entry` in a deadline heap, due at `dueAt`, `order` breaking ties. @internal */
+export function heapAdd(heap: HeapEntry[], entry: HeapEntry, dueAt: number, order: number): void {
+  entry.dueAt = dueAt;
+  entry.order = order;
+  entry.slot = heap.length;
+  heap.push(entry);
+  siftUp(heap, entry.slot);
+}
+
+/** Takes `entry` out of a deadline heap (its `slot` becomes -1); false if it was not there. @internal */
+export function heapRemove(heap: HeapEntry[], entry: HeapEntry): boolean {
+  const i = entry.slot;
+  if (i < 0 || heap[i] !== entry) return false;
+  entry.slot = -1;
+  const last = heap.pop() as HeapEntry;
+  if (last !== entry) {
+    heap[i] = last;
+    last.slot = i;
+    siftDown(heap, i);
+    siftUp(heap, i);
+  }
+  return true;
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -112,27 +136,13 @@ export class TimerQueue {
       throw new RangeError(`TimerQueue.add(): expected a due time that is a finite number >= 0, got ${String(dueAt)}.`);
     }
     if (entry.slot >= 0) this.remove(entry);
-    entry.dueAt = dueAt;
-    entry.order = this.#order++;
-    entry.slot = this.#heap.length;
-    this.#heap.push(entry);
-    siftUp(this.#heap, entry.slot);
+    heapAdd(this.#heap, entry, dueAt, this.#order++);
     if (dueAt < this.#armedAt) this.#arm();
   }
 
   /** Takes `entry` out of the queue if it is there. */
   remove(entry: Wakeup): void {
-    const i = entry.slot;
-    if (i < 0 || this.#heap[i] !== entry) return;
-    entry.slot = -1;
-    const last = this.#heap.pop() as Wakeup;
-    if (last !== entry) {
-      this.#heap[i] = last;
-      last.slot = i;
-      siftDown(this.#heap, i);
-      siftUp(this.#heap, i);
-    }
-    if (this.#heap.length === 0) this.#disarm();
+    if (heapRemove(this.#heap, entry) && this.#heap.length === 0) this.#disarm();
   }
 
   readonly #fire = (): void => {

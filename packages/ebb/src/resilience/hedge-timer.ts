@@ -1,5 +1,5 @@
 import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
-import { type HeapEntry, siftDown, siftUp } from '../core/timer-queue.js';
+import { type HeapEntry, heapAdd, heapRemove } from '../core/timer-queue.js';
 
 /** A call waiting for its hedge. Its fields are set by the timer. @internal */
 export interface HedgeDue extends HeapEntry {
@@ -66,28 +66,14 @@ export class HedgeTimer {
 
   /** Queues `entry` to hedge at `dueAt` (on the clock's scale; a finite number). */
   add(entry: HedgeDue, dueAt: number): void {
-    entry.dueAt = dueAt;
-    entry.order = this.#order++;
-    entry.slot = this.#heap.length;
-    this.#heap.push(entry);
-    siftUp(this.#heap, entry.slot);
+    heapAdd(this.#heap, entry, dueAt, this.#order++);
     if (dueAt < this.#armedAt) this.#arm(dueAt);
     else if (this.#idle) this.#hold(true);
   }
 
   /** Takes `entry` out if it is queued. */
   remove(entry: HedgeDue): void {
-    const i = entry.slot;
-    if (i < 0 || this.#heap[i] !== entry) return;
-    entry.slot = -1;
-    const last = this.#heap.pop() as HedgeDue;
-    if (last !== entry) {
-      this.#heap[i] = last;
-      last.slot = i;
-      siftDown(this.#heap, i);
-      siftUp(this.#heap, i);
-    }
-    if (this.#heap.length === 0) this.#release();
+    if (heapRemove(this.#heap, entry) && this.#heap.length === 0) this.#release();
   }
 
   readonly #fire = (): void => {
