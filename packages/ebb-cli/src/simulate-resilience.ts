@@ -20,7 +20,7 @@ import {
   type Simulation,
   seedOf,
   withProgressAsync,
-} from './simulate.js';
+} from './simulate-common.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
