@@ -16,7 +16,11 @@ export interface AttemptContext {
    * `fetch` and anything else that can be cancelled. Created on first access.
    */
   readonly signal: AbortSignal;
-  /** Milliseconds since the operation started, at the start of this attempt. */
+  /**
+   * Milliseconds since the operation started, at the start of this attempt (0 for attempt 1).
+   * Counted from attempt 1's failure when nothing configured reads the elapsed time during the
+   * run: no time budget, hook or custom clock (see `retry()`, "Elapsed time").
+   */
   readonly elapsedMs: number;
 }
 
@@ -203,6 +207,12 @@ export interface RetryOptions {
 export interface Prepared {
   /** Nothing needs the executor before the first failure: the success path applies. */
   readonly plain: boolean;
+  /**
+   * On the success path, nothing configured reads the elapsed time during the run (no time
+   * budget, no hook, the system clock, a policy whose runs ignore it): the clock is first read
+   * when attempt 1 fails, not before it (see `retry()`, "Elapsed time").
+   */
+  readonly lazyStart: boolean;
   readonly backoff: BackoffPolicy;
   readonly retryIf: RetryOptions['retryIf'];
   readonly signal: AbortSignal | undefined;
@@ -241,6 +251,7 @@ const KEYS = [...SYNC_KEYS, 'signal', 'attemptTimeoutMs', 'unref', 'rate', 'budg
  */
 export const DEFAULTS: Prepared = {
   plain: true,
+  lazyStart: true,
   backoff: defaultBackoff,
   retryIf: undefined,
   signal: undefined,
@@ -382,5 +393,15 @@ export function prepare(
     attemptTimeoutMs === Infinity &&
     p.maxElapsedMs === Infinity;
   if (!plain) p.plain = false;
+  // A run of the default policy's kind (a curve with limits: Backoff.start) ignores the elapsed
+  // time its next() is told; Google's and AWS's policies, and custom ones, may read it.
+  const lazyStart =
+    plain &&
+    clock === undefined &&
+    o.onRetry === undefined &&
+    o.onFailedAttempt === undefined &&
+    o.onGiveUp === undefined &&
+    p.backoff.start === defaultBackoff.start;
+  if (!lazyStart) p.lazyStart = false;
   return p;
 }

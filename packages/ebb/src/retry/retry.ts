@@ -75,6 +75,15 @@ const noop = (): void => {};
  *
  * Timers: when the returned promise settles, no timer or listener of this call remains.
  *
+ * Elapsed time: `elapsedMs` (in contexts, hooks and `RetryError`) and the time budget count from
+ * a clock reading taken just before attempt 1 whenever anything configured reads the elapsed time
+ * during the run: a time budget (`maxElapsedMs`), an attempt timeout, a signal, a rate
+ * controller, a budget, any hook, a custom `clock`, or a policy whose runs may read it (Google's,
+ * AWS's, a custom one). Otherwise — the default call, or a curve from `exponential()` and friends
+ * with none of those — a success reads no clock at all, and the first reading is taken when
+ * attempt 1 fails: `elapsedMs` then counts from that failure (attempt 1's own duration left out).
+ *
+ *
  * @example
  * const user = await retry(({ signal }) => fetch(url, { signal }).then(check), {
  *   backoff: presets.default,
@@ -84,7 +93,6 @@ const noop = (): void => {};
  */
 export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promise<Awaited<T>> {
   let o: Prepared;
-  let start: number;
   try {
     if (typeof operation !== 'function') {
       throw new TypeError(
@@ -92,8 +100,20 @@ export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promi
       );
     }
     o = options === undefined ? DEFAULTS : prepare('retry()', options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return execute(operation, o);
+}
+
+/** `retry()` after its options were prepared. @internal */
+export function execute<T>(operation: Operation<T>, o: Prepared): Promise<Awaited<T>> {
+  let start: number;
+  try {
     if (o.signal?.aborted) return Promise.reject(o.signal.reason);
-    start = readClock(o.clock, -Infinity);
+    // Not read before attempt 1 when nothing configured reads the elapsed time during the run:
+    // a success then costs no clock reading (see "Elapsed time" above).
+    start = o.lazyStart ? Number.NaN : readClock(o.clock, -Infinity);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -180,7 +200,8 @@ export class Execution<T> implements Wakeup {
   slot = -1;
   readonly #operation: Operation<T>;
   readonly #o: Prepared;
-  readonly #start: number;
+  /** The first clock reading; NaN until attempt 1 failed, on a lazy start. */
+  #start: number;
   /** The clock's last reading: a later one may not be smaller. */
   #last: number;
   /** The last attempt made. */
@@ -205,7 +226,7 @@ export class Execution<T> implements Wakeup {
     this.#operation = operation;
     this.#o = o;
     this.#start = start;
-    this.#last = start;
+    this.#last = Number.isNaN(start) ? -Infinity : start;
   }
 
   /**
@@ -276,6 +297,8 @@ export class Execution<T> implements Wakeup {
   /** Milliseconds since the start, by the checked clock. Throws for a bad reading. */
   #elapsed(): number {
     this.#last = readClock(this.#o.clock, this.#last);
+    // A lazy start: this is the first reading, taken when attempt 1 failed.
+    if (Number.isNaN(this.#start)) this.#start = this.#last;
     return this.#last - this.#start;
   }
 
