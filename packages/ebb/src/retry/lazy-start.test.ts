@@ -29,7 +29,8 @@ function countingClock() {
 
 /** `prepare()` with a clock, then the start forced lazy or not. */
 function prepared(options: RetryOptions, lazyStart: boolean): Prepared {
-  return Object.assign(Object.create(prepare('retry()', options)) as Prepared, { lazyStart });
+  const { timed: _, ...rest } = prepare('retry()', options);
+  return lazyStart ? rest : { ...rest, timed: true };
 }
 
 /** Settles `p` while the clock runs every sleep. */
@@ -68,7 +69,7 @@ describe('which calls start without a clock reading', () => {
     ['a budget', { budget: { tryAcquireRetry: () => true, recordSuccess: noop } }, false],
   ];
   it.each(cases)('%s → lazy start %s', (_, options, lazy) => {
-    expect(prepare('retry()', options).lazyStart).toBe(lazy);
+    expect(prepare('retry()', options).timed === true).toBe(!lazy);
   });
 });
 

@@ -3,7 +3,16 @@ import { hostQueue } from '../core/clock.js';
 import type { Wakeup } from '../core/timer-queue.js';
 import { classify, decide, readClock, startRun } from './decide.js';
 import { type GiveUpReason, prop, RetryError, timeoutError, unwrapFinal } from './errors.js';
-import { type AttemptContext, DEFAULTS, type NextStep, type Prepared, prepare, type RetryOptions } from './options.js';
+import {
+  type AttemptContext,
+  clockOf,
+  deadlineOf,
+  type NextStep,
+  NO_OPTIONS,
+  type Prepared,
+  prepare,
+  type RetryOptions,
+} from './options.js';
 
 /**
  * The context an attempt receives. A class with a lazy `signal` rather than a frozen object:
@@ -99,7 +108,7 @@ export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promi
         `retry(): expected \`operation\` to be a function, got ${operation === null ? 'null' : typeof operation}.`,
       );
     }
-    o = options === undefined ? DEFAULTS : prepare('retry()', options);
+    o = options === undefined ? NO_OPTIONS : prepare('retry()', options);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -113,11 +122,11 @@ export function execute<T>(operation: Operation<T>, o: Prepared): Promise<Awaite
     if (o.signal?.aborted) return Promise.reject(o.signal.reason);
     // Not read before attempt 1 when nothing configured reads the elapsed time during the run:
     // a success then costs no clock reading (see "Elapsed time" above).
-    start = o.lazyStart ? Number.NaN : readClock(o.clock, -Infinity);
+    start = o.timed ? readClock(clockOf(o), -Infinity) : Number.NaN;
   } catch (error) {
     return Promise.reject(error);
   }
-  if (!o.plain) {
+  if (o.full) {
     return new Promise((resolve, reject) => new Execution<T>(operation, o, start).start(resolve, reject));
   }
   // The success path: one call, one `then`; nothing else is allocated but the context.
@@ -153,7 +162,7 @@ function isThrottle(error: unknown): boolean {
 
 /** A custom clock's `sleep()`, checked: a promise, or a TypeError naming the clock. */
 function sleepOn(o: Prepared, ms: number, signal: AbortSignal | undefined): PromiseLike<void> {
-  const slept = o.clock.sleep(ms, signal);
+  const slept = clockOf(o).sleep(ms, signal);
   if (!isThenable<void>(slept)) {
     throw new TypeError(`clock.sleep() returned ${slept === null ? 'null' : typeof slept}; expected a promise.`);
   }
@@ -278,7 +287,7 @@ export class Execution<T> implements Wakeup {
     this.#resolve = this.#reject = undefined;
     this.#current = undefined;
     this.#attemptTimer?.abort();
-    if (this.slot >= 0) hostQueue(this.#o.clock)?.remove(this);
+    if (this.slot >= 0) hostQueue(clockOf(this.#o))?.remove(this);
     this.#o.signal?.removeEventListener('abort', this);
     if (ok) resolve(value as Awaited<T>);
     else reject(value);
@@ -296,7 +305,7 @@ export class Execution<T> implements Wakeup {
 
   /** Milliseconds since the start, by the checked clock. Throws for a bad reading. */
   #elapsed(): number {
-    this.#last = readClock(this.#o.clock, this.#last);
+    this.#last = readClock(clockOf(this.#o), this.#last);
     // A lazy start: this is the first reading, taken when attempt 1 failed.
     if (Number.isNaN(this.#start)) this.#start = this.#last;
     return this.#last - this.#start;
@@ -380,12 +389,12 @@ export class Execution<T> implements Wakeup {
     let context: Attempt;
     try {
       const elapsed = this.#elapsed();
-      if ((waited || this.#attempt > 0) && elapsed > o.maxElapsedMs) {
+      if ((waited || this.#attempt > 0) && elapsed > deadlineOf(o)) {
         // A wait ran past the deadline: the rate controller's, or a backoff wait whose wake-up came
         // late (a host timer on a busy machine fires late; the wait was planned to end in time).
         // No attempt starts after the deadline.
         const during = waited ? 'while waiting for rate.acquire()' : 'while waiting (the wake-up came late)';
-        const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out ${during} before attempt ${this.#attempt + 1}`;
+        const detail = `maxElapsedMs (${deadlineOf(o)} ms) ran out ${during} before attempt ${this.#attempt + 1}`;
         const error = this.#error;
         if (o.rate) this.#release(ticket);
         this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed, false);
@@ -394,9 +403,10 @@ export class Execution<T> implements Wakeup {
       context = new Attempt(++this.#attempt, elapsed);
       this.#current = context;
       this.#ticket = ticket;
-      const left = o.maxElapsedMs - elapsed;
-      const byDeadline = left < o.attemptTimeoutMs;
-      const limit = byDeadline ? left : o.attemptTimeoutMs;
+      const timeoutMs = o.attemptTimeoutMs ?? Infinity;
+      const left = deadlineOf(o) - elapsed;
+      const byDeadline = left < timeoutMs;
+      const limit = byDeadline ? left : timeoutMs;
       if (limit !== Infinity) {
         const timer = new AbortController();
         this.#attemptTimer = timer;
@@ -404,8 +414,8 @@ export class Execution<T> implements Wakeup {
           if (this.#current !== context) return;
           const error = timeoutError(
             byDeadline
-              ? `attempt ${context.attempt} reached the deadline (maxElapsedMs ${o.maxElapsedMs} ms)`
-              : `attempt ${context.attempt} timed out after ${o.attemptTimeoutMs} ms (attemptTimeoutMs)`,
+              ? `attempt ${context.attempt} reached the deadline (maxElapsedMs ${deadlineOf(o)} ms)`
+              : `attempt ${context.attempt} timed out after ${timeoutMs} ms (attemptTimeoutMs)`,
           );
           context.abort(error);
           this.#failed(context, error, ticket, byDeadline);
@@ -472,7 +482,7 @@ export class Execution<T> implements Wakeup {
       o.rate?.record(isThrottle(error) ? 'throttled' : 'failure', ticket, error);
       if (deadline) {
         const elapsed = this.#elapsed();
-        const detail = `maxElapsedMs (${o.maxElapsedMs} ms) ran out during attempt ${this.#attempt}`;
+        const detail = `maxElapsedMs (${deadlineOf(o)} ms) ran out during attempt ${this.#attempt}`;
         this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed);
         return;
       }
@@ -513,7 +523,7 @@ export class Execution<T> implements Wakeup {
     const delay = step;
     const attempt = this.#attempt;
     // Kept for the budget's recordSuccess, and as the cause when the deadline passes during the wait.
-    if (o.budget || o.rate || o.maxElapsedMs !== Infinity) this.#error = error;
+    if (o.budget || o.rate || deadlineOf(o) !== Infinity) this.#error = error;
     const sleep = () => this.#sleep(delay);
     const retryHook = () =>
       callHook(
@@ -564,7 +574,7 @@ export class Execution<T> implements Wakeup {
       return;
     }
     try {
-      const queue = hostQueue(o.clock);
+      const queue = hostQueue(clockOf(o));
       if (queue) {
         queue.add(this, queue.now() + delay);
         return;
