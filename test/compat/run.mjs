@@ -84,7 +84,8 @@ const BROWSER_PAGE = `<!doctype html>
 <script type="module">
 ${CHECK}
 try {
-  const ebb = await import('/ebb/index.js');
+  // The build a browser bundler picks (package.json \`exports\`, condition \`browser\`).
+  const ebb = await import('/ebb/browser/index.js');
   window.ebbOutput = JSON.stringify({ ...ebbRuntime(), result: ebbCheck(ebb) });
 } catch (error) {
   window.ebbOutput = JSON.stringify({ error: String((error && error.stack) || error) });
