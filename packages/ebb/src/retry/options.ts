@@ -4,144 +4,29 @@ import { defaultBackoff } from '../backoff/default.js';
 import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
-import type { GiveUpReason } from './errors.js';
+import type {
+  AttemptContext,
+  FailedAttemptContext,
+  GiveUpContext,
+  NextStep,
+  RetryContext,
+  SuccessContext,
+} from './contexts.js';
+import type { BudgetSuccess, Outcome, RateController, RetryBudget } from './hook-points.js';
 
-/** The view of one attempt an operation receives. Immutable. */
-export interface AttemptContext {
-  /** 1 for the first call, 2 for the first retry, … */
-  readonly attempt: number;
-  /**
-   * Aborted when the caller's signal aborts, when `attemptTimeoutMs` runs out (reason: a
-   * `TimeoutError`), or when the policy's time budget ends during the attempt. Pass it on to
-   * `fetch` and anything else that can be cancelled. Created on first access.
-   */
-  readonly signal: AbortSignal;
-  /**
-   * Milliseconds since the operation started, at the start of this attempt (0 for attempt 1).
-   * Counted from attempt 1's failure when nothing configured reads the elapsed time during the
-   * run: no time budget, hook or custom clock (see `retry()`, "Elapsed time").
-   */
-  readonly elapsedMs: number;
-}
-
-/** What `onRetry` is told before each wait. Immutable. */
-export interface RetryContext {
-  /** The attempt that just failed. */
-  readonly attempt: number;
-  /** Its error, unchanged. */
-  readonly error: unknown;
-  /** The wait about to begin, server hint included. */
-  readonly delayMs: number;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-}
-
-/** What the executor does after a failed attempt. */
-export type NextStep =
-  /** Another attempt follows, after `delayMs`. */
-  | 'retry'
-  /** The executor gives up: the caller receives a `RetryError` with `reason`. */
-  | 'give-up'
-  /** The failure is final (`retryIf` said so, or a `FinalError`): the caller receives the error itself. */
-  | 'final';
-
-/** What `onFailedAttempt` is told after every failed attempt, the last included. Immutable. */
-export interface FailedAttemptContext {
-  /** The attempt that failed (1-based). */
-  readonly attempt: number;
-  /** Its error, unchanged (for a `FinalError`, the error it wraps). */
-  readonly error: unknown;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-  /** What happens next. */
-  readonly next: NextStep;
-  /** The wait before the next attempt when `next` is `'retry'` (server hint included), else undefined. */
-  readonly delayMs: number | undefined;
-  /** Why the executor gives up when `next` is `'give-up'`, else undefined. */
-  readonly reason: GiveUpReason | undefined;
-}
-
-/** What `onGiveUp` is told when the operation ends in failure (not for an abort). Immutable. */
-export interface GiveUpContext {
-  /** Attempts made. */
-  readonly attempts: number;
-  /** The last attempt's error, unchanged (for a `FinalError`, the error it wraps). */
-  readonly error: unknown;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-  /** Why: a `RetryError` reason, or `'final'` when the error itself was final. */
-  readonly reason: GiveUpReason | 'final';
-}
-
-/** What `onSuccess` is told when the operation succeeds. Immutable. */
-export interface SuccessContext<T = unknown> {
-  /** The attempt that succeeded: 1 when no retry was needed. */
-  readonly attempt: number;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-  /** The operation's value. */
-  readonly value: T;
-}
-
-/** An attempt's outcome, as rate controllers see it. */
-export type Outcome = 'success' | 'throttled' | 'failure';
-
-/**
- * A rate controller shared by many operations (`ebb/rate`): the executor waits for `acquire()`
- * before every attempt and reports each outcome. An error counts as `'throttled'` when it has
- * `throttled: true` (the HTTP layer sets it for 429 and throttling codes).
- */
-export interface RateController {
-  /**
-   * Resolves (or returns, when there is no wait) when a request may go; rejects with
-   * `signal.reason` if aborted while waiting. What it resolves with is the attempt's *ticket*,
-   * handed back to `record`: a controller can tell by it when the attempt was let through.
-   * `attempt` is the attempt about to start (1 for the first call). A throw (or rejection)
-   * rejects the operation with that error at once, without hooks: how a breaker fails fast.
-   */
-  acquire(signal?: AbortSignal, attempt?: number): unknown;
-  /**
-   * Reports the outcome of one attempt, with the ticket its `acquire` gave (undefined if none)
-   * and what the attempt ended with: its error for a failure, its value for a success (a
-   * `Response` under `withRetry`, whose `RateLimit` field `adaptiveRate` reads).
-   */
-  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
-  /**
-   * Optional: hands back a ticket whose attempt produced no outcome — the caller's signal
-   * aborted while it ran, or the operation ended (abort, deadline, a bad clock) between
-   * `acquire` and the call. A controller that holds a slot per ticket (a concurrency limit, a
-   * breaker's half-open probe) frees it here. Every ticket ends in exactly one `record` or
-   * `release`.
-   */
-  release?(ticket?: unknown): void;
-}
-
-/** What a retry budget is told when an operation succeeds. Immutable. */
-export interface BudgetSuccess {
-  /** The attempt that succeeded: 1 when no retry was needed. */
-  readonly attempt: number;
-  /** The error of the attempt before it — the one whose retry succeeded; undefined when `attempt` is 1. */
-  readonly lastError: unknown;
-}
-
-/**
- * A retry budget shared by many operations (`ebb/rate`): it may refuse a retry, and the
- * executor then gives up with `RetryError` reason `'budget'`.
- */
-export interface RetryBudget {
-  /** Called once when an operation starts. */
-  recordRequest?(): void;
-  /**
-   * Called for every failure the classifier (`retryIf`) calls retryable, before the executor
-   * decides whether a retry follows — so also for the last attempt, and whatever the budget
-   * says next (gRPC counts every such failure).
-   */
-  recordFailure?(error: unknown): void;
-  /** Asked before every retry, with the error that would be retried. */
-  tryAcquireRetry(error: unknown): boolean;
-  /** Called when an operation succeeds. */
-  recordSuccess(context: BudgetSuccess): void;
-}
+// The contexts and the hook points live in their own files; importers of this one keep finding them here.
+export type {
+  AttemptContext,
+  BudgetSuccess,
+  FailedAttemptContext,
+  GiveUpContext,
+  NextStep,
+  Outcome,
+  RateController,
+  RetryBudget,
+  RetryContext,
+  SuccessContext,
+};
 
 /** Options of `retry()` and `poll()`. Every duration is in milliseconds. */
 export interface RetryOptions {

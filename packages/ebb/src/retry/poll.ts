@@ -1,8 +1,8 @@
 import { nonNegative } from '../core/validate.js';
 import { readClock } from './decide.js';
 import { defaultRetryIf } from './errors.js';
+import { Execution } from './execution.js';
 import { type AttemptContext, clockOf, type Prepared, prepare, type RetryOptions } from './options.js';
-import { Execution } from './retry.js';
 
 /** What a `poll()` check reports: done with a value, or not yet. */
 export type PollResult<T> = { readonly done: true; readonly value: T } | { readonly done: false };
