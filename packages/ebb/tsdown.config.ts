@@ -1,23 +1,56 @@
+import { dirname, join } from 'node:path';
 import { defineConfig } from 'tsdown';
 
-// Dual ESM + CJS with declarations for each; one entry per package subpath.
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    http: 'src/http/index.ts',
-    rate: 'src/rate/index.ts',
-    redis: 'src/redis/index.ts',
-    resilience: 'src/resilience/index.ts',
-    sim: 'src/sim/index.ts',
+// One entry per package subpath.
+const entry = {
+  index: 'src/index.ts',
+  http: 'src/http/index.ts',
+  rate: 'src/rate/index.ts',
+  redis: 'src/redis/index.ts',
+  resilience: 'src/resilience/index.ts',
+  sim: 'src/sim/index.ts',
+};
+
+export default defineConfig([
+  // Dual ESM + CJS with declarations for each.
+  {
+    entry,
+    format: ['esm', 'cjs'],
+    dts: true,
+    platform: 'neutral',
+    target: 'es2022',
+    sourcemap: true,
+    // The browser build below writes into dist/browser: keep it.
+    clean: ['dist/*', '!dist/browser'],
+    treeshake: true,
+    // One output file per source module: a bundler that reaches one module does not also keep the
+    // top-level statements of the modules tsdown would have put in the same chunk (docs/size.md).
+    unbundle: true,
   },
-  format: ['esm', 'cjs'],
-  dts: true,
-  platform: 'neutral',
-  target: 'es2022',
-  sourcemap: true,
-  clean: true,
-  treeshake: true,
-  // One output file per source module: a bundler that reaches one module does not also keep the
-  // top-level statements of the modules tsdown would have put in the same chunk (docs/size.md).
-  unbundle: true,
-});
+  // The same modules for browsers (package.json `exports`, condition `browser`, ESM only; the
+  // declarations are the build's above): host-queues.ts becomes host-queues.browser.ts, so that a
+  // browser bundle carries no process-wide timer queue (docs/size.md, "The executor").
+  {
+    entry,
+    format: ['esm'],
+    outDir: 'dist/browser',
+    dts: false,
+    platform: 'browser',
+    target: 'es2022',
+    sourcemap: true,
+    clean: false,
+    treeshake: true,
+    unbundle: true,
+    plugins: [
+      {
+        name: 'ebb-browser-host-queues',
+        resolveId(source: string, importer: string | undefined) {
+          if (source === './host-queues.js' && importer !== undefined) {
+            return join(dirname(importer), 'host-queues.browser.ts');
+          }
+          return null;
+        },
+      },
+    ],
+  },
+]);

@@ -33,6 +33,12 @@ const EXPECTED = {
   // retrySync blocks with Atomics.wait where a thread may block, and refuses (without calling the
   // operation) on a browser's main thread: the expectation depends on the runtime.
   retrySync: (runtime) => (runtime === 'browser' ? 'refused to block' : 'blocked and retried'),
+  // The browser page also runs retry() on the browser build's own waits (no timer queue there):
+  // two real 20 ms waits, and an abort that cuts a one-hour wait short.
+  asyncRetry: (runtime) =>
+    runtime === 'browser'
+      ? { value: 3, waitedMs40: true, aborted: 'rejected with the reason', abortedWithinOneSecond: true }
+      : undefined,
 };
 
 // The check every runtime runs, pasted verbatim into each entry file and the browser page.
@@ -83,9 +89,30 @@ const BROWSER_PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>ebb compat</title></head><body>
 <script type="module">
 ${CHECK}
+async function ebbAsyncCheck({ retry, constant }) {
+  let calls = 0;
+  const t0 = performance.now();
+  const value = await retry(() => {
+    calls++;
+    if (calls < 3) throw new Error('not yet');
+    return calls;
+  }, { backoff: constant({ delayMs: 20, maxAttempts: 3 }) });
+  const waitedMs = performance.now() - t0;
+  const controller = new AbortController();
+  const reason = new Error('stop');
+  const t1 = performance.now();
+  const waiting = retry(() => Promise.reject(new Error('down')), {
+    signal: controller.signal,
+    backoff: constant({ delayMs: 3_600_000, maxAttempts: 2 }),
+  }).then(() => 'resolved', (error) => (error === reason ? 'rejected with the reason' : 'rejected with ' + error));
+  setTimeout(() => controller.abort(reason), 50);
+  const aborted = await waiting;
+  return { value, waitedMs40: waitedMs >= 40, aborted, abortedWithinOneSecond: performance.now() - t1 < 1_000 };
+}
 try {
-  const ebb = await import('/ebb/index.js');
-  window.ebbOutput = JSON.stringify({ ...ebbRuntime(), result: ebbCheck(ebb) });
+  // The build a browser bundler picks (package.json \`exports\`, condition \`browser\`).
+  const ebb = await import('/ebb/browser/index.js');
+  window.ebbOutput = JSON.stringify({ ...ebbRuntime(), result: { ...ebbCheck(ebb), asyncRetry: await ebbAsyncCheck(ebb) } });
 } catch (error) {
   window.ebbOutput = JSON.stringify({ error: String((error && error.stack) || error) });
 }

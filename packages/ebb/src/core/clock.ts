@@ -1,4 +1,5 @@
-import { refQueue, type TimerQueue, unrefQueue } from './timer-queue.js';
+import { refQueue, unrefQueue } from './host-queues.js';
+import type { TimerQueue } from './timer-queue.js';
 import { invalid } from './validate.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { defaultRetryIf, FinalError, isA, RetryError, retryAfterOf } from './errors.js';
-import type { Prepared } from './options.js';
+import { DEFAULTS, deadlineOf, type Prepared } from './options.js';
 
 /**
  * The one decision logic of `retry()`, `poll()` and `retrySync()`: what happens after a failed
@@ -28,7 +28,7 @@ export function classify<C>(
 
 /** Starts the policy's run for one operation, checking that it is one. */
 export function startRun(o: Prepared): BackoffRun {
-  const run = o.backoff.start(o.random);
+  const run = (o.backoff ?? DEFAULTS.backoff).start(o.random);
   if (typeof run !== 'object' || run === null || typeof run.next !== 'function') {
     throw new TypeError(`backoff.start() returned ${describeValue(run)}; expected a run { next() }.`);
   }
@@ -79,7 +79,7 @@ export function decide(
   // standard mode's throttling base and hint bound the other; other policies ignore both.
   let delay: unknown = run.next(elapsed, error);
   if (delay === -1) {
-    const limit = (o.backoff as { readonly maxAttempts?: unknown }).maxAttempts;
+    const limit = ((o.backoff ?? DEFAULTS.backoff) as { readonly maxAttempts?: unknown }).maxAttempts;
     const detail =
       limit === attempt ? `maxAttempts (${attempt}) reached` : `the backoff policy stopped after attempt ${attempt}`;
     return new RetryError('attempts', attempt, elapsed, error, detail);
@@ -91,15 +91,17 @@ export function decide(
   const hint = run.appliesHints === true ? undefined : retryAfterOf(error);
   if (hint !== undefined) {
     // An endless hint (a Retry-After too long to represent) cannot be waited out, whatever the limit.
-    if (hint > o.maxRetryAfterMs || hint === Infinity) {
-      const detail = `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${o.maxRetryAfterMs} ms)`;
+    const maxRetryAfterMs = o.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
+    if (hint > maxRetryAfterMs || hint === Infinity) {
+      const detail = `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${maxRetryAfterMs} ms)`;
       return new RetryError('retry-after', attempt, elapsed, error, detail);
     }
     if (hint > delay) delay = hint;
   }
   const wait = delay as number;
-  if (elapsed + wait > o.maxElapsedMs) {
-    const detail = `the next wait (${Math.round(wait)} ms) would end past maxElapsedMs (${o.maxElapsedMs} ms)`;
+  const maxElapsedMs = deadlineOf(o);
+  if (elapsed + wait > maxElapsedMs) {
+    const detail = `the next wait (${Math.round(wait)} ms) would end past maxElapsedMs (${maxElapsedMs} ms)`;
     return new RetryError('elapsed', attempt, elapsed, error, detail);
   }
   if (o.budget && !o.budget.tryAcquireRetry(error)) {

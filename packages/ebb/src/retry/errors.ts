@@ -64,7 +64,10 @@ export class RetryError extends Error {
   readonly reason: GiveUpReason;
   /** Calls of the operation made, the first included. */
   readonly attempts: number;
-  /** Milliseconds from the start of the operation to giving up. */
+  /**
+   * Milliseconds from the start of the operation to giving up — from attempt 1's failure when
+   * nothing configured read the elapsed time during the run (see `retry()`, "Elapsed time").
+   */
   readonly elapsedMs: number;
 
   constructor(reason: GiveUpReason, attempts: number, elapsedMs: number, cause: unknown, detail: string) {

@@ -1,143 +1,32 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { assertBounded } from '../backoff/bounded.js';
 import { defaultBackoff } from '../backoff/default.js';
-import { type Clock, clockOption, systemClock, unrefSystemClock } from '../core/clock.js';
+import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import type { GiveUpReason } from './errors.js';
+import { checkKeys, invalid, optionsObject } from '../core/validate.js';
+import type {
+  AttemptContext,
+  FailedAttemptContext,
+  GiveUpContext,
+  NextStep,
+  RetryContext,
+  SuccessContext,
+} from './contexts.js';
+import type { BudgetSuccess, Outcome, RateController, RetryBudget } from './hook-points.js';
 
-/** The view of one attempt an operation receives. Immutable. */
-export interface AttemptContext {
-  /** 1 for the first call, 2 for the first retry, … */
-  readonly attempt: number;
-  /**
-   * Aborted when the caller's signal aborts, when `attemptTimeoutMs` runs out (reason: a
-   * `TimeoutError`), or when the policy's time budget ends during the attempt. Pass it on to
-   * `fetch` and anything else that can be cancelled. Created on first access.
-   */
-  readonly signal: AbortSignal;
-  /** Milliseconds since the operation started, at the start of this attempt. */
-  readonly elapsedMs: number;
-}
-
-/** What `onRetry` is told before each wait. Immutable. */
-export interface RetryContext {
-  /** The attempt that just failed. */
-  readonly attempt: number;
-  /** Its error, unchanged. */
-  readonly error: unknown;
-  /** The wait about to begin, server hint included. */
-  readonly delayMs: number;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-}
-
-/** What the executor does after a failed attempt. */
-export type NextStep =
-  /** Another attempt follows, after `delayMs`. */
-  | 'retry'
-  /** The executor gives up: the caller receives a `RetryError` with `reason`. */
-  | 'give-up'
-  /** The failure is final (`retryIf` said so, or a `FinalError`): the caller receives the error itself. */
-  | 'final';
-
-/** What `onFailedAttempt` is told after every failed attempt, the last included. Immutable. */
-export interface FailedAttemptContext {
-  /** The attempt that failed (1-based). */
-  readonly attempt: number;
-  /** Its error, unchanged (for a `FinalError`, the error it wraps). */
-  readonly error: unknown;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-  /** What happens next. */
-  readonly next: NextStep;
-  /** The wait before the next attempt when `next` is `'retry'` (server hint included), else undefined. */
-  readonly delayMs: number | undefined;
-  /** Why the executor gives up when `next` is `'give-up'`, else undefined. */
-  readonly reason: GiveUpReason | undefined;
-}
-
-/** What `onGiveUp` is told when the operation ends in failure (not for an abort). Immutable. */
-export interface GiveUpContext {
-  /** Attempts made. */
-  readonly attempts: number;
-  /** The last attempt's error, unchanged (for a `FinalError`, the error it wraps). */
-  readonly error: unknown;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-  /** Why: a `RetryError` reason, or `'final'` when the error itself was final. */
-  readonly reason: GiveUpReason | 'final';
-}
-
-/** What `onSuccess` is told when the operation succeeds. Immutable. */
-export interface SuccessContext<T = unknown> {
-  /** The attempt that succeeded: 1 when no retry was needed. */
-  readonly attempt: number;
-  /** Milliseconds since the operation started. */
-  readonly elapsedMs: number;
-  /** The operation's value. */
-  readonly value: T;
-}
-
-/** An attempt's outcome, as rate controllers see it. */
-export type Outcome = 'success' | 'throttled' | 'failure';
-
-/**
- * A rate controller shared by many operations (`ebb/rate`): the executor waits for `acquire()`
- * before every attempt and reports each outcome. An error counts as `'throttled'` when it has
- * `throttled: true` (the HTTP layer sets it for 429 and throttling codes).
- */
-export interface RateController {
-  /**
-   * Resolves (or returns, when there is no wait) when a request may go; rejects with
-   * `signal.reason` if aborted while waiting. What it resolves with is the attempt's *ticket*,
-   * handed back to `record`: a controller can tell by it when the attempt was let through.
-   * `attempt` is the attempt about to start (1 for the first call). A throw (or rejection)
-   * rejects the operation with that error at once, without hooks: how a breaker fails fast.
-   */
-  acquire(signal?: AbortSignal, attempt?: number): unknown;
-  /**
-   * Reports the outcome of one attempt, with the ticket its `acquire` gave (undefined if none)
-   * and what the attempt ended with: its error for a failure, its value for a success (a
-   * `Response` under `withRetry`, whose `RateLimit` field `adaptiveRate` reads).
-   */
-  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
-  /**
-   * Optional: hands back a ticket whose attempt produced no outcome — the caller's signal
-   * aborted while it ran, or the operation ended (abort, deadline, a bad clock) between
-   * `acquire` and the call. A controller that holds a slot per ticket (a concurrency limit, a
-   * breaker's half-open probe) frees it here. Every ticket ends in exactly one `record` or
-   * `release`.
-   */
-  release?(ticket?: unknown): void;
-}
-
-/** What a retry budget is told when an operation succeeds. Immutable. */
-export interface BudgetSuccess {
-  /** The attempt that succeeded: 1 when no retry was needed. */
-  readonly attempt: number;
-  /** The error of the attempt before it — the one whose retry succeeded; undefined when `attempt` is 1. */
-  readonly lastError: unknown;
-}
-
-/**
- * A retry budget shared by many operations (`ebb/rate`): it may refuse a retry, and the
- * executor then gives up with `RetryError` reason `'budget'`.
- */
-export interface RetryBudget {
-  /** Called once when an operation starts. */
-  recordRequest?(): void;
-  /**
-   * Called for every failure the classifier (`retryIf`) calls retryable, before the executor
-   * decides whether a retry follows — so also for the last attempt, and whatever the budget
-   * says next (gRPC counts every such failure).
-   */
-  recordFailure?(error: unknown): void;
-  /** Asked before every retry, with the error that would be retried. */
-  tryAcquireRetry(error: unknown): boolean;
-  /** Called when an operation succeeds. */
-  recordSuccess(context: BudgetSuccess): void;
-}
+// The contexts and the hook points live in their own files; importers of this one keep finding them here.
+export type {
+  AttemptContext,
+  BudgetSuccess,
+  FailedAttemptContext,
+  GiveUpContext,
+  NextStep,
+  Outcome,
+  RateController,
+  RetryBudget,
+  RetryContext,
+  SuccessContext,
+};
 
 /** Options of `retry()` and `poll()`. Every duration is in milliseconds. */
 export interface RetryOptions {
@@ -199,26 +88,56 @@ export interface RetryOptions {
   readonly budget?: RetryBudget;
 }
 
-/** Options after validation, with defaults filled in. @internal */
+/**
+ * Options after validation: only what the caller set, the executor's defaults ({@link DEFAULTS})
+ * standing for the rest, so that an operation waiting in its backoff holds a small object.
+ * @internal
+ */
 export interface Prepared {
-  /** Nothing needs the executor before the first failure: the success path applies. */
-  readonly plain: boolean;
-  readonly backoff: BackoffPolicy;
-  readonly retryIf: RetryOptions['retryIf'];
-  readonly signal: AbortSignal | undefined;
-  readonly attemptTimeoutMs: number;
-  readonly maxRetryAfterMs: number;
-  readonly onRetry: RetryOptions['onRetry'];
-  readonly onFailedAttempt: RetryOptions['onFailedAttempt'];
-  readonly onGiveUp: RetryOptions['onGiveUp'];
-  readonly onSuccess: RetryOptions['onSuccess'];
+  /** Something needs the executor from attempt 1 (a signal, rate, budget, deadline, …): no success path. */
+  readonly full?: true;
+  /**
+   * Something configured reads the elapsed time during the run (a time budget, a hook, a custom
+   * clock, a policy whose runs may read it): the clock is read before attempt 1. Otherwise its
+   * first reading is taken when attempt 1 fails (see `retry()`, "Elapsed time").
+   */
+  readonly timed?: true;
+  readonly backoff?: BackoffPolicy;
   /** The policy's `maxElapsedMs`, read once. */
-  readonly maxElapsedMs: number;
-  readonly clock: Clock;
-  readonly random: Random | undefined;
-  readonly rate: RateController | undefined;
-  readonly budget: RetryBudget | undefined;
+  readonly maxElapsedMs?: number;
+  readonly retryIf?: RetryOptions['retryIf'];
+  readonly signal?: AbortSignal;
+  readonly attemptTimeoutMs?: number;
+  readonly maxRetryAfterMs?: number;
+  readonly onRetry?: RetryOptions['onRetry'];
+  readonly onFailedAttempt?: RetryOptions['onFailedAttempt'];
+  readonly onGiveUp?: RetryOptions['onGiveUp'];
+  readonly onSuccess?: RetryOptions['onSuccess'];
+  readonly clock?: Clock;
+  readonly random?: Random;
+  readonly rate?: RateController;
+  readonly budget?: RetryBudget;
 }
+
+/** The executor's defaults, the one place they are written. Frozen. @internal */
+export const DEFAULTS = /* @__PURE__ */ Object.freeze({
+  backoff: defaultBackoff as BackoffPolicy,
+  maxElapsedMs: defaultBackoff.maxElapsedMs,
+  attemptTimeoutMs: Infinity,
+  maxRetryAfterMs: 60_000,
+  clock: systemClock,
+});
+
+/** A call without options (the flags as `prepare()` sets them for the default policy). @internal */
+export const NO_OPTIONS: Prepared = /* @__PURE__ */ Object.freeze(
+  DEFAULTS.maxElapsedMs === Infinity ? {} : { full: true, timed: true },
+);
+
+/** The clock of prepared options. @internal */
+export const clockOf = (o: Prepared): Clock => o.clock ?? DEFAULTS.clock;
+
+/** The time budget of prepared options: the policy's `maxElapsedMs`. @internal */
+export const deadlineOf = (o: Prepared): number => o.maxElapsedMs ?? DEFAULTS.maxElapsedMs;
 
 /** The options `retrySync()` shares with `retry()`. */
 const SYNC_KEYS = [
@@ -235,37 +154,81 @@ const SYNC_KEYS = [
 ];
 const KEYS = [...SYNC_KEYS, 'signal', 'attemptTimeoutMs', 'unref', 'rate', 'budget'];
 
-/**
- * The defaults, shared by every call without options, and the prototype of every prepared
- * options object (not frozen: a frozen prototype's properties could not be shadowed). @internal
- */
-export const DEFAULTS: Prepared = {
-  plain: true,
-  backoff: defaultBackoff,
-  retryIf: undefined,
-  signal: undefined,
-  attemptTimeoutMs: Infinity,
-  maxRetryAfterMs: 60_000,
-  onRetry: undefined,
-  onFailedAttempt: undefined,
-  onGiveUp: undefined,
-  onSuccess: undefined,
-  maxElapsedMs: defaultBackoff.maxElapsedMs,
-  clock: systemClock,
-  random: undefined,
-  rate: undefined,
-  budget: undefined,
-};
-
 const hasMethods = (value: unknown, names: readonly string[]): boolean =>
   typeof value === 'object' &&
   value !== null &&
   names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
 
 /**
- * Validates executor options at the call, naming the option, the value and the fix. The result
- * holds only what differs from {@link DEFAULTS} (the rest comes from its prototype), so that an
- * operation waiting in its backoff keeps a small object. @internal
+ * One check of one option, as data: the option, the test its value must pass when set, and what
+ * the message says it expected and how to fix it (the message itself is `invalid()`'s: the
+ * option, the value, the fix). `conflict` instead makes the message a whole sentence.
+ */
+interface Rule {
+  readonly key: string;
+  readonly ok: (value: unknown, options: Record<string, unknown>, sync: boolean) => boolean;
+  readonly expects?: string;
+  readonly fix?: string;
+  readonly conflict?: string;
+}
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+/** A number >= 0, Infinity included. */
+const limit = (value: unknown): boolean => typeof value === 'number' && value >= 0;
+const NO_LIMIT = 'a number >= 0 (or Infinity for no limit)';
+
+/** Every option's checks, in the order they run. The policy's own (backoff, retries) come first, in `prepare`. */
+const RULES: readonly Rule[] = [
+  { key: 'retryIf', ok: isFunction, expects: 'a function (error, context) => boolean' },
+  { key: 'onRetry', ok: isFunction, expects: 'a function (context) => void' },
+  { key: 'onFailedAttempt', ok: isFunction, expects: 'a function (context) => void' },
+  { key: 'onGiveUp', ok: isFunction, expects: 'a function (context) => void' },
+  { key: 'onSuccess', ok: isFunction, expects: 'a function (context) => void' },
+  {
+    key: 'signal',
+    ok: (v) => hasMethods(v, ['addEventListener', 'removeEventListener']) && 'aborted' in (v as object),
+    expects: 'an AbortSignal',
+    fix: 'Pass controller.signal.',
+  },
+  {
+    key: 'clock',
+    ok: (v, _, sync) => sync || hasMethods(v, ['now', 'sleep']),
+    expects: 'a Clock { now(), sleep(ms, signal) }',
+  },
+  {
+    key: 'clock',
+    ok: (v, _, sync) => !sync || hasMethods(v, ['now', 'sleepSync']),
+    expects: 'a SyncClock { now(), sleepSync(ms) }',
+  },
+  { key: 'random', ok: isFunction, expects: 'a function returning a number in [0, 1)' },
+  { key: 'unref', ok: (v) => typeof v === 'boolean', expects: 'a boolean' },
+  {
+    key: 'unref',
+    ok: (v, o) => !v || o.clock === undefined,
+    conflict: '`unref` applies to the system clock; with a custom `clock`, the clock decides how it waits.',
+  },
+  {
+    key: 'rate',
+    ok: (v) => hasMethods(v, ['acquire', 'record']),
+    expects: 'a rate controller { acquire(), record() }',
+  },
+  {
+    key: 'budget',
+    ok: (v) => hasMethods(v, ['tryAcquireRetry', 'recordSuccess']),
+    expects: 'a retry budget { tryAcquireRetry(), recordSuccess() }',
+  },
+  { key: 'attemptTimeoutMs', ok: limit, expects: NO_LIMIT, fix: 'For example 5000 for five seconds.' },
+  { key: 'attemptTimeoutMs', ok: (v) => v !== 0, expects: 'a number > 0', fix: 'Leave it out for no limit.' },
+  { key: 'maxRetryAfterMs', ok: limit, expects: NO_LIMIT, fix: 'For example 60000; Infinity always waits.' },
+];
+
+/** The options that keep the success path (see {@link Prepared.full}) and the lazy start. */
+const FULL = ['signal', 'rate', 'budget', 'onSuccess', 'attemptTimeoutMs'];
+const TIMED = ['onRetry', 'onFailedAttempt', 'onGiveUp', 'clock'];
+
+/**
+ * Validates executor options at the call, naming the option, the value and the fix (the checks
+ * are {@link RULES}). The result holds only what the caller set, and the two flags. @internal
  */
 export function prepare(
   where: string,
@@ -273,17 +236,25 @@ export function prepare(
   extraKeys: readonly string[] = [],
   sync = false,
 ): Prepared {
-  if (options === undefined) return DEFAULTS;
-  const o = optionsObject(where, options) as RetryOptions;
+  if (options === undefined) return NO_OPTIONS;
+  const o = optionsObject(where, options) as Record<string, unknown>;
   checkKeys(where, o, sync ? SYNC_KEYS : extraKeys.length ? [...KEYS, ...extraKeys] : KEYS);
-  const { retryIf, signal, clock, random, unref, rate, budget } = o;
-  let backoff = o.backoff;
+  let backoff = o.backoff as BackoffPolicy | undefined;
   if (backoff !== undefined && !hasMethods(backoff, ['start'])) {
     invalid(where, 'backoff', backoff, 'a backoff policy', 'Build one with exponential() or take one from presets.');
   }
-  if (o.retries !== undefined) {
-    const retries = count(where, 'retries', o.retries, 0, 0, true, 'For example 3: one call and up to three retries.');
-    const policy = (backoff ?? defaultBackoff) as BackoffPolicy & { withMaxAttempts?: (n: number) => BackoffPolicy };
+  const retries = o.retries;
+  if (retries !== undefined) {
+    if (typeof retries !== 'number' || !(retries >= 0) || (retries !== Infinity && !Number.isSafeInteger(retries))) {
+      invalid(
+        where,
+        'retries',
+        retries,
+        'a whole number >= 0 (or Infinity)',
+        'For example 3: one call and up to three retries.',
+      );
+    }
+    const policy = (backoff ?? DEFAULTS.backoff) as BackoffPolicy & { withMaxAttempts?: (n: number) => BackoffPolicy };
     if (typeof policy.withMaxAttempts !== 'function') {
       throw new TypeError(
         `${where}: \`retries\` sets the attempt limit of a Backoff value (withMaxAttempts()); this custom policy has none. Stop in its next() (return -1) instead.`,
@@ -291,96 +262,51 @@ export function prepare(
     }
     backoff = policy.withMaxAttempts(retries + 1);
   }
-  let maxElapsedMs = DEFAULTS.maxElapsedMs;
+  const p: { -readonly [K in keyof Prepared]: Prepared[K] } = {};
   if (backoff !== undefined) {
     // A Backoff nothing stops (no maxAttempts, no maxElapsedMs) is refused unless the caller
     // said maxAttempts: Infinity (or retries: Infinity): issue 10, defect 7.
     assertBounded(where, backoff);
     // Read once: a getter cannot move the deadline during a run.
-    maxElapsedMs = nonNegative(
-      where,
-      'backoff.maxElapsedMs',
-      (backoff as { maxElapsedMs?: unknown }).maxElapsedMs,
-      Number.NaN,
-      true,
-      'A policy without a time budget has maxElapsedMs: Infinity.',
-    );
-  }
-  if (retryIf !== undefined && typeof retryIf !== 'function') {
-    invalid(where, 'retryIf', retryIf, 'a function (error, context) => boolean');
-  }
-  for (const hook of ['onRetry', 'onFailedAttempt', 'onGiveUp', 'onSuccess'] as const) {
-    if (o[hook] !== undefined && typeof o[hook] !== 'function')
-      invalid(where, hook, o[hook], 'a function (context) => void');
-  }
-  if (
-    signal !== undefined &&
-    !(hasMethods(signal, ['addEventListener', 'removeEventListener']) && 'aborted' in signal)
-  ) {
-    invalid(where, 'signal', signal, 'an AbortSignal', 'Pass controller.signal.');
-  }
-  if (clock !== undefined) {
-    if (!sync) clockOption(where, clock);
-    else if (!hasMethods(clock, ['now', 'sleepSync']))
-      invalid(where, 'clock', clock, 'a SyncClock { now(), sleepSync(ms) }');
-  }
-  if (random !== undefined && typeof random !== 'function') {
-    invalid(where, 'random', random, 'a function returning a number in [0, 1)');
-  }
-  if (unref !== undefined && typeof unref !== 'boolean') invalid(where, 'unref', unref, 'a boolean');
-  if (unref && clock !== undefined) {
-    throw new TypeError(
-      `${where}: \`unref\` applies to the system clock; with a custom \`clock\`, the clock decides how it waits.`,
-    );
-  }
-  if (rate !== undefined && !hasMethods(rate, ['acquire', 'record'])) {
-    invalid(where, 'rate', rate, 'a rate controller { acquire(), record() }');
-  }
-  if (budget !== undefined && !hasMethods(budget, ['tryAcquireRetry', 'recordSuccess'])) {
-    invalid(where, 'budget', budget, 'a retry budget { tryAcquireRetry(), recordSuccess() }');
-  }
-  const attemptTimeoutMs = nonNegative(
-    where,
-    'attemptTimeoutMs',
-    o.attemptTimeoutMs,
-    Infinity,
-    true,
-    'For example 5000 for five seconds.',
-  );
-  if (attemptTimeoutMs === 0) invalid(where, 'attemptTimeoutMs', 0, 'a number > 0', 'Leave it out for no limit.');
-  const maxRetryAfterMs = nonNegative(
-    where,
-    'maxRetryAfterMs',
-    o.maxRetryAfterMs,
-    60_000,
-    true,
-    'For example 60000; Infinity always waits.',
-  );
-  const p = Object.create(DEFAULTS) as { -readonly [K in keyof Prepared]: Prepared[K] };
-  if (backoff !== undefined) {
+    const maxElapsedMs = (backoff as { maxElapsedMs?: unknown }).maxElapsedMs;
+    if (!limit(maxElapsedMs)) {
+      invalid(
+        where,
+        'backoff.maxElapsedMs',
+        maxElapsedMs,
+        NO_LIMIT,
+        'A policy without a time budget has maxElapsedMs: Infinity.',
+      );
+    }
     p.backoff = backoff;
-    p.maxElapsedMs = maxElapsedMs;
+    p.maxElapsedMs = maxElapsedMs as number;
   }
-  if (retryIf !== undefined) p.retryIf = retryIf;
-  if (signal !== undefined) p.signal = signal;
-  if (attemptTimeoutMs !== Infinity) p.attemptTimeoutMs = attemptTimeoutMs;
-  if (maxRetryAfterMs !== 60_000) p.maxRetryAfterMs = maxRetryAfterMs;
-  if (o.onRetry !== undefined) p.onRetry = o.onRetry;
-  if (o.onFailedAttempt !== undefined) p.onFailedAttempt = o.onFailedAttempt;
-  if (o.onGiveUp !== undefined) p.onGiveUp = o.onGiveUp;
-  if (o.onSuccess !== undefined) p.onSuccess = o.onSuccess;
-  if (clock !== undefined) p.clock = clock as Clock;
-  else if (unref) p.clock = unrefSystemClock;
-  if (random !== undefined) p.random = random;
-  if (rate !== undefined) p.rate = rate;
-  if (budget !== undefined) p.budget = budget;
-  const plain =
-    signal === undefined &&
-    !rate &&
-    !budget &&
-    o.onSuccess === undefined &&
-    attemptTimeoutMs === Infinity &&
-    p.maxElapsedMs === Infinity;
-  if (!plain) p.plain = false;
+  for (const rule of RULES) {
+    const value = o[rule.key];
+    if (value === undefined || rule.ok(value, o, sync)) continue;
+    if (rule.conflict !== undefined) throw new TypeError(`${where}: ${rule.conflict}`);
+    invalid(where, rule.key, value, rule.expects as string, rule.fix);
+  }
+  for (const key of KEYS) {
+    const value = o[key];
+    // Undefined (and no attempt timeout) stand for the defaults; backoff and retries are set above.
+    if (value === undefined || (key === 'attemptTimeoutMs' && value === Infinity)) continue;
+    if (key !== 'backoff' && key !== 'retries' && key !== 'unref') {
+      (p as Record<string, unknown>)[key] = value;
+    }
+  }
+  if (o.unref === true && !sync) p.clock = unrefSystemClock;
+  // A time budget, or any option of FULL, needs the executor from attempt 1.
+  const deadline = deadlineOf(p) !== Infinity;
+  if (deadline || FULL.some((key) => p[key as keyof Prepared] !== undefined)) p.full = true;
+  // A run of the default policy's kind (a curve with limits: Backoff.start) ignores the elapsed
+  // time its next() is told; Google's and AWS's policies, and custom ones, may read it.
+  if (
+    p.full ||
+    TIMED.some((key) => o[key] !== undefined) ||
+    (backoff !== undefined && backoff.start !== DEFAULTS.backoff.start)
+  ) {
+    p.timed = true;
+  }
   return p;
 }

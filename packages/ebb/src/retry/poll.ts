@@ -1,8 +1,8 @@
 import { nonNegative } from '../core/validate.js';
 import { readClock } from './decide.js';
 import { defaultRetryIf } from './errors.js';
-import { type AttemptContext, prepare, type RetryOptions } from './options.js';
-import { Execution } from './retry.js';
+import { Execution } from './execution.js';
+import { type AttemptContext, clockOf, type Prepared, prepare, type RetryOptions } from './options.js';
 
 /** What a `poll()` check reports: done with a value, or not yet. */
 export type PollResult<T> = { readonly done: true; readonly value: T } | { readonly done: false };
@@ -55,8 +55,9 @@ export async function poll<T>(
   const o = prepare('poll()', options, ['initialDelayMs']);
   const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
   if (o.signal?.aborted) throw o.signal.reason;
-  const start = readClock(o.clock, -Infinity);
-  if (initialDelayMs > 0) await o.clock.sleep(initialDelayMs, o.signal);
+  const clock = clockOf(o);
+  const start = readClock(clock, -Infinity);
+  if (initialDelayMs > 0) await clock.sleep(initialDelayMs, o.signal);
   const userRetryIf = o.retryIf;
   const retryIf = (error: unknown, context: AttemptContext): boolean | PromiseLike<boolean> =>
     error instanceof NotDoneError || (userRetryIf ? userRetryIf(error, context) : defaultRetryIf(error));
@@ -70,6 +71,6 @@ export async function poll<T>(
     if (result.done) return result.value;
     throw new NotDoneError(context.attempt);
   };
-  const prepared = Object.assign(Object.create(o) as typeof o, { plain: false, retryIf });
+  const prepared: Prepared = { ...o, full: true, timed: true, retryIf };
   return new Promise<T>((resolve, reject) => new Execution<T>(operation, prepared, start).start(resolve, reject));
 }

@@ -1,6 +1,7 @@
 import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
 import type { Random } from '../core/random.js';
 import { invalid } from '../core/validate.js';
+import { isThenable } from './attempt.js';
 import { classify, decide, readClock, startRun } from './decide.js';
 import { type GiveUpReason, unwrapFinal } from './errors.js';
 import type {
@@ -12,7 +13,6 @@ import type {
   SuccessContext,
 } from './options.js';
 import { prepare } from './options.js';
-import { isThenable } from './retry.js';
 
 /** The view of one attempt a synchronous operation receives. */
 export interface SyncAttemptContext {

@@ -1,0 +1,57 @@
+// Success-path overhead of two builds of ebb, side by side in one process: for a change to the
+// executor, an old and a new build (each a copy of packages/ebb/dist) measured in interleaved
+// rounds with the bare call and the floor, so that the load of a shared machine falls on both
+// alike. Only such paired figures say whether a change made the success path cheaper; figures
+// from separate runs on a loaded machine differ more than the change.
+//
+// `node figures/overhead-ab.mjs OLD_DIST NEW_DIST [--rounds=N]` prints one JSON object:
+//   { node, rounds: [{ load, bare, floor, old, new: ns per call (mitata's p50) }, …],
+//     median: { old, new: × floor } }
+// `load` is the 1-minute load average when the round began.
+import os from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { do_not_optimize, measure } from 'mitata';
+
+const [oldDir, newDir] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+if (!oldDir || !newDir) {
+  process.stderr.write('usage: node figures/overhead-ab.mjs OLD_DIST NEW_DIST [--rounds=N]\n');
+  process.exit(2);
+}
+const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
+const ROUNDS = roundsArg ? Number(roundsArg.slice('--rounds='.length)) : 6;
+const MIN_CPU_TIME_NS = 300e6;
+
+const load = async (dir) => import(pathToFileURL(resolve(dir, 'index.js')).href);
+const builds = { old: await load(oldDir), new: await load(newDir) };
+
+const fn = () => Promise.resolve(1);
+const rethrow = (error) => {
+  throw error;
+};
+const entries = [
+  ['bare', async () => do_not_optimize(await fn())],
+  ['floor', async () => do_not_optimize(await fn().then(undefined, rethrow))],
+];
+for (const [id, ebb] of Object.entries(builds)) {
+  if ((await ebb.retry(fn)) !== 1) throw new Error(`${id}: the success path did not resolve with the value`);
+  entries.push([id, async () => do_not_optimize(await ebb.retry(fn))]);
+}
+
+const rounds = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const round = { load: os.loadavg()[0] };
+  for (let i = 0; i < entries.length; i++) {
+    const [id, f] = entries[(i + r) % entries.length];
+    round[id] = (await measure(f, { min_cpu_time: MIN_CPU_TIME_NS })).p50;
+  }
+  rounds.push(round);
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const ratio = (id) => Number(median(rounds.map((r) => r[id] / r.floor)).toFixed(3));
+process.stdout.write(
+  `${JSON.stringify({ node: process.version, rounds, median: { old: ratio('old'), new: ratio('new') } })}\n`,
+);

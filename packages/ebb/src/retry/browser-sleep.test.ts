@@ -1,0 +1,91 @@
+import { describe, expect, it, vi } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { hostQueue, systemClock, unrefSystemClock } from '../core/clock.js';
+import { refQueue, unrefQueue } from '../core/timer-queue.js';
+import { retry } from './retry.js';
+import { trackHostTimers } from './test-helpers.js';
+
+// The executor as the browser build has it (package.json `exports`, condition `browser`):
+// host-queues.ts replaced by host-queues.browser.ts, as tsdown.config.ts's plugin does. Every
+// wait is then one host timer of the clock's own sleep, and the guarantees stay: the wait ends
+// when due, an abort cuts it short and leaves no timer, `unref` unrefs it in Node.js.
+vi.mock('../core/host-queues.js', () => import('../core/host-queues.browser.js'));
+
+/** Lets the executor reach its wait: the failure's handlers run in a few turns. */
+const turns = async (n = 3) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe('the browser build: no process-wide timer queue', () => {
+  it('the system clocks have no queue', () => {
+    expect(hostQueue(systemClock)).toBeUndefined();
+    expect(hostQueue(unrefSystemClock)).toBeUndefined();
+  });
+
+  it('a wait is one host timer, not a queue entry; it fires and the next attempt runs', async () => {
+    const timers = trackHostTimers();
+    try {
+      let calls = 0;
+      const p = retry(
+        () => {
+          calls++;
+          return calls < 3 ? Promise.reject(new Error(`attempt ${calls}`)) : 'third';
+        },
+        { backoff: constant({ delayMs: 0, maxAttempts: 3 }) },
+      );
+      await turns();
+      expect(refQueue.size).toBe(0);
+      expect(await p).toBe('third');
+      expect(calls).toBe(3);
+      expect(timers.live).toBe(0);
+    } finally {
+      timers.restore();
+    }
+  });
+
+  it('an abort cuts a one-hour wait short at once and leaves no timer', async () => {
+    const timers = trackHostTimers();
+    try {
+      const controller = new AbortController();
+      const p = retry(() => Promise.reject(new Error('down')), {
+        signal: controller.signal,
+        backoff: constant({ delayMs: 3_600_000, maxAttempts: 2 }),
+      }).catch((error: unknown) => error);
+      await turns();
+      expect(timers.live).toBe(1);
+      expect(refQueue.size).toBe(0);
+      const reason = new Error('stop');
+      controller.abort(reason);
+      expect(await p).toBe(reason);
+      expect(timers.live).toBe(0);
+    } finally {
+      timers.restore();
+    }
+  });
+
+  it('unref: the wait’s host timer does not hold the process (Node.js)', async () => {
+    const handles: ReturnType<typeof setTimeout>[] = [];
+    const real = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
+      const handle = real(callback, ms);
+      handles.push(handle);
+      return handle;
+    }) as typeof setTimeout);
+    const controller = new AbortController();
+    try {
+      const p = retry(() => Promise.reject(new Error('down')), {
+        unref: true,
+        signal: controller.signal,
+        backoff: constant({ delayMs: 3_600_000, maxAttempts: 2 }),
+      }).catch((error: unknown) => error);
+      await turns();
+      const waits = handles.filter((h) => !h.hasRef());
+      expect(waits).toHaveLength(1);
+      expect(unrefQueue.size).toBe(0);
+      controller.abort(new Error('stop'));
+      await p;
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
