@@ -37,6 +37,9 @@ const ENTRIES: Record<string, string> = {
 
 const isSource = (f: string): boolean => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('test-helpers');
 
+/** Lines as `wc -l` counts them. */
+const lineCount = (file: string): number => readFileSync(file, 'utf8').split('\n').length - 1;
+
 function sourceFiles(): string[] {
   const files: string[] = [];
   for (const dir of readdirSync(src, { withFileTypes: true })) {
@@ -115,7 +118,7 @@ suite('the layers', () => {
 suite('files over 250 lines', () => {
   const listed = tableNames('### Files over 250 lines');
   it('every source file over 250 lines is listed with its reason, and every listed one is', () => {
-    const long = sourceFiles().filter((f) => readFileSync(path.join(src, f), 'utf8').split('\n').length > 250);
+    const long = sourceFiles().filter((f) => lineCount(path.join(src, f)) > 250);
     expect(listed.sort()).toEqual(long.sort());
   });
 });
