@@ -63,7 +63,7 @@ export function readClock(clock: { now(): number }, previous: number): number {
 /**
  * After a failure `retryIf` called retryable: the wait before the next attempt (a finite number
  * >= 0), or the `RetryError` to give up with. `attempt` is the attempt that failed, `elapsed`
- * the time since the start. Throws (a `TypeError`/`RangeError` naming the source) when the
+ * the time since the start (since attempt 1's failure when `fromFailure`, a lazy start). Throws (a `TypeError`/`RangeError` naming the source) when the
  * policy's run returns anything but a finite number >= 0 or the stop value -1; a throwing budget
  * or policy throws through.
  */
@@ -73,6 +73,7 @@ export function decide(
   attempt: number,
   error: unknown,
   elapsed: number,
+  fromFailure = false,
 ): number | RetryError {
   o.budget?.recordFailure?.(error);
   // The elapsed time and the error go to the run: Google's stop rule reads the one, the AWS
@@ -82,7 +83,7 @@ export function decide(
     const limit = ((o.backoff ?? DEFAULTS.backoff) as { readonly maxAttempts?: unknown }).maxAttempts;
     const detail =
       limit === attempt ? `maxAttempts (${attempt}) reached` : `the backoff policy stopped after attempt ${attempt}`;
-    return new RetryError('attempts', attempt, elapsed, error, detail);
+    return new RetryError('attempts', attempt, elapsed, error, detail, fromFailure);
   }
   if (typeof delay !== 'number' || !(delay >= 0 && delay < Infinity)) {
     const message = `backoff.next() returned ${describeValue(delay)}; expected a finite number of milliseconds >= 0, or -1 to stop.`;
@@ -94,7 +95,7 @@ export function decide(
     const maxRetryAfterMs = o.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
     if (hint > maxRetryAfterMs || hint === Infinity) {
       const detail = `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${maxRetryAfterMs} ms)`;
-      return new RetryError('retry-after', attempt, elapsed, error, detail);
+      return new RetryError('retry-after', attempt, elapsed, error, detail, fromFailure);
     }
     if (hint > delay) delay = hint;
   }
@@ -105,7 +106,7 @@ export function decide(
     return new RetryError('elapsed', attempt, elapsed, error, detail);
   }
   if (o.budget && !o.budget.tryAcquireRetry(error)) {
-    return new RetryError('budget', attempt, elapsed, error, 'the retry budget refused another retry');
+    return new RetryError('budget', attempt, elapsed, error, 'the retry budget refused another retry', fromFailure);
   }
   return wait;
 }

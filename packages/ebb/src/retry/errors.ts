@@ -70,14 +70,24 @@ export class RetryError extends Error {
    */
   readonly elapsedMs: number;
 
-  constructor(reason: GiveUpReason, attempts: number, elapsedMs: number, cause: unknown, detail: string) {
+  /**
+   * `fromFailure`: `elapsedMs` counts from attempt 1's failure (a lazy start), and the message
+   * says so rather than pass it off as the whole run's time.
+   */
+  constructor(
+    reason: GiveUpReason,
+    attempts: number,
+    elapsedMs: number,
+    cause: unknown,
+    detail: string,
+    fromFailure = false,
+  ) {
     const last = cause === undefined ? 'none' : describeThrown(cause);
-    super(
-      `Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${Math.round(elapsedMs)} ms: ${detail}. Last error: ${last}`,
-      {
-        cause,
-      },
-    );
+    const ms = Math.round(elapsedMs);
+    const when = fromFailure ? `, ${ms} ms after attempt 1 failed` : ` in ${ms} ms`;
+    super(`Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}${when}: ${detail}. Last error: ${last}`, {
+      cause,
+    });
     this.reason = reason;
     this.attempts = attempts;
     this.elapsedMs = elapsedMs;

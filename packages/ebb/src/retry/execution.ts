@@ -33,6 +33,8 @@ export class Execution<T> implements Wakeup {
   readonly #o: Prepared;
   /** The first clock reading; NaN until attempt 1 failed, on a lazy start. */
   #start: number;
+  /** A lazy start: elapsed time counts from attempt 1's failure. */
+  readonly #fromFailure: boolean;
   /** The clock's last reading: a later one may not be smaller. */
   #last: number;
   /** The last attempt made. */
@@ -57,6 +59,7 @@ export class Execution<T> implements Wakeup {
     this.#operation = operation;
     this.#o = o;
     this.#start = start;
+    this.#fromFailure = Number.isNaN(start);
     this.#last = Number.isNaN(start) ? -Infinity : start;
   }
 
@@ -333,7 +336,7 @@ export class Execution<T> implements Wakeup {
         return;
       }
       this.#run ??= startRun(o);
-      step = decide(o, this.#run, this.#attempt, error, elapsed);
+      step = decide(o, this.#run, this.#attempt, error, elapsed, this.#fromFailure);
     } catch (thrown) {
       this.#fail(thrown);
       return;

@@ -152,5 +152,21 @@ describe('the executor with a lazy start', () => {
     expect(error).toBeInstanceOf(RetryError);
     // Three attempts of 25 ms and two waits of 10 ms: 95 ms in all, the first 25 left out.
     expect(error).toMatchObject({ reason: 'attempts', attempts: 3, elapsedMs: 70 });
+    // The message does not pass 70 ms off as the whole run's time.
+    expect((error as Error).message).toMatch(
+      /^Gave up after 3 attempts, 70 ms after attempt 1 failed: maxAttempts \(3\) reached\./,
+    );
+  });
+
+  it('RetryError read before attempt 1: the whole run, and the message says "in"', async () => {
+    const c = countingClock();
+    const op = async () => {
+      await c.clock.sleep(25);
+      throw new Error('down');
+    };
+    const backoff = constant({ delayMs: 10, maxAttempts: 3 });
+    const { error } = await outcome(execute(op, prepared({ clock: c, backoff }, false)), c.clock);
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 3, elapsedMs: 95 });
+    expect((error as Error).message).toMatch(/^Gave up after 3 attempts in 95 ms: maxAttempts \(3\) reached\./);
   });
 });

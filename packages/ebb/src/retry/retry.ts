@@ -44,8 +44,7 @@ export { Attempt, Execution, isThenable };
  * controller, a budget, any hook, a custom `clock`, or a policy whose runs may read it (Google's,
  * AWS's, a custom one). Otherwise — the default call, or a curve from `exponential()` and friends
  * with none of those — a success reads no clock at all, and the first reading is taken when
- * attempt 1 fails: `elapsedMs` then counts from that failure (attempt 1's own duration left out).
- *
+ * attempt 1 fails: `elapsedMs` then counts from that failure (attempt 1's own duration left out), and `RetryError`'s message says so.
  *
  * @example
  * const user = await retry(({ signal }) => fetch(url, { signal }).then(check), {
