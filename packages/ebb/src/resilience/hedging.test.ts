@@ -110,6 +110,25 @@ describe('hedging', () => {
     expect(q.delayMs).toBe(18); // sorted 3, 6, …, 30: index 5
   });
 
+  it('learns each call’s latency from its first attempt’s start, also when a hedge won', async () => {
+    const clock = virtualClock();
+    // percentile 1: the delay is the largest latency learned, so each step shows what was learned.
+    const h = hedging({ percentile: 1, minSamples: 1, initialDelayMs: 50, clock, budget: always });
+    const s = scripted(clock, [1_000, 30, 95, 1_000, 1_000, 1_000]);
+    const learned: number[] = [];
+    for (let call = 0; call < 3; call++) {
+      const p = h.run(s.op);
+      await clock.runAll();
+      await p;
+      learned.push(h.delayMs);
+    }
+    // Call 1: the hedge starts at 50 and wins at 80 — the call took 80 ms, its winner 30.
+    // Call 2: the first attempt wins at 95, its hedge (started at 80) aborted. Call 3: the hedge
+    // starts at 95; the first attempt wins at 1,000, before the hedge's 1,095.
+    expect(learned).toEqual([80, 95, 1_000]);
+    expect(s.aborted).toEqual([0, 3, 5]);
+  });
+
   it('property: the learned delay is the percentile of the last 1,000 successes, across the ring’s wrap-around', async () => {
     await fc.assert(
       fc.asyncProperty(

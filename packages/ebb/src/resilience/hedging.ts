@@ -85,6 +85,7 @@ class HedgedCall<T> implements HedgeDue {
   #running = 0;
   #started = 0;
   #done = false;
+  #start = 0;
   readonly #shared: Shared;
   readonly #operation: (signal: AbortSignal) => PromiseLike<T> | T;
   readonly #signal: AbortSignal | undefined;
@@ -107,6 +108,7 @@ class HedgedCall<T> implements HedgeDue {
     this.#resolve = resolve;
     this.#reject = reject;
     signal?.addEventListener('abort', this, { once: true });
+    this.#start = shared.clock.now();
     this.#launch();
   }
 
@@ -135,7 +137,6 @@ class HedgedCall<T> implements HedgeDue {
     this.#started++;
     this.#running++;
     const shared = this.#shared;
-    const start = shared.clock.now();
     let result: PromiseLike<T> | T;
     try {
       result = this.#operation(controller.signal);
@@ -144,7 +145,7 @@ class HedgedCall<T> implements HedgeDue {
       return;
     }
     Promise.resolve(result).then(
-      (value) => this.#won(controller, start, value as Awaited<T>),
+      (value) => this.#won(controller, value as Awaited<T>),
       (error: unknown) => this.#failed(error),
     );
     if (!this.#done && this.#idempotent && this.#started <= shared.maxHedges) {
@@ -154,10 +155,15 @@ class HedgedCall<T> implements HedgeDue {
     }
   }
 
-  #won(controller: AbortController, start: number, value: Awaited<T>): void {
+  #won(controller: AbortController, value: Awaited<T>): void {
     this.#running--;
     if (this.#done) return;
-    this.#shared.learn(this.#shared.clock.now() - start);
+    // The call's latency, from its first attempt's start, whichever attempt won: the first
+    // attempt's own latency, cut off where a hedge beat it. Learning the winner's own time
+    // instead leaves out every slow first attempt a hedge beat, so the learned percentile sinks
+    // below the service's and the budget goes to fast calls (docs/resilience.md, "Slow-tail
+    // figure"). Finagle's BackupRequestFilter likewise records the superseded original's time.
+    this.#shared.learn(this.#shared.clock.now() - this.#start);
     this.#finish();
     if (this.#more !== undefined) this.#abortAll(controller, undefined);
     this.#resolve(value);
