@@ -109,7 +109,7 @@ async function main() {
       while (performance.now() - t0 < SECONDS * 1000) {
         const start = performance.now();
         try {
-          await (hedger ? hedger.run(get, { method: 'GET' }) : get(undefined));
+          await (hedger ? hedger.run(({ signal }) => get(signal), { method: 'GET' }) : get(undefined));
           latencies.push(performance.now() - start);
         } catch {}
       }

@@ -133,7 +133,7 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
     while (clock.now() < durationMs) {
       const start = clock.now();
       try {
-        await (hedger ? hedger.run((signal) => request(signal), { method: 'GET' }) : request(undefined));
+        await (hedger ? hedger.run(({ signal }) => request(signal), { method: 'GET' }) : request(undefined));
         latencies.push(clock.now() - start);
       } catch {
         // Every request here succeeds; a failure would be the hedger's, and is not a latency.
