@@ -10,6 +10,8 @@
 //   hedging.run      hedging with a fixed delay (one hedge timer for all calls, re-armed lazily);
 //   hedging.run (learned)  hedging with its defaults: a learned p95 delay (a sorted window of the
 //                    last 1,000 latencies updated per call) and hedgeBudget();
+//   hedging.run, signal read  the fixed-delay hedging with an operation that reads its attempt's
+//                    `signal` (as one that passes it to fetch does): the AbortController is made;
 //   AbortController  `new AbortController()` and the operation called with its signal: what any
 //                    call that hands its attempt a fresh signal pays (hedging does, once a call);
 //   cockatiel        cockatiel 3.2.1's circuitBreaker(handleAll, ConsecutiveBreaker(5)).execute.
@@ -17,7 +19,11 @@
 // ratio to the floor are printed as one JSON document. Timing on a shared machine: read the
 // ratios, not the absolute numbers.
 //
-// `node figures/resilience-overhead.mjs [--quick]`
+// `node figures/resilience-overhead.mjs [--quick] [--before=DIR]`: with --before, DIR is an
+// older build of ebb (a copy of packages/ebb/dist) whose hedging subjects run too, in the same
+// rounds, interleaved with this build's: a paired before/after in one process.
+import { loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { retry } from 'ebb';
 import { aimd, bdp, circuitBreaker, concurrencyLimit, hedging } from 'ebb/resilience';
 
@@ -34,6 +40,11 @@ const bdpLimiter = concurrencyLimit({ algorithm: bdp() });
 const hedger = hedging({ delayMs: 1_000 });
 const learned = hedging();
 const withSignal = (signal) => Promise.resolve(signal);
+const readsSignal = ({ signal }) => Promise.resolve(signal);
+const beforeDir = process.argv.find((a) => a.startsWith('--before='))?.slice('--before='.length);
+const before = beforeDir ? await import(pathToFileURL(`${beforeDir}/resilience.js`).href) : undefined;
+const hedgerBefore = before?.hedging({ delayMs: 1_000 });
+const learnedBefore = before?.hedging();
 
 const subjects = {
   floor: () => op(),
@@ -44,6 +55,11 @@ const subjects = {
   'breaker.run': () => breaker.run(op),
   'hedging.run': () => hedger.run(op),
   'hedging.run (learned)': () => learned.run(op),
+  'hedging.run, signal read': () => hedger.run(readsSignal),
+  ...(before && {
+    'hedging.run (before)': () => hedgerBefore.run(op),
+    'hedging.run (learned, before)': () => learnedBefore.run(op),
+  }),
   'AbortController + op(signal)': () => withSignal(new AbortController().signal),
   'cockatiel 3.2.1 breaker': () => cockatiel.execute(op),
 };
@@ -55,6 +71,7 @@ async function time(f) {
   return Number(process.hrtime.bigint() - t) / N;
 }
 
+const load0 = loadavg()[0];
 const samples = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]));
 for (let r = 0; r < ROUNDS; r++) for (const [k, f] of Object.entries(subjects)) samples[k].push(await time(f));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -64,4 +81,4 @@ const results = Object.entries(samples).map(([subject, xs]) => ({
   nsPerCall: Math.round(median(xs)),
   ratioToFloor: Math.round((median(xs) / floor) * 100) / 100,
 }));
-process.stdout.write(`${JSON.stringify({ calls: N, rounds: ROUNDS, results })}\n`);
+process.stdout.write(`${JSON.stringify({ calls: N, rounds: ROUNDS, loadAverage: [load0, loadavg()[0]], results })}\n`);

@@ -28,10 +28,12 @@ async function start() {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  const get = (method: string) => async (signal: AbortSignal) => {
-    const res = await fetch(url, { method, signal });
-    return res.text();
-  };
+  const get =
+    (method: string) =>
+    async ({ signal }: { signal: AbortSignal }) => {
+      const res = await fetch(url, { method, signal });
+      return res.text();
+    };
   return { ended, get, requests: () => n };
 }
 

@@ -129,6 +129,7 @@ const TAIL_QUANTILES = [0.5, 0.75, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999];
 /** `ebb simulate slow-tail`: the latency percentiles with and without hedging, and the extra requests. */
 export function slowTailChart(doc: {
   serviceMs: number;
+  serviceSigma?: number;
   slowShare: number;
   slowFactor: number;
   results: readonly { subject: string; extraRequests: number; latenciesMs: readonly number[] }[];
@@ -145,7 +146,7 @@ export function slowTailChart(doc: {
   const scale = subjectScale(doc.results.map((r) => r.subject));
   const extra = doc.results.map((r) => `${r.subject} ${(r.extraRequests * 100).toFixed(1)} %`).join(', ');
   return document(
-    `A slow tail: ${doc.slowShare * 100} % of responses ${doc.slowFactor}× slower than ${doc.serviceMs} ms`,
+    `A slow tail: ${doc.slowShare * 100} % of responses ${doc.slowFactor}× slower than ${doc.serviceMs} ms${doc.serviceSigma ? ` (log-normal, σ ${doc.serviceSigma})` : ''}`,
     `extra requests — ${extra}`,
     {
       width: WIDTH,

@@ -75,4 +75,23 @@ describe('ebb simulate slow-tail', () => {
     await expect(slowTailModel({ budget: '1.5' }, io)).rejects.toThrow(/--budget expects a share/);
     await expect(slowTailModel({ percentile: 'x' }, io)).rejects.toThrow(/--percentile/);
   });
+
+  it('--spread draws the fast responses log-normal around --service', async () => {
+    const narrow = await slowTailModel({ duration: '10s', delay: '20ms' }, io);
+    const spread = await slowTailModel({ duration: '10s', delay: '20ms', spread: '1' }, io);
+    expect(narrow.doc.serviceSigma).toBe(0);
+    expect(spread.doc.serviceSigma).toBe(1);
+    const p50 = (sim: typeof narrow) => (sim.doc.results as { p50Ms: number }[])[0]?.p50Ms as number;
+    const p95 = (sim: typeof narrow) => (sim.doc.results as { p95Ms: number }[])[0]?.p95Ms as number;
+    // The median stays near the 10 ms service time (plus 2 ms of network). The p95 of a 5 %
+    // tail 20 × slower: on the narrow server a fast response (12 ms) or a slow one (202 ms); with
+    // σ = 1 about 9.5 × the median (docs/resilience.md), between the two.
+    expect(p50(spread)).toBeGreaterThan(8);
+    expect(p50(spread)).toBeLessThan(16);
+    expect(p95(spread)).toBeGreaterThan(40);
+    expect(p95(spread)).toBeLessThan(180);
+    expect(p95(narrow) < 40 || p95(narrow) > 180).toBe(true);
+    expect(spread.text).toContain('log-normal, σ 1');
+    await expect(slowTailModel({ spread: 'x' }, io)).rejects.toThrow(/--spread/);
+  });
 });

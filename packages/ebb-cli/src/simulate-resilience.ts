@@ -243,6 +243,7 @@ export async function brownoutModel(flags: BrownoutFlags, io: SimulateIO): Promi
 export interface SlowTailFlags extends OutputFlags {
   readonly workers?: string;
   readonly service?: string;
+  readonly spread?: string;
   readonly slowShare?: string;
   readonly slowFactor?: string;
   readonly duration?: string;
@@ -257,6 +258,7 @@ export async function slowTailModel(flags: SlowTailFlags, io: SimulateIO): Promi
   const base = {
     workers: flags.workers === undefined ? 8 : parseCount('--workers', flags.workers),
     serviceMs: flags.service === undefined ? 10 : parseDuration('--service', flags.service),
+    serviceSigma: flags.spread === undefined ? 0 : parseNumber('--spread', flags.spread),
     slowShare: flags.slowShare === undefined ? 0.05 : share('--slow-share', flags.slowShare),
     slowFactor: flags.slowFactor === undefined ? 20 : parseNumber('--slow-factor', flags.slowFactor),
     durationMs: flags.duration === undefined ? 60_000 : parseDuration('--duration', flags.duration),
@@ -290,7 +292,7 @@ export async function slowTailModel(flags: SlowTailFlags, io: SimulateIO): Promi
     return out;
   });
   const text = [
-    `slow tail — ${base.workers} workers, ${pct(base.slowShare)} of responses ${base.slowFactor}× slower than ${formatDuration(base.serviceMs)}, network |N(1, 0.2)| ms each way, ${formatDuration(base.durationMs)}; seed ${seed}`,
+    `slow tail — ${base.workers} workers, ${pct(base.slowShare)} of responses ${base.slowFactor}× slower than ${formatDuration(base.serviceMs)}${base.serviceSigma === 0 ? '' : ` (log-normal, σ ${base.serviceSigma}, each slow one ${base.slowFactor}× its own draw)`}, network |N(1, 0.2)| ms each way, ${formatDuration(base.durationMs)}; seed ${seed}`,
     '',
     table(
       ['mechanism', 'calls', 'p50', 'p95', 'p99', 'p99 ÷ p95', 'extra requests', 'losers cancelled', 'hedge delay'],

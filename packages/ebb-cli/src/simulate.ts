@@ -155,11 +155,12 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
   sub('slow-tail', 'a slow tail: without and with hedging, and hedging under an all-slow overload')
     .option('--workers <n>', 'workers calling in a loop (default 8)')
     .option('--service <duration>', 'time of a fast response (default 10ms)')
+    .option('--spread <σ>', 'fast responses log-normal around --service with this σ (default 0: all equal)')
     .option('--slow-share <x>', 'share of slow responses (default 0.05)')
     .option('--slow-factor <x>', 'how much slower they are (default 20)')
     .option('--duration <duration>', 'the workers call for this long (default 60s)')
     .option('--delay <duration>', 'a fixed hedging delay (default: learned)')
     .option('--percentile <x>', 'without --delay: hedge after this latency percentile (default 0.95)')
-    .option('--budget <x>', 'hedges at most this share of calls, plus 1 a second (default 0.05)')
+    .option('--budget <x>', 'hedges at most this share of calls, or 1 a second if more (default 0.05)')
     .action((flags: SlowTailFlags) => emit(io, flags, () => slowTailModel(flags, io)));
 }

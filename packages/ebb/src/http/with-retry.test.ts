@@ -5,7 +5,7 @@ import { exponential } from '../backoff/exponential.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import type { HedgeCallOptions, Hedging } from '../resilience/hedging.js';
 import { RetryError } from '../retry/errors.js';
-import type { Outcome } from '../retry/options.js';
+import type { AttemptContext, Outcome } from '../retry/options.js';
 import { aws } from './aws.js';
 import { HttpStatusError } from './status-error.js';
 import { type FetchLike, type HttpRetryContext, type WithRetryOptions, withRetry } from './with-retry.js';
@@ -677,12 +677,12 @@ describe('withRetry: hedge', () => {
       delayMs: 0,
       stats: { calls: 0, hedges: 0 },
       run: async <T>(
-        operation: (signal: AbortSignal) => PromiseLike<T> | T,
+        operation: (attempt: AttemptContext) => PromiseLike<T> | T,
         options?: HedgeCallOptions,
       ): Promise<Awaited<T>> => {
         const signal = new AbortController().signal;
         runs.push({ options, signal });
-        return (await operation(signal)) as Awaited<T>;
+        return (await operation({ attempt: 1, signal, elapsedMs: 0 })) as Awaited<T>;
       },
     };
     return { hedge, runs };

@@ -340,7 +340,7 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       const signal = callerSignal === undefined ? context.signal : anySignal(context.signal, callerSignal);
       // Hedged: each copy is sent and judged on its own signal, which hedging aborts for the losers.
       return hedged
-        ? (hedge as Hedging).run((copy) => send(copy, context.attempt), { signal, method })
+        ? (hedge as Hedging).run((copy) => send(copy.signal, context.attempt), { signal, method })
         : send(signal, context.attempt);
     };
 

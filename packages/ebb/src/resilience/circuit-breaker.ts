@@ -1,239 +1,26 @@
-import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
-import { exponential } from '../backoff/exponential.js';
-import { type Clock, clockOption, systemClock } from '../core/clock.js';
-import type { Random } from '../core/random.js';
-import { checkKeys, count, inRange, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
-import type { Outcome, RateController } from '../retry/options.js';
+import type { BackoffRun } from '../backoff/backoff.js';
+import { invalid, optionsObject, show } from '../core/validate.js';
+import type { Outcome } from '../retry/options.js';
+import { breakerConfig, checkSnapshot } from './breaker-config.js';
+import {
+  type BreakerSnapshot,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type StateChange,
+  type StateChangeReason,
+  Ticket,
+} from './breaker-types.js';
 import { BrokenCircuitError, type CircuitState } from './errors.js';
 
-/** Why the state changed. */
-export type StateChangeReason =
-  | 'consecutive-failures'
-  | 'failure-rate'
-  | 'probe-failed'
-  | 'open-period-over'
-  | 'probes-succeeded'
-  | 'isolate'
-  | 'reset';
-
-/** What state-change listeners are told. Immutable. */
-export interface StateChange {
-  readonly from: CircuitState;
-  readonly to: CircuitState;
-  readonly reason: StateChangeReason;
-  /** The length of the open period that starts now (when `to` is `'open'`), else undefined. */
-  readonly openMs: number | undefined;
-  /** Openings since the circuit last closed, this one included (0 when `to` is `'closed'`). */
-  readonly openings: number;
-  /** The breaker's clock at the change. */
-  readonly at: number;
-}
-
-/**
- * A breaker's state as plain JSON data, to save (a file, a cache shared by workers) and to pass
- * back as `restore`. Times are durations, not clock readings, so a snapshot survives a restart.
- * The failure windows are not saved: a restored closed breaker starts counting afresh.
- */
-export interface BreakerSnapshot {
-  readonly state: CircuitState;
-  /** Openings since the circuit last closed: the open-period backoff resumes after this many steps. */
-  readonly openings: number;
-  /** What is left of the open period when `state` is `'open'`, else 0. */
-  readonly openRemainingMs: number;
-  /** Consecutive counted failures while closed. */
-  readonly consecutiveFailures: number;
-}
-
-/** Options of {@link circuitBreaker}. Durations in milliseconds. */
-export interface CircuitBreakerOptions {
-  /** Opens after this many counted failures in a row while closed. Default 5; `Infinity` turns it off. */
-  readonly consecutiveFailures?: number;
-  /**
-   * Opens when the share of counted failures among the calls in the window reaches this value,
-   * from 0 (exclusive) to 1 — once the window holds `minimumCalls`. Default: off.
-   */
-  readonly failureRate?: number;
-  /** Calls the window must hold before `failureRate` can open the circuit. Default 20. */
-  readonly minimumCalls?: number;
-  /** The window of `failureRate`: the last this many calls (default 100) … */
-  readonly windowCalls?: number;
-  /** … or the calls of the last this many milliseconds (ten buckets). Give one of the two. */
-  readonly windowMs?: number;
-  /** A success that took longer than this counts as a failure (a slow call). Default `Infinity` (off). */
-  readonly slowCallMs?: number;
-  /** Probes let through at once while half-open. Default 1. */
-  readonly halfOpenProbes?: number;
-  /** Successful probes needed to close. Default 1. */
-  readonly successesToClose?: number;
-  /**
-   * The length of each open period: the first opening waits `next()` of a fresh run, each failed
-   * probe the following step; closing starts over. A policy that stops (-1) keeps its last period.
-   * Default: 5 s doubling to 60 s, equal jitter (each period in [d/2, d)).
-   */
-  readonly openBackoff?: BackoffPolicy;
-  /**
-   * Break only retries (the AWS Builders' Library "retry circuit breaker"): first attempts
-   * (`attempt` 1) always go through, and their outcomes still count; retries fail fast while
-   * the circuit is open. Default false.
-   */
-  readonly retriesOnly?: boolean;
-  /**
-   * Which failures count; default every one. An error it rejects is neither a failure nor a
-   * success (a 404 says nothing about the service's health).
-   */
-  readonly isFailure?: (error: unknown) => boolean;
-  /** Called after every state change. A throw reaches the caller whose call caused the change. */
-  readonly onStateChange?: (change: StateChange) => void;
-  /** Start from a saved state ({@link CircuitBreaker.snapshot}). */
-  readonly restore?: BreakerSnapshot;
-  /** Time source. Default the system clock. */
-  readonly clock?: Clock;
-  /** Randomness for the open period's jitter. Default `Math.random`. */
-  readonly random?: Random;
-}
-
-/** The default open period: 5 s doubling to 60 s, each period in [d/2, d). */
-const defaultOpenBackoff = /* @__PURE__ */ exponential({ initialDelayMs: 5_000, maxDelayMs: 60_000, jitter: 'equal' });
-
-/** One admitted call: when it started, whether it is a half-open probe, and the state generation it belongs to. */
-class Ticket {
-  constructor(
-    readonly start: number,
-    readonly probe: boolean,
-    readonly generation: number,
-  ) {}
-}
-
-/** Counts calls and failures over the last `size` calls. */
-class CountWindow {
-  readonly #ring: Uint8Array;
-  #next = 0;
-  calls = 0;
-  failures = 0;
-  constructor(size: number) {
-    this.#ring = new Uint8Array(size);
-  }
-  add(failed: boolean, _now: number): void {
-    const ring = this.#ring;
-    if (this.calls === ring.length) this.failures -= ring[this.#next] as number;
-    else this.calls++;
-    ring[this.#next] = failed ? 1 : 0;
-    if (failed) this.failures++;
-    this.#next = (this.#next + 1) % ring.length;
-  }
-  clear(): void {
-    this.#ring.fill(0);
-    this.#next = this.calls = this.failures = 0;
-  }
-}
-
-/** Counts calls and failures over the last `windowMs` milliseconds, in ten buckets. */
-class TimeWindow {
-  static readonly BUCKETS = 10;
-  readonly #bucketMs: number;
-  readonly #calls = new Float64Array(TimeWindow.BUCKETS);
-  readonly #failures = new Float64Array(TimeWindow.BUCKETS);
-  /** The bucket number (time / bucketMs) of the newest bucket. */
-  #head = -Infinity;
-  calls = 0;
-  failures = 0;
-  constructor(windowMs: number) {
-    this.#bucketMs = windowMs / TimeWindow.BUCKETS;
-  }
-  #roll(now: number): void {
-    const bucket = Math.floor(now / this.#bucketMs);
-    if (bucket <= this.#head) return;
-    const n = TimeWindow.BUCKETS;
-    if (bucket - this.#head >= n) {
-      this.#calls.fill(0);
-      this.#failures.fill(0);
-      this.calls = this.failures = 0;
-    } else {
-      for (let b = this.#head + 1; b <= bucket; b++) {
-        const slot = ((b % n) + n) % n;
-        this.calls -= this.#calls[slot] as number;
-        this.failures -= this.#failures[slot] as number;
-        this.#calls[slot] = this.#failures[slot] = 0;
-      }
-    }
-    this.#head = bucket;
-  }
-  add(failed: boolean, now: number): void {
-    this.#roll(now);
-    const slot = ((this.#head % TimeWindow.BUCKETS) + TimeWindow.BUCKETS) % TimeWindow.BUCKETS;
-    this.#calls[slot] = (this.#calls[slot] as number) + 1;
-    this.calls++;
-    if (failed) {
-      this.#failures[slot] = (this.#failures[slot] as number) + 1;
-      this.failures++;
-    }
-  }
-  clear(): void {
-    this.#calls.fill(0);
-    this.#failures.fill(0);
-    this.#head = -Infinity;
-    this.calls = this.failures = 0;
-  }
-}
+export type {
+  BreakerSnapshot,
+  CircuitBreaker,
+  CircuitBreakerOptions,
+  StateChange,
+  StateChangeReason,
+} from './breaker-types.js';
 
 const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
-const STATES: readonly string[] = ['closed', 'open', 'half-open', 'isolated'];
-/** A restored `openings` replays the backoff this many steps at most: a hostile snapshot cannot stall the constructor. */
-const MAX_RESTORED_OPENINGS = 10_000;
-
-const KEYS = [
-  'consecutiveFailures',
-  'failureRate',
-  'minimumCalls',
-  'windowCalls',
-  'windowMs',
-  'slowCallMs',
-  'halfOpenProbes',
-  'successesToClose',
-  'openBackoff',
-  'retriesOnly',
-  'isFailure',
-  'onStateChange',
-  'restore',
-  'clock',
-  'random',
-];
-
-/**
- * A circuit breaker: stops calling a service that keeps failing, and lets a few probes test it
- * after an open period that backs off. Pass it to `retry()`, `poll()` or `withRetry()` as
- * `rate` (it is a rate hook: `acquire` before each attempt, `record` after), or wrap calls with
- * {@link CircuitBreaker.run}. One breaker guards every operation it is passed to.
- * @see circuitBreaker
- */
-export interface CircuitBreaker extends Required<RateController> {
-  /** The state now (an open breaker whose period is over reads `'half-open'`). */
-  readonly state: CircuitState;
-  /** Milliseconds until a probe may go: 0 unless open; `Infinity` while isolated. */
-  readonly retryAfterMs: number;
-  /** Counted calls and failures in the failure-rate window, and the consecutive failures (closed state). */
-  readonly metrics: { readonly calls: number; readonly failures: number; readonly consecutiveFailures: number };
-  /**
-   * Admits a call or throws {@link BrokenCircuitError}. Returns the call's ticket, to hand back
-   * to `record` (or `release` if the call never happened). `attempt` (default 1) matters only
-   * with `retriesOnly`.
-   */
-  acquire(signal?: AbortSignal, attempt?: number): Ticket;
-  /** Reports a call's outcome with its ticket (`error`: the failure, for `isFailure`). Unknown tickets are ignored. */
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
-  /** Hands back a ticket whose call produced no outcome (it was aborted): frees its probe slot. */
-  release(ticket?: unknown): void;
-  /** Calls `operation` through the breaker: admits it, records its outcome, returns its value. */
-  run<T>(operation: () => T | PromiseLike<T>): Promise<Awaited<T>>;
-  /** Opens the circuit by hand until `reset()`. */
-  isolate(): void;
-  /** Closes the circuit and forgets every count and the open-period backoff. */
-  reset(): void;
-  /** The state as JSON data, for `restore`. */
-  snapshot(): BreakerSnapshot;
-  /** Adds a state-change listener; returns a function that removes it. */
-  subscribe(listener: (change: StateChange) => void): () => void;
-}
 
 /**
  * A circuit breaker (Nygard, *Release It!*, 2007; states and options after resilience4j's
@@ -261,64 +48,20 @@ export interface CircuitBreaker extends Required<RateController> {
 export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
   const where = 'circuitBreaker()';
   const o = optionsObject(where, options) as CircuitBreakerOptions;
-  checkKeys(where, o, KEYS);
-  const consecutive = count(
-    where,
-    'consecutiveFailures',
-    o.consecutiveFailures,
-    5,
-    1,
-    true,
-    'For example 5; Infinity opens on the failure rate only.',
-  );
-  let failureRate = Number.NaN;
-  if (o.failureRate !== undefined) {
-    failureRate = inRange(where, 'failureRate', o.failureRate, 0, 0, 1, 'For example 0.5 for half the calls.');
-    if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
-  }
-  const minimumCalls = count(where, 'minimumCalls', o.minimumCalls, 20, 1, false, 'For example 20.');
-  if (o.windowCalls !== undefined && o.windowMs !== undefined) {
-    throw new TypeError(`${where}: give \`windowCalls\` or \`windowMs\`, not both.`);
-  }
-  const windowCalls = count(where, 'windowCalls', o.windowCalls, 100, 1, false, 'For example 100.');
-  if (windowCalls > 1_000_000) invalid(where, 'windowCalls', windowCalls, 'at most 1000000', 'For example 100.');
-  let windowMs = Number.NaN;
-  if (o.windowMs !== undefined) {
-    windowMs = nonNegative(where, 'windowMs', o.windowMs, 0, false, 'For example 10000 for ten seconds.');
-    if (windowMs === 0) invalid(where, 'windowMs', 0, 'a finite number > 0', 'For example 10000 for ten seconds.');
-  }
-  if (!Number.isNaN(failureRate) && minimumCalls > windowCalls && Number.isNaN(windowMs)) {
-    throw new RangeError(
-      `${where}: \`minimumCalls\` (${minimumCalls}) is more than the window holds (\`windowCalls\` ${windowCalls}); the failure rate could never open the circuit. Lower minimumCalls or widen the window.`,
-    );
-  }
-  const slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
-  const halfOpenProbes = count(where, 'halfOpenProbes', o.halfOpenProbes, 1, 1, false, 'For example 1.');
-  const successesToClose = count(where, 'successesToClose', o.successesToClose, 1, 1, false, 'For example 1.');
-  const openBackoff = o.openBackoff ?? defaultOpenBackoff;
-  if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
-    invalid(where, 'openBackoff', openBackoff, 'a backoff policy', 'Build one with exponential().');
-  }
-  const retriesOnly = o.retriesOnly ?? false;
-  if (typeof retriesOnly !== 'boolean') invalid(where, 'retriesOnly', retriesOnly, 'a boolean');
-  const isFailure = o.isFailure;
-  if (isFailure !== undefined && typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, 'a function (error) => boolean');
-  }
-  if (o.onStateChange !== undefined && typeof o.onStateChange !== 'function') {
-    invalid(where, 'onStateChange', o.onStateChange, 'a function (change) => void');
-  }
-  const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
-  const random = o.random;
-  if (random !== undefined && typeof random !== 'function') {
-    invalid(where, 'random', random, 'a function returning a number in [0, 1)');
-  }
-
-  const window = Number.isNaN(failureRate)
-    ? undefined
-    : Number.isNaN(windowMs)
-      ? new CountWindow(windowCalls)
-      : new TimeWindow(windowMs);
+  const {
+    consecutive,
+    failureRate,
+    minimumCalls,
+    slowCallMs,
+    halfOpenProbes,
+    successesToClose,
+    openBackoff,
+    retriesOnly,
+    isFailure,
+    clock,
+    random,
+    window,
+  } = breakerConfig(where, o);
   const listeners: ((change: StateChange) => void)[] = [];
   if (o.onStateChange) listeners.push(o.onStateChange);
 
@@ -421,32 +164,13 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
   if (o.restore !== undefined) restore(o.restore);
 
   function restore(snapshot: BreakerSnapshot): void {
-    if (typeof snapshot !== 'object' || snapshot === null) {
-      invalid(where, 'restore', snapshot, 'a snapshot from breaker.snapshot()');
-    }
-    if (!STATES.includes(snapshot.state)) {
-      invalid(where, 'restore.state', snapshot.state, `one of ${STATES.join(', ')}`);
-    }
-    const n = count(where, 'restore.openings', snapshot.openings, Number.NaN, 0, false, 'Pass a snapshot unchanged.');
-    if (n > MAX_RESTORED_OPENINGS) {
-      invalid(where, 'restore.openings', n, `at most ${MAX_RESTORED_OPENINGS}`, 'Pass a snapshot unchanged.');
-    }
-    const remaining = nonNegative(where, 'restore.openRemainingMs', snapshot.openRemainingMs, Number.NaN, true);
-    const c = count(
-      where,
-      'restore.consecutiveFailures',
-      snapshot.consecutiveFailures,
-      Number.NaN,
-      0,
-      false,
-      'Pass a snapshot unchanged.',
-    );
+    const { state: saved, openings: n, remaining, consecutiveFailures: c } = checkSnapshot(where, snapshot);
     const at = now();
-    if (snapshot.state === 'closed') {
+    if (saved === 'closed') {
       consecutiveFailures = Math.min(c, consecutive === Infinity ? c : consecutive - 1);
       return;
     }
-    if (snapshot.state === 'isolated') {
+    if (saved === 'isolated') {
       state = 'isolated';
       return;
     }
@@ -456,7 +180,7 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     openings = Math.max(n, 1);
     state = 'open';
     generation++;
-    openUntil = at + (snapshot.state === 'open' ? remaining : 0);
+    openUntil = at + (saved === 'open' ? remaining : 0);
   }
 
   const readState = (at: number): CircuitState => (state === 'open' && at >= openUntil ? 'half-open' : state);

@@ -2,7 +2,8 @@ import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { prop } from '../retry/errors.js';
 import type { Outcome, RateController } from '../retry/options.js';
-import { gradient2, type LimitAlgorithm } from './limit-algorithms.js';
+import { gradient2 } from './gradient2.js';
+import type { LimitAlgorithm } from './limit-algorithm.js';
 
 /**
  * What a concurrency limit throws when a request cannot wait: the queue is full, the wait ran

@@ -69,6 +69,42 @@ describe('hedgeBudget', () => {
     );
   });
 
+  it('property: however rarely hedges are asked for, the hedges’ window is the calls’ 10 s', async () => {
+    // Calls every `callEveryMs`; every `askEveryMs`, hedges are asked for until one is refused.
+    // Bounds over a long run: a hedge counts in the window for 9 to 10 s (a value counts for
+    // between the window less a slice and the window) and its place is granted again at the
+    // next ask, at most `askEveryMs` later, while at least 5 % of 9 s of calls (less one call)
+    // are allowed at once: share ≥ (0.05 × 9 s − callEvery) ÷ (10 s + askEvery), and ≤ 5 % × 10 / 9.
+    // When the hedges' adder moved to its next slice only when asked, its slices lasted an ask
+    // each (1.5 to 5 s) and its window 13 to 45 s: the share fell under the lower bound.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 5, max: 40 }),
+        fc.integer({ min: 1_500, max: 5_000 }),
+        async (callEveryMs, askEveryMs) => {
+          const clock = virtualClock();
+          const b = hedgeBudget({ clock, minPerSecond: 0 });
+          let calls = 0;
+          let granted = 0;
+          let nextAsk = askEveryMs;
+          for (let t = 0; t < 300_000; t += callEveryMs) {
+            await clock.advance(t - clock.now());
+            if (t >= nextAsk) {
+              nextAsk += askEveryMs;
+              while (b.tryAcquireRetry(undefined)) if (t >= 20_000) granted++;
+            }
+            b.recordRequest();
+            if (t >= 20_000) calls++;
+          }
+          const share = granted / calls;
+          expect(share).toBeGreaterThan((0.05 * 9_000 - callEveryMs) / (10_000 + askEveryMs));
+          expect(share).toBeLessThan((0.05 * 10) / 9);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  }, 60_000);
+
   it('rejects hostile options, naming them', () => {
     fc.assert(
       fc.property(

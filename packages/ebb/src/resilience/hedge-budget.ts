@@ -49,17 +49,29 @@ export function hedgeBudget(options?: HedgeBudgetOptions): HedgeBudget {
     invalid(where, 'windowMs', windowMs, 'a whole number from 1000 to 60000', 'For example 10000.');
   }
   const clock = clockOption(where, o.clock);
-  const now = () => clock.now();
+  // The two windows must cover the same span. A WindowedAdder moves to its next slice when it is
+  // touched a slice's time after the last move, so an adder touched only at hedges (a few a
+  // second) kept slices longer than the calls' (touched at every call): its window stretched to
+  // 12 s and more against the calls' 10, and the budget granted about 4 % of the calls for a
+  // 5 % share. Every operation reads the clock once and touches both adders at that reading,
+  // so they move together, slice for slice.
+  let at = clock.now();
+  const now = () => at;
   const calls = new WindowedAdder(windowMs, 10, now);
   const hedges = new WindowedAdder(windowMs, 10, now);
   const floor = minPerSecond * (windowMs / 1_000);
-  const allowed = (): number => Math.max(percent * calls.sum(), floor) - hedges.sum();
+  const allowed = (): number => {
+    at = clock.now();
+    return Math.max(percent * calls.sum(), floor) - hedges.sum();
+  };
   return {
     get balance() {
       return Math.max(0, Math.floor(allowed()));
     },
     recordRequest() {
+      at = clock.now();
       calls.add(1);
+      hedges.add(0);
     },
     tryAcquireRetry() {
       if (allowed() < 1 - 1e-9) return false; // 1e-9: 0.05 × 60 calls is 3.0000000000000004

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
+import type { AttemptContext } from '../retry/options.js';
 import { hedging } from './hedging.js';
 
 const always = { tryAcquireRetry: () => true, recordSuccess() {} };
@@ -9,7 +10,7 @@ const always = { tryAcquireRetry: () => true, recordSuccess() {} };
 function scripted(clock: ReturnType<typeof virtualClock>, times: number[]) {
   const aborted: number[] = [];
   let n = 0;
-  const op = (signal: AbortSignal) => {
+  const op = ({ signal }: AttemptContext) => {
     const i = n++;
     signal.addEventListener('abort', () => aborted.push(i));
     return clock.sleep(times[i] as number, signal).then(() => i);
@@ -39,6 +40,32 @@ describe('hedging', () => {
     expect(clock.now()).toBe(80);
     expect(s.aborted).toEqual([0]);
     expect(h.stats.hedges).toBe(1);
+  });
+
+  it('each attempt gets retry()’s context: attempt, elapsedMs, and a signal made when first read, aborted for a loser', async () => {
+    const clock = virtualClock();
+    const h = hedging({ delayMs: 50, clock, budget: always });
+    const seen: { attempt: number; elapsedMs: number }[] = [];
+    const contexts: AttemptContext[] = [];
+    const p = h.run((context) => {
+      seen.push({ attempt: context.attempt, elapsedMs: context.elapsedMs });
+      contexts.push(context);
+      // Neither attempt reads its signal while it runs.
+      return clock.sleep(context.attempt === 1 ? 1_000 : 30).then(() => context.attempt);
+    });
+    await clock.advance(80);
+    expect(await p).toBe(2);
+    expect(seen).toEqual([
+      { attempt: 1, elapsedMs: 0 },
+      { attempt: 2, elapsedMs: 50 },
+    ]);
+    // Read after the call settled: the loser's signal is born aborted, the winner's is not.
+    const [first, second] = contexts as [AttemptContext, AttemptContext];
+    expect(first.signal.aborted).toBe(true);
+    expect(first.signal.reason).toMatchObject({ name: 'AbortError', message: 'Another hedged attempt won.' });
+    expect(second.signal.aborted).toBe(false);
+    expect(first.signal).toBe(first.signal); // made once
+    await clock.runAll();
   });
 
   it('the primary can still win; then the hedge is aborted', async () => {
@@ -71,14 +98,14 @@ describe('hedging', () => {
     const clock = virtualClock();
     const h = hedging({ delayMs: 10, clock });
     const calls = 2_000;
-    const all = Array.from({ length: calls }, () => h.run((signal) => clock.sleep(100, signal)));
+    const all = Array.from({ length: calls }, () => h.run(({ signal }) => clock.sleep(100, signal)));
     await clock.runAll();
     await Promise.all(all);
     expect(h.stats.calls).toBe(calls);
     expect(h.stats.hedges).toBeGreaterThan(0);
     expect(h.stats.hedges).toBe(0.05 * calls); // all 2,000 arrive at once, inside one window
     const few = hedging({ delayMs: 10, clock });
-    const quiet = Array.from({ length: 40 }, () => few.run((signal) => clock.sleep(100, signal)));
+    const quiet = Array.from({ length: 40 }, () => few.run(({ signal }) => clock.sleep(100, signal)));
     await clock.runAll();
     await Promise.all(quiet);
     expect(few.stats.hedges).toBe(10); // the floor: 1 a second over the 10-s window
@@ -95,7 +122,7 @@ describe('hedging', () => {
     const h = hedging({ percentile: 0.9, minSamples: 10, initialDelayMs: 500, clock, budget: always });
     expect(h.delayMs).toBe(500);
     for (let ms = 10; ms >= 1; ms--) {
-      const p = h.run((signal) => clock.sleep(ms, signal));
+      const p = h.run(({ signal }) => clock.sleep(ms, signal));
       await clock.runAll();
       await p;
     }
@@ -103,11 +130,30 @@ describe('hedging', () => {
     expect(h.delayMs).toBe(10);
     const q = hedging({ percentile: 0.5, minSamples: 10, clock, budget: always });
     for (let ms = 1; ms <= 10; ms++) {
-      const p = q.run((signal) => clock.sleep(ms * 3, signal));
+      const p = q.run(({ signal }) => clock.sleep(ms * 3, signal));
       await clock.runAll();
       await p;
     }
     expect(q.delayMs).toBe(18); // sorted 3, 6, …, 30: index 5
+  });
+
+  it('learns each call’s latency from its first attempt’s start, also when a hedge won', async () => {
+    const clock = virtualClock();
+    // percentile 1: the delay is the largest latency learned, so each step shows what was learned.
+    const h = hedging({ percentile: 1, minSamples: 1, initialDelayMs: 50, clock, budget: always });
+    const s = scripted(clock, [1_000, 30, 95, 1_000, 1_000, 1_000]);
+    const learned: number[] = [];
+    for (let call = 0; call < 3; call++) {
+      const p = h.run(s.op);
+      await clock.runAll();
+      await p;
+      learned.push(h.delayMs);
+    }
+    // Call 1: the hedge starts at 50 and wins at 80 — the call took 80 ms, its winner 30.
+    // Call 2: the first attempt wins at 95, its hedge (started at 80) aborted. Call 3: the hedge
+    // starts at 95; the first attempt wins at 1,000, before the hedge's 1,095.
+    expect(learned).toEqual([80, 95, 1_000]);
+    expect(s.aborted).toEqual([0, 3, 5]);
   });
 
   it('property: the learned delay is the percentile of the last 1,000 successes, across the ring’s wrap-around', async () => {
@@ -124,7 +170,7 @@ describe('hedging', () => {
           const clock = virtualClock();
           const h = hedging({ percentile, minSamples, initialDelayMs: 7, maxHedges: 0, clock, budget: always });
           for (const [i, ms] of latencies.entries()) {
-            const p = h.run((signal) => clock.sleep(ms, signal));
+            const p = h.run(({ signal }) => clock.sleep(ms, signal));
             await clock.runAll();
             await p;
             // The reference: sort the window the way the first version did, on every call.
@@ -153,7 +199,7 @@ describe('hedging', () => {
     expect(s.aborted.sort()).toEqual([0, 1]);
     let n = 0;
     const failing = h
-      .run((signal) => clock.sleep(n++ === 0 ? 30 : 40, signal).then(() => Promise.reject(new Error(`e${n}`))))
+      .run(({ signal }) => clock.sleep(n++ === 0 ? 30 : 40, signal).then(() => Promise.reject(new Error(`e${n}`))))
       .catch((e: unknown) => e);
     await clock.runAll();
     expect(await failing).toMatchObject({ message: 'e2' });

@@ -1,8 +1,10 @@
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import type { RetryBudget } from '../retry/options.js';
+import type { AttemptContext, RetryBudget } from '../retry/options.js';
 import { hedgeBudget } from './hedge-budget.js';
-import { type HedgeDue, HedgeTimer } from './hedge-timer.js';
+import { HedgeTimer } from './hedge-timer.js';
+import { HedgedCall, type Shared } from './hedged-call.js';
+import { LatencyWindow } from './latency-window.js';
 
 /** Options of {@link hedging}. Durations in milliseconds. */
 export interface HedgingOptions {
@@ -47,142 +49,20 @@ export interface Hedging {
   /** Hedges started so far, and calls made. */
   readonly stats: { readonly calls: number; readonly hedges: number };
   /**
-   * Runs `operation(signal)`; if it has not settled after the hedging delay (and the budget
-   * allows), starts another. The first success wins; the other attempts' signals abort.
-   * An attempt's failure ends the call only when no other attempt is running.
+   * Runs `operation({ attempt, signal, elapsedMs })`; if it has not settled after the hedging
+   * delay (and the budget allows), starts another. The first success wins; the other attempts'
+   * signals abort. An attempt's failure ends the call only when no other attempt is running.
+   *
+   * Each attempt gets the context `retry()` gives its operation: `attempt` (1, then 2 for the
+   * first hedge), `signal` (created when first read, so an operation that does not read it
+   * costs no `AbortController`; read it to be cancelled when you lose), `elapsedMs` since the
+   * call began. (Up to ebb 0.1.0 the operation received the signal itself.)
    */
-  run<T>(operation: (signal: AbortSignal) => PromiseLike<T> | T, options?: HedgeCallOptions): Promise<Awaited<T>>;
+  run<T>(operation: (attempt: AttemptContext) => PromiseLike<T> | T, options?: HedgeCallOptions): Promise<Awaited<T>>;
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 const SAMPLES = 1_000;
-
-const lost = (): Error => Object.assign(new Error('Another hedged attempt won.'), { name: 'AbortError' });
-
-/** What a call needs of its `hedging()`. */
-interface Shared {
-  readonly clock: Clock;
-  readonly timer: HedgeTimer;
-  readonly budget: RetryBudget;
-  readonly maxHedges: number;
-  delayNow(): number;
-  learn(ms: number): void;
-  hedged(): void;
-}
-
-/**
- * One call: its attempts, and its place in the hedge timer while a hedge may still start. A
- * class, not a nest of closures: a call that settles before its hedging delay allocates this
- * object, its promise and its first attempt's AbortController, and little else. It is also the
- * caller's signal's abort listener (`handleEvent`).
- */
-class HedgedCall<T> implements HedgeDue {
-  dueAt = 0;
-  order = 0;
-  slot = -1;
-  #first: AbortController | undefined;
-  #more: AbortController[] | undefined;
-  #running = 0;
-  #started = 0;
-  #done = false;
-  readonly #shared: Shared;
-  readonly #operation: (signal: AbortSignal) => PromiseLike<T> | T;
-  readonly #signal: AbortSignal | undefined;
-  readonly #idempotent: boolean;
-  readonly #resolve: (value: Awaited<T>) => void;
-  readonly #reject: (error: unknown) => void;
-
-  constructor(
-    shared: Shared,
-    operation: (signal: AbortSignal) => PromiseLike<T> | T,
-    signal: AbortSignal | undefined,
-    idempotent: boolean,
-    resolve: (value: Awaited<T>) => void,
-    reject: (error: unknown) => void,
-  ) {
-    this.#shared = shared;
-    this.#operation = operation;
-    this.#signal = signal;
-    this.#idempotent = idempotent;
-    this.#resolve = resolve;
-    this.#reject = reject;
-    signal?.addEventListener('abort', this, { once: true });
-    this.#launch();
-  }
-
-  /** The hedge timer's call: the delay has passed and the call is still running. */
-  hedge(): void {
-    if (this.#done) return;
-    if (!this.#shared.budget.tryAcquireRetry(undefined)) return;
-    this.#shared.hedged();
-    this.#launch();
-  }
-
-  /** The caller's signal aborted. */
-  handleEvent(): void {
-    if (this.#done) return;
-    this.#finish();
-    const reason = this.#signal?.reason;
-    this.#abortAll(undefined, reason);
-    this.#reject(reason);
-  }
-
-  #launch(): void {
-    const controller = new AbortController();
-    if (this.#first === undefined) this.#first = controller;
-    else if (this.#more === undefined) this.#more = [controller];
-    else this.#more.push(controller);
-    this.#started++;
-    this.#running++;
-    const shared = this.#shared;
-    const start = shared.clock.now();
-    let result: PromiseLike<T> | T;
-    try {
-      result = this.#operation(controller.signal);
-    } catch (error) {
-      this.#failed(error);
-      return;
-    }
-    Promise.resolve(result).then(
-      (value) => this.#won(controller, start, value as Awaited<T>),
-      (error: unknown) => this.#failed(error),
-    );
-    if (!this.#done && this.#idempotent && this.#started <= shared.maxHedges) {
-      const dueAt = shared.clock.now() + shared.delayNow();
-      // A clock whose now() is not a finite number gives no deadline: the call is not hedged.
-      if (dueAt > -Infinity && dueAt < Infinity) shared.timer.add(this, dueAt);
-    }
-  }
-
-  #won(controller: AbortController, start: number, value: Awaited<T>): void {
-    this.#running--;
-    if (this.#done) return;
-    this.#shared.learn(this.#shared.clock.now() - start);
-    this.#finish();
-    if (this.#more !== undefined) this.#abortAll(controller, undefined);
-    this.#resolve(value);
-  }
-
-  #failed(error: unknown): void {
-    this.#running--;
-    if (this.#done || this.#running > 0) return;
-    this.#finish();
-    this.#reject(error);
-  }
-
-  #finish(): void {
-    this.#done = true;
-    this.#shared.timer.remove(this);
-    this.#signal?.removeEventListener('abort', this);
-  }
-
-  /** Aborts every attempt but `winner`: with `reason`, or as a loser when there is a winner. */
-  #abortAll(winner: AbortController | undefined, reason: unknown): void {
-    for (const a of [this.#first, ...(this.#more ?? [])]) {
-      if (a !== undefined && a !== winner) a.abort(winner === undefined ? reason : lost());
-    }
-  }
-}
 
 /**
  * Hedged requests (J. Dean and L. A. Barroso, "The Tail at Scale", CACM 2013; gRPC's hedging
@@ -192,7 +72,7 @@ class HedgedCall<T> implements HedgeDue {
  * to a share of the calls, so hedging cannot amplify an overload.
  *
  * Compose with `retry()` by hedging inside an attempt:
- * `retry(({ signal }) => hedger.run((s) => fetch(url, { signal: s }), { signal, method: 'GET' }))`.
+ * `retry(({ signal }) => hedger.run((hedge) => fetch(url, { signal: hedge.signal }), { signal, method: 'GET' }))`.
  */
 export function hedging(options?: HedgingOptions): Hedging {
   const where = 'hedging()';
@@ -211,27 +91,9 @@ export function hedging(options?: HedgingOptions): Hedging {
     invalid(where, 'budget', budget, 'a budget { tryAcquireRetry() }', 'Use ratioBudget() or tokenBudget().');
   }
 
-  // The last SAMPLES latencies in arrival order (a ring), and the same values kept sorted, so the
-  // percentile is an index: each success moves one value in and one out (a binary search and a
-  // shift) instead of sorting the ring again.
-  const ring = new Float64Array(SAMPLES);
-  const sorted = new Float64Array(SAMPLES);
-  let filled = 0;
-  let next = 0;
+  const window = new LatencyWindow(SAMPLES);
   let calls = 0;
   let hedges = 0;
-
-  /** The first index in sorted[0, n) whose value is >= ms. */
-  const lowerBound = (ms: number, n: number): number => {
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((sorted[mid] as number) < ms) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
   const shared: Shared = {
     clock,
     timer: new HedgeTimer(clock),
@@ -239,23 +101,13 @@ export function hedging(options?: HedgingOptions): Hedging {
     maxHedges,
     delayNow(): number {
       if (fixed !== undefined) return fixed;
-      if (filled < minSamples) return initialDelayMs;
-      return sorted[Math.min(filled - 1, Math.floor(percentile * filled))] as number;
+      if (window.filled < minSamples) return initialDelayMs;
+      return window.percentile(percentile);
     },
     learn(ms: number): void {
       // A fixed delay never reads the samples.
       if (fixed !== undefined || !(ms >= 0 && ms < Infinity)) return;
-      if (filled === SAMPLES) {
-        const out = lowerBound(ring[next] as number, SAMPLES);
-        sorted.copyWithin(out, out + 1, SAMPLES);
-        filled--;
-      }
-      const at = lowerBound(ms, filled);
-      sorted.copyWithin(at + 1, at, filled);
-      sorted[at] = ms;
-      filled++;
-      ring[next] = ms;
-      next = (next + 1) % SAMPLES;
+      window.add(ms);
     },
     hedged(): void {
       hedges++;
@@ -269,9 +121,9 @@ export function hedging(options?: HedgingOptions): Hedging {
     get stats() {
       return { calls, hedges };
     },
-    run<T>(operation: (signal: AbortSignal) => PromiseLike<T> | T, call?: HedgeCallOptions): Promise<Awaited<T>> {
+    run<T>(operation: (attempt: AttemptContext) => PromiseLike<T> | T, call?: HedgeCallOptions): Promise<Awaited<T>> {
       if (typeof operation !== 'function')
-        invalid('hedging.run()', 'operation', operation, 'a function (signal) => promise');
+        invalid('hedging.run()', 'operation', operation, 'a function ({ signal }) => promise');
       const c = optionsObject('hedging.run()', call) as HedgeCallOptions;
       const signal = c.signal;
       const idempotent =

@@ -8,14 +8,16 @@
  * @packageDocumentation
  */
 
-export {
-  type BreakerSnapshot,
-  type CircuitBreaker,
-  type CircuitBreakerOptions,
-  circuitBreaker,
-  type StateChange,
-  type StateChangeReason,
-} from './circuit-breaker.js';
+export { type AimdOptions, aimd } from './aimd.js';
+export { type BdpOptions, bdp } from './bdp.js';
+export type {
+  BreakerSnapshot,
+  CircuitBreaker,
+  CircuitBreakerOptions,
+  StateChange,
+  StateChangeReason,
+} from './breaker-types.js';
+export { circuitBreaker } from './circuit-breaker.js';
 export {
   type ConcurrencyLimit,
   type ConcurrencyLimitOptions,
@@ -23,17 +25,8 @@ export {
   LimitExceededError,
 } from './concurrency-limit.js';
 export { BrokenCircuitError, type CircuitState } from './errors.js';
+export { type Gradient2Options, gradient2 } from './gradient2.js';
 export { type HedgeBudget, type HedgeBudgetOptions, hedgeBudget } from './hedge-budget.js';
 export { type HedgeCallOptions, type Hedging, type HedgingOptions, hedging } from './hedging.js';
-export {
-  type AimdOptions,
-  aimd,
-  type BdpOptions,
-  bdp,
-  type Gradient2Options,
-  gradient2,
-  type LimitAlgorithm,
-  type LimitSample,
-  type VegasOptions,
-  vegas,
-} from './limit-algorithms.js';
+export type { LimitAlgorithm, LimitSample } from './limit-algorithm.js';
+export { type VegasOptions, vegas } from './vegas.js';

@@ -13,8 +13,15 @@ import { SimClock } from './sim-clock.js';
 export interface SlowTailOptions {
   /** Workers, each calling in a loop (a call, then the next). Default 8. */
   readonly workers?: number;
-  /** Time the server takes for a fast response. Default 10. */
+  /** Time the server takes for a fast response (the median, with `serviceSigma`). Default 10. */
   readonly serviceMs?: number;
+  /**
+   * Spread of the fast responses: each takes `serviceMs × e^(σZ)`, Z standard normal — a
+   * log-normal with median `serviceMs` — and a slow one `slowFactor` × its own draw. Default 0:
+   * every fast response takes `serviceMs`. σ = 1 fits the one-server latencies of "The Tail at
+   * Scale" (Dean and Barroso, CACM 2013, table 1: p50 1 ms, p95 5 ms, p99 10 ms).
+   */
+  readonly serviceSigma?: number;
   /** Share of responses that are slow, drawn per request. Default 0.05. */
   readonly slowShare?: number;
   /** A slow response takes this many times `serviceMs`. Default 20. */
@@ -71,6 +78,7 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
   checkKeys(where, o, [
     'workers',
     'serviceMs',
+    'serviceSigma',
     'slowShare',
     'slowFactor',
     'durationMs',
@@ -82,6 +90,8 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
   const workers = count(where, 'workers', o.workers, 8, 1, false, 'Such as 8.');
   const serviceMs = nonNegative(where, 'serviceMs', o.serviceMs, 10, false);
   if (serviceMs === 0) invalid(where, 'serviceMs', 0, 'a number > 0', 'Such as 10.');
+  const sigma = nonNegative(where, 'serviceSigma', o.serviceSigma, 0, false);
+  if (sigma > 3) invalid(where, 'serviceSigma', sigma, 'a number from 0 to 3', 'Such as 1.');
   const slowShare = inRange(where, 'slowShare', o.slowShare, 0.05, 0, 1, 'Such as 0.05 for 5 %.');
   const slowFactor = nonNegative(where, 'slowFactor', o.slowFactor, 20, false);
   if (slowFactor < 1) invalid(where, 'slowFactor', slowFactor, 'a number >= 1', 'Such as 20.');
@@ -98,6 +108,10 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
     invalid(where, 'hedging', hedger, 'a hedging() or a factory ({ clock }) => hedging()', 'Use hedging({ clock }).');
   }
   const delay = networkDelay(where, o.network ?? { meanMs: 1, sdMs: 0.2 }, random);
+  // e^(σZ) by Box–Muller (one deviate a draw; 1 − u keeps the logarithm finite). Without a
+  // spread no draw is made, so the fixed-service runs meet the same draws as before.
+  const spread = (): number =>
+    sigma === 0 ? 1 : Math.exp(sigma * Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random()));
 
   let requests = 0;
   let cancelled = 0;
@@ -120,7 +134,7 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
         if (!live) return;
         requests++;
         const slow = random() < slowShare;
-        clock.at(clock.now() + serviceMs * (slow ? slowFactor : 1), () => {
+        clock.at(clock.now() + serviceMs * spread() * (slow ? slowFactor : 1), () => {
           if (!live) return;
           answered = true;
           clock.at(clock.now() + delay(), () => live && resolve());
@@ -133,7 +147,7 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
     while (clock.now() < durationMs) {
       const start = clock.now();
       try {
-        await (hedger ? hedger.run((signal) => request(signal), { method: 'GET' }) : request(undefined));
+        await (hedger ? hedger.run(({ signal }) => request(signal), { method: 'GET' }) : request(undefined));
         latencies.push(clock.now() - start);
       } catch {
         // Every request here succeeds; a failure would be the hedger's, and is not a latency.

@@ -1,0 +1,160 @@
+import type { BackoffPolicy } from '../backoff/backoff.js';
+import { exponential } from '../backoff/exponential.js';
+import { type Clock, clockOption, systemClock } from '../core/clock.js';
+import type { Random } from '../core/random.js';
+import { checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
+import type { BreakerSnapshot, CircuitBreakerOptions } from './breaker-types.js';
+import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
+import type { CircuitState } from './errors.js';
+
+/** The default open period: 5 s doubling to 60 s, each period in [d/2, d). */
+const defaultOpenBackoff = /* @__PURE__ */ exponential({ initialDelayMs: 5_000, maxDelayMs: 60_000, jitter: 'equal' });
+
+const STATES: readonly string[] = ['closed', 'open', 'half-open', 'isolated'];
+/** A restored `openings` replays the backoff this many steps at most: a hostile snapshot cannot stall the constructor. */
+const MAX_RESTORED_OPENINGS = 10_000;
+
+const KEYS = [
+  'consecutiveFailures',
+  'failureRate',
+  'minimumCalls',
+  'windowCalls',
+  'windowMs',
+  'slowCallMs',
+  'halfOpenProbes',
+  'successesToClose',
+  'openBackoff',
+  'retriesOnly',
+  'isFailure',
+  'onStateChange',
+  'restore',
+  'clock',
+  'random',
+];
+
+/** A breaker's options, checked, with their defaults. @internal */
+export interface BreakerConfig {
+  readonly consecutive: number;
+  /** NaN: off. */
+  readonly failureRate: number;
+  readonly minimumCalls: number;
+  readonly slowCallMs: number;
+  readonly halfOpenProbes: number;
+  readonly successesToClose: number;
+  readonly openBackoff: BackoffPolicy;
+  readonly retriesOnly: boolean;
+  readonly isFailure: ((error: unknown) => boolean) | undefined;
+  readonly clock: Clock;
+  readonly random: Random | undefined;
+  /** Undefined without a `failureRate`. */
+  readonly window: FailureWindow | undefined;
+}
+
+/** Checks a breaker's options (each message names the option, the value and a fix). @internal */
+export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerConfig {
+  checkKeys(where, o, KEYS);
+  const consecutive = count(
+    where,
+    'consecutiveFailures',
+    o.consecutiveFailures,
+    5,
+    1,
+    true,
+    'For example 5; Infinity opens on the failure rate only.',
+  );
+  let failureRate = Number.NaN;
+  if (o.failureRate !== undefined) {
+    failureRate = inRange(where, 'failureRate', o.failureRate, 0, 0, 1, 'For example 0.5 for half the calls.');
+    if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
+  }
+  const minimumCalls = count(where, 'minimumCalls', o.minimumCalls, 20, 1, false, 'For example 20.');
+  if (o.windowCalls !== undefined && o.windowMs !== undefined) {
+    throw new TypeError(`${where}: give \`windowCalls\` or \`windowMs\`, not both.`);
+  }
+  const windowCalls = count(where, 'windowCalls', o.windowCalls, 100, 1, false, 'For example 100.');
+  if (windowCalls > 1_000_000) invalid(where, 'windowCalls', windowCalls, 'at most 1000000', 'For example 100.');
+  let windowMs = Number.NaN;
+  if (o.windowMs !== undefined) {
+    windowMs = nonNegative(where, 'windowMs', o.windowMs, 0, false, 'For example 10000 for ten seconds.');
+    if (windowMs === 0) invalid(where, 'windowMs', 0, 'a finite number > 0', 'For example 10000 for ten seconds.');
+  }
+  if (!Number.isNaN(failureRate) && minimumCalls > windowCalls && Number.isNaN(windowMs)) {
+    throw new RangeError(
+      `${where}: \`minimumCalls\` (${minimumCalls}) is more than the window holds (\`windowCalls\` ${windowCalls}); the failure rate could never open the circuit. Lower minimumCalls or widen the window.`,
+    );
+  }
+  const slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
+  const halfOpenProbes = count(where, 'halfOpenProbes', o.halfOpenProbes, 1, 1, false, 'For example 1.');
+  const successesToClose = count(where, 'successesToClose', o.successesToClose, 1, 1, false, 'For example 1.');
+  const openBackoff = o.openBackoff ?? defaultOpenBackoff;
+  if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
+    invalid(where, 'openBackoff', openBackoff, 'a backoff policy', 'Build one with exponential().');
+  }
+  const retriesOnly = o.retriesOnly ?? false;
+  if (typeof retriesOnly !== 'boolean') invalid(where, 'retriesOnly', retriesOnly, 'a boolean');
+  const isFailure = o.isFailure;
+  if (isFailure !== undefined && typeof isFailure !== 'function') {
+    invalid(where, 'isFailure', isFailure, 'a function (error) => boolean');
+  }
+  if (o.onStateChange !== undefined && typeof o.onStateChange !== 'function') {
+    invalid(where, 'onStateChange', o.onStateChange, 'a function (change) => void');
+  }
+  const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
+  const random = o.random;
+  if (random !== undefined && typeof random !== 'function') {
+    invalid(where, 'random', random, 'a function returning a number in [0, 1)');
+  }
+
+  const window: FailureWindow | undefined = Number.isNaN(failureRate)
+    ? undefined
+    : Number.isNaN(windowMs)
+      ? new CountWindow(windowCalls)
+      : new TimeWindow(windowMs);
+  return {
+    consecutive,
+    failureRate,
+    minimumCalls,
+    slowCallMs,
+    halfOpenProbes,
+    successesToClose,
+    openBackoff,
+    retriesOnly,
+    isFailure,
+    clock,
+    random,
+    window,
+  };
+}
+
+/** Checks a snapshot passed as `restore`, field by field. @internal */
+export function checkSnapshot(
+  where: string,
+  snapshot: BreakerSnapshot,
+): {
+  readonly state: CircuitState;
+  readonly openings: number;
+  readonly remaining: number;
+  readonly consecutiveFailures: number;
+} {
+  if (typeof snapshot !== 'object' || snapshot === null) {
+    invalid(where, 'restore', snapshot, 'a snapshot from breaker.snapshot()');
+  }
+  if (!STATES.includes(snapshot.state)) {
+    invalid(where, 'restore.state', snapshot.state, `one of ${STATES.join(', ')}`);
+  }
+  const n = count(where, 'restore.openings', snapshot.openings, Number.NaN, 0, false, 'Pass a snapshot unchanged.');
+  if (n > MAX_RESTORED_OPENINGS) {
+    invalid(where, 'restore.openings', n, `at most ${MAX_RESTORED_OPENINGS}`, 'Pass a snapshot unchanged.');
+  }
+  const remaining = nonNegative(where, 'restore.openRemainingMs', snapshot.openRemainingMs, Number.NaN, true);
+  const c = count(
+    where,
+    'restore.consecutiveFailures',
+    snapshot.consecutiveFailures,
+    Number.NaN,
+    0,
+    false,
+    'Pass a snapshot unchanged.',
+  );
+  return { state: snapshot.state, openings: n, remaining, consecutiveFailures: c };
+}

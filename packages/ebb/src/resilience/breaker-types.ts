@@ -1,0 +1,136 @@
+import type { BackoffPolicy } from '../backoff/backoff.js';
+import type { Clock } from '../core/clock.js';
+import type { Random } from '../core/random.js';
+import type { Outcome, RateController } from '../retry/options.js';
+import type { CircuitState } from './errors.js';
+
+/** Why the state changed. */
+export type StateChangeReason =
+  | 'consecutive-failures'
+  | 'failure-rate'
+  | 'probe-failed'
+  | 'open-period-over'
+  | 'probes-succeeded'
+  | 'isolate'
+  | 'reset';
+
+/** What state-change listeners are told. Immutable. */
+export interface StateChange {
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+  readonly reason: StateChangeReason;
+  /** The length of the open period that starts now (when `to` is `'open'`), else undefined. */
+  readonly openMs: number | undefined;
+  /** Openings since the circuit last closed, this one included (0 when `to` is `'closed'`). */
+  readonly openings: number;
+  /** The breaker's clock at the change. */
+  readonly at: number;
+}
+
+/**
+ * A breaker's state as plain JSON data, to save (a file, a cache shared by workers) and to pass
+ * back as `restore`. Times are durations, not clock readings, so a snapshot survives a restart.
+ * The failure windows are not saved: a restored closed breaker starts counting afresh.
+ */
+export interface BreakerSnapshot {
+  readonly state: CircuitState;
+  /** Openings since the circuit last closed: the open-period backoff resumes after this many steps. */
+  readonly openings: number;
+  /** What is left of the open period when `state` is `'open'`, else 0. */
+  readonly openRemainingMs: number;
+  /** Consecutive counted failures while closed. */
+  readonly consecutiveFailures: number;
+}
+
+/** Options of {@link circuitBreaker}. Durations in milliseconds. */
+export interface CircuitBreakerOptions {
+  /** Opens after this many counted failures in a row while closed. Default 5; `Infinity` turns it off. */
+  readonly consecutiveFailures?: number;
+  /**
+   * Opens when the share of counted failures among the calls in the window reaches this value,
+   * from 0 (exclusive) to 1 — once the window holds `minimumCalls`. Default: off.
+   */
+  readonly failureRate?: number;
+  /** Calls the window must hold before `failureRate` can open the circuit. Default 20. */
+  readonly minimumCalls?: number;
+  /** The window of `failureRate`: the last this many calls (default 100) … */
+  readonly windowCalls?: number;
+  /** … or the calls of the last this many milliseconds (ten buckets). Give one of the two. */
+  readonly windowMs?: number;
+  /** A success that took longer than this counts as a failure (a slow call). Default `Infinity` (off). */
+  readonly slowCallMs?: number;
+  /** Probes let through at once while half-open. Default 1. */
+  readonly halfOpenProbes?: number;
+  /** Successful probes needed to close. Default 1. */
+  readonly successesToClose?: number;
+  /**
+   * The length of each open period: the first opening waits `next()` of a fresh run, each failed
+   * probe the following step; closing starts over. A policy that stops (-1) keeps its last period.
+   * Default: 5 s doubling to 60 s, equal jitter (each period in [d/2, d)).
+   */
+  readonly openBackoff?: BackoffPolicy;
+  /**
+   * Break only retries (the AWS Builders' Library "retry circuit breaker"): first attempts
+   * (`attempt` 1) always go through, and their outcomes still count; retries fail fast while
+   * the circuit is open. Default false.
+   */
+  readonly retriesOnly?: boolean;
+  /**
+   * Which failures count; default every one. An error it rejects is neither a failure nor a
+   * success (a 404 says nothing about the service's health).
+   */
+  readonly isFailure?: (error: unknown) => boolean;
+  /** Called after every state change. A throw reaches the caller whose call caused the change. */
+  readonly onStateChange?: (change: StateChange) => void;
+  /** Start from a saved state ({@link CircuitBreaker.snapshot}). */
+  readonly restore?: BreakerSnapshot;
+  /** Time source. Default the system clock. */
+  readonly clock?: Clock;
+  /** Randomness for the open period's jitter. Default `Math.random`. */
+  readonly random?: Random;
+}
+
+/** One admitted call: when it started, whether it is a half-open probe, and the state generation it belongs to. @internal */
+export class Ticket {
+  constructor(
+    readonly start: number,
+    readonly probe: boolean,
+    readonly generation: number,
+  ) {}
+}
+
+/**
+ * A circuit breaker: stops calling a service that keeps failing, and lets a few probes test it
+ * after an open period that backs off. Pass it to `retry()`, `poll()` or `withRetry()` as
+ * `rate` (it is a rate hook: `acquire` before each attempt, `record` after), or wrap calls with
+ * {@link CircuitBreaker.run}. One breaker guards every operation it is passed to.
+ * @see circuitBreaker
+ */
+export interface CircuitBreaker extends Required<RateController> {
+  /** The state now (an open breaker whose period is over reads `'half-open'`). */
+  readonly state: CircuitState;
+  /** Milliseconds until a probe may go: 0 unless open; `Infinity` while isolated. */
+  readonly retryAfterMs: number;
+  /** Counted calls and failures in the failure-rate window, and the consecutive failures (closed state). */
+  readonly metrics: { readonly calls: number; readonly failures: number; readonly consecutiveFailures: number };
+  /**
+   * Admits a call or throws {@link BrokenCircuitError}. Returns the call's ticket, to hand back
+   * to `record` (or `release` if the call never happened). `attempt` (default 1) matters only
+   * with `retriesOnly`.
+   */
+  acquire(signal?: AbortSignal, attempt?: number): Ticket;
+  /** Reports a call's outcome with its ticket (`error`: the failure, for `isFailure`). Unknown tickets are ignored. */
+  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
+  /** Hands back a ticket whose call produced no outcome (it was aborted): frees its probe slot. */
+  release(ticket?: unknown): void;
+  /** Calls `operation` through the breaker: admits it, records its outcome, returns its value. */
+  run<T>(operation: () => T | PromiseLike<T>): Promise<Awaited<T>>;
+  /** Opens the circuit by hand until `reset()`. */
+  isolate(): void;
+  /** Closes the circuit and forgets every count and the open-period backoff. */
+  reset(): void;
+  /** The state as JSON data, for `restore`. */
+  snapshot(): BreakerSnapshot;
+  /** Adds a state-change listener; returns a function that removes it. */
+  subscribe(listener: (change: StateChange) => void): () => void;
+}
