@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { expect, it, describe as suite } from 'vitest';
-import { type Backoff, chain } from './backoff/backoff.js';
+import type { Backoff } from './backoff/backoff.js';
+import { chain } from './backoff/chain.js';
 import { constant } from './backoff/constant.js';
 import { describe, describeRow } from './backoff/describe.js';
 import { exponential } from './backoff/exponential.js';

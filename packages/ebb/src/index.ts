@@ -8,17 +8,9 @@
  * @packageDocumentation
  */
 
-export {
-  Backoff,
-  type BackoffPolicy,
-  type BackoffRun,
-  type Curve,
-  chain,
-  type LimitOptions,
-  MAX_DELAY_MS,
-  type Segment,
-} from './backoff/backoff.js';
+export { Backoff, type BackoffPolicy, type BackoffRun, type LimitOptions, MAX_DELAY_MS } from './backoff/backoff.js';
 export { findPreset, type PresetInfo, presetCatalog } from './backoff/catalog.js';
+export { chain } from './backoff/chain.js';
 export { type ConstantOptions, constant } from './backoff/constant.js';
 export { defaultBackoff } from './backoff/default.js';
 export { describe, describeRow, type Schedule, type ScheduleRow } from './backoff/describe.js';

@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import { expect, it, describe as suite } from 'vitest';
-import { Backoff, capped, locate, MAX_DELAY_MS, nominal, saidForever } from './backoff.js';
+import { Backoff, MAX_DELAY_MS, saidForever } from './backoff.js';
 import { constant } from './constant.js';
 import { describe, describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 import { googleExponentialBackOff } from './google.js';
+import { capped, locate, nominal } from './segment.js';
 import { slotted } from './slotted.js';
 import { delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 

@@ -1,5 +1,6 @@
 import { expect, it, describe as suite } from 'vitest';
-import { type Backoff, chain, saidForever } from './backoff.js';
+import { type Backoff, saidForever } from './backoff.js';
+import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { describe } from './describe.js';
 import { exponential } from './exponential.js';

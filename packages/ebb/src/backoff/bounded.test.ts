@@ -1,6 +1,7 @@
 import { expect, it, describe as suite } from 'vitest';
-import { type Backoff, type BackoffPolicy, chain } from './backoff.js';
+import type { Backoff, BackoffPolicy } from './backoff.js';
 import { assertBounded } from './bounded.js';
+import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { exponential } from './exponential.js';
 import { linear } from './linear.js';

@@ -1,7 +1,9 @@
-import { count, invalid } from '../core/validate.js';
-import { Backoff, capOf, capped, cappedWindow, locate, MAX_DELAY_MS, type Segment } from './backoff.js';
-import { DecorrelatedMeans } from './decorrelated.js';
+import { check, invalid, type Rule } from '../core/validate.js';
+import { Backoff } from './backoff.js';
+import { decorrelatedJitter, decorrelatedRow } from './decorrelated.js';
 import { GoogleBackOff, googleRow } from './google.js';
+import { kindOf } from './row.js';
+import { capped, clampOf, locate } from './segment.js';
 
 /** One row of a schedule: the wait after attempt `attempt` failed. All values in milliseconds. */
 export interface ScheduleRow {
@@ -38,6 +40,9 @@ export interface Schedule {
  */
 export const MAX_ROWS = 1_000_000;
 
+const ROWS: Rule = { whole: true, fix: 'It is the number of rows, such as 10.' };
+const ATTEMPT: Rule = { whole: true, min: 1, fix: 'Row 1 is the wait after the first call failed.' };
+
 /**
  * The exact schedule of a policy, without running it: for each of the first `count` failed
  * attempts (at most {@link MAX_ROWS}), the un-randomized delay and the min, max and mean of the
@@ -52,7 +57,7 @@ export function describe(backoff: Backoff, rows: number): Schedule {
   if (!(backoff instanceof Backoff)) {
     throw new TypeError('describe(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
   }
-  const n = count('describe()', 'count', rows, 0, 0, false, 'It is the number of rows, such as 10.');
+  const n = check('describe()', 'count', rows, ROWS, 0);
   if (n > MAX_ROWS) {
     invalid('describe()', 'count', n, `at most ${MAX_ROWS}`, 'For one far row, use describeRow(backoff, attempt).');
   }
@@ -62,54 +67,22 @@ export function describe(backoff: Backoff, rows: number): Schedule {
   return { rows: out, stopsAfterAttempt: backoff.maxAttempts === Infinity ? null : backoff.maxAttempts };
 }
 
-const decorrelatedCache = /* @__PURE__ */ new WeakMap<Segment, DecorrelatedMeans>();
-
 /**
  * One row of {@link describe}: the wait after attempt `attempt` failed, for any attempt up to
  * `Number.MAX_SAFE_INTEGER` (the row is computed directly, not by iterating). It does not check
  * `maxAttempts`.
  */
 export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
-  const n = count('describeRow()', 'attempt', attempt, 1, 1, false, 'Row 1 is the wait after the first call failed.');
+  const n = check('describeRow()', 'attempt', attempt, ATTEMPT, 1);
   // Google's waits are whole milliseconds drawn its own way (backoff/google.ts).
   if (backoff instanceof GoogleBackOff) return googleRow(backoff, n);
   const [s, k] = locate(backoff, n);
-  const c = s.curve;
-  if (c.type === 'slotted') {
-    const w = cappedWindow(s as Segment & { curve: typeof c }, Math.min(k, s.ceiling));
-    const max = Math.min((w - 1) * c.slotMs, capOf(s)); // float residue of the product, clamped as the draw is
-    return { attempt: n, delayMs: max, minDelayMs: 0, maxDelayMs: max, meanDelayMs: max / 2 };
-  }
-  if (s.jitter === 'decorrelated') {
-    const { initialDelayMs: b, multiplier: m } = c as { initialDelayMs: number; multiplier: number };
-    const cap = Math.min(s.maxDelayMs, MAX_DELAY_MS);
-    const envelope = Math.min(b * m ** k, cap);
-    let means = decorrelatedCache.get(s);
-    if (!means) {
-      means = new DecorrelatedMeans(b, m, cap);
-      decorrelatedCache.set(s, means);
-    }
-    return {
-      attempt: n,
-      delayMs: envelope,
-      minDelayMs: Math.min(b, cap),
-      maxDelayMs: envelope,
-      meanDelayMs: means.mean(k),
-    };
-  }
+  const kind = kindOf(s);
+  // Decorrelated rows are a Markov chain: their module computes them (and only describe needs that).
+  if (kind === decorrelatedJitter) return decorrelatedRow(s, k, n);
   const d = capped(s, k);
-  let low = d;
-  let high = d;
-  const j = s.jitter;
-  if (j === 'full') low = 0;
-  else if (j === 'equal') low = d / 2;
-  else if (typeof j === 'object') {
-    if (j.kind === 'proportional') {
-      low = d * (1 - j.factor);
-      high = d * (1 + j.factor);
-    } else high = d + j.maxMs;
-  }
-  const clamp = Math.min(s.maxDelayMs, MAX_DELAY_MS);
+  const [low, high] = (kind.span as NonNullable<typeof kind.span>)(d, s);
+  const clamp = clampOf(s);
   return {
     attempt: n,
     delayMs: d,

@@ -1,8 +1,11 @@
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffRun, draw, type Segment } from './backoff.js';
+import { Backoff, type BackoffRun } from './backoff.js';
+import { draw } from './draw.js';
 import type { Jitter } from './jitter.js';
+import type { Segment } from './segment.js';
+import { sequenceCurve } from './sequence.js';
 
 /*
  * Google's `ExponentialBackOff` (google-http-java-client, `com.google.api.client.util`), as the
@@ -135,10 +138,9 @@ export class GoogleBackOff extends Backoff {
     const jitter: Jitter =
       params.randomizationFactor === 0 ? 'none' : { kind: 'proportional', factor: params.randomizationFactor };
     const segment: Segment = {
-      curve: {
-        type: 'sequence',
-        delaysMs: Object.freeze(intervalTable(params.initialIntervalMs, params.multiplier, params.maxIntervalMs)),
-      },
+      curve: sequenceCurve(
+        Object.freeze(intervalTable(params.initialIntervalMs, params.multiplier, params.maxIntervalMs)),
+      ),
       jitter,
       ceiling: Infinity,
       maxIntervalMs: Infinity,

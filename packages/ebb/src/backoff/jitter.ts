@@ -1,4 +1,12 @@
-import { checkKeys, inRange, invalid, nonNegative } from '../core/validate.js';
+import type { Random } from '../core/random.js';
+import { invalid } from '../core/validate.js';
+import { decorrelatedJitter } from './decorrelated.js';
+import { additiveJitter } from './jitter-additive.js';
+import { equalJitter } from './jitter-equal.js';
+import { fullJitter } from './jitter-full.js';
+import { noJitter } from './jitter-none.js';
+import { proportionalJitter } from './jitter-proportional.js';
+import type { Segment } from './segment.js';
 
 /**
  * How a delay is randomized. With `d` the un-randomized delay of a row (after any cap) and `r`
@@ -26,42 +34,71 @@ export type Jitter =
   | { readonly kind: 'proportional'; readonly factor: number }
   | { readonly kind: 'additive'; readonly maxMs: number };
 
-/** Validates a jitter option and returns it normalized (a frozen copy for the object forms). */
+/**
+ * One kind of jitter, in one module (`jitter-full.ts`, …, `decorrelated.ts`): how it is written,
+ * checked, drawn and bounded. A new kind is a new module and one entry in {@link KINDS}. @internal
+ */
+export interface JitterKind {
+  /** How the option is written, for messages: `'full'`, `{ kind: 'proportional', factor }`. */
+  readonly form: string;
+  /** Object forms only: checks the fields and returns the jitter, frozen. String forms have none. */
+  parse?(where: string, value: object): Jitter;
+  /**
+   * The wait of row `k` before the final clamp (`maxDelayMs`): `d` is the row's un-randomized
+   * delay after caps, `previous` the segment's last wait (for kinds marked `chained`).
+   */
+  draw(d: number, random: Random, s: Segment, k: number, previous: number): number;
+  /**
+   * The draw is uniform on [low, high] (a point when they are equal): `describeRow()` takes the
+   * row's min, max and mean from this, under the clamp. Absent for decorrelated jitter, whose
+   * rows are a Markov chain (`decorrelated.ts` computes them).
+   */
+  span?(d: number, s: Segment): readonly [low: number, high: number];
+  /** Each draw depends on the previous one: the run keeps it. */
+  readonly chained?: boolean;
+  /** Refuses a segment this kind cannot honour (decorrelated: other curves, caps before jitter). */
+  check?(where: string, s: Segment): void;
+}
+
+/** Every kind by the name the option uses (`'full'`, or the object form's `kind`), in documentation order. */
+const KINDS: Readonly<Record<string, JitterKind>> = {
+  none: noJitter,
+  full: fullJitter,
+  equal: equalJitter,
+  decorrelated: decorrelatedJitter,
+  proportional: proportionalJitter,
+  additive: additiveJitter,
+};
+
+/** The kind of a (normalized) jitter. @internal */
+export function jitterKind(jitter: Jitter): JitterKind {
+  return KINDS[typeof jitter === 'string' ? jitter : jitter.kind] as JitterKind;
+}
+
+/** Validates a jitter option and returns it normalized (a frozen copy for the object forms). @internal */
 export function normalizeJitter(where: string, value: unknown): Jitter {
-  if (value === undefined || value === 'none') return 'none';
-  if (value === 'full' || value === 'equal' || value === 'decorrelated') return value;
-  if (typeof value === 'object' && value !== null) {
-    const kind = (value as { kind?: unknown }).kind;
-    if (kind === 'proportional') {
-      checkKeys(`${where} jitter`, value, ['kind', 'factor']);
-      const factor = inRange(
-        where,
-        'jitter.factor',
-        (value as { factor?: unknown }).factor,
-        Number.NaN,
-        0,
-        1,
-        'A factor of 0.5 spreads each delay over ±50 %.',
-      );
-      return Object.freeze({ kind, factor });
-    }
-    if (kind === 'additive') {
-      checkKeys(`${where} jitter`, value, ['kind', 'maxMs']);
-      const maxMs = nonNegative(where, 'jitter.maxMs', (value as { maxMs?: unknown }).maxMs, Number.NaN);
-      return Object.freeze({ kind, maxMs });
-    }
-  }
+  if (value === undefined) return 'none';
+  const isObject = typeof value === 'object' && value !== null;
+  const name = isObject ? (value as { kind?: unknown }).kind : value;
+  const kind = typeof name === 'string' && Object.hasOwn(KINDS, name) ? KINDS[name] : undefined;
+  if (kind?.parse && isObject) return kind.parse(where, value);
+  if (kind && !kind.parse && !isObject) return name as Jitter;
+  const forms = Object.values(KINDS).map((k) => k.form);
   return invalid(
     where,
     'jitter',
     value,
-    "'none', 'full', 'equal', 'decorrelated', { kind: 'proportional', factor } or { kind: 'additive', maxMs }",
+    `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`,
     "Full jitter ('full') suits most clients.",
   );
 }
 
-/** Jitter as a short label, as the CLI writes it: `full`, `proportional:0.5`, `additive:1000ms`. */
+/**
+ * Jitter as a short label, as the CLI writes it: `full`, `proportional:0.5`, `additive:1000ms` —
+ * an object form's kind and its one parameter (with `ms` when the parameter is a duration). @internal
+ */
 export function jitterLabel(jitter: Jitter): string {
   if (typeof jitter === 'string') return jitter;
-  return jitter.kind === 'proportional' ? `proportional:${jitter.factor}` : `additive:${jitter.maxMs}ms`;
+  const [name, value] = Object.entries(jitter)[1] as [string, number];
+  return `${jitter.kind}:${value}${name.endsWith('Ms') ? 'ms' : ''}`;
 }

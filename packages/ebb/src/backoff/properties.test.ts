@@ -1,13 +1,15 @@
 import fc from 'fast-check';
 import { expect, it, describe as suite } from 'vitest';
 import { type Random, seeded } from '../core/random.js';
-import { type Backoff, drawDelay, locate } from './backoff.js';
+import type { Backoff } from './backoff.js';
 import { constant } from './constant.js';
 import { describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 import type { Jitter } from './jitter.js';
 import { linear } from './linear.js';
 import { presets } from './presets.js';
+import { drawDelay } from './row.js';
+import { locate } from './segment.js';
 import { sequence } from './sequence.js';
 import { slotted } from './slotted.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';

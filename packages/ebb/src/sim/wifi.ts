@@ -1,4 +1,5 @@
-import { Backoff, type BackoffRun, chain } from '../backoff/backoff.js';
+import { Backoff, type BackoffRun } from '../backoff/backoff.js';
+import { chain } from '../backoff/chain.js';
 import { slotted } from '../backoff/slotted.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
