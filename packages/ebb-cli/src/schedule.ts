@@ -1,4 +1,4 @@
-import { type Backoff, describe, GoogleBackOff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
+import { type Backoff, describePolicy, GoogleBackOff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
 import { formatDuration, parseNumber, parseSeed } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { table } from './table.js';
@@ -40,7 +40,7 @@ export function schedule(
     const seed = flags.seed === undefined ? randomSeed() : parseSeed(flags.seed);
     return sampled(name, backoff, rows, seed, flags.json === true);
   }
-  const s = describe(backoff, rows);
+  const s = describePolicy(backoff, rows);
   if (flags.json)
     return { stdout: `${JSON.stringify({ name, rows: s.rows, stopsAfterAttempt: s.stopsAfterAttempt }, null, 2)}\n` };
   const head = info
@@ -158,7 +158,7 @@ function stops(b: Backoff, s: Schedule): string {
 /** The last attempt when every attempt fails instantly: with the longest and the shortest waits. */
 function budgetEnds(b: Backoff): [number | undefined, number | undefined] {
   const limit = Math.min(b.maxAttempts - 1, 10_000);
-  const rows = describe(b, limit).rows;
+  const rows = describePolicy(b, limit).rows;
   const last = (pick: (r: (typeof rows)[number]) => number): number | undefined => {
     let t = 0;
     for (const r of rows) {

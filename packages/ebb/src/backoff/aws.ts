@@ -68,7 +68,7 @@ function hintOf(error: unknown): number | undefined {
 }
 
 /**
- * The AWS SDKs' standard retry mode as a Backoff value. `describe()` shows the transient-error
+ * The AWS SDKs' standard retry mode as a Backoff value. `describePolicy()` shows the transient-error
  * schedule (full jitter on base · 2^i, 20 s cap). A run whose `next()` is given the error
  * (`next(elapsedMs, error)`) also does what the SDK does with it: the throttling base after an
  * error marked `throttled: true`, and a server hint (`retryAfterMs`) bounded to 5 s past the

@@ -1,13 +1,13 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Backoff, saidForever } from './backoff.js';
 import { chain } from './chain.js';
 import { constant } from './constant.js';
-import { describe } from './describe.js';
+import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
 import { slotted } from './slotted.js';
 import { always, delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
-suite('Backoff values', () => {
+describe('Backoff values', () => {
   it('are immutable: combinators return new values and leave the original alone', () => {
     const a = exponential({ initialDelayMs: 10 });
     const b = a.withMaxAttempts(3).withJitter('full').withMaxDelay(15).withMaxElapsed(99);
@@ -73,7 +73,7 @@ suite('Backoff values', () => {
   });
 });
 
-suite('Backoff validation messages name the method, the option, the value and the fix', () => {
+describe('Backoff validation messages name the method, the option, the value and the fix', () => {
   const limit = 'Leave it out for no limit.';
   const ceiling = 'It is the failure count after which delays stop growing, such as 10.';
   const attempts = '`maxAttempts` counts calls, the first included: 3 means one call and two retries.';
@@ -231,7 +231,7 @@ suite('Backoff validation messages name the method, the option, the value and th
   });
 });
 
-suite('Backoff arithmetic at the edges', () => {
+describe('Backoff arithmetic at the edges', () => {
   it('equal jitter never passes d, even where d / 2 rounds up in subnormals', () => {
     // 1.5e-323 / 2 is 1e-323, and 1e-323 + 1e-323 would be 2e-323 > d.
     const tiny = constant({ delayMs: 1.5e-323, jitter: 'equal' });
@@ -266,12 +266,12 @@ suite('Backoff arithmetic at the edges', () => {
   });
 });
 
-suite('chain', () => {
+describe('chain', () => {
   it("runs first's rows, then second's from its row 1", () => {
     const c = chain(constant({ delayMs: 0, maxAttempts: 3 }), exponential({ initialDelayMs: 100, maxAttempts: 3 }));
     expect(run(c, 6)).toEqual([0, 0, 100, 200, -1, -1]);
     expect(c.maxAttempts).toBe(5);
-    expect(describe(c, 10).rows.map((r) => r.delayMs)).toEqual([0, 0, 100, 200]);
+    expect(describePolicy(c, 10).rows.map((r) => r.delayMs)).toEqual([0, 0, 100, 200]);
   });
 
   it('chains chains, and restarts decorrelated state in the next segment', () => {

@@ -1,8 +1,8 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { constant } from './constant.js';
 import { delays, run } from './test-helpers.js';
 
-suite('constant', () => {
+describe('constant', () => {
   it('waits delayMs after every failure (default 100)', () => {
     expect(delays(constant(), 3)).toEqual([100, 100, 100]);
     expect(delays(constant({ delayMs: 0 }), 2)).toEqual([0, 0]);

@@ -93,7 +93,7 @@ export class DecorrelatedMeans {
     const means = this.#means;
     if (k > means.length && !this.#settled) {
       throw new RangeError(
-        `describe(): the mean of decorrelated jitter (initial ${b} ms, multiplier ${this.#m}, cap ${c} ms) has not settled after ${means.length} rows, so row ${k} is not computed; rows up to ${means.length} are.`,
+        `describePolicy(): the mean of decorrelated jitter (initial ${b} ms, multiplier ${this.#m}, cap ${c} ms) has not settled after ${means.length} rows, so row ${k} is not computed; rows up to ${means.length} are.`,
       );
     }
     return b * (means[Math.min(k, means.length) - 1] as number);

@@ -34,7 +34,7 @@ export interface Schedule {
 }
 
 /**
- * The most rows {@link describe} returns and the most delays {@link sample} draws: a million. A
+ * The most rows {@link describePolicy} returns and the most delays {@link sample} draws: a million. A
  * larger request is refused with a `RangeError` rather than left to run out of memory; for one
  * far row, use {@link describeRow}, which computes any row up to `Number.MAX_SAFE_INTEGER` directly.
  */
@@ -50,16 +50,22 @@ const ATTEMPT: Rule = { whole: true, min: 1, fix: 'Row 1 is the wait after the f
  * long attempts take, so it does not cut rows; read it from `backoff.maxElapsedMs`.
  *
  * @example
- * describe(presets.googleHttpClient, 3).rows.map((r) => [r.minDelayMs, r.maxDelayMs])
+ * describePolicy(presets.googleHttpClient, 3).rows.map((r) => [r.minDelayMs, r.maxDelayMs])
  * // [[250, 750], [375, 1125], [562.5, 1687.5]]
  */
-export function describe(backoff: Backoff, rows: number): Schedule {
+export function describePolicy(backoff: Backoff, rows: number): Schedule {
   if (!(backoff instanceof Backoff)) {
-    throw new TypeError('describe(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
+    throw new TypeError('describePolicy(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
   }
-  const n = check('describe()', 'count', rows, ROWS, 0);
+  const n = check('describePolicy()', 'count', rows, ROWS, 0);
   if (n > MAX_ROWS) {
-    invalid('describe()', 'count', n, `at most ${MAX_ROWS}`, 'For one far row, use describeRow(backoff, attempt).');
+    invalid(
+      'describePolicy()',
+      'count',
+      n,
+      `at most ${MAX_ROWS}`,
+      'For one far row, use describeRow(backoff, attempt).',
+    );
   }
   const last = Math.min(n, backoff.maxAttempts - 1);
   const out: ScheduleRow[] = [];
@@ -68,7 +74,7 @@ export function describe(backoff: Backoff, rows: number): Schedule {
 }
 
 /**
- * One row of {@link describe}: the wait after attempt `attempt` failed, for any attempt up to
+ * One row of {@link describePolicy}: the wait after attempt `attempt` failed, for any attempt up to
  * `Number.MAX_SAFE_INTEGER` (the row is computed directly, not by iterating). It does not check
  * `maxAttempts`.
  */
@@ -78,7 +84,7 @@ export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
   if (backoff instanceof GoogleBackOff) return googleRow(backoff, n);
   const [s, k] = locate(backoff, n);
   const kind = kindOf(s);
-  // Decorrelated rows are a Markov chain: their module computes them (and only describe needs that).
+  // Decorrelated rows are a Markov chain: their module computes them (and only describePolicy() and describeRow() need that).
   if (kind === decorrelatedJitter) return decorrelatedRow(s, k, n);
   const d = capped(s, k);
   const [low, high] = (kind.span as NonNullable<typeof kind.span>)(d, s);

@@ -59,7 +59,7 @@ export function googleNextInterval(currentMs: number, multiplier: number, maxInt
 }
 
 /**
- * How many intervals `describe()` tabulates. The table ends where the interval reaches the cap
+ * How many intervals `describePolicy()` tabulates. The table ends where the interval reaches the cap
  * or stops growing (it then repeats); only multipliers within about 0.1 % of 1 applied to
  * intervals of millions of ms can still be growing here. Runs compute every interval, so they
  * are exact however long they last.
@@ -124,7 +124,7 @@ function paramsOf(b: GoogleBackOff): GoogleParams {
  * 1250 ms). For the executor its `maxElapsedMs` is `Infinity`: the budget is the run's rule,
  * and no attempt is cut short at it (the Java class has no such deadline either).
  *
- * `describe()` shows the intervals and the whole-millisecond range and mean of the waits
+ * `describePolicy()` shows the intervals and the whole-millisecond range and mean of the waits
  * exactly (for interval 1125 and factor 0.5: 562 to 1688 ms).
  *
  * `withMaxAttempts()` and `withMaxElapsed()` keep Google's rules; `withJitter()`,
@@ -219,7 +219,7 @@ function floorIntegral(x: number): number {
 }
 
 /**
- * The exact range and mean of a Google run's wait at row `n` (describe()'s row): whole ms, from
+ * The exact range and mean of a Google run's wait at row `n` (describePolicy()'s row): whole ms, from
  * the draw at random 0 to the draw at random 1 − 2^−53, mean `E[floor(min + r·(max − min + 1))]`.
  * @internal
  */

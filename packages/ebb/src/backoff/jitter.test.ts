@@ -1,12 +1,12 @@
-import { expect, it, describe as suite } from 'vitest';
-import { describe } from './describe.js';
+import { describe, expect, it } from 'vitest';
+import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
 import { jitterLabel } from './jitter.js';
 import { NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 const base = { initialDelayMs: 100, multiplier: 2 } as const;
 
-suite('jitter', () => {
+describe('jitter', () => {
   it('none: the curve itself', () => {
     expect(run(exponential({ ...base, jitter: 'none' }), 3, 0.3)).toEqual([100, 200, 400]);
   });
@@ -44,7 +44,7 @@ suite('jitter', () => {
     expect(run(b, 3, 0)).toEqual([5, 5, 5]);
     // r = 0.5 from 5: U[5, 15] → 10; then U[5, 30] → 17.5; then U[5, 52.5] → 28.75.
     expect(run(b, 3, 0.5)).toEqual([10, 17.5, 28.75]);
-    expect(describe(b, 2).rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
+    expect(describePolicy(b, 2).rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
       [5, 15],
       [5, 45],
     ]);

@@ -1,8 +1,8 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { linear } from './linear.js';
 import { delays } from './test-helpers.js';
 
-suite('linear', () => {
+describe('linear', () => {
   it('adds incrementMs per failure, defaulting to initialDelayMs', () => {
     expect(delays(linear(), 4)).toEqual([100, 200, 300, 400]);
     expect(delays(linear({ initialDelayMs: 100, incrementMs: 50 }), 4)).toEqual([100, 150, 200, 250]);

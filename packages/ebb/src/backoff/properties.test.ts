@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Random, seeded } from '../core/random.js';
 import type { Backoff } from './backoff.js';
 import { constant } from './constant.js';
@@ -112,7 +112,7 @@ function checkRow(b: Backoff, n: number): void {
   }
 }
 
-suite('every policy, every row: finite, non-negative, inside its own bounds', () => {
+describe('every policy, every row: finite, non-negative, inside its own bounds', () => {
   it('holds for every preset at rows 1…64 and far rows', () => {
     for (const b of everyPreset) {
       for (let n = 1; n <= 64; n++) checkRow(b, n);
@@ -190,7 +190,7 @@ function expectMean(b: Backoff, n: number, random: Random, minDraws?: number): v
 }
 
 // Statistics over millions of draws: skipped by `npm run mutation`, where they would take minutes a mutant.
-suite.skipIf(process.env.EBB_MUTATION === '1')(
+describe.skipIf(process.env.EBB_MUTATION === '1')(
   'sampled means match describe’s meanDelayMs within 2 % (100,000 draws or more)',
   () => {
     it('for every preset, rows 1…8', () => {
@@ -204,7 +204,7 @@ suite.skipIf(process.env.EBB_MUTATION === '1')(
         fc.property(policy, fc.integer({ min: 1, max: 12 }), (b, n) => {
           // Decorrelated rows are heavy-tailed (the squared coefficient of variation grows like
           // (4/3)^n) and a sample underestimates their variance, so check rows 1–4 with a million
-          // draws (about 15 standard errors inside 2 %). describe()'s accuracy further out is
+          // draws (about 15 standard errors inside 2 %). describePolicy()'s accuracy further out is
           // tested against long simulations in decorrelated.test.ts.
           if (b.segments[0]?.jitter === 'decorrelated') expectMean(b, Math.min(n, 4), random, 1_000_000);
           else expectMean(b, n, random);

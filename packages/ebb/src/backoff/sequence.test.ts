@@ -1,8 +1,8 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sequence } from './sequence.js';
 import { delays } from './test-helpers.js';
 
-suite('sequence', () => {
+describe('sequence', () => {
   it('reads the table and repeats its last entry', () => {
     expect(delays(sequence({ delaysMs: [0, 1_000, 5_000] }), 5)).toEqual([0, 1_000, 5_000, 5_000, 5_000]);
   });

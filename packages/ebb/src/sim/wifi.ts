@@ -33,7 +33,7 @@ export interface DcfBackoffOptions {
  * not wait before its first attempt, while a DCF station always backs off before it transmits.
  *
  * @example
- * describe(dcfBackoff({ cwMin: 15, stages: 6 }), 3).rows.map((r) => r.maxDelayMs / 0.05) // [15, 31, 63]
+ * describePolicy(dcfBackoff({ cwMin: 15, stages: 6 }), 3).rows.map((r) => r.maxDelayMs / 0.05) // [15, 31, 63]
  */
 export function dcfBackoff(options?: DcfBackoffOptions): Backoff {
   const where = 'dcfBackoff()';
