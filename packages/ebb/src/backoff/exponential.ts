@@ -31,8 +31,8 @@ export interface ExponentialOptions extends LimitOptions {
  * Defaults: 100 ms, ×2, no jitter, no cap, no limit. A bare `exponential()` has no end and no
  * spread, so `retry()` and `poll()` refuse it with a `RangeError` until it gets `maxAttempts` or
  * `maxElapsedMs` — or an explicit `maxAttempts: Infinity`, which means "retry forever" on
- * purpose. Real clients want jitter and a cap too; `presets.default` (100 ms, ×2, 20 s cap, full
- * jitter, 5 attempts) has all three.
+ * purpose. Real clients want jitter and a cap too; `presets.default` ({@link defaultBackoff}) has all
+ * three.
  *
  * @example
  * exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 10_000, jitter: 'full', maxAttempts: 6 })

@@ -57,7 +57,7 @@ export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
  */
 export const presets = /* @__PURE__ */ Object.freeze({
   /**
-   * ebb's own: exponential from 100 ms, ×2, 20 s cap, full jitter, 5 attempts. See {@link defaultBackoff}.
+   * ebb's own, {@link defaultBackoff} (its values, and why).
    * Pairs with `standard` from `ebb/http` (`withRetry()`'s default classifier).
    */
   default: defaultBackoff,
