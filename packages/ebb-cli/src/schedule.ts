@@ -35,7 +35,7 @@ export function schedule(
     throw new UsageError(`--attempts expects a whole number of rows from 0 to ${MAX_ROWS}, got "${flags.attempts}"`);
   }
   if (flags.seed !== undefined && !flags.sample) throw new UsageError('--seed only applies with --sample');
-  const { name, info, backoff } = policyFromFlags(flags);
+  const { name, info, backoff, summary } = policyFromFlags(flags);
   if (flags.sample) {
     const seed = flags.seed === undefined ? randomSeed() : parseSeed(flags.seed);
     return sampled(name, backoff, rows, seed, flags.json === true);
@@ -45,7 +45,7 @@ export function schedule(
     return { stdout: `${JSON.stringify({ name, rows: s.rows, stopsAfterAttempt: s.stopsAfterAttempt }, null, 2)}\n` };
   const head = info
     ? [`${info.id} — ${info.title}`, `source: ${info.source}`, ...(info.note ? [`note: ${info.note}`] : [])]
-    : [`${name} — ${summary(backoff)}`];
+    : [`${name} — ${summary}`];
   const body = table(
     ['attempt', 'delay', 'min', 'max', 'mean'],
     s.rows.map((r) => [
@@ -100,31 +100,6 @@ function sampled(name: string, backoff: Backoff, count: number, seed: number, js
   return {
     stdout: `${name} — one run with seed ${seed}, every attempt failing at once\n\n${body}\n\n${reason}\n`,
   };
-}
-
-/** A one-line description of a custom policy's parameters. */
-function summary(b: Backoff): string {
-  return b.segments
-    .map((s) => {
-      const c = s.curve;
-      const parts: string[] = [];
-      if (c.type === 'exponential') parts.push(`exponential ${formatDuration(c.initialDelayMs)} ×${c.multiplier}`);
-      else if (c.type === 'linear')
-        parts.push(`linear ${formatDuration(c.initialDelayMs)} +${formatDuration(c.incrementMs)}`);
-      else if (c.type === 'constant') parts.push(`constant ${formatDuration(c.delayMs)}`);
-      else if (c.type === 'slotted') parts.push(`slotted ${formatDuration(c.slotMs)} slots, CW ${c.cwMin}…${c.cwMax}`);
-      else parts.push(`sequence ${c.delaysMs.map(formatDuration).join(', ')}`);
-      if (typeof s.jitter === 'object') {
-        parts.push(
-          s.jitter.kind === 'proportional' ? `±${s.jitter.factor * 100} %` : `+U[0, ${formatDuration(s.jitter.maxMs)}]`,
-        );
-      } else if (s.jitter !== 'none') parts.push(`${s.jitter} jitter`);
-      if (s.ceiling !== Infinity) parts.push(`ceiling ${s.ceiling}`);
-      if (s.maxIntervalMs !== Infinity) parts.push(`interval cap ${formatDuration(s.maxIntervalMs)}`);
-      if (s.maxDelayMs !== Infinity) parts.push(`cap ${formatDuration(s.maxDelayMs)}`);
-      return parts.join(', ');
-    })
-    .join('; then ');
 }
 
 /**

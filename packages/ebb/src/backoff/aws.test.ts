@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AWS_DELAY_BASES, AwsStandardBackOff, awsBackoffDelay, awsBoundedHint, awsStandardBackOff } from './aws.js';
 import { Backoff } from './backoff.js';
 import { describePolicy } from './describe.js';
+import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
 // The SDK's rule, as aws.ts cites it from @smithy/core's StandardRetryStrategy and
@@ -38,7 +39,7 @@ describe('awsStandardBackOff', () => {
       '2026': { base: 50, throttling: 1_000 },
       'pre-2026': { base: 100, throttling: 500 },
     });
-    expect(b.segments).toEqual([
+    expect(b[SEGMENTS]).toEqual([
       {
         curve: { type: 'exponential', initialDelayMs: 50, multiplier: 2 },
         jitter: 'full',

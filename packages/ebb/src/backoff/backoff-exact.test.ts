@@ -5,7 +5,7 @@ import { constant } from './constant.js';
 import { describePolicy, describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 import { googleExponentialBackOff } from './google.js';
-import { capped, locate, nominal } from './segment.js';
+import { capped, locate, nominal, SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
@@ -43,8 +43,8 @@ describe('with… methods: the method named in every message, and "said forever"
     expect(unlimited.maxElapsedMs).toBe(Infinity);
     expect(saidForever(unlimited)).toBe(false);
     expect(saidForever(googleExponentialBackOff().withMaxDelay(1_000))).toBe(false);
-    expect(saidForever(new Backoff(exponential().segments, Infinity, Infinity))).toBe(false);
-    expect(saidForever(new Backoff(exponential().segments, Infinity, Infinity, true))).toBe(true);
+    expect(saidForever(new Backoff(exponential()[SEGMENTS], Infinity, Infinity))).toBe(false);
+    expect(saidForever(new Backoff(exponential()[SEGMENTS], Infinity, Infinity, true))).toBe(true);
   });
 });
 
@@ -88,7 +88,7 @@ describe('slotted windows', () => {
   it("nominal() and capped() of a slotted segment are describePolicy()'s delayMs: (W − 1) slots", () => {
     // slotMs 0.5, cwMin 1, cap 7: windows min(4, 15) = 4, 8, min(16, 15) = 15, 15 → 1.5, 3.5, 7, 7.
     const b = slotted({ slotMs: 0.5, cwMin: 1, cwMax: 20, maxDelayMs: 7 });
-    const s = b.segments[0] as Backoff['segments'][number];
+    const s = b[SEGMENTS][0] as Backoff[typeof SEGMENTS][number];
     const rows = [1, 2, 3, 4];
     expect(rows.map((k) => nominal(s, k))).toEqual([1.5, 3.5, 7, 7]);
     expect(rows.map((k) => capped(s, k))).toEqual([1.5, 3.5, 7, 7]);
@@ -98,10 +98,10 @@ describe('slotted windows', () => {
 
 describe('locate', () => {
   it('finds the segment and the row within it, and names a row past a malformed policy', () => {
-    const [a, b] = [constant({ delayMs: 1 }).segments[0], constant({ delayMs: 2 }).segments[0]];
+    const [a, b] = [constant({ delayMs: 1 })[SEGMENTS][0], constant({ delayMs: 2 })[SEGMENTS][0]];
     const chained = new Backoff([{ ...a, rows: 2 } as never, b as never], Infinity, Infinity);
-    expect(locate(chained, 2)).toEqual([chained.segments[0], 2]);
-    expect(locate(chained, 3)).toEqual([chained.segments[1], 1]);
+    expect(locate(chained, 2)).toEqual([chained[SEGMENTS][0], 2]);
+    expect(locate(chained, 3)).toEqual([chained[SEGMENTS][1], 1]);
     // The constructor trusts its input: a last segment with finite rows is a bug, reported as one.
     const short = new Backoff([{ ...a, rows: 2 } as never], Infinity, Infinity);
     expect(() => locate(short, 3)).toThrow(new RangeError('row 3 is past the end of the policy'));

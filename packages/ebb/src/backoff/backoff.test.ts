@@ -4,6 +4,7 @@ import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
+import { SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { always, delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
@@ -12,12 +13,12 @@ describe('Backoff values', () => {
     const a = exponential({ initialDelayMs: 10 });
     const b = a.withMaxAttempts(3).withJitter('full').withMaxDelay(15).withMaxElapsed(99);
     expect(a.maxAttempts).toBe(Infinity);
-    expect(a.segments[0]?.jitter).toBe('none');
+    expect(a[SEGMENTS][0]?.jitter).toBe('none');
     expect(b.maxAttempts).toBe(3);
     expect(b.maxElapsedMs).toBe(99);
     expect(Object.isFrozen(a)).toBe(true);
-    expect(Object.isFrozen(a.segments)).toBe(true);
-    expect(Object.isFrozen(a.segments[0])).toBe(true);
+    expect(Object.isFrozen(a[SEGMENTS])).toBe(true);
+    expect(Object.isFrozen(a[SEGMENTS][0])).toBe(true);
     expect(() => {
       (a as { maxAttempts: number }).maxAttempts = 5;
     }).toThrow(TypeError);
@@ -304,7 +305,7 @@ describe('chain', () => {
     expect(inner.maxAttempts).toBe(7);
     const c = chain(inner.withMaxAttempts(3), constant({ delayMs: 9, maxAttempts: 3 }));
     expect(run(c, 6)).toEqual([1, 1, 9, 9, -1, -1]);
-    expect(c.segments.map((s) => s.rows)).toEqual([2, Infinity]);
+    expect(c[SEGMENTS].map((s) => s.rows)).toEqual([2, Infinity]);
     expect(c.maxAttempts).toBe(5);
     // The explicit "forever" of second carries over; without it, the chain is not said forever.
     expect(saidForever(chain(constant({ maxAttempts: 2 }), constant({ maxAttempts: Infinity })))).toBe(true);
@@ -314,7 +315,7 @@ describe('chain', () => {
 
   it('a first part of one attempt contributes no rows', () => {
     const c = chain(slotted({ slotMs: 1, maxAttempts: 1 }), constant({ delayMs: 7 }));
-    expect(c.segments.length).toBe(1);
+    expect(c[SEGMENTS].length).toBe(1);
     expect(c.start(always(0)).next()).toBe(7);
   });
 });

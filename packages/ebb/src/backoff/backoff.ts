@@ -2,7 +2,7 @@ import type { Random } from '../core/random.js';
 import { check, checkKeys, LIMIT_MS, optionsObject, type Rule, show } from '../core/validate.js';
 import { type Jitter, normalizeJitter } from './jitter.js';
 import { checkSegment, drawDelay, kindOf } from './row.js';
-import type { Curve, Segment } from './segment.js';
+import { type Curve, SEGMENTS, type Segment } from './segment.js';
 
 export { MAX_DELAY_MS } from './segment.js';
 
@@ -110,7 +110,7 @@ const LIMIT_KEYS = ['jitter', ...Object.keys(LIMITS)];
  */
 export class Backoff implements BackoffPolicy {
   /** @internal The stretches of the policy, in order: the internal representation (segment.ts). */
-  readonly segments: readonly Segment[];
+  readonly [SEGMENTS]: readonly Segment[];
   /** Total calls allowed, the first included; `Infinity` when only time or nothing stops it. */
   readonly maxAttempts: number;
   /** Time budget of a whole operation in milliseconds; `Infinity` for none. */
@@ -121,7 +121,7 @@ export class Backoff implements BackoffPolicy {
    * said `maxAttempts: Infinity` explicitly.
    */
   constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number, unbounded = false) {
-    this.segments = Object.freeze(segments.map((s) => Object.freeze({ ...s })));
+    this[SEGMENTS] = Object.freeze(segments.map((s) => Object.freeze({ ...s })));
     this.maxAttempts = maxAttempts;
     this.maxElapsedMs = maxElapsedMs;
     if (unbounded && maxAttempts === Infinity) forever.add(this);
@@ -144,13 +144,13 @@ export class Backoff implements BackoffPolicy {
    */
   withMaxAttempts(maxAttempts: number): Backoff {
     // Said explicitly: the constructor records it when the value is Infinity, and only then.
-    return new Backoff(this.segments, limit('withMaxAttempts', 'maxAttempts', maxAttempts), this.maxElapsedMs, true);
+    return new Backoff(this[SEGMENTS], limit('withMaxAttempts', 'maxAttempts', maxAttempts), this.maxElapsedMs, true);
   }
 
   /** The same policy with a time budget for the whole operation (`Infinity`: none). */
   withMaxElapsed(maxElapsedMs: number): Backoff {
     const ms = limit('withMaxElapsed', 'maxElapsedMs', maxElapsedMs);
-    return new Backoff(this.segments, this.maxAttempts, ms, forever.has(this));
+    return new Backoff(this[SEGMENTS], this.maxAttempts, ms, forever.has(this));
   }
 
   /** The same policy with a hard cap on every delay (`Infinity`: none). */
@@ -165,14 +165,14 @@ export class Backoff implements BackoffPolicy {
 
   /** The same policy truncated: rows after row `ceiling` repeat it. Single-segment policies only. */
   withCeiling(ceiling: number): Backoff {
-    if (this.segments.length > 1) {
+    if (this[SEGMENTS].length > 1) {
       throw new TypeError('withCeiling(): a chained policy has no single ceiling; set `ceiling` on its parts.');
     }
     return this.#map('withCeiling', { ceiling: limit('withCeiling', 'ceiling', ceiling) });
   }
 
   #map(method: string, change: Partial<Segment>): Backoff {
-    const segments = this.segments.map((s) => checkSegment(`${method}()`, { ...s, ...change }));
+    const segments = this[SEGMENTS].map((s) => checkSegment(`${method}()`, { ...s, ...change }));
     return new Backoff(segments, this.maxAttempts, this.maxElapsedMs, forever.has(this));
   }
 }
@@ -224,9 +224,9 @@ class Run implements BackoffRun {
   next(): number {
     const b = this.#backoff;
     if (++this.#failures >= b.maxAttempts) return -1;
-    let s = b.segments[this.#segment] as Segment;
+    let s = b[SEGMENTS][this.#segment] as Segment;
     if (++this.#row > s.rows) {
-      s = b.segments[++this.#segment] as Segment;
+      s = b[SEGMENTS][++this.#segment] as Segment;
       this.#row = 1;
     }
     const delay = drawDelay(s, this.#row, this.#random, this.#previous);

@@ -1,5 +1,6 @@
 import { invalid } from '../core/validate.js';
 import { Backoff, saidForever } from './backoff.js';
+import { SEGMENTS } from './segment.js';
 
 /**
  * Chains two policies: `first`'s rows until it runs out of attempts, then `second`'s rows from
@@ -30,13 +31,13 @@ export function chain(first: Backoff, second: Backoff): Backoff {
     );
   }
   let remaining = first.maxAttempts - 1;
-  const head = first.segments.map((s) => {
+  const head = first[SEGMENTS].map((s) => {
     const rows = Math.min(s.rows, remaining);
     remaining -= rows;
     return { ...s, rows };
   });
   return new Backoff(
-    [...head.filter((s) => s.rows > 0), ...second.segments],
+    [...head.filter((s) => s.rows > 0), ...second[SEGMENTS]],
     first.maxAttempts - 1 + second.maxAttempts,
     second.maxElapsedMs,
     saidForever(second),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from './constant.js';
+import { SEGMENTS } from './segment.js';
 import { delays, run } from './test-helpers.js';
 
 describe('constant', () => {
@@ -24,6 +25,6 @@ describe('constant', () => {
         'constant(): unknown option `delay`. Did you mean `delayMs`? Known options: delayMs, jitter, ceiling, maxIntervalMs, maxDelayMs, maxAttempts, maxElapsedMs.',
       ),
     );
-    expect(constant({ delayMs: 7 }).segments[0]?.curve).toEqual({ type: 'constant', delayMs: 7 });
+    expect(constant({ delayMs: 7 })[SEGMENTS][0]?.curve).toEqual({ type: 'constant', delayMs: 7 });
   });
 });

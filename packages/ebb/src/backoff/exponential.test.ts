@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
+import { SEGMENTS } from './segment.js';
 import { always, delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 describe('exponential', () => {
@@ -129,7 +130,7 @@ describe('exponential', () => {
     expect(delays(exponential({ initialDelayMs: 7, multiplier: 1 }), 3)).toEqual([7, 7, 7]);
     expect(delays(exponential({ initialDelayMs: 0 }), 2)).toEqual([0, 0]);
     expect(delays(exponential({ multiplier: 1e308 }), 2)).toEqual([100, Number.MAX_SAFE_INTEGER]);
-    expect(exponential({ multiplier: 3 }).segments[0]?.curve).toEqual({
+    expect(exponential({ multiplier: 3 })[SEGMENTS][0]?.curve).toEqual({
       type: 'exponential',
       initialDelayMs: 100,
       multiplier: 3,

@@ -7,6 +7,7 @@ import { describePolicy } from './describe.js';
 import { GoogleBackOff, googleExponentialBackOff, googleNextInterval, googleRandomizedInterval } from './google.js';
 import { presets } from './presets.js';
 import { sample } from './sample.js';
+import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
 /** Waits of a run whose attempts all fail at once, on a clock that moves by each wait. */
@@ -158,7 +159,7 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
       maxIntervalMs: 2_000_000_000,
       randomizationFactor: 0,
     });
-    const curve = slow.segments[0]?.curve as { delaysMs: readonly number[] };
+    const curve = slow[SEGMENTS][0]?.curve as { delaysMs: readonly number[] };
     expect(curve.delaysMs.length).toBe(10_000);
     expect(curve.delaysMs[9_999]).toBe(1_000_009_999);
   });
@@ -317,8 +318,8 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
       500, 0.5, 1.5, 60_000, 900_000,
     ]);
     expect([g.maxAttempts, g.maxElapsedMs]).toEqual([Infinity, Infinity]);
-    expect(g.segments[0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
-    expect(googleExponentialBackOff({ randomizationFactor: 0 }).segments[0]?.jitter).toBe('none');
+    expect(g[SEGMENTS][0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(googleExponentialBackOff({ randomizationFactor: 0 })[SEGMENTS][0]?.jitter).toBe('none');
     const given = googleExponentialBackOff({
       initialIntervalMs: 7,
       randomizationFactor: 0.25,
@@ -333,7 +334,7 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
       given.maxIntervalMs,
       given.maxElapsedTimeMs,
     ]).toEqual([7, 0.25, 3, 100, 5_000]);
-    expect(given.segments[0]?.curve).toEqual({ type: 'sequence', delaysMs: [7, 21, 63, 100] });
+    expect(given[SEGMENTS][0]?.curve).toEqual({ type: 'sequence', delaysMs: [7, 21, 63, 100] });
   });
 
   it('withMaxAttempts and withMaxElapsed keep Google rules; the other with… give an ebb policy with the budget as deadline', () => {

@@ -4,7 +4,7 @@ import { checkKeys, invalid, optionsObject } from '../core/validate.js';
 import { Backoff, type BackoffRun } from './backoff.js';
 import { draw } from './draw.js';
 import type { Jitter } from './jitter.js';
-import type { Segment } from './segment.js';
+import { SEGMENTS, type Segment } from './segment.js';
 import { sequenceCurve } from './sequence.js';
 
 /*
@@ -208,7 +208,7 @@ export class GoogleBackOff extends Backoff {
 
   /** These intervals under ebb's rules: the budget becomes the executor's deadline. */
   #ebb(): Backoff {
-    return new Backoff(this.segments, this.maxAttempts, paramsOf(this).maxElapsedTimeMs);
+    return new Backoff(this[SEGMENTS], this.maxAttempts, paramsOf(this).maxElapsedTimeMs);
   }
 }
 
@@ -228,7 +228,7 @@ export function googleRow(
   n: number,
 ): { attempt: number; delayMs: number; minDelayMs: number; maxDelayMs: number; meanDelayMs: number } {
   const p = paramsOf(b);
-  const c = b.segments[0]?.curve as { readonly delaysMs: readonly number[] };
+  const c = b[SEGMENTS][0]?.curve as { readonly delaysMs: readonly number[] };
   const interval = c.delaysMs[Math.min(n, c.delaysMs.length) - 1] as number;
   const f = p.randomizationFactor;
   const low = googleRandomizedInterval(f, 0, interval);

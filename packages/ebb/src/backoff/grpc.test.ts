@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describePolicy } from './describe.js';
 import { grpcRetryPolicy } from './grpc.js';
+import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
 const a6 = { maxAttempts: 4, initialBackoffMs: 100, maxBackoffMs: 1_000, backoffMultiplier: 2 };
@@ -95,7 +96,7 @@ describe('grpcRetryPolicy follows gRFC A6', () => {
     const b = grpcRetryPolicy({ ...a6, maxAttempts: 2, maxAttemptsLimit: 2 });
     expect(b.maxAttempts).toBe(2);
     expect(b.maxElapsedMs).toBe(Infinity);
-    expect(b.segments).toEqual([
+    expect(b[SEGMENTS]).toEqual([
       {
         curve: { type: 'exponential', initialDelayMs: 100, multiplier: 2 },
         jitter: 'full',

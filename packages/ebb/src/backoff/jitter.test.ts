@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
 import { jitterLabel } from './jitter.js';
+import { SEGMENTS } from './segment.js';
 import { NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 const base = { initialDelayMs: 100, multiplier: 2 } as const;
@@ -108,15 +109,15 @@ describe('jitter', () => {
     const b = exponential({ ...base, jitter: given });
     (given as { factor: number }).factor = 1;
     expect(run(b, 1, 0)).toEqual([50]);
-    expect(b.segments[0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
-    expect(Object.isFrozen(b.segments[0]?.jitter)).toBe(true);
-    const added = exponential({ ...base, jitter: { kind: 'additive', maxMs: 10 } }).segments[0]?.jitter;
+    expect(b[SEGMENTS][0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(Object.isFrozen(b[SEGMENTS][0]?.jitter)).toBe(true);
+    const added = exponential({ ...base, jitter: { kind: 'additive', maxMs: 10 } })[SEGMENTS][0]?.jitter;
     expect(added).toEqual({ kind: 'additive', maxMs: 10 });
     expect(Object.isFrozen(added)).toBe(true);
-    expect(exponential({ ...base, jitter: 'none' }).segments[0]?.jitter).toBe('none');
-    expect(exponential(base).segments[0]?.jitter).toBe('none');
+    expect(exponential({ ...base, jitter: 'none' })[SEGMENTS][0]?.jitter).toBe('none');
+    expect(exponential(base)[SEGMENTS][0]?.jitter).toBe('none');
     for (const kind of ['full', 'equal', 'decorrelated'] as const) {
-      expect(exponential({ ...base, jitter: kind }).segments[0]?.jitter).toBe(kind);
+      expect(exponential({ ...base, jitter: kind })[SEGMENTS][0]?.jitter).toBe(kind);
     }
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { linear } from './linear.js';
+import { SEGMENTS } from './segment.js';
 import { delays } from './test-helpers.js';
 
 describe('linear', () => {
@@ -21,7 +22,7 @@ describe('linear', () => {
   it('defaults incrementMs to the initial delay given, not to 100', () => {
     expect(delays(linear({ initialDelayMs: 30 }), 3)).toEqual([30, 60, 90]);
     expect(delays(linear({ incrementMs: 5 }), 3)).toEqual([100, 105, 110]);
-    expect(linear({ initialDelayMs: 30 }).segments[0]?.curve).toEqual({
+    expect(linear({ initialDelayMs: 30 })[SEGMENTS][0]?.curve).toEqual({
       type: 'linear',
       initialDelayMs: 30,
       incrementMs: 30,

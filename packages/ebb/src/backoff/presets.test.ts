@@ -5,6 +5,7 @@ import { findPreset, presetCatalog } from './catalog.js';
 import { describePolicy, describeRow } from './describe.js';
 import { googleExponentialBackOff, presets, truncatedBinary } from './presets.js';
 import { sample } from './sample.js';
+import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 const column = (
@@ -126,10 +127,10 @@ describe('presets reproduce their sources', () => {
       maxDelayMs: Infinity,
       rows: Infinity,
     };
-    expect(truncatedBinary().segments).toEqual([segment]);
-    expect(truncatedBinary({ ceiling: 10 }).segments).toEqual([segment]);
-    expect(truncatedBinary({ maxDelayMs: 10_000 }).segments).toEqual([segment]);
-    expect(truncatedBinary({ ceiling: 1, maxDelayMs: 8 }).segments[0]).toEqual({
+    expect(truncatedBinary()[SEGMENTS]).toEqual([segment]);
+    expect(truncatedBinary({ ceiling: 10 })[SEGMENTS]).toEqual([segment]);
+    expect(truncatedBinary({ maxDelayMs: 10_000 })[SEGMENTS]).toEqual([segment]);
+    expect(truncatedBinary({ ceiling: 1, maxDelayMs: 8 })[SEGMENTS][0]).toEqual({
       ...segment,
       curve: { type: 'exponential', initialDelayMs: 8, multiplier: 2 },
       ceiling: 1,

@@ -9,7 +9,7 @@ import type { Jitter } from './jitter.js';
 import { linear } from './linear.js';
 import { presets } from './presets.js';
 import { drawDelay } from './row.js';
-import { locate } from './segment.js';
+import { locate, SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
 import { slotted } from './slotted.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
@@ -102,8 +102,8 @@ function checkRow(b: Backoff, n: number): void {
   }
   expect(r.minDelayMs).toBeLessThanOrEqual(r.meanDelayMs * (1 + 1e-12));
   expect(r.meanDelayMs).toBeLessThanOrEqual(r.maxDelayMs * (1 + 1e-12));
-  const cap = b.segments.at(-1)?.maxDelayMs ?? Infinity;
-  if (b.segments.length === 1) expect(r.maxDelayMs).toBeLessThanOrEqual(cap);
+  const cap = b[SEGMENTS].at(-1)?.maxDelayMs ?? Infinity;
+  if (b[SEGMENTS].length === 1) expect(r.maxDelayMs).toBeLessThanOrEqual(cap);
   for (const random of [always(0), always(NEXT_BELOW_ONE), seeded(n)]) {
     const d = drawAt(b, n, random);
     expect(Number.isFinite(d)).toBe(true);
@@ -206,7 +206,7 @@ describe.skipIf(process.env.EBB_MUTATION === '1')(
           // (4/3)^n) and a sample underestimates their variance, so check rows 1–4 with a million
           // draws (about 15 standard errors inside 2 %). describePolicy()'s accuracy further out is
           // tested against long simulations in decorrelated.test.ts.
-          if (b.segments[0]?.jitter === 'decorrelated') expectMean(b, Math.min(n, 4), random, 1_000_000);
+          if (b[SEGMENTS][0]?.jitter === 'decorrelated') expectMean(b, Math.min(n, 4), random, 1_000_000);
           else expectMean(b, n, random);
         }),
         { numRuns: 60 },

@@ -19,6 +19,13 @@ import type { Jitter, JitterKind } from './jitter.js';
  */
 export const MAX_DELAY_MS: number = Number.MAX_SAFE_INTEGER;
 
+/**
+ * The key of a `Backoff`'s segments. The package does not export it, so the representation is
+ * not part of the public shape of a `Backoff` (only `maxAttempts`, `maxElapsedMs` and the methods
+ * are); `describePolicy()`, `describeRow()` and `sample()` are the public ways to read a policy. @internal
+ */
+export const SEGMENTS: unique symbol = Symbol('ebb.segments');
+
 /** What a curve's module gives its curve values (their prototype): the maths of one row. @internal */
 export interface CurveMaths {
   /** The un-randomized delay of row `n` (ceiling already applied), before caps; `cap` is the segment's. */
@@ -85,9 +92,9 @@ export function clampOf(s: Segment): number {
 }
 
 /** Where global row `n` falls: the segment and the row within it. @internal */
-export function locate(b: { readonly segments: readonly Segment[] }, n: number): [segment: Segment, row: number] {
+export function locate(b: { readonly [SEGMENTS]: readonly Segment[] }, n: number): [segment: Segment, row: number] {
   let k = n;
-  for (const s of b.segments) {
+  for (const s of b[SEGMENTS]) {
     if (k <= s.rows) return [s, k];
     k -= s.rows;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
 import { delays } from './test-helpers.js';
 
@@ -48,7 +49,7 @@ describe('sequence', () => {
   it('accepts a one-entry table and freezes its copy', () => {
     const b = sequence({ delaysMs: [7] });
     expect(delays(b, 3)).toEqual([7, 7, 7]);
-    const curve = b.segments[0]?.curve;
+    const curve = b[SEGMENTS][0]?.curve;
     expect(curve).toEqual({ type: 'sequence', delaysMs: [7] });
     expect(Object.isFrozen(curve?.type === 'sequence' ? curve.delaysMs : undefined)).toBe(true);
   });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describePolicy } from './describe.js';
+import { SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
@@ -117,6 +118,6 @@ describe('slotted', () => {
   it('defaults cwMax to cwMin when cwMin is above 1023', () => {
     const b = slotted({ slotMs: 1, cwMin: 2000 });
     expect(describePolicy(b, 2).rows.map((r) => r.maxDelayMs)).toEqual([2000, 2000]);
-    expect(b.segments[0]?.curve).toEqual({ type: 'slotted', slotMs: 1, cwMin: 2000, cwMax: 2000 });
+    expect(b[SEGMENTS][0]?.curve).toEqual({ type: 'slotted', slotMs: 1, cwMin: 2000, cwMax: 2000 });
   });
 });
