@@ -177,7 +177,6 @@ type Exponential = { readonly initialDelayMs: number; readonly multiplier: numbe
  * policy does not carry the mean's machinery.
  */
 export const decorrelatedJitter: JitterKind = {
-  form: "'decorrelated'",
   chained: true,
   draw(_d, random, s, k, previous) {
     const { initialDelayMs: base, multiplier } = s.curve as unknown as Exponential;

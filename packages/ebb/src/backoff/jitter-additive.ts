@@ -9,7 +9,6 @@ type Additive = { readonly kind: 'additive'; readonly maxMs: number };
  * Google Drive's "+ random_number_milliseconds".
  */
 export const additiveJitter: JitterKind = {
-  form: "{ kind: 'additive', maxMs }",
   parse(where, value) {
     checkKeys(`${where} jitter`, value, ['kind', 'maxMs']);
     const maxMs = check(where, 'jitter.maxMs', (value as { maxMs?: unknown }).maxMs, DURATION_MS);

@@ -6,7 +6,6 @@ import type { JitterKind } from './jitter.js';
  * Jitter", Brooker, 2015).
  */
 export const fullJitter: JitterKind = {
-  form: "'full'",
   draw: (d, random) => draw(random) * d,
   span: (d) => [0, d],
 };

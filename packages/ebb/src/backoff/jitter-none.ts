@@ -2,7 +2,6 @@ import type { JitterKind } from './jitter.js';
 
 /** `'none'`: every wait is the curve's delay `d`. */
 export const noJitter: JitterKind = {
-  form: "'none'",
   draw: (d) => d,
   span: (d) => [d, d],
 };

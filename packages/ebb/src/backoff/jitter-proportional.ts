@@ -11,7 +11,6 @@ type Proportional = { readonly kind: 'proportional'; readonly factor: number };
  * the Google HTTP client's randomization factor, gRPC's ±20 %.
  */
 export const proportionalJitter: JitterKind = {
-  form: "{ kind: 'proportional', factor }",
   parse(where, value) {
     checkKeys(`${where} jitter`, value, ['kind', 'factor']);
     const factor = check(where, 'jitter.factor', (value as { factor?: unknown }).factor, FACTOR);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
-import { jitterLabel } from './jitter.js';
-import { SEGMENTS } from './segment.js';
+import { FORMS, jitterKind, jitterLabel, KINDS } from './jitter.js';
+import { SEGMENTS, type Segment } from './segment.js';
 import { NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 const base = { initialDelayMs: 100, multiplier: 2 } as const;
@@ -125,5 +125,33 @@ describe('jitter', () => {
     expect(jitterLabel('full')).toBe('full');
     expect(jitterLabel({ kind: 'proportional', factor: 0.5 })).toBe('proportional:0.5');
     expect(jitterLabel({ kind: 'additive', maxMs: 1000 })).toBe('additive:1000ms');
+  });
+});
+
+describe('one module per jitter kind, one table of them', () => {
+  it("the message's written forms name every kind of the table, in its order", () => {
+    expect([...FORMS.matchAll(/'(\w+)'/g)].map((m) => m[1])).toEqual(Object.keys(KINDS));
+  });
+
+  it('every kind draws inside the bounds it declares, for random at 0, 1 − 2⁻⁵³ and in between', () => {
+    const jitters = [
+      'none',
+      'full',
+      'equal',
+      { kind: 'proportional', factor: 0.3 },
+      { kind: 'additive', maxMs: 7 },
+    ] as const;
+    for (const jitter of jitters) {
+      const s = exponential({ initialDelayMs: 10, jitter })[SEGMENTS][0] as Segment;
+      const kind = jitterKind(s.jitter);
+      for (const d of [0, 5e-324, 1, 37.5, 1e300]) {
+        const [low, high] = (kind.span as NonNullable<typeof kind.span>)(d, s);
+        for (const r of [0, 0.25, 0.5, 1 - 2 ** -53]) {
+          const x = kind.draw(d, () => r, s, 1, 0);
+          expect(x, `${JSON.stringify(jitter)} d=${d} r=${r}`).toBeGreaterThanOrEqual(low);
+          expect(x, `${JSON.stringify(jitter)} d=${d} r=${r}`).toBeLessThanOrEqual(high);
+        }
+      }
+    }
   });
 });

@@ -36,11 +36,10 @@ export type Jitter =
 
 /**
  * One kind of jitter, in one module (`jitter-full.ts`, …, `decorrelated.ts`): how it is written,
- * checked, drawn and bounded. A new kind is a new module and one entry in {@link KINDS}. @internal
+ * checked, drawn and bounded. A new kind is a new module, one entry in {@link KINDS} and its
+ * written form in {@link FORMS} (a test checks that the two list the same kinds). @internal
  */
 export interface JitterKind {
-  /** How the option is written, for messages: `'full'`, `{ kind: 'proportional', factor }`. */
-  readonly form: string;
   /** Object forms only: checks the fields and returns the jitter, frozen. String forms have none. */
   parse?(where: string, value: object): Jitter;
   /**
@@ -61,7 +60,7 @@ export interface JitterKind {
 }
 
 /** Every kind by the name the option uses (`'full'`, or the object form's `kind`), in documentation order. */
-const KINDS: Readonly<Record<string, JitterKind>> = {
+export const KINDS: Readonly<Record<string, JitterKind>> = {
   none: noJitter,
   full: fullJitter,
   equal: equalJitter,
@@ -69,6 +68,14 @@ const KINDS: Readonly<Record<string, JitterKind>> = {
   proportional: proportionalJitter,
   additive: additiveJitter,
 };
+
+/**
+ * How each kind is written, in the order of {@link KINDS}, for the message that refuses a bad
+ * `jitter` (a literal: building it from the kinds would put these strings in every bundle twice
+ * over). @internal
+ */
+export const FORMS =
+  "'none', 'full', 'equal', 'decorrelated', { kind: 'proportional', factor } or { kind: 'additive', maxMs }";
 
 /** The kind of a (normalized) jitter. @internal */
 export function jitterKind(jitter: Jitter): JitterKind {
@@ -83,14 +90,7 @@ export function normalizeJitter(where: string, value: unknown): Jitter {
   const kind = typeof name === 'string' && Object.hasOwn(KINDS, name) ? KINDS[name] : undefined;
   if (kind?.parse && isObject) return kind.parse(where, value);
   if (kind && !kind.parse && !isObject) return name as Jitter;
-  const forms = Object.values(KINDS).map((k) => k.form);
-  return invalid(
-    where,
-    'jitter',
-    value,
-    `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`,
-    "Full jitter ('full') suits most clients.",
-  );
+  return invalid(where, 'jitter', value, FORMS, "Full jitter ('full') suits most clients.");
 }
 
 /**

@@ -20,7 +20,6 @@ function cappedWindow(curve: Slots, k: number, cap: number): number {
 
 /** The slot draw, which stands in for jitter: a whole number of slots, uniform in 0 … W−1. */
 const SLOTS: JitterKind = {
-  form: 'slots',
   draw(_d, random, s, k) {
     const c = s.curve as unknown as Slots;
     const cap = capOf(s);
