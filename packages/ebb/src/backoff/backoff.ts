@@ -229,8 +229,9 @@ class Run implements BackoffRun {
       s = b[SEGMENTS][++this.#segment] as Segment;
       this.#row = 1;
     }
-    const delay = drawDelay(s, this.#row, this.#random, this.#previous);
-    if (kindOf(s).chained) this.#previous = delay;
+    const kind = kindOf(s);
+    const delay = drawDelay(s, this.#row, this.#random, this.#previous, kind);
+    if (kind.chained) this.#previous = delay;
     return delay;
   }
 }

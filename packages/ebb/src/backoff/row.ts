@@ -23,8 +23,8 @@ export function checkSegment(where: string, s: Segment): Segment {
  * decorrelated jitter; ignored by the others and on row 1). Finite and non-negative for every
  * `k` up to `Number.MAX_SAFE_INTEGER` and every `random` in [0, 1). @internal
  */
-export function drawDelay(s: Segment, k: number, random: Random, previous: number): number {
-  const delay = kindOf(s).draw(capped(s, k), random, s, k, previous);
+export function drawDelay(s: Segment, k: number, random: Random, previous: number, kind = kindOf(s)): number {
+  const delay = kind.draw(capped(s, k), random, s, k, previous);
   const clamp = clampOf(s);
   return delay < clamp ? delay : clamp;
 }

@@ -81,8 +81,8 @@ export function nominal(s: Segment, k: number): number {
 
 /** The un-randomized delay of row `k`, capped. Never NaN, never Infinity. @internal */
 export function capped(s: Segment, k: number): number {
-  const d = nominal(s, k);
   const cap = capOf(s);
+  const d = s.curve.at(Math.min(k, s.ceiling), cap);
   return d < cap ? d : cap;
 }
 
