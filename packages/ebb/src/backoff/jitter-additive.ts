@@ -1,6 +1,6 @@
 import { check, checkKeys, DURATION_MS } from '../core/validate.js';
 import { draw } from './draw.js';
-import type { JitterKind } from './jitter.js';
+import type { JitterKind, Span } from './jitter.js';
 
 type Additive = { readonly kind: 'additive'; readonly maxMs: number };
 
@@ -15,5 +15,7 @@ export const additiveJitter: JitterKind = {
     return Object.freeze({ kind: 'additive', maxMs });
   },
   draw: (d, random, s) => d + draw(random) * (s.jitter as Additive).maxMs,
-  span: (d, s) => [d, d + (s.jitter as Additive).maxMs],
 };
+
+/** The bounds of {@link additiveJitter}'s draw, for `describeRow()`. */
+export const additiveSpan: Span = (d, s) => [d, d + (s.jitter as Additive).maxMs];

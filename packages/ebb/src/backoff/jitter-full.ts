@@ -1,5 +1,5 @@
 import { draw } from './draw.js';
-import type { JitterKind } from './jitter.js';
+import type { JitterKind, Span } from './jitter.js';
 
 /**
  * `'full'`: `r·d`, uniform in [0, d), mean d/2 (AWS Architecture Blog, "Exponential Backoff and
@@ -7,5 +7,7 @@ import type { JitterKind } from './jitter.js';
  */
 export const fullJitter: JitterKind = {
   draw: (d, random) => draw(random) * d,
-  span: (d) => [0, d],
 };
+
+/** The bounds of {@link fullJitter}'s draw, for `describeRow()`. */
+export const fullSpan: Span = (d) => [0, d];

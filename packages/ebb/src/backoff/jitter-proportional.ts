@@ -1,6 +1,6 @@
 import { check, checkKeys, type Rule } from '../core/validate.js';
 import { draw } from './draw.js';
-import type { JitterKind } from './jitter.js';
+import type { JitterKind, Span } from './jitter.js';
 
 const FACTOR: Rule = { max: 1, fix: 'A factor of 0.5 spreads each delay over ±50 %.' };
 
@@ -20,8 +20,10 @@ export const proportionalJitter: JitterKind = {
     const f = (s.jitter as Proportional).factor;
     return d * (1 - f + 2 * f * draw(random));
   },
-  span(d, s) {
-    const f = (s.jitter as Proportional).factor;
-    return [d * (1 - f), d * (1 + f)];
-  },
+};
+
+/** The bounds of {@link proportionalJitter}'s draw, for `describeRow()`. */
+export const proportionalSpan: Span = (d, s) => {
+  const f = (s.jitter as Proportional).factor;
+  return [d * (1 - f), d * (1 + f)];
 };

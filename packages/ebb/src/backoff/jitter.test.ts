@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { describePolicy } from './describe.js';
+import { describePolicy, SPANS } from './describe.js';
 import { exponential } from './exponential.js';
-import { FORMS, jitterKind, jitterLabel, KINDS } from './jitter.js';
+import { FORMS, jitterKind, jitterLabel, jitterName, KINDS, type Span } from './jitter.js';
 import { SEGMENTS, type Segment } from './segment.js';
 import { NEXT_BELOW_ONE, run } from './test-helpers.js';
 
@@ -133,6 +133,10 @@ describe('one module per jitter kind, one table of them', () => {
     expect([...FORMS.matchAll(/'(\w+)'/g)].map((m) => m[1])).toEqual(Object.keys(KINDS));
   });
 
+  it('every kind but decorrelated (a Markov chain) has its bounds in describe’s table', () => {
+    expect(Object.keys(SPANS)).toEqual(Object.keys(KINDS).filter((k) => k !== 'decorrelated'));
+  });
+
   it('every kind draws inside the bounds it declares, for random at 0, 1 − 2⁻⁵³ and in between', () => {
     const jitters = [
       'none',
@@ -145,7 +149,7 @@ describe('one module per jitter kind, one table of them', () => {
       const s = exponential({ initialDelayMs: 10, jitter })[SEGMENTS][0] as Segment;
       const kind = jitterKind(s.jitter);
       for (const d of [0, 5e-324, 1, 37.5, 1e300]) {
-        const [low, high] = (kind.span as NonNullable<typeof kind.span>)(d, s);
+        const [low, high] = (SPANS[jitterName(s.jitter)] as Span)(d, s);
         for (const r of [0, 0.25, 0.5, 1 - 2 ** -53]) {
           const x = kind.draw(d, () => r, s, 1, 0);
           expect(x, `${JSON.stringify(jitter)} d=${d} r=${r}`).toBeGreaterThanOrEqual(low);

@@ -36,8 +36,10 @@ export type Jitter =
 
 /**
  * One kind of jitter, in one module (`jitter-full.ts`, …, `decorrelated.ts`): how it is written,
- * checked, drawn and bounded. A new kind is a new module, one entry in {@link KINDS} and its
- * written form in {@link FORMS} (a test checks that the two list the same kinds). @internal
+ * checked and drawn; the same module exports its bounds (a {@link Span}) for `describeRow()`, as
+ * a separate value so that a program that never describes a policy does not carry them. A new
+ * kind is a new module, one entry in {@link KINDS}, its written form in {@link FORMS} and its
+ * span in `describe.ts`'s `SPANS` (tests check that the three list the same kinds). @internal
  */
 export interface JitterKind {
   /** Object forms only: checks the fields and returns the jitter, frozen. String forms have none. */
@@ -47,17 +49,18 @@ export interface JitterKind {
    * delay after caps, `previous` the segment's last wait (for kinds marked `chained`).
    */
   draw(d: number, random: Random, s: Segment, k: number, previous: number): number;
-  /**
-   * The draw is uniform on [low, high] (a point when they are equal): `describeRow()` takes the
-   * row's min, max and mean from this, under the clamp. Absent for decorrelated jitter, whose
-   * rows are a Markov chain (`decorrelated.ts` computes them).
-   */
-  span?(d: number, s: Segment): readonly [low: number, high: number];
   /** Each draw depends on the previous one: the run keeps it. */
   readonly chained?: boolean;
   /** Refuses a segment this kind cannot honour (decorrelated: other curves, caps before jitter). */
   check?(where: string, s: Segment): void;
 }
+
+/**
+ * The bounds of a kind's draw: it is uniform on [low, high] (a point when they are equal), so
+ * `describeRow()` takes the row's minimum, maximum and mean from them, under the clamp.
+ * Decorrelated jitter has none: its rows are a Markov chain (`decorrelated.ts` computes them). @internal
+ */
+export type Span = (d: number, s: Segment) => readonly [low: number, high: number];
 
 /** Every kind by the name the option uses (`'full'`, or the object form's `kind`), in documentation order. */
 export const KINDS: Readonly<Record<string, JitterKind>> = {
@@ -79,7 +82,12 @@ export const FORMS =
 
 /** The kind of a (normalized) jitter. @internal */
 export function jitterKind(jitter: Jitter): JitterKind {
-  return KINDS[typeof jitter === 'string' ? jitter : jitter.kind] as JitterKind;
+  return KINDS[jitterName(jitter)] as JitterKind;
+}
+
+/** The name of a (normalized) jitter's kind: `'full'`, `'proportional'`. @internal */
+export function jitterName(jitter: Jitter): string {
+  return typeof jitter === 'string' ? jitter : jitter.kind;
 }
 
 /** Validates a jitter option and returns it normalized (a frozen copy for the object forms). @internal */

@@ -10,7 +10,7 @@
  * a program calls; the jitter kinds come with any curve that accepts the `jitter` option, since
  * the option names them at run time.
  */
-import type { Jitter, JitterKind } from './jitter.js';
+import type { Jitter, JitterKind, Span } from './jitter.js';
 
 /**
  * Delays saturate here: `Number.MAX_SAFE_INTEGER` ms, about 285,000 years. Growth that would
@@ -30,8 +30,10 @@ export const SEGMENTS: unique symbol = Symbol('ebb.segments');
 export interface CurveMaths {
   /** The un-randomized delay of row `n` (ceiling already applied), before caps; `cap` is the segment's. */
   at(n: number, cap: number): number;
-  /** A curve that draws its own delay (slotted) replaces the jitter kind with this one. */
+  /** A curve that draws its own delay (slotted) replaces the jitter kind with this one… */
   readonly own?: JitterKind;
+  /** …and gives the bounds of that draw. */
+  readonly span?: Span;
   /** Refuses a segment this curve cannot honour (slotted: any jitter). */
   check?(where: string, s: Segment): void;
 }

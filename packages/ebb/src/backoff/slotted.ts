@@ -31,9 +31,6 @@ const SLOTS: JitterKind = {
     // (17 × 0.1 = 1.7000000000000002 with a 1.7 ms cap): clamp the residue.
     return Math.min(d, cap);
   },
-  // The longest wait, (W−1) slots, is the row's delay; the mean of a whole number of slots
-  // uniform in 0 … W−1 is (W−1)/2 slots, the same as a continuous draw on [0, d].
-  span: (d) => [0, d],
 };
 
 const SLOTTED: CurveMaths = {
@@ -41,6 +38,9 @@ const SLOTTED: CurveMaths = {
     return (cappedWindow(this, n, cap) - 1) * this.slotMs;
   },
   own: SLOTS,
+  // The longest wait, (W−1) slots, is the row's delay; the mean of a whole number of slots
+  // uniform in 0 … W−1 is (W−1)/2 slots, the same as a continuous draw on [0, d].
+  span: (d) => [0, d],
   check(where, s) {
     if (s.jitter !== 'none') {
       throw new TypeError(`${where}: a slotted policy draws its own random slot count; \`jitter\` cannot apply to it.`);
