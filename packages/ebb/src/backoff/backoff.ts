@@ -198,9 +198,7 @@ export function fromCurve(where: string, curve: Curve, options: LimitOptions, cu
 }
 
 /** Reads a curve's options object, rejecting non-objects. @internal */
-export function curveOptions<T extends object>(where: string, options: T | undefined): Partial<T> {
-  return optionsObject(where, options) as Partial<T>;
-}
+export const curveOptions = optionsObject as <T extends object>(where: string, options: T | undefined) => Partial<T>;
 
 class Run implements BackoffRun {
   readonly #backoff: Backoff;

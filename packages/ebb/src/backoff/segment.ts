@@ -24,7 +24,7 @@ export const MAX_DELAY_MS: number = Number.MAX_SAFE_INTEGER;
  * not part of the public shape of a `Backoff` (only `maxAttempts`, `maxElapsedMs` and the methods
  * are); `describePolicy()`, `describeRow()` and `sample()` are the public ways to read a policy. @internal
  */
-export const SEGMENTS: unique symbol = Symbol('ebb.segments');
+export const SEGMENTS: unique symbol = Symbol();
 
 /** What a curve's module gives its curve values (their prototype): the maths of one row. @internal */
 export interface CurveMaths {
