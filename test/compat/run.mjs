@@ -56,10 +56,10 @@ function ebbSync(retrySync, constant) {
     return calls === 0 && /may not block/.test(error.message) ? 'refused to block' : 'threw ' + error.message;
   }
 }
-function ebbCheck({ describe, presets, sample, seeded, retrySync, constant }) {
+function ebbCheck({ describePolicy, presets, sample, seeded, retrySync, constant }) {
   return {
-    googleHttpClient: describe(presets.googleHttpClient, 10).rows.map((r) => r.delayMs),
-    ethernetStopsAfterAttempt: describe(presets.ethernet, 3).stopsAfterAttempt,
+    googleHttpClient: describePolicy(presets.googleHttpClient, 10).rows.map((r) => r.delayMs),
+    ethernetStopsAfterAttempt: describePolicy(presets.ethernet, 3).stopsAfterAttempt,
     defaultSample: sample(presets.default, { random: seeded(1) }),
     retrySync: ebbSync(retrySync, constant),
   };

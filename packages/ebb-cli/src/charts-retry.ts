@@ -37,7 +37,7 @@ export function delaysChart(doc: {
   };
   return document(
     `Delay distribution of ${doc.name}`,
-    `${doc.runs.toLocaleString('en-US')} sampled runs of the real policy (band: 5th–95th percentile) against describe()'s exact values`,
+    `${doc.runs.toLocaleString('en-US')} sampled runs of the real policy (band: 5th–95th percentile) against describePolicy()'s exact values`,
     lines(
       values,
       { field: 'attempt', title: 'failed attempt (row)' },

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
+import { findPreset } from 'ebb';
 import { registerDemo } from './demo.js';
 import { CUSTOM_DEFAULTS } from './policy.js';
 import { type RunFlags, type RunIO, runCommand } from './run.js';
@@ -61,7 +62,7 @@ function policyOptions(cmd: Command): Command {
     .addHelpText(
       'after',
       `
-Policy: no flags run ebb's default preset (100ms ×2, full jitter, 20s cap, 5 attempts); limit
+Policy: no flags run ${findPreset('default')?.title}; limit
 flags alone adjust it; curve flags (--initial, --delay, --slot, …) build a custom curve, which gets
 --jitter full and --max-attempts ${CUSTOM_DEFAULTS.maxAttempts} unless you say otherwise (--jitter none, --max-attempts Infinity,
 --max-elapsed 10m). ebb schedule and ebb run build the policy from the same flags the same way.

@@ -1,4 +1,4 @@
-import { describe as describeSchedule, presets } from 'ebb';
+import { describePolicy as describeSchedule, presets } from 'ebb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,11 +1,11 @@
-import { describe, presets } from 'ebb';
-import { expect, it, describe as suite } from 'vitest';
+import { describePolicy, presets } from 'ebb';
+import { describe, expect, it } from 'vitest';
 import { CUSTOM_DEFAULTS, parseJitter, policyFromFlags } from './policy.js';
 
 const maxima = (flags: Parameters<typeof policyFromFlags>[0], n = 4) =>
-  describe(policyFromFlags(flags).backoff, n).rows.map((r) => r.maxDelayMs);
+  describePolicy(policyFromFlags(flags).backoff, n).rows.map((r) => r.maxDelayMs);
 
-suite('policyFromFlags', () => {
+describe('policyFromFlags', () => {
   it('finds presets by id or key', () => {
     expect(policyFromFlags({ preset: 'google-http-client' }).backoff).toBe(presets.googleHttpClient);
     expect(policyFromFlags({ preset: 'googleHttpClient' }).name).toBe('google-http-client');
@@ -13,10 +13,10 @@ suite('policyFromFlags', () => {
 
   it('applies limit flags and jitter to a preset', () => {
     const b = policyFromFlags({ preset: 'default', maxAttempts: '3', maxDelay: '150ms', jitter: 'none' }).backoff;
-    expect(describe(b, 10).rows.map((r) => r.delayMs)).toEqual([100, 150]);
+    expect(describePolicy(b, 10).rows.map((r) => r.delayMs)).toEqual([100, 150]);
     expect(policyFromFlags({ preset: 'sip', maxElapsed: '10s' }).backoff.maxElapsedMs).toBe(10_000);
     expect(
-      describe(policyFromFlags({ preset: 'default', ceiling: '2', maxAttempts: 'inf' }).backoff, 4).rows.map(
+      describePolicy(policyFromFlags({ preset: 'default', ceiling: '2', maxAttempts: 'inf' }).backoff, 4).rows.map(
         (r) => r.delayMs,
       ),
     ).toEqual([100, 200, 200, 200]);
@@ -37,13 +37,13 @@ suite('policyFromFlags', () => {
     expect(policyFromFlags({}).name).toBe('default');
     const b = policyFromFlags({ maxAttempts: '8' }).backoff;
     expect(b.maxAttempts).toBe(8);
-    expect(describe(b, 3).rows).toEqual(describe(presets.default, 3).rows);
+    expect(describePolicy(b, 3).rows).toEqual(describePolicy(presets.default, 3).rows);
   });
 
   it('a custom curve is jittered and bounded unless told otherwise', () => {
     const b = policyFromFlags({ initial: '1ms' }).backoff;
     expect(b.maxAttempts).toBe(CUSTOM_DEFAULTS.maxAttempts);
-    const s = describe(b, 10);
+    const s = describePolicy(b, 10);
     expect(s.stopsAfterAttempt).toBe(5);
     // Full jitter: each wait is drawn from [0, curve].
     expect(s.rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
@@ -55,7 +55,7 @@ suite('policyFromFlags', () => {
     // Explicit choices win: no jitter, forever.
     const forever = policyFromFlags({ initial: '1ms', jitter: 'none', maxAttempts: 'Infinity' }).backoff;
     expect(forever.maxAttempts).toBe(Infinity);
-    expect(describe(forever, 3).rows.map((r) => r.minDelayMs)).toEqual([1, 2, 4]);
+    expect(describePolicy(forever, 3).rows.map((r) => r.minDelayMs)).toEqual([1, 2, 4]);
     // A time budget alone bounds it too: no attempt limit is added.
     const budget = policyFromFlags({ delay: '1s', maxElapsed: '1m' }).backoff;
     expect([budget.maxAttempts, budget.maxElapsedMs]).toEqual([Infinity, 60_000]);
@@ -81,7 +81,7 @@ suite('policyFromFlags', () => {
   });
 });
 
-suite('parseJitter', () => {
+describe('parseJitter', () => {
   it('reads every kind', () => {
     expect(parseJitter('full')).toBe('full');
     expect(parseJitter('decorrelated')).toBe('decorrelated');

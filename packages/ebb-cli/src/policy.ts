@@ -10,7 +10,7 @@ import {
   presetCatalog,
   slotted,
 } from 'ebb';
-import { parseDuration, parseNumber } from './duration.js';
+import { formatDuration, parseDuration, parseNumber } from './duration.js';
 import { UsageError } from './usage-error.js';
 
 /** The policy flags shared by `ebb schedule` and `ebb run`, as commander hands them over. */
@@ -93,7 +93,13 @@ export const CUSTOM_DEFAULTS = { jitter: 'full', maxAttempts: 5 } as const;
  * flags: a custom curve, jittered and bounded by {@link CUSTOM_DEFAULTS} unless told otherwise.
  * Library validation errors (TypeError, RangeError) pass through for the caller to print.
  */
-export function policyFromFlags(flags: PolicyFlags): { name: string; info?: PresetInfo; backoff: Backoff } {
+export function policyFromFlags(flags: PolicyFlags): {
+  name: string;
+  info?: PresetInfo;
+  backoff: Backoff;
+  /** A custom policy's parameters in one line (presets have `info`). */
+  summary?: string;
+} {
   const curveFlags = (Object.keys(CURVE_FLAGS) as (keyof typeof CURVE_FLAGS)[]).filter((k) => flags[k] !== undefined);
   const limits: { -readonly [K in keyof LimitOptions]: LimitOptions[K] } = {};
   if (flags.jitter !== undefined) limits.jitter = parseJitter(flags.jitter);
@@ -136,42 +142,56 @@ export function policyFromFlags(flags: PolicyFlags): { name: string; info?: Pres
   if (stray) throw new UsageError(`${CURVE_FLAGS[stray]} does not apply to --curve ${curve}`);
   if (curve !== 'slotted' && limits.jitter === undefined) limits.jitter = CUSTOM_DEFAULTS.jitter;
 
-  const duration = (flag: string, v: string | undefined) => (v === undefined ? undefined : parseDuration(flag, v));
-  const number = (flag: string, v: string | undefined) => (v === undefined ? undefined : parseNumber(flag, v));
-  const defined = <T extends object>(o: T): T =>
-    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+  const duration = (flag: string, v: string | undefined, fallback: number) =>
+    v === undefined ? fallback : parseDuration(flag, v);
+  const number = (flag: string, v: string | undefined, fallback: number) =>
+    v === undefined ? fallback : parseNumber(flag, v);
+  // Every curve value is passed explicitly (CURVE_DEFAULTS where a flag is left out), so the
+  // summary states exactly what was built without reading the policy's internals.
+  const d = CURVE_DEFAULTS;
   let backoff: Backoff;
+  let shape: string;
   if (curve === 'exponential') {
-    backoff = exponential(
-      defined({
-        ...limits,
-        initialDelayMs: duration('--initial', flags.initial),
-        multiplier: number('--multiplier', flags.multiplier),
-      }),
-    );
+    const initialDelayMs = duration('--initial', flags.initial, d.initialDelayMs);
+    const multiplier = number('--multiplier', flags.multiplier, d.multiplier);
+    backoff = exponential({ ...limits, initialDelayMs, multiplier });
+    shape = `exponential ${formatDuration(initialDelayMs)} ×${multiplier}`;
   } else if (curve === 'linear') {
-    backoff = linear(
-      defined({
-        ...limits,
-        initialDelayMs: duration('--initial', flags.initial),
-        incrementMs: duration('--increment', flags.increment),
-      }),
-    );
+    const initialDelayMs = duration('--initial', flags.initial, d.initialDelayMs);
+    const incrementMs = duration('--increment', flags.increment, initialDelayMs);
+    backoff = linear({ ...limits, initialDelayMs, incrementMs });
+    shape = `linear ${formatDuration(initialDelayMs)} +${formatDuration(incrementMs)}`;
   } else if (curve === 'constant') {
-    backoff = constant(defined({ ...limits, delayMs: duration('--delay', flags.delay) }));
+    const delayMs = duration('--delay', flags.delay, d.delayMs);
+    backoff = constant({ ...limits, delayMs });
+    shape = `constant ${formatDuration(delayMs)}`;
   } else {
     if (flags.slot === undefined) throw new UsageError('--curve slotted needs --slot, such as --slot 51.2us');
     if (limits.jitter !== undefined)
       throw new UsageError('--jitter does not apply to --curve slotted: the slot draw is its jitter');
     // No jitter default here: the slot draw is the jitter.
-    backoff = slotted(
-      defined({
-        ...limits,
-        slotMs: parseDuration('--slot', flags.slot),
-        cwMin: number('--cw-min', flags.cwMin),
-        cwMax: number('--cw-max', flags.cwMax),
-      }),
-    );
+    const slotMs = parseDuration('--slot', flags.slot);
+    const cwMin = number('--cw-min', flags.cwMin, d.cwMin);
+    const cwMax = number('--cw-max', flags.cwMax, Math.max(d.cwMax, cwMin));
+    backoff = slotted({ ...limits, slotMs, cwMin, cwMax });
+    shape = `slotted ${formatDuration(slotMs)} slots, CW ${cwMin}…${cwMax}`;
   }
-  return { name: CUSTOM, backoff };
+  return { name: CUSTOM, backoff, summary: [shape, ...limitParts(limits)].join(', ') };
+}
+
+/** What a custom curve's flags mean when left out (the library's own defaults, stated for the summary). */
+const CURVE_DEFAULTS = { initialDelayMs: 100, multiplier: 2, delayMs: 100, cwMin: 0, cwMax: 1023 } as const;
+
+/** The jitter and limits of a custom policy, as its summary words them. */
+function limitParts(l: LimitOptions): string[] {
+  const parts: string[] = [];
+  const j = l.jitter;
+  if (typeof j === 'object') {
+    parts.push(j.kind === 'proportional' ? `±${j.factor * 100} %` : `+U[0, ${formatDuration(j.maxMs)}]`);
+  } else if (j !== undefined && j !== 'none') parts.push(`${j} jitter`);
+  if (l.ceiling !== undefined && l.ceiling !== Infinity) parts.push(`ceiling ${l.ceiling}`);
+  if (l.maxIntervalMs !== undefined && l.maxIntervalMs !== Infinity)
+    parts.push(`interval cap ${formatDuration(l.maxIntervalMs)}`);
+  if (l.maxDelayMs !== undefined && l.maxDelayMs !== Infinity) parts.push(`cap ${formatDuration(l.maxDelayMs)}`);
+  return parts;
 }

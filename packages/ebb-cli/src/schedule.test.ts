@@ -1,8 +1,8 @@
 import { presetCatalog } from 'ebb';
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { schedule } from './schedule.js';
 
-suite('schedule', () => {
+describe('schedule', () => {
   it('--json prints exactly the describe document plus the name', () => {
     const doc = JSON.parse(schedule({ preset: 'aws-standard', json: true }).stdout);
     expect(Object.keys(doc)).toEqual(['name', 'rows', 'stopsAfterAttempt']);

@@ -1,4 +1,4 @@
-import { type Backoff, describe, GoogleBackOff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
+import { type Backoff, describePolicy, GoogleBackOff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
 import { formatDuration, parseNumber, parseSeed } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { table } from './table.js';
@@ -35,17 +35,17 @@ export function schedule(
     throw new UsageError(`--attempts expects a whole number of rows from 0 to ${MAX_ROWS}, got "${flags.attempts}"`);
   }
   if (flags.seed !== undefined && !flags.sample) throw new UsageError('--seed only applies with --sample');
-  const { name, info, backoff } = policyFromFlags(flags);
+  const { name, info, backoff, summary } = policyFromFlags(flags);
   if (flags.sample) {
     const seed = flags.seed === undefined ? randomSeed() : parseSeed(flags.seed);
     return sampled(name, backoff, rows, seed, flags.json === true);
   }
-  const s = describe(backoff, rows);
+  const s = describePolicy(backoff, rows);
   if (flags.json)
     return { stdout: `${JSON.stringify({ name, rows: s.rows, stopsAfterAttempt: s.stopsAfterAttempt }, null, 2)}\n` };
   const head = info
     ? [`${info.id} — ${info.title}`, `source: ${info.source}`, ...(info.note ? [`note: ${info.note}`] : [])]
-    : [`${name} — ${summary(backoff)}`];
+    : [`${name} — ${summary}`];
   const body = table(
     ['attempt', 'delay', 'min', 'max', 'mean'],
     s.rows.map((r) => [
@@ -102,31 +102,6 @@ function sampled(name: string, backoff: Backoff, count: number, seed: number, js
   };
 }
 
-/** A one-line description of a custom policy's parameters. */
-function summary(b: Backoff): string {
-  return b.segments
-    .map((s) => {
-      const c = s.curve;
-      const parts: string[] = [];
-      if (c.type === 'exponential') parts.push(`exponential ${formatDuration(c.initialDelayMs)} ×${c.multiplier}`);
-      else if (c.type === 'linear')
-        parts.push(`linear ${formatDuration(c.initialDelayMs)} +${formatDuration(c.incrementMs)}`);
-      else if (c.type === 'constant') parts.push(`constant ${formatDuration(c.delayMs)}`);
-      else if (c.type === 'slotted') parts.push(`slotted ${formatDuration(c.slotMs)} slots, CW ${c.cwMin}…${c.cwMax}`);
-      else parts.push(`sequence ${c.delaysMs.map(formatDuration).join(', ')}`);
-      if (typeof s.jitter === 'object') {
-        parts.push(
-          s.jitter.kind === 'proportional' ? `±${s.jitter.factor * 100} %` : `+U[0, ${formatDuration(s.jitter.maxMs)}]`,
-        );
-      } else if (s.jitter !== 'none') parts.push(`${s.jitter} jitter`);
-      if (s.ceiling !== Infinity) parts.push(`ceiling ${s.ceiling}`);
-      if (s.maxIntervalMs !== Infinity) parts.push(`interval cap ${formatDuration(s.maxIntervalMs)}`);
-      if (s.maxDelayMs !== Infinity) parts.push(`cap ${formatDuration(s.maxDelayMs)}`);
-      return parts.join(', ');
-    })
-    .join('; then ');
-}
-
 /**
  * Where the policy stops. For a time budget it also says, assuming attempts that fail at once,
  * after which attempt the budget ends the run: exactly for deterministic policies, as a range
@@ -158,7 +133,7 @@ function stops(b: Backoff, s: Schedule): string {
 /** The last attempt when every attempt fails instantly: with the longest and the shortest waits. */
 function budgetEnds(b: Backoff): [number | undefined, number | undefined] {
   const limit = Math.min(b.maxAttempts - 1, 10_000);
-  const rows = describe(b, limit).rows;
+  const rows = describePolicy(b, limit).rows;
   const last = (pick: (r: (typeof rows)[number]) => number): number | undefined => {
     let t = 0;
     for (const r of rows) {

@@ -1,4 +1,4 @@
-// `ebb simulate delays`: the sampled distribution of a policy's waits against describe().
+// `ebb simulate delays`: the sampled distribution of a policy's waits against describePolicy().
 import { delayDistribution } from 'ebb/sim';
 import { delaysChart } from './charts.js';
 import { formatDuration } from './duration.js';
@@ -12,7 +12,7 @@ export interface DelaysFlags extends OutputFlags, PolicyFlags {
   readonly attempts?: string;
 }
 
-/** `ebb simulate delays`: the sampled distribution of a policy's waits against `describe()`. */
+/** `ebb simulate delays`: the sampled distribution of a policy's waits against `describePolicy()`. */
 export function delaysModel(flags: DelaysFlags): Simulation {
   const seed = seedOf(flags);
   const runs = flags.runs === undefined ? 10_000 : parseCount('--runs', flags.runs);

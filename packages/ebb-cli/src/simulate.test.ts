@@ -1,4 +1,4 @@
-import { presets, describe as schedule } from 'ebb';
+import { presets, describePolicy as schedule } from 'ebb';
 import { describe, expect, it } from 'vitest';
 import {
   budgetFrom,

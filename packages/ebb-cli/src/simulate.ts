@@ -112,7 +112,7 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
     .option('--bin <duration>', 'width of the time series bins (default 1s)')
     .action((flags: OverloadFlags) => emit(io, flags, () => overloadModel(flags, io)));
 
-  sub('delays', 'the sampled distribution of a policy’s waits against describe()')
+  sub('delays', 'the sampled distribution of a policy’s waits against describePolicy()')
     .argument('[preset]', 'a preset id (see ebb schedule --list)')
     .option('--runs <n>', 'runs to sample (default 10000)')
     .option('--attempts <n>', 'rows (default 10)')

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
-import { type Backoff, chain } from './backoff/backoff.js';
+import { describe, expect, it } from 'vitest';
+import type { Backoff } from './backoff/backoff.js';
+import { chain } from './backoff/chain.js';
 import { constant } from './backoff/constant.js';
-import { describe, describeRow } from './backoff/describe.js';
+import { describePolicy, describeRow } from './backoff/describe.js';
 import { exponential } from './backoff/exponential.js';
 import { linear } from './backoff/linear.js';
 import { presets } from './backoff/presets.js';
@@ -117,9 +118,9 @@ function outcome<T>(build: () => T, names: readonly string[]): T | undefined {
   }
 }
 
-/** Every delay a policy yields is finite and >= 0 (or -1, "stop"), and inside describe()'s bounds. */
+/** Every delay a policy yields is finite and >= 0 (or -1, "stop"), and inside describePolicy()'s bounds. */
 function expectSaneDelays(b: Backoff, seed: number): void {
-  const rows = describe(b, 30).rows;
+  const rows = describePolicy(b, 30).rows;
   for (const r of rows) {
     for (const v of [r.delayMs, r.minDelayMs, r.maxDelayMs, r.meanDelayMs]) {
       expect(Number.isFinite(v) && v >= 0, JSON.stringify(r)).toBe(true);
@@ -184,7 +185,7 @@ const curves: [
   ['slotted', slotted, ['slotMs', 'cwMin', 'cwMax'], { slotMs: mostlyPlausible }],
 ];
 
-suite('hostile options (issue 10, must show 2)', () => {
+describe('hostile options (issue 10, must show 2)', () => {
   for (const [name, build, keys, required] of curves) {
     it(`${name}(): every option hostile — a named TypeError/RangeError, or a policy with sane delays`, () => {
       const before = { ...seen };
@@ -239,7 +240,7 @@ suite('hostile options (issue 10, must show 2)', () => {
     expectBoth(before);
   });
 
-  it('chain(), describe(), describeRow() and sample(), fed hostile arguments', () => {
+  it('chain(), describePolicy(), describeRow() and sample(), fed hostile arguments', () => {
     const real = fc.constantFrom<unknown>(
       constant({ delayMs: 0, maxAttempts: 2 }),
       exponential({ maxAttempts: 3 }),
@@ -260,7 +261,7 @@ suite('hostile options (issue 10, must show 2)', () => {
           );
           if (c) expectSaneDelays(c, 1);
           const policy = c ?? presets.default;
-          const rows = outcome(() => describe(policy, n as number), ['count']);
+          const rows = outcome(() => describePolicy(policy, n as number), ['count']);
           if (rows)
             expect(rows.rows.length).toBeLessThanOrEqual(
               Math.min(typeof n === 'number' ? n : 0, policy.maxAttempts - 1),

@@ -1,27 +1,19 @@
 /**
  * ebb — exponential backoff done exactly.
  *
- * The root entry: backoff policies (curves, jitter, limits, presets, describe, sample), the
+ * The root entry: backoff policies (curves, jitter, limits, presets, describePolicy, sample), the
  * executor (retry, retrySync, poll) and the core parameters (Clock, Random). Subpaths add HTTP,
  * rate control and simulators.
  *
  * @packageDocumentation
  */
 
-export {
-  Backoff,
-  type BackoffPolicy,
-  type BackoffRun,
-  type Curve,
-  chain,
-  type LimitOptions,
-  MAX_DELAY_MS,
-  type Segment,
-} from './backoff/backoff.js';
+export { Backoff, type BackoffPolicy, type BackoffRun, type LimitOptions, MAX_DELAY_MS } from './backoff/backoff.js';
 export { findPreset, type PresetInfo, presetCatalog } from './backoff/catalog.js';
+export { chain } from './backoff/chain.js';
 export { type ConstantOptions, constant } from './backoff/constant.js';
 export { defaultBackoff } from './backoff/default.js';
-export { describe, describeRow, type Schedule, type ScheduleRow } from './backoff/describe.js';
+export { describePolicy, describeRow, type Schedule, type ScheduleRow } from './backoff/describe.js';
 export { type ExponentialOptions, exponential } from './backoff/exponential.js';
 export type { Jitter } from './backoff/jitter.js';
 export { type LinearOptions, linear } from './backoff/linear.js';

@@ -10,7 +10,7 @@ let app: string;
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** A program a browser project might write against every entry of the packed library. */
-const PROGRAM = `import { describe, presets, retry, seeded } from 'ebb';
+const PROGRAM = `import { describePolicy, presets, retry, seeded } from 'ebb';
 import { type ShedResponse, shedFetch, standard, withRetry } from 'ebb/http';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { simulateContention } from 'ebb/sim';
@@ -22,7 +22,7 @@ export async function load(url: string): Promise<unknown> {
 }
 
 export const value: Promise<number> = retry(async ({ attempt }) => attempt, { random: seeded(1) });
-export const rows = describe(presets.default, 4).rows.length;
+export const rows = describePolicy(presets.default, 4).rows.length;
 export const handler = shedFetch(async (_request: Request) => new Response('ok'), { maxConcurrent: 4 });
 export const rate = adaptiveRate();
 export const budget = tokenBudget();

@@ -1,14 +1,15 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AWS_DELAY_BASES, AwsStandardBackOff, awsBackoffDelay, awsBoundedHint, awsStandardBackOff } from './aws.js';
 import { Backoff } from './backoff.js';
-import { describe } from './describe.js';
+import { describePolicy } from './describe.js';
+import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
 // The SDK's rule, as aws.ts cites it from @smithy/core's StandardRetryStrategy and
 // DefaultRetryBackoffStrategy: retry i waits floor(random · min(base · 2^i, 20 000)) ms, and a
 // server hint raises the wait to at most 5 s past it.
 
-suite('awsStandardBackOff', () => {
+describe('awsStandardBackOff', () => {
   it('waits floor(random · min(base · 2^i, 20 000)) ms', () => {
     expect([0, 1, 2, 3].map((i) => awsBackoffDelay(50, i, NEXT_BELOW_ONE))).toEqual([49, 99, 199, 399]);
     expect(awsBackoffDelay(50, 0, 0)).toBe(0);
@@ -38,7 +39,7 @@ suite('awsStandardBackOff', () => {
       '2026': { base: 50, throttling: 1_000 },
       'pre-2026': { base: 100, throttling: 500 },
     });
-    expect(b.segments).toEqual([
+    expect(b[SEGMENTS]).toEqual([
       {
         curve: { type: 'exponential', initialDelayMs: 50, multiplier: 2 },
         jitter: 'full',
@@ -51,7 +52,7 @@ suite('awsStandardBackOff', () => {
     const old = awsStandardBackOff({ behaviour: 'pre-2026', maxAttempts: 5 });
     expect(old.behaviour).toBe('pre-2026');
     expect(old.maxAttempts).toBe(5);
-    expect(describe(old, 10).rows.map((r) => r.maxDelayMs)).toEqual([100, 200, 400, 800]);
+    expect(describePolicy(old, 10).rows.map((r) => r.maxDelayMs)).toEqual([100, 200, 400, 800]);
     expect(awsStandardBackOff({ behaviour: '2026' }).behaviour).toBe('2026');
   });
 

@@ -1,6 +1,9 @@
 import type { Random } from '../core/random.js';
-import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffRun, draw, type Segment } from './backoff.js';
+import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { Backoff, type BackoffRun } from './backoff.js';
+import { draw } from './draw.js';
+import { exponentialCurve } from './exponential.js';
+import type { Segment } from './segment.js';
 
 /*
  * The AWS SDKs' standard retry mode as the published JavaScript SDK computes it: the
@@ -65,7 +68,7 @@ function hintOf(error: unknown): number | undefined {
 }
 
 /**
- * The AWS SDKs' standard retry mode as a Backoff value. `describe()` shows the transient-error
+ * The AWS SDKs' standard retry mode as a Backoff value. `describePolicy()` shows the transient-error
  * schedule (full jitter on base · 2^i, 20 s cap). A run whose `next()` is given the error
  * (`next(elapsedMs, error)`) also does what the SDK does with it: the throttling base after an
  * error marked `throttled: true`, and a server hint (`retryAfterMs`) bounded to 5 s past the
@@ -75,7 +78,7 @@ export class AwsStandardBackOff extends Backoff {
   /** @internal Use {@link awsStandardBackOff}. */
   constructor(behaviour: AwsRetryBehaviour, maxAttempts: number) {
     const segment: Segment = {
-      curve: { type: 'exponential', initialDelayMs: AWS_DELAY_BASES[behaviour].base, multiplier: 2 },
+      curve: exponentialCurve(AWS_DELAY_BASES[behaviour].base, 2),
       jitter: 'full',
       ceiling: Infinity,
       maxIntervalMs: MAX_RETRY_DELAY_MS,
@@ -153,14 +156,17 @@ export function awsStandardBackOff(options?: AwsStandardBackOffOptions): AwsStan
   if (behaviour !== '2026' && behaviour !== 'pre-2026') {
     invalid(where, 'behaviour', o.behaviour, "'2026' or 'pre-2026'", "'2026' is what the SDK does today.");
   }
-  const maxAttempts = count(
+  const maxAttempts = check(
     where,
     'maxAttempts',
     o.maxAttempts,
+    {
+      whole: true,
+      min: 1,
+      infinity: true,
+      fix: '`maxAttempts` counts calls, the first included: the SDK default is 3.',
+    },
     3,
-    1,
-    true,
-    '`maxAttempts` counts calls, the first included: the SDK default is 3.',
   );
   return new AwsStandardBackOff(behaviour, maxAttempts);
 }

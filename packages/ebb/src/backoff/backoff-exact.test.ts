@@ -1,17 +1,18 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
-import { Backoff, capped, locate, MAX_DELAY_MS, nominal, saidForever } from './backoff.js';
+import { describe, expect, it } from 'vitest';
+import { Backoff, MAX_DELAY_MS, saidForever } from './backoff.js';
 import { constant } from './constant.js';
-import { describe, describeRow } from './describe.js';
+import { describePolicy, describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 import { googleExponentialBackOff } from './google.js';
+import { capped, locate, nominal, SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 // Exact specifications of backoff.ts written against the survivors of a mutation run
 // (docs/mutation-backoff.md): each asserts the precise value or message a mutant changed.
 
-suite('with… methods: the method named in every message, and "said forever"', () => {
+describe('with… methods: the method named in every message, and "said forever"', () => {
   it('withJitter() names itself when the jitter value is refused', () => {
     expect(() => exponential().withJitter('bogus' as never)).toThrow(
       new TypeError(
@@ -42,12 +43,12 @@ suite('with… methods: the method named in every message, and "said forever"', 
     expect(unlimited.maxElapsedMs).toBe(Infinity);
     expect(saidForever(unlimited)).toBe(false);
     expect(saidForever(googleExponentialBackOff().withMaxDelay(1_000))).toBe(false);
-    expect(saidForever(new Backoff(exponential().segments, Infinity, Infinity))).toBe(false);
-    expect(saidForever(new Backoff(exponential().segments, Infinity, Infinity, true))).toBe(true);
+    expect(saidForever(new Backoff(exponential()[SEGMENTS], Infinity, Infinity))).toBe(false);
+    expect(saidForever(new Backoff(exponential()[SEGMENTS], Infinity, Infinity, true))).toBe(true);
   });
 });
 
-suite('slotted windows', () => {
+describe('slotted windows', () => {
   it('stop at cwMax + 1 slots when cwMax + 1 is not a power of two', () => {
     // W = min((cwMin + 1)·2^k, cwMax + 1): 2, min(4, 3) = 3, 3 — the longest waits are W − 1 slots.
     const b = slotted({ slotMs: 1, cwMin: 0, cwMax: 2 });
@@ -84,10 +85,10 @@ suite('slotted windows', () => {
     expect(run(top, 1, NEXT_BELOW_ONE)).toEqual([MAX_DELAY_MS]);
   });
 
-  it("nominal() and capped() of a slotted segment are describe()'s delayMs: (W − 1) slots", () => {
+  it("nominal() and capped() of a slotted segment are describePolicy()'s delayMs: (W − 1) slots", () => {
     // slotMs 0.5, cwMin 1, cap 7: windows min(4, 15) = 4, 8, min(16, 15) = 15, 15 → 1.5, 3.5, 7, 7.
     const b = slotted({ slotMs: 0.5, cwMin: 1, cwMax: 20, maxDelayMs: 7 });
-    const s = b.segments[0] as Backoff['segments'][number];
+    const s = b[SEGMENTS][0] as Backoff[typeof SEGMENTS][number];
     const rows = [1, 2, 3, 4];
     expect(rows.map((k) => nominal(s, k))).toEqual([1.5, 3.5, 7, 7]);
     expect(rows.map((k) => capped(s, k))).toEqual([1.5, 3.5, 7, 7]);
@@ -95,23 +96,23 @@ suite('slotted windows', () => {
   });
 });
 
-suite('locate', () => {
+describe('locate', () => {
   it('finds the segment and the row within it, and names a row past a malformed policy', () => {
-    const [a, b] = [constant({ delayMs: 1 }).segments[0], constant({ delayMs: 2 }).segments[0]];
+    const [a, b] = [constant({ delayMs: 1 })[SEGMENTS][0], constant({ delayMs: 2 })[SEGMENTS][0]];
     const chained = new Backoff([{ ...a, rows: 2 } as never, b as never], Infinity, Infinity);
-    expect(locate(chained, 2)).toEqual([chained.segments[0], 2]);
-    expect(locate(chained, 3)).toEqual([chained.segments[1], 1]);
+    expect(locate(chained, 2)).toEqual([chained[SEGMENTS][0], 2]);
+    expect(locate(chained, 3)).toEqual([chained[SEGMENTS][1], 1]);
     // The constructor trusts its input: a last segment with finite rows is a bug, reported as one.
     const short = new Backoff([{ ...a, rows: 2 } as never], Infinity, Infinity);
     expect(() => locate(short, 3)).toThrow(new RangeError('row 3 is past the end of the policy'));
   });
 });
 
-suite('the final clamp at MAX_DELAY_MS', () => {
+describe('the final clamp at MAX_DELAY_MS', () => {
   it('additive jitter on a saturated row waits MAX_DELAY_MS, never more', () => {
     const b = constant({ delayMs: MAX_DELAY_MS, jitter: { kind: 'additive', maxMs: 1_000 } });
     expect(run(b, 2, 0.5)).toEqual([MAX_DELAY_MS, MAX_DELAY_MS]);
-    expect(describe(b, 1).rows).toEqual([
+    expect(describePolicy(b, 1).rows).toEqual([
       {
         attempt: 1,
         delayMs: MAX_DELAY_MS,
@@ -123,13 +124,13 @@ suite('the final clamp at MAX_DELAY_MS', () => {
   });
 });
 
-suite('decorrelated jitter where previous · multiplier overflows', () => {
-  it('a draw of 0 is initialDelayMs, the minimum describe() reports, not the cap (bug: 0 × Infinity)', () => {
+describe('decorrelated jitter where previous · multiplier overflows', () => {
+  it('a draw of 0 is initialDelayMs, the minimum describePolicy() reports, not the cap (bug: 0 × Infinity)', () => {
     // 1000 · 1e306 overflows on row 1: high = Infinity. Before the fix, 1000 + 0 · Infinity was
     // NaN, which the final clamp turned into MAX_DELAY_MS.
     const b = exponential({ initialDelayMs: 1_000, multiplier: 1e306, jitter: 'decorrelated' });
     expect(run(b, 2, 0)).toEqual([1_000, 1_000]);
-    expect(describe(b, 2).rows.map((r) => r.minDelayMs)).toEqual([1_000, 1_000]);
+    expect(describePolicy(b, 2).rows.map((r) => r.minDelayMs)).toEqual([1_000, 1_000]);
     // Any draw above 0 lands on the cap: U[1000, Infinity) clamped.
     expect(run(b, 2, Number.MIN_VALUE)).toEqual([MAX_DELAY_MS, MAX_DELAY_MS]);
     expect(run(b.withMaxDelay(5_000), 1, 0.5)).toEqual([5_000]);

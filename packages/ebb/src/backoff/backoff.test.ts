@@ -1,22 +1,24 @@
-import { expect, it, describe as suite } from 'vitest';
-import { type Backoff, chain, saidForever } from './backoff.js';
+import { describe, expect, it } from 'vitest';
+import { type Backoff, saidForever } from './backoff.js';
+import { chain } from './chain.js';
 import { constant } from './constant.js';
-import { describe } from './describe.js';
+import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
+import { SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { always, delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
-suite('Backoff values', () => {
+describe('Backoff values', () => {
   it('are immutable: combinators return new values and leave the original alone', () => {
     const a = exponential({ initialDelayMs: 10 });
     const b = a.withMaxAttempts(3).withJitter('full').withMaxDelay(15).withMaxElapsed(99);
     expect(a.maxAttempts).toBe(Infinity);
-    expect(a.segments[0]?.jitter).toBe('none');
+    expect(a[SEGMENTS][0]?.jitter).toBe('none');
     expect(b.maxAttempts).toBe(3);
     expect(b.maxElapsedMs).toBe(99);
     expect(Object.isFrozen(a)).toBe(true);
-    expect(Object.isFrozen(a.segments)).toBe(true);
-    expect(Object.isFrozen(a.segments[0])).toBe(true);
+    expect(Object.isFrozen(a[SEGMENTS])).toBe(true);
+    expect(Object.isFrozen(a[SEGMENTS][0])).toBe(true);
     expect(() => {
       (a as { maxAttempts: number }).maxAttempts = 5;
     }).toThrow(TypeError);
@@ -72,7 +74,7 @@ suite('Backoff values', () => {
   });
 });
 
-suite('Backoff validation messages name the method, the option, the value and the fix', () => {
+describe('Backoff validation messages name the method, the option, the value and the fix', () => {
   const limit = 'Leave it out for no limit.';
   const ceiling = 'It is the failure count after which delays stop growing, such as 10.';
   const attempts = '`maxAttempts` counts calls, the first included: 3 means one call and two retries.';
@@ -230,7 +232,7 @@ suite('Backoff validation messages name the method, the option, the value and th
   });
 });
 
-suite('Backoff arithmetic at the edges', () => {
+describe('Backoff arithmetic at the edges', () => {
   it('equal jitter never passes d, even where d / 2 rounds up in subnormals', () => {
     // 1.5e-323 / 2 is 1e-323, and 1e-323 + 1e-323 would be 2e-323 > d.
     const tiny = constant({ delayMs: 1.5e-323, jitter: 'equal' });
@@ -265,12 +267,12 @@ suite('Backoff arithmetic at the edges', () => {
   });
 });
 
-suite('chain', () => {
+describe('chain', () => {
   it("runs first's rows, then second's from its row 1", () => {
     const c = chain(constant({ delayMs: 0, maxAttempts: 3 }), exponential({ initialDelayMs: 100, maxAttempts: 3 }));
     expect(run(c, 6)).toEqual([0, 0, 100, 200, -1, -1]);
     expect(c.maxAttempts).toBe(5);
-    expect(describe(c, 10).rows.map((r) => r.delayMs)).toEqual([0, 0, 100, 200]);
+    expect(describePolicy(c, 10).rows.map((r) => r.delayMs)).toEqual([0, 0, 100, 200]);
   });
 
   it('chains chains, and restarts decorrelated state in the next segment', () => {
@@ -303,7 +305,7 @@ suite('chain', () => {
     expect(inner.maxAttempts).toBe(7);
     const c = chain(inner.withMaxAttempts(3), constant({ delayMs: 9, maxAttempts: 3 }));
     expect(run(c, 6)).toEqual([1, 1, 9, 9, -1, -1]);
-    expect(c.segments.map((s) => s.rows)).toEqual([2, Infinity]);
+    expect(c[SEGMENTS].map((s) => s.rows)).toEqual([2, Infinity]);
     expect(c.maxAttempts).toBe(5);
     // The explicit "forever" of second carries over; without it, the chain is not said forever.
     expect(saidForever(chain(constant({ maxAttempts: 2 }), constant({ maxAttempts: Infinity })))).toBe(true);
@@ -313,7 +315,7 @@ suite('chain', () => {
 
   it('a first part of one attempt contributes no rows', () => {
     const c = chain(slotted({ slotMs: 1, maxAttempts: 1 }), constant({ delayMs: 7 }));
-    expect(c.segments.length).toBe(1);
+    expect(c[SEGMENTS].length).toBe(1);
     expect(c.start(always(0)).next()).toBe(7);
   });
 });

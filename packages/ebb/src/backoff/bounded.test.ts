@@ -1,6 +1,7 @@
-import { expect, it, describe as suite } from 'vitest';
-import { type Backoff, type BackoffPolicy, chain } from './backoff.js';
+import { describe, expect, it } from 'vitest';
+import type { Backoff, BackoffPolicy } from './backoff.js';
 import { assertBounded } from './bounded.js';
+import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { exponential } from './exponential.js';
 import { linear } from './linear.js';
@@ -13,7 +14,7 @@ const refused =
   () =>
     assertBounded(where, policy);
 
-suite('assertBounded: retry() and poll() refuse a Backoff that can run forever by accident (issue 10, defect 7)', () => {
+describe('assertBounded: retry() and poll() refuse a Backoff that can run forever by accident (issue 10, defect 7)', () => {
   const bare: Record<string, Backoff> = {
     exponential: exponential(),
     linear: linear(),

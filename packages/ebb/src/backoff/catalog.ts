@@ -1,4 +1,5 @@
 import type { Backoff } from './backoff.js';
+import { defaultSummary } from './default.js';
 import { type PresetName, presets } from './presets.js';
 
 /** What the CLI and documentation show of a preset. */
@@ -18,7 +19,7 @@ export interface PresetInfo {
 }
 
 const entries: ReadonlyArray<readonly [id: string, key: PresetName, title: string, source: string, note?: string]> = [
-  ['default', 'default', "ebb's default: 100 ms ×2, 20 s cap, full jitter, 5 attempts", 'ebb (see presets.default)'],
+  ['default', 'default', `ebb's default: ${defaultSummary()}`, 'ebb (see presets.default)'],
   [
     'google-http-client',
     'googleHttpClient',

@@ -1,8 +1,9 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { constant } from './constant.js';
+import { SEGMENTS } from './segment.js';
 import { delays, run } from './test-helpers.js';
 
-suite('constant', () => {
+describe('constant', () => {
   it('waits delayMs after every failure (default 100)', () => {
     expect(delays(constant(), 3)).toEqual([100, 100, 100]);
     expect(delays(constant({ delayMs: 0 }), 2)).toEqual([0, 0]);
@@ -24,6 +25,6 @@ suite('constant', () => {
         'constant(): unknown option `delay`. Did you mean `delayMs`? Known options: delayMs, jitter, ceiling, maxIntervalMs, maxDelayMs, maxAttempts, maxElapsedMs.',
       ),
     );
-    expect(constant({ delayMs: 7 }).segments[0]?.curve).toEqual({ type: 'constant', delayMs: 7 });
+    expect(constant({ delayMs: 7 })[SEGMENTS][0]?.curve).toEqual({ type: 'constant', delayMs: 7 });
   });
 });

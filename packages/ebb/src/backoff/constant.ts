@@ -1,5 +1,12 @@
-import { nonNegative } from '../core/validate.js';
+import { check, DURATION_MS } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type CurveMaths, makeCurve } from './segment.js';
+
+const CONSTANT: CurveMaths = {
+  at(this: { readonly delayMs: number }) {
+    return this.delayMs;
+  },
+};
 
 /** Options of {@link constant}. */
 export interface ConstantOptions extends LimitOptions {
@@ -20,5 +27,10 @@ export interface ConstantOptions extends LimitOptions {
 export function constant(options?: ConstantOptions): Backoff {
   const where = 'constant()';
   const o = curveOptions(where, options);
-  return fromCurve(where, { type: 'constant', delayMs: nonNegative(where, 'delayMs', o.delayMs, 100) }, o, ['delayMs']);
+  return fromCurve(
+    where,
+    makeCurve(CONSTANT, { type: 'constant' as const, delayMs: check(where, 'delayMs', o.delayMs, DURATION_MS, 100) }),
+    o,
+    ['delayMs'],
+  );
 }

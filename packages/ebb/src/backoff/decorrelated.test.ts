@@ -1,7 +1,7 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seeded } from '../core/random.js';
 import { DecorrelatedMeans } from './decorrelated.js';
-import { describe, describeRow } from './describe.js';
+import { describePolicy, describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 
 /** E[Xₖ] without a cap: (b + m·E[Xₖ₋₁]) / 2 from E[X₀] = b. */
@@ -25,7 +25,7 @@ function simulate(b: number, m: number, cap: number, k: number, n: number): numb
   return sums.map((s) => s / n);
 }
 
-suite('decorrelated jitter means', () => {
+describe('decorrelated jitter means', () => {
   it('are exact while the cap does not bind', () => {
     const means = new DecorrelatedMeans(5, 3, 1e9);
     for (let k = 1; k <= 12; k++) expect(means.mean(k)).toBeCloseTo(uncapped(5, 3, k), 6);
@@ -34,7 +34,7 @@ suite('decorrelated jitter means', () => {
   it('match a million-run simulation within 0.3 % once the cap binds (the AWS blog: 5 ms, ×3, 2 s)', () => {
     const mc = simulate(5, 3, 2_000, 30, 1_000_000);
     const b = exponential({ initialDelayMs: 5, multiplier: 3, maxDelayMs: 2_000, jitter: 'decorrelated' });
-    const rows = describe(b, 30).rows;
+    const rows = describePolicy(b, 30).rows;
     rows.forEach((r, i) => {
       expect(Math.abs(r.meanDelayMs - (mc[i] as number)) / (mc[i] as number)).toBeLessThan(0.003);
     });
@@ -129,7 +129,7 @@ suite('decorrelated jitter means', () => {
     expect(slow.mean(20)).toBeCloseTo(uncapped(1, 2, 20), 6);
     expect(() => slow.mean(21)).toThrow(
       new RangeError(
-        'describe(): the mean of decorrelated jitter (initial 1 ms, multiplier 2, cap 1000000000000000 ms) has not settled after 20 rows, so row 21 is not computed; rows up to 20 are.',
+        'describePolicy(): the mean of decorrelated jitter (initial 1 ms, multiplier 2, cap 1000000000000000 ms) has not settled after 20 rows, so row 21 is not computed; rows up to 20 are.',
       ),
     );
     // A chain that settles answers any row, however far, with the settled mean.

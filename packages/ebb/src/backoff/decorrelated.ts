@@ -1,3 +1,8 @@
+import { invalid } from '../core/validate.js';
+import { draw } from './draw.js';
+import type { JitterKind } from './jitter.js';
+import { clampOf, type Segment } from './segment.js';
+
 /**
  * The distribution of decorrelated jitter (AWS Architecture Blog, "Exponential Backoff and
  * Jitter", 2015): `X₀ = b`, `Xₖ = min(C, U[b, m·Xₖ₋₁])`.
@@ -88,7 +93,7 @@ export class DecorrelatedMeans {
     const means = this.#means;
     if (k > means.length && !this.#settled) {
       throw new RangeError(
-        `describe(): the mean of decorrelated jitter (initial ${b} ms, multiplier ${this.#m}, cap ${c} ms) has not settled after ${means.length} rows, so row ${k} is not computed; rows up to ${means.length} are.`,
+        `describePolicy(): the mean of decorrelated jitter (initial ${b} ms, multiplier ${this.#m}, cap ${c} ms) has not settled after ${means.length} rows, so row ${k} is not computed; rows up to ${means.length} are.`,
       );
     }
     return b * (means[Math.min(k, means.length) - 1] as number);
@@ -161,4 +166,72 @@ export class DecorrelatedMeans {
       this.#settled = true;
     }
   }
+}
+
+type Exponential = { readonly initialDelayMs: number; readonly multiplier: number };
+
+/**
+ * `'decorrelated'`: `min(cap, U[b, previous·m])` from `X₀ = b` (AWS Architecture Blog, 2015),
+ * exponential curves only. Its rows' bounds are exact; {@link decorrelatedRow} gives them with
+ * the numeric mean, which `describeRow()` imports by name so that a program that only runs a
+ * policy does not carry the mean's machinery.
+ */
+export const decorrelatedJitter: JitterKind = {
+  chained: true,
+  draw(_d, random, s, k, previous) {
+    const { initialDelayMs: base, multiplier } = s.curve as unknown as Exponential;
+    // U[base, previous·m], clamped by the caller after the draw as the AWS formula has it, so the
+    // cap carries a point mass. previous·m is kept under the envelope base·m^k that
+    // describeRow() reports (repeated products and a power can differ in the last bit). Should
+    // previous·m overflow, high is Infinity: every draw above 0 is then the cap, and a draw of
+    // 0 is `base`, the row's minimum (0 × Infinity would be NaN). No NaN reaches the minima:
+    // base > 0 and the multiplier are finite, and `previous` is a finite earlier draw.
+    const high = Math.min((k === 1 ? base : previous) * multiplier, base * multiplier ** k);
+    const r = draw(random);
+    return r > 0 ? base + r * (high - base) : base;
+  },
+  check(where, s) {
+    if (s.curve.type !== 'exponential') {
+      throw new TypeError(
+        `${where}: decorrelated jitter grows from \`initialDelayMs\` by \`multiplier\`, so it needs an exponential curve, not ${s.curve.type}.`,
+      );
+    }
+    if (s.curve.initialDelayMs === 0) {
+      invalid(
+        where,
+        'initialDelayMs',
+        0,
+        'a number > 0 with decorrelated jitter',
+        'Decorrelated jitter never grows from 0.',
+      );
+    }
+    if (s.ceiling !== Infinity || s.maxIntervalMs !== Infinity) {
+      throw new TypeError(
+        `${where}: decorrelated jitter has no un-randomized curve for \`${s.ceiling !== Infinity ? 'ceiling' : 'maxIntervalMs'}\` to act on; cap it with \`maxDelayMs\`.`,
+      );
+    }
+  },
+};
+
+const meansOf = /* @__PURE__ */ new WeakMap<Segment, DecorrelatedMeans>();
+
+/**
+ * Row `k` of a decorrelated segment as `describeRow()` reports it (`attempt` is the global row):
+ * the envelope `min(cap, b·m^k)` as delay and maximum, `min(b, cap)` as minimum, and the
+ * numeric mean. @internal
+ */
+export function decorrelatedRow(
+  s: Segment,
+  k: number,
+  attempt: number,
+): { attempt: number; delayMs: number; minDelayMs: number; maxDelayMs: number; meanDelayMs: number } {
+  const { initialDelayMs: b, multiplier: m } = s.curve as unknown as Exponential;
+  const cap = clampOf(s);
+  const envelope = Math.min(b * m ** k, cap);
+  let means = meansOf.get(s);
+  if (!means) {
+    means = new DecorrelatedMeans(b, m, cap);
+    meansOf.set(s, means);
+  }
+  return { attempt, delayMs: envelope, minDelayMs: Math.min(b, cap), maxDelayMs: envelope, meanDelayMs: means.mean(k) };
 }

@@ -1,13 +1,13 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { constant } from './constant.js';
-import { clampedUniformMean, describe, describeRow, MAX_ROWS } from './describe.js';
+import { clampedUniformMean, describePolicy, describeRow, MAX_ROWS } from './describe.js';
 import { exponential } from './exponential.js';
 import { slotted } from './slotted.js';
 
-suite('describe', () => {
+describe('describe', () => {
   it('gives the un-randomized delay and the exact min, max and mean of each row', () => {
     const b = exponential({ initialDelayMs: 100, jitter: 'equal', maxAttempts: 4 });
-    expect(describe(b, 10)).toEqual({
+    expect(describePolicy(b, 10)).toEqual({
       rows: [
         { attempt: 1, delayMs: 100, minDelayMs: 50, maxDelayMs: 100, meanDelayMs: 75 },
         { attempt: 2, delayMs: 200, minDelayMs: 100, maxDelayMs: 200, meanDelayMs: 150 },
@@ -18,16 +18,16 @@ suite('describe', () => {
   });
 
   it('gives count rows when nothing stops the policy, and stopsAfterAttempt null', () => {
-    const s = describe(exponential({ maxElapsedMs: 1_000 }), 7);
+    const s = describePolicy(exponential({ maxElapsedMs: 1_000 }), 7);
     expect(s.rows).toHaveLength(7);
     expect(s.stopsAfterAttempt).toBeNull();
-    expect(describe(exponential(), 0).rows).toEqual([]);
+    expect(describePolicy(exponential(), 0).rows).toEqual([]);
   });
 
   it('accounts for the clamp in the mean of jitter that can exceed maxDelayMs', () => {
     // additive: U[100, 300] clamped at 200 → half the mass at 200, half uniform on [100, 200].
     const b = constant({ delayMs: 100, jitter: { kind: 'additive', maxMs: 200 }, maxDelayMs: 200 });
-    expect(describe(b, 1).rows[0]).toEqual({
+    expect(describePolicy(b, 1).rows[0]).toEqual({
       attempt: 1,
       delayMs: 100,
       minDelayMs: 100,
@@ -48,32 +48,32 @@ suite('describe', () => {
   });
 
   it('rejects bad arguments', () => {
-    expect(() => describe(exponential(), -1)).toThrow(/`count`/);
+    expect(() => describePolicy(exponential(), -1)).toThrow(/`count`/);
     // No hang on an endless policy: a million rows at most, describeRow for a far one.
-    expect(describe(constant(), MAX_ROWS).rows).toHaveLength(MAX_ROWS);
-    expect(() => describe(exponential(), MAX_ROWS + 1)).toThrow(
+    expect(describePolicy(constant(), MAX_ROWS).rows).toHaveLength(MAX_ROWS);
+    expect(() => describePolicy(exponential(), MAX_ROWS + 1)).toThrow(
       new RangeError(
-        'describe(): expected `count` to be at most 1000000, got 1000001. For one far row, use describeRow(backoff, attempt).',
+        'describePolicy(): expected `count` to be at most 1000000, got 1000001. For one far row, use describeRow(backoff, attempt).',
       ),
     );
-    expect(() => describe(exponential(), 2 ** 53 - 1)).toThrow(RangeError);
-    expect(() => describe({} as never, 1)).toThrow(/Backoff value/);
+    expect(() => describePolicy(exponential(), 2 ** 53 - 1)).toThrow(RangeError);
+    expect(() => describePolicy({} as never, 1)).toThrow(/Backoff value/);
     expect(() => describeRow(exponential(), 0)).toThrow(/`attempt`/);
   });
 
   it('names the function, the argument, the value and the fix in each message', () => {
-    expect(() => describe({} as never, 1)).toThrow(
-      new TypeError('describe(): expected `backoff` to be a Backoff value (from exponential(), presets, …).'),
+    expect(() => describePolicy({} as never, 1)).toThrow(
+      new TypeError('describePolicy(): expected `backoff` to be a Backoff value (from exponential(), presets, …).'),
     );
     const rows = 'It is the number of rows, such as 10.';
-    expect(() => describe(exponential(), -1)).toThrow(
-      new RangeError(`describe(): expected \`count\` to be a whole number >= 0, got -1. ${rows}`),
+    expect(() => describePolicy(exponential(), -1)).toThrow(
+      new RangeError(`describePolicy(): expected \`count\` to be a whole number >= 0, got -1. ${rows}`),
     );
-    expect(() => describe(exponential(), Infinity)).toThrow(
-      new RangeError(`describe(): expected \`count\` to be a whole number >= 0, got Infinity. ${rows}`),
+    expect(() => describePolicy(exponential(), Infinity)).toThrow(
+      new RangeError(`describePolicy(): expected \`count\` to be a whole number >= 0, got Infinity. ${rows}`),
     );
-    expect(() => describe(exponential(), '3' as never)).toThrow(
-      new TypeError(`describe(): expected \`count\` to be a whole number >= 0, got "3". ${rows}`),
+    expect(() => describePolicy(exponential(), '3' as never)).toThrow(
+      new TypeError(`describePolicy(): expected \`count\` to be a whole number >= 0, got "3". ${rows}`),
     );
     const row = 'Row 1 is the wait after the first call failed.';
     expect(() => describeRow(exponential(), 0)).toThrow(
@@ -88,9 +88,9 @@ suite('describe', () => {
   });
 
   it('stops the rows where maxAttempts stops the policy, also for one attempt', () => {
-    expect(describe(exponential({ maxAttempts: 1 }), 5)).toEqual({ rows: [], stopsAfterAttempt: 1 });
-    expect(describe(exponential({ maxAttempts: 3 }), 1).rows.map((r) => r.attempt)).toEqual([1]);
-    expect(describe(exponential({ maxAttempts: 3 }), 2).rows.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(describePolicy(exponential({ maxAttempts: 1 }), 5)).toEqual({ rows: [], stopsAfterAttempt: 1 });
+    expect(describePolicy(exponential({ maxAttempts: 3 }), 1).rows.map((r) => r.attempt)).toEqual([1]);
+    expect(describePolicy(exponential({ maxAttempts: 3 }), 2).rows.map((r) => r.attempt)).toEqual([1, 2]);
   });
 
   it('gives the clamped range and mean of proportional jitter, and of a curve capped by maxIntervalMs', () => {
@@ -127,7 +127,7 @@ suite('describe', () => {
 
   it('gives decorrelated rows: envelope, initial delay as the minimum, means by E[d_k] = b + (m·E[d_k−1] − b)/2', () => {
     const free = exponential({ initialDelayMs: 10, multiplier: 3, jitter: 'decorrelated' });
-    const rows = describe(free, 3).rows;
+    const rows = describePolicy(free, 3).rows;
     expect(rows.map((r) => [r.attempt, r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
       [1, 30, 10, 30],
       [2, 90, 10, 90],
@@ -138,9 +138,9 @@ suite('describe', () => {
     expect(rows[1]?.meanDelayMs).toBeCloseTo(35, 9);
     expect(rows[2]?.meanDelayMs).toBeCloseTo(57.5, 9);
     // The same policy described twice (the means are cached per segment) gives the same rows.
-    expect(describe(free, 3)).toEqual(describe(free, 3));
+    expect(describePolicy(free, 3)).toEqual(describePolicy(free, 3));
     const capped = exponential({ initialDelayMs: 10, multiplier: 3, maxDelayMs: 50, jitter: 'decorrelated' });
-    expect(describe(capped, 3).rows.map((r) => [r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
+    expect(describePolicy(capped, 3).rows.map((r) => [r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
       [30, 10, 30],
       [50, 10, 50],
       [50, 10, 50],
@@ -152,7 +152,7 @@ suite('describe', () => {
 
   it('truncates a slotted window at the ceiling', () => {
     const b = slotted({ slotMs: 2, cwMin: 1, ceiling: 2 });
-    expect(describe(b, 4).rows.map((r) => [r.maxDelayMs, r.meanDelayMs])).toEqual([
+    expect(describePolicy(b, 4).rows.map((r) => [r.maxDelayMs, r.meanDelayMs])).toEqual([
       [6, 3],
       [14, 7],
       [14, 7],

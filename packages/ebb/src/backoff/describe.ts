@@ -1,7 +1,14 @@
-import { count, invalid } from '../core/validate.js';
-import { Backoff, capOf, capped, cappedWindow, locate, MAX_DELAY_MS, type Segment } from './backoff.js';
-import { DecorrelatedMeans } from './decorrelated.js';
+import { check, invalid, type Rule } from '../core/validate.js';
+import { Backoff } from './backoff.js';
+import { decorrelatedRow } from './decorrelated.js';
 import { GoogleBackOff, googleRow } from './google.js';
+import { jitterName, type Span } from './jitter.js';
+import { additiveSpan } from './jitter-additive.js';
+import { equalSpan } from './jitter-equal.js';
+import { fullSpan } from './jitter-full.js';
+import { noneSpan } from './jitter-none.js';
+import { proportionalSpan } from './jitter-proportional.js';
+import { capped, clampOf, locate } from './segment.js';
 
 /** One row of a schedule: the wait after attempt `attempt` failed. All values in milliseconds. */
 export interface ScheduleRow {
@@ -32,11 +39,14 @@ export interface Schedule {
 }
 
 /**
- * The most rows {@link describe} returns and the most delays {@link sample} draws: a million. A
+ * The most rows {@link describePolicy} returns and the most delays {@link sample} draws: a million. A
  * larger request is refused with a `RangeError` rather than left to run out of memory; for one
  * far row, use {@link describeRow}, which computes any row up to `Number.MAX_SAFE_INTEGER` directly.
  */
 export const MAX_ROWS = 1_000_000;
+
+const ROWS: Rule = { whole: true, fix: 'It is the number of rows, such as 10.' };
+const ATTEMPT: Rule = { whole: true, min: 1, fix: 'Row 1 is the wait after the first call failed.' };
 
 /**
  * The exact schedule of a policy, without running it: for each of the first `count` failed
@@ -45,16 +55,22 @@ export const MAX_ROWS = 1_000_000;
  * long attempts take, so it does not cut rows; read it from `backoff.maxElapsedMs`.
  *
  * @example
- * describe(presets.googleHttpClient, 3).rows.map((r) => [r.minDelayMs, r.maxDelayMs])
+ * describePolicy(presets.googleHttpClient, 3).rows.map((r) => [r.minDelayMs, r.maxDelayMs])
  * // [[250, 750], [375, 1125], [562.5, 1687.5]]
  */
-export function describe(backoff: Backoff, rows: number): Schedule {
+export function describePolicy(backoff: Backoff, rows: number): Schedule {
   if (!(backoff instanceof Backoff)) {
-    throw new TypeError('describe(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
+    throw new TypeError('describePolicy(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
   }
-  const n = count('describe()', 'count', rows, 0, 0, false, 'It is the number of rows, such as 10.');
+  const n = check('describePolicy()', 'count', rows, ROWS, 0);
   if (n > MAX_ROWS) {
-    invalid('describe()', 'count', n, `at most ${MAX_ROWS}`, 'For one far row, use describeRow(backoff, attempt).');
+    invalid(
+      'describePolicy()',
+      'count',
+      n,
+      `at most ${MAX_ROWS}`,
+      'For one far row, use describeRow(backoff, attempt).',
+    );
   }
   const last = Math.min(n, backoff.maxAttempts - 1);
   const out: ScheduleRow[] = [];
@@ -62,54 +78,31 @@ export function describe(backoff: Backoff, rows: number): Schedule {
   return { rows: out, stopsAfterAttempt: backoff.maxAttempts === Infinity ? null : backoff.maxAttempts };
 }
 
-const decorrelatedCache = /* @__PURE__ */ new WeakMap<Segment, DecorrelatedMeans>();
+/** The bounds of each uniform jitter kind's draw, by kind (each from its kind's module). @internal */
+export const SPANS: Readonly<Record<string, Span>> = {
+  none: noneSpan,
+  full: fullSpan,
+  equal: equalSpan,
+  proportional: proportionalSpan,
+  additive: additiveSpan,
+};
 
 /**
- * One row of {@link describe}: the wait after attempt `attempt` failed, for any attempt up to
+ * One row of {@link describePolicy}: the wait after attempt `attempt` failed, for any attempt up to
  * `Number.MAX_SAFE_INTEGER` (the row is computed directly, not by iterating). It does not check
  * `maxAttempts`.
  */
 export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
-  const n = count('describeRow()', 'attempt', attempt, 1, 1, false, 'Row 1 is the wait after the first call failed.');
+  const n = check('describeRow()', 'attempt', attempt, ATTEMPT, 1);
   // Google's waits are whole milliseconds drawn its own way (backoff/google.ts).
   if (backoff instanceof GoogleBackOff) return googleRow(backoff, n);
   const [s, k] = locate(backoff, n);
-  const c = s.curve;
-  if (c.type === 'slotted') {
-    const w = cappedWindow(s as Segment & { curve: typeof c }, Math.min(k, s.ceiling));
-    const max = Math.min((w - 1) * c.slotMs, capOf(s)); // float residue of the product, clamped as the draw is
-    return { attempt: n, delayMs: max, minDelayMs: 0, maxDelayMs: max, meanDelayMs: max / 2 };
-  }
-  if (s.jitter === 'decorrelated') {
-    const { initialDelayMs: b, multiplier: m } = c as { initialDelayMs: number; multiplier: number };
-    const cap = Math.min(s.maxDelayMs, MAX_DELAY_MS);
-    const envelope = Math.min(b * m ** k, cap);
-    let means = decorrelatedCache.get(s);
-    if (!means) {
-      means = new DecorrelatedMeans(b, m, cap);
-      decorrelatedCache.set(s, means);
-    }
-    return {
-      attempt: n,
-      delayMs: envelope,
-      minDelayMs: Math.min(b, cap),
-      maxDelayMs: envelope,
-      meanDelayMs: means.mean(k),
-    };
-  }
+  const span = s.curve.span ?? SPANS[jitterName(s.jitter)];
+  // Decorrelated rows are a Markov chain, with no span: their module computes them.
+  if (!span) return decorrelatedRow(s, k, n);
   const d = capped(s, k);
-  let low = d;
-  let high = d;
-  const j = s.jitter;
-  if (j === 'full') low = 0;
-  else if (j === 'equal') low = d / 2;
-  else if (typeof j === 'object') {
-    if (j.kind === 'proportional') {
-      low = d * (1 - j.factor);
-      high = d * (1 + j.factor);
-    } else high = d + j.maxMs;
-  }
-  const clamp = Math.min(s.maxDelayMs, MAX_DELAY_MS);
+  const [low, high] = span(d, s);
+  const clamp = clampOf(s);
   return {
     attempt: n,
     delayMs: d,

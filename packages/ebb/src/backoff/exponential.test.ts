@@ -1,9 +1,10 @@
-import { expect, it, describe as suite } from 'vitest';
-import { describe } from './describe.js';
+import { describe, expect, it } from 'vitest';
+import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
+import { SEGMENTS } from './segment.js';
 import { always, delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
-suite('exponential', () => {
+describe('exponential', () => {
   it('defaults to 100 ms ×2, no jitter, no limits', () => {
     const b = exponential();
     expect(run(b, 6)).toEqual([100, 200, 400, 800, 1600, 3200]);
@@ -41,7 +42,7 @@ suite('exponential', () => {
   it('maxAttempts counts calls: 3 attempts give 2 waits, then -1', () => {
     expect(run(exponential({ maxAttempts: 3 }), 4)).toEqual([100, 200, -1, -1]);
     expect(run(exponential({ maxAttempts: 1 }), 1)).toEqual([-1]);
-    expect(describe(exponential({ maxAttempts: 3 }), 10).stopsAfterAttempt).toBe(3);
+    expect(describePolicy(exponential({ maxAttempts: 3 }), 10).stopsAfterAttempt).toBe(3);
   });
 
   it('maxElapsedMs is carried on the value for the executor', () => {
@@ -50,7 +51,7 @@ suite('exponential', () => {
 
   it('never overflows: huge rows saturate instead of reaching Infinity or NaN', () => {
     const zero = exponential({ initialDelayMs: 0, multiplier: 10 });
-    expect(describe(zero, 2000).rows.every((r) => r.delayMs === 0)).toBe(true);
+    expect(describePolicy(zero, 2000).rows.every((r) => r.delayMs === 0)).toBe(true);
     const big = exponential({ initialDelayMs: 1e300, multiplier: 1e10, jitter: 'full' });
     const it2 = big.start(always(NEXT_BELOW_ONE));
     for (let i = 0; i < 2000; i++) expect(Number.isFinite(it2.next())).toBe(true);
@@ -129,7 +130,7 @@ suite('exponential', () => {
     expect(delays(exponential({ initialDelayMs: 7, multiplier: 1 }), 3)).toEqual([7, 7, 7]);
     expect(delays(exponential({ initialDelayMs: 0 }), 2)).toEqual([0, 0]);
     expect(delays(exponential({ multiplier: 1e308 }), 2)).toEqual([100, Number.MAX_SAFE_INTEGER]);
-    expect(exponential({ multiplier: 3 }).segments[0]?.curve).toEqual({
+    expect(exponential({ multiplier: 3 })[SEGMENTS][0]?.curve).toEqual({
       type: 'exponential',
       initialDelayMs: 100,
       multiplier: 3,

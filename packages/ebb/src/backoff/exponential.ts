@@ -1,5 +1,20 @@
-import { inRange, nonNegative } from '../core/validate.js';
+import { check, DURATION_MS, type Rule } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type CurveMaths, makeCurve } from './segment.js';
+
+const EXPONENTIAL: CurveMaths = {
+  at(this: { readonly initialDelayMs: number; readonly multiplier: number }, n) {
+    // 0 * Infinity would be NaN: an initial delay of 0 stays 0 however large n gets.
+    return this.initialDelayMs === 0 ? 0 : this.initialDelayMs * this.multiplier ** (n - 1);
+  },
+};
+
+const MULTIPLIER: Rule = { min: 1, fix: 'Use 1 for a constant delay, or a growth factor such as 2.' };
+
+/** The exponential curve `initialDelayMs · multiplier^(n−1)` (values already checked). @internal */
+export function exponentialCurve(initialDelayMs: number, multiplier: number) {
+  return makeCurve(EXPONENTIAL, { type: 'exponential' as const, initialDelayMs, multiplier });
+}
 
 /** Options of {@link exponential}. */
 export interface ExponentialOptions extends LimitOptions {
@@ -16,8 +31,8 @@ export interface ExponentialOptions extends LimitOptions {
  * Defaults: 100 ms, ×2, no jitter, no cap, no limit. A bare `exponential()` has no end and no
  * spread, so `retry()` and `poll()` refuse it with a `RangeError` until it gets `maxAttempts` or
  * `maxElapsedMs` — or an explicit `maxAttempts: Infinity`, which means "retry forever" on
- * purpose. Real clients want jitter and a cap too; `presets.default` (100 ms, ×2, 20 s cap, full
- * jitter, 5 attempts) has all three.
+ * purpose. Real clients want jitter and a cap too; `presets.default` ({@link defaultBackoff}) has all
+ * three.
  *
  * @example
  * exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 10_000, jitter: 'full', maxAttempts: 6 })
@@ -27,19 +42,10 @@ export function exponential(options?: ExponentialOptions): Backoff {
   const o = curveOptions(where, options);
   return fromCurve(
     where,
-    {
-      type: 'exponential',
-      initialDelayMs: nonNegative(where, 'initialDelayMs', o.initialDelayMs, 100),
-      multiplier: inRange(
-        where,
-        'multiplier',
-        o.multiplier,
-        2,
-        1,
-        Infinity,
-        'Use 1 for a constant delay, or a growth factor such as 2.',
-      ),
-    },
+    exponentialCurve(
+      check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100),
+      check(where, 'multiplier', o.multiplier, MULTIPLIER, 2),
+    ),
     o,
     ['initialDelayMs', 'multiplier'],
   );

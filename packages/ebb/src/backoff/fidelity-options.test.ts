@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { awsStandardBackOff } from './aws.js';
 import type { Backoff } from './backoff.js';
-import { describe } from './describe.js';
+import { describePolicy } from './describe.js';
 import { googleExponentialBackOff } from './google.js';
 import { grpcRetryPolicy } from './grpc.js';
 
@@ -48,7 +48,7 @@ function checkBuilder(build: (o: Record<string, unknown>) => Backoff, names: rea
           expect(names.some((n) => (error as Error).message.includes(`\`${n}\``))).toBe(true);
           return;
         }
-        const rows = describe(b, 20).rows;
+        const rows = describePolicy(b, 20).rows;
         for (const row of rows) {
           for (const v of [row.delayMs, row.minDelayMs, row.maxDelayMs, row.meanDelayMs]) {
             expect(Number.isFinite(v) && v >= 0).toBe(true);
@@ -66,7 +66,7 @@ function checkBuilder(build: (o: Record<string, unknown>) => Backoff, names: rea
   );
 }
 
-suite('the fidelity builders take any input: a named TypeError/RangeError, or a finite policy', () => {
+describe('the fidelity builders take any input: a named TypeError/RangeError, or a finite policy', () => {
   it('googleExponentialBackOff', () => {
     checkBuilder(
       (o) => googleExponentialBackOff(o),

@@ -1,12 +1,13 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { Backoff, saidForever } from './backoff.js';
-import { describe } from './describe.js';
+import { describePolicy } from './describe.js';
 import { GoogleBackOff, googleExponentialBackOff, googleNextInterval, googleRandomizedInterval } from './google.js';
 import { presets } from './presets.js';
 import { sample } from './sample.js';
+import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
 /** Waits of a run whose attempts all fail at once, on a clock that moves by each wait. */
@@ -24,7 +25,7 @@ function instantFailures(b: Backoff, random: number, max = 50): number[] {
   return out;
 }
 
-suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
+describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
   it('draws whole milliseconds: ExponentialBackOffTest#testGetRandomValueFromInterval', () => {
     // google-http-java-client, ExponentialBackOffTest: interval 2, factor 0.5 → [1, 3].
     expect([0, 0.33, 0.34, 0.66, 0.67, 0.99].map((r) => googleRandomizedInterval(0.5, r, 2))).toEqual([
@@ -77,7 +78,7 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
       [1_000, 1.001],
     ] as const) {
       const b = googleExponentialBackOff({ initialIntervalMs, multiplier, randomizationFactor: 0 });
-      expect(describe(b, 5).rows.map((r) => r.delayMs)).toEqual(Array(5).fill(initialIntervalMs));
+      expect(describePolicy(b, 5).rows.map((r) => r.delayMs)).toEqual(Array(5).fill(initialIntervalMs));
       expect(instantFailures(b, 0.5, 5)).toEqual(Array(5).fill(initialIntervalMs));
     }
     // Slow growth is tabulated up to a bound, and runs keep computing past it.
@@ -87,11 +88,11 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
       maxIntervalMs: 2_000_000_000,
       randomizationFactor: 0,
     });
-    expect(describe(slow, 3).rows.map((r) => r.delayMs)).toEqual([1_000_000_000, 1_000_000_001, 1_000_000_002]);
+    expect(describePolicy(slow, 3).rows.map((r) => r.delayMs)).toEqual([1_000_000_000, 1_000_000_001, 1_000_000_002]);
   });
 
   it("grows the int interval as Java's incrementCurrentInterval: the Javadoc table, the cap at max / multiplier", () => {
-    expect(describe(presets.googleHttpClient, 13).rows.map((r) => r.delayMs)).toEqual([
+    expect(describePolicy(presets.googleHttpClient, 13).rows.map((r) => r.delayMs)).toEqual([
       500, 750, 1125, 1687, 2530, 3795, 5692, 8538, 12807, 19210, 28815, 43222, 60000,
     ]);
     // current >= max / multiplier jumps to max: 40 000 >= 60 000 / 1.5.
@@ -102,7 +103,7 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     expect(googleNextInterval(1, Infinity, 9)).toBe(9);
   });
 
-  it('describe() gives the mean of the draws, and where they saturate at 2^31 − 1 the mean counts the clamp', () => {
+  it('describePolicy() gives the mean of the draws, and where they saturate at 2^31 − 1 the mean counts the clamp', () => {
     // The mean over 200,000 evenly spaced random values of the draw itself.
     const quadrature = (f: number, interval: number) => {
       const n = 200_000;
@@ -122,14 +123,14 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
         maxIntervalMs: interval,
         randomizationFactor: f,
       });
-      const row = describe(b, 1).rows[0];
+      const row = describePolicy(b, 1).rows[0];
       const expected = quadrature(f, interval);
       expect(Math.abs((row?.meanDelayMs as number) - expected) / expected).toBeLessThan(1e-4);
     }
     // Interval 2^31 − 1, factor 0.5: draws from 1073741823 up, half of them clamped at 2^31 − 1,
     // so the mean is about (1.61e9 + 2.15e9) / 2, not 2^31 − 1.
     const top = googleExponentialBackOff({ initialIntervalMs: 2_147_483_647, maxIntervalMs: 2_147_483_647 });
-    expect(describe(top, 1).rows[0]?.meanDelayMs).toBeCloseTo(
+    expect(describePolicy(top, 1).rows[0]?.meanDelayMs).toBeCloseTo(
       ((1_073_741_823.5 + 2_147_483_647) / 2 + 2_147_483_647) / 2,
       -2,
     );
@@ -151,14 +152,14 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     expect(googleNextInterval(11, 15 / 11, 15)).toBe(15);
   });
 
-  it('tabulates at most 10,000 intervals for describe(); runs compute every one', () => {
+  it('tabulates at most 10,000 intervals for describePolicy(); runs compute every one', () => {
     const slow = googleExponentialBackOff({
       initialIntervalMs: 1_000_000_000,
       multiplier: 1 + 1e-9,
       maxIntervalMs: 2_000_000_000,
       randomizationFactor: 0,
     });
-    const curve = slow.segments[0]?.curve as { delaysMs: readonly number[] };
+    const curve = slow[SEGMENTS][0]?.curve as { delaysMs: readonly number[] };
     expect(curve.delaysMs.length).toBe(10_000);
     expect(curve.delaysMs[9_999]).toBe(1_000_009_999);
   });
@@ -168,11 +169,11 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     const interval = g.withMaxInterval(1_000);
     expect(interval).not.toBeInstanceOf(GoogleBackOff);
     expect(interval.maxElapsedMs).toBe(5_000);
-    expect(describe(interval, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 1_000, 1_000]);
+    expect(describePolicy(interval, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 1_000, 1_000]);
     const ceiling = g.withCeiling(2);
     expect(ceiling).not.toBeInstanceOf(GoogleBackOff);
     expect(ceiling.maxElapsedMs).toBe(5_000);
-    expect(describe(ceiling, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 750, 750]);
+    expect(describePolicy(ceiling, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 750, 750]);
   });
 
   it('saturates a randomized wait at 2^31 − 1 ms, as (int) does', () => {
@@ -317,8 +318,8 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
       500, 0.5, 1.5, 60_000, 900_000,
     ]);
     expect([g.maxAttempts, g.maxElapsedMs]).toEqual([Infinity, Infinity]);
-    expect(g.segments[0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
-    expect(googleExponentialBackOff({ randomizationFactor: 0 }).segments[0]?.jitter).toBe('none');
+    expect(g[SEGMENTS][0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(googleExponentialBackOff({ randomizationFactor: 0 })[SEGMENTS][0]?.jitter).toBe('none');
     const given = googleExponentialBackOff({
       initialIntervalMs: 7,
       randomizationFactor: 0.25,
@@ -333,7 +334,7 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
       given.maxIntervalMs,
       given.maxElapsedTimeMs,
     ]).toEqual([7, 0.25, 3, 100, 5_000]);
-    expect(given.segments[0]?.curve).toEqual({ type: 'sequence', delaysMs: [7, 21, 63, 100] });
+    expect(given[SEGMENTS][0]?.curve).toEqual({ type: 'sequence', delaysMs: [7, 21, 63, 100] });
   });
 
   it('withMaxAttempts and withMaxElapsed keep Google rules; the other with… give an ebb policy with the budget as deadline', () => {
@@ -349,6 +350,6 @@ suite("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
     expect(capped).not.toBeInstanceOf(GoogleBackOff);
     expect(capped).toBeInstanceOf(Backoff);
     expect(capped.maxElapsedMs).toBe(900_000);
-    expect(describe(capped, 3).rows.map((r) => r.maxDelayMs)).toEqual([750, 1_000, 1_000]);
+    expect(describePolicy(capped, 3).rows.map((r) => r.maxDelayMs)).toEqual([750, 1_000, 1_000]);
   });
 });

@@ -1,8 +1,11 @@
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffRun, draw, type Segment } from './backoff.js';
+import { Backoff, type BackoffRun } from './backoff.js';
+import { draw } from './draw.js';
 import type { Jitter } from './jitter.js';
+import { SEGMENTS, type Segment } from './segment.js';
+import { sequenceCurve } from './sequence.js';
 
 /*
  * Google's `ExponentialBackOff` (google-http-java-client, `com.google.api.client.util`), as the
@@ -56,7 +59,7 @@ export function googleNextInterval(currentMs: number, multiplier: number, maxInt
 }
 
 /**
- * How many intervals `describe()` tabulates. The table ends where the interval reaches the cap
+ * How many intervals `describePolicy()` tabulates. The table ends where the interval reaches the cap
  * or stops growing (it then repeats); only multipliers within about 0.1 % of 1 applied to
  * intervals of millions of ms can still be growing here. Runs compute every interval, so they
  * are exact however long they last.
@@ -121,7 +124,7 @@ function paramsOf(b: GoogleBackOff): GoogleParams {
  * 1250 ms). For the executor its `maxElapsedMs` is `Infinity`: the budget is the run's rule,
  * and no attempt is cut short at it (the Java class has no such deadline either).
  *
- * `describe()` shows the intervals and the whole-millisecond range and mean of the waits
+ * `describePolicy()` shows the intervals and the whole-millisecond range and mean of the waits
  * exactly (for interval 1125 and factor 0.5: 562 to 1688 ms).
  *
  * `withMaxAttempts()` and `withMaxElapsed()` keep Google's rules; `withJitter()`,
@@ -135,10 +138,9 @@ export class GoogleBackOff extends Backoff {
     const jitter: Jitter =
       params.randomizationFactor === 0 ? 'none' : { kind: 'proportional', factor: params.randomizationFactor };
     const segment: Segment = {
-      curve: {
-        type: 'sequence',
-        delaysMs: Object.freeze(intervalTable(params.initialIntervalMs, params.multiplier, params.maxIntervalMs)),
-      },
+      curve: sequenceCurve(
+        Object.freeze(intervalTable(params.initialIntervalMs, params.multiplier, params.maxIntervalMs)),
+      ),
       jitter,
       ceiling: Infinity,
       maxIntervalMs: Infinity,
@@ -206,7 +208,7 @@ export class GoogleBackOff extends Backoff {
 
   /** These intervals under ebb's rules: the budget becomes the executor's deadline. */
   #ebb(): Backoff {
-    return new Backoff(this.segments, this.maxAttempts, paramsOf(this).maxElapsedTimeMs);
+    return new Backoff(this[SEGMENTS], this.maxAttempts, paramsOf(this).maxElapsedTimeMs);
   }
 }
 
@@ -217,7 +219,7 @@ function floorIntegral(x: number): number {
 }
 
 /**
- * The exact range and mean of a Google run's wait at row `n` (describe()'s row): whole ms, from
+ * The exact range and mean of a Google run's wait at row `n` (describePolicy()'s row): whole ms, from
  * the draw at random 0 to the draw at random 1 − 2^−53, mean `E[floor(min + r·(max − min + 1))]`.
  * @internal
  */
@@ -226,7 +228,7 @@ export function googleRow(
   n: number,
 ): { attempt: number; delayMs: number; minDelayMs: number; maxDelayMs: number; meanDelayMs: number } {
   const p = paramsOf(b);
-  const c = b.segments[0]?.curve as { readonly delaysMs: readonly number[] };
+  const c = b[SEGMENTS][0]?.curve as { readonly delaysMs: readonly number[] };
   const interval = c.delaysMs[Math.min(n, c.delaysMs.length) - 1] as number;
   const f = p.randomizationFactor;
   const low = googleRandomizedInterval(f, 0, interval);

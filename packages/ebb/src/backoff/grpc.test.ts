@@ -1,13 +1,14 @@
-import { expect, it, describe as suite } from 'vitest';
-import { describe } from './describe.js';
+import { describe, expect, it } from 'vitest';
+import { describePolicy } from './describe.js';
 import { grpcRetryPolicy } from './grpc.js';
+import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
 const a6 = { maxAttempts: 4, initialBackoffMs: 100, maxBackoffMs: 1_000, backoffMultiplier: 2 };
 
-suite('grpcRetryPolicy follows gRFC A6', () => {
+describe('grpcRetryPolicy follows gRFC A6', () => {
   it('waits random(0, min(initial · multiplier^(n−1), max)): the A6 example, .1s doubling to 1s, 4 attempts', () => {
-    const s = describe(grpcRetryPolicy(a6), 10);
+    const s = describePolicy(grpcRetryPolicy(a6), 10);
     expect(s.rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
       [0, 100],
       [0, 200],
@@ -32,7 +33,7 @@ suite('grpcRetryPolicy follows gRFC A6', () => {
   });
 
   it('allows a multiplier below 1, as A6 does (> 0): waits shrink', () => {
-    const s = describe(grpcRetryPolicy({ ...a6, backoffMultiplier: 0.5 }), 3);
+    const s = describePolicy(grpcRetryPolicy({ ...a6, backoffMultiplier: 0.5 }), 3);
     expect(s.rows.map((r) => r.maxDelayMs)).toEqual([100, 50, 25]);
   });
 
@@ -95,7 +96,7 @@ suite('grpcRetryPolicy follows gRFC A6', () => {
     const b = grpcRetryPolicy({ ...a6, maxAttempts: 2, maxAttemptsLimit: 2 });
     expect(b.maxAttempts).toBe(2);
     expect(b.maxElapsedMs).toBe(Infinity);
-    expect(b.segments).toEqual([
+    expect(b[SEGMENTS]).toEqual([
       {
         curve: { type: 'exponential', initialDelayMs: 100, multiplier: 2 },
         jitter: 'full',

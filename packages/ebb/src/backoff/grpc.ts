@@ -1,5 +1,6 @@
-import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
+import { check, checkKeys, optionsObject, type Rule } from '../core/validate.js';
 import { Backoff } from './backoff.js';
+import { exponentialCurve } from './exponential.js';
 
 /** Options of {@link grpcRetryPolicy}: gRFC A6's `retryPolicy`, durations in ms. */
 export interface GrpcRetryPolicyOptions {
@@ -15,12 +16,8 @@ export interface GrpcRetryPolicyOptions {
   readonly maxAttemptsLimit?: number;
 }
 
-function positive(where: string, name: string, value: unknown, fix: string): number {
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
-    invalid(where, name, value, 'a finite number > 0', fix);
-  }
-  return value;
-}
+/** A finite number > 0, as A6 requires of both backoffs and the multiplier. */
+const positive = (fix: string): Rule => ({ min: Number.MIN_VALUE, expected: 'a finite number > 0', fix });
 
 /**
  * A gRPC retry policy as gRFC A6 defines it ("Exponential Backoff"): retry n waits
@@ -42,15 +39,21 @@ export function grpcRetryPolicy(options: GrpcRetryPolicyOptions): Backoff {
   const o = optionsObject(where, options) as Partial<GrpcRetryPolicyOptions>;
   checkKeys(where, o, ['maxAttempts', 'initialBackoffMs', 'maxBackoffMs', 'backoffMultiplier', 'maxAttemptsLimit']);
   const fixAttempts = 'A6 requires 2 or more: the original call and at least one retry.';
-  const attempts = count(where, 'maxAttempts', o.maxAttempts, Number.NaN, 2, false, fixAttempts);
-  const limit = count(where, 'maxAttemptsLimit', o.maxAttemptsLimit, 5, 2, false, 'gRPC clients default to 5.');
-  const initial = positive(where, 'initialBackoffMs', o.initialBackoffMs, 'For example 100 (A6: ".1s").');
-  const max = positive(where, 'maxBackoffMs', o.maxBackoffMs, 'For example 1000 (A6: "1s").');
-  const multiplier = positive(where, 'backoffMultiplier', o.backoffMultiplier, 'For example 2.');
+  const attempts = check(where, 'maxAttempts', o.maxAttempts, { whole: true, min: 2, fix: fixAttempts });
+  const limit = check(
+    where,
+    'maxAttemptsLimit',
+    o.maxAttemptsLimit,
+    { whole: true, min: 2, fix: 'gRPC clients default to 5.' },
+    5,
+  );
+  const initial = check(where, 'initialBackoffMs', o.initialBackoffMs, positive('For example 100 (A6: ".1s").'));
+  const max = check(where, 'maxBackoffMs', o.maxBackoffMs, positive('For example 1000 (A6: "1s").'));
+  const multiplier = check(where, 'backoffMultiplier', o.backoffMultiplier, positive('For example 2.'));
   return new Backoff(
     [
       {
-        curve: { type: 'exponential', initialDelayMs: initial, multiplier },
+        curve: exponentialCurve(initial, multiplier),
         jitter: 'full',
         ceiling: Infinity,
         maxIntervalMs: max,

@@ -1,12 +1,13 @@
-import { expect, it, describe as suite } from 'vitest';
-import { describe } from './describe.js';
+import { describe, expect, it } from 'vitest';
+import { describePolicy, SPANS } from './describe.js';
 import { exponential } from './exponential.js';
-import { jitterLabel } from './jitter.js';
+import { FORMS, jitterKind, jitterLabel, jitterName, KINDS, type Span } from './jitter.js';
+import { SEGMENTS, type Segment } from './segment.js';
 import { NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 const base = { initialDelayMs: 100, multiplier: 2 } as const;
 
-suite('jitter', () => {
+describe('jitter', () => {
   it('none: the curve itself', () => {
     expect(run(exponential({ ...base, jitter: 'none' }), 3, 0.3)).toEqual([100, 200, 400]);
   });
@@ -44,7 +45,7 @@ suite('jitter', () => {
     expect(run(b, 3, 0)).toEqual([5, 5, 5]);
     // r = 0.5 from 5: U[5, 15] → 10; then U[5, 30] → 17.5; then U[5, 52.5] → 28.75.
     expect(run(b, 3, 0.5)).toEqual([10, 17.5, 28.75]);
-    expect(describe(b, 2).rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
+    expect(describePolicy(b, 2).rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
       [5, 15],
       [5, 45],
     ]);
@@ -108,15 +109,15 @@ suite('jitter', () => {
     const b = exponential({ ...base, jitter: given });
     (given as { factor: number }).factor = 1;
     expect(run(b, 1, 0)).toEqual([50]);
-    expect(b.segments[0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
-    expect(Object.isFrozen(b.segments[0]?.jitter)).toBe(true);
-    const added = exponential({ ...base, jitter: { kind: 'additive', maxMs: 10 } }).segments[0]?.jitter;
+    expect(b[SEGMENTS][0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
+    expect(Object.isFrozen(b[SEGMENTS][0]?.jitter)).toBe(true);
+    const added = exponential({ ...base, jitter: { kind: 'additive', maxMs: 10 } })[SEGMENTS][0]?.jitter;
     expect(added).toEqual({ kind: 'additive', maxMs: 10 });
     expect(Object.isFrozen(added)).toBe(true);
-    expect(exponential({ ...base, jitter: 'none' }).segments[0]?.jitter).toBe('none');
-    expect(exponential(base).segments[0]?.jitter).toBe('none');
+    expect(exponential({ ...base, jitter: 'none' })[SEGMENTS][0]?.jitter).toBe('none');
+    expect(exponential(base)[SEGMENTS][0]?.jitter).toBe('none');
     for (const kind of ['full', 'equal', 'decorrelated'] as const) {
-      expect(exponential({ ...base, jitter: kind }).segments[0]?.jitter).toBe(kind);
+      expect(exponential({ ...base, jitter: kind })[SEGMENTS][0]?.jitter).toBe(kind);
     }
   });
 
@@ -124,5 +125,37 @@ suite('jitter', () => {
     expect(jitterLabel('full')).toBe('full');
     expect(jitterLabel({ kind: 'proportional', factor: 0.5 })).toBe('proportional:0.5');
     expect(jitterLabel({ kind: 'additive', maxMs: 1000 })).toBe('additive:1000ms');
+  });
+});
+
+describe('one module per jitter kind, one table of them', () => {
+  it("the message's written forms name every kind of the table, in its order", () => {
+    expect([...FORMS.matchAll(/'(\w+)'/g)].map((m) => m[1])).toEqual(Object.keys(KINDS));
+  });
+
+  it('every kind but decorrelated (a Markov chain) has its bounds in describe’s table', () => {
+    expect(Object.keys(SPANS)).toEqual(Object.keys(KINDS).filter((k) => k !== 'decorrelated'));
+  });
+
+  it('every kind draws inside the bounds it declares, for random at 0, 1 − 2⁻⁵³ and in between', () => {
+    const jitters = [
+      'none',
+      'full',
+      'equal',
+      { kind: 'proportional', factor: 0.3 },
+      { kind: 'additive', maxMs: 7 },
+    ] as const;
+    for (const jitter of jitters) {
+      const s = exponential({ initialDelayMs: 10, jitter })[SEGMENTS][0] as Segment;
+      const kind = jitterKind(s.jitter);
+      for (const d of [0, 5e-324, 1, 37.5, 1e300]) {
+        const [low, high] = (SPANS[jitterName(s.jitter)] as Span)(d, s);
+        for (const r of [0, 0.25, 0.5, 1 - 2 ** -53]) {
+          const x = kind.draw(d, () => r, s, 1, 0);
+          expect(x, `${JSON.stringify(jitter)} d=${d} r=${r}`).toBeGreaterThanOrEqual(low);
+          expect(x, `${JSON.stringify(jitter)} d=${d} r=${r}`).toBeLessThanOrEqual(high);
+        }
+      }
+    }
   });
 });

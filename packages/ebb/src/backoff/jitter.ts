@@ -1,4 +1,12 @@
-import { checkKeys, inRange, invalid, nonNegative } from '../core/validate.js';
+import type { Random } from '../core/random.js';
+import { invalid } from '../core/validate.js';
+import { decorrelatedJitter } from './decorrelated.js';
+import { additiveJitter } from './jitter-additive.js';
+import { equalJitter } from './jitter-equal.js';
+import { fullJitter } from './jitter-full.js';
+import { noJitter } from './jitter-none.js';
+import { proportionalJitter } from './jitter-proportional.js';
+import type { Segment } from './segment.js';
 
 /**
  * How a delay is randomized. With `d` the un-randomized delay of a row (after any cap) and `r`
@@ -26,42 +34,79 @@ export type Jitter =
   | { readonly kind: 'proportional'; readonly factor: number }
   | { readonly kind: 'additive'; readonly maxMs: number };
 
-/** Validates a jitter option and returns it normalized (a frozen copy for the object forms). */
-export function normalizeJitter(where: string, value: unknown): Jitter {
-  if (value === undefined || value === 'none') return 'none';
-  if (value === 'full' || value === 'equal' || value === 'decorrelated') return value;
-  if (typeof value === 'object' && value !== null) {
-    const kind = (value as { kind?: unknown }).kind;
-    if (kind === 'proportional') {
-      checkKeys(`${where} jitter`, value, ['kind', 'factor']);
-      const factor = inRange(
-        where,
-        'jitter.factor',
-        (value as { factor?: unknown }).factor,
-        Number.NaN,
-        0,
-        1,
-        'A factor of 0.5 spreads each delay over ±50 %.',
-      );
-      return Object.freeze({ kind, factor });
-    }
-    if (kind === 'additive') {
-      checkKeys(`${where} jitter`, value, ['kind', 'maxMs']);
-      const maxMs = nonNegative(where, 'jitter.maxMs', (value as { maxMs?: unknown }).maxMs, Number.NaN);
-      return Object.freeze({ kind, maxMs });
-    }
-  }
-  return invalid(
-    where,
-    'jitter',
-    value,
-    "'none', 'full', 'equal', 'decorrelated', { kind: 'proportional', factor } or { kind: 'additive', maxMs }",
-    "Full jitter ('full') suits most clients.",
-  );
+/**
+ * One kind of jitter, in one module (`jitter-full.ts`, …, `decorrelated.ts`): how it is written,
+ * checked and drawn; the same module exports its bounds (a {@link Span}) for `describeRow()`, as
+ * a separate value so that a program that never describes a policy does not carry them. A new
+ * kind is a new module, one entry in {@link KINDS}, its written form in {@link FORMS} and its
+ * span in `describe.ts`'s `SPANS` (tests check that the three list the same kinds). @internal
+ */
+export interface JitterKind {
+  /** Object forms only: checks the fields and returns the jitter, frozen. String forms have none. */
+  parse?(where: string, value: object): Jitter;
+  /**
+   * The wait of row `k` before the final clamp (`maxDelayMs`): `d` is the row's un-randomized
+   * delay after caps, `previous` the segment's last wait (for kinds marked `chained`).
+   */
+  draw(d: number, random: Random, s: Segment, k: number, previous: number): number;
+  /** Each draw depends on the previous one: the run keeps it. */
+  readonly chained?: boolean;
+  /** Refuses a segment this kind cannot honour (decorrelated: other curves, caps before jitter). */
+  check?(where: string, s: Segment): void;
 }
 
-/** Jitter as a short label, as the CLI writes it: `full`, `proportional:0.5`, `additive:1000ms`. */
+/**
+ * The bounds of a kind's draw: it is uniform on [low, high] (a point when they are equal), so
+ * `describeRow()` takes the row's minimum, maximum and mean from them, under the clamp.
+ * Decorrelated jitter has none: its rows are a Markov chain (`decorrelated.ts` computes them). @internal
+ */
+export type Span = (d: number, s: Segment) => readonly [low: number, high: number];
+
+/** Every kind by the name the option uses (`'full'`, or the object form's `kind`), in documentation order. */
+export const KINDS: Readonly<Record<string, JitterKind>> = {
+  none: noJitter,
+  full: fullJitter,
+  equal: equalJitter,
+  decorrelated: decorrelatedJitter,
+  proportional: proportionalJitter,
+  additive: additiveJitter,
+};
+
+/**
+ * How each kind is written, in the order of {@link KINDS}, for the message that refuses a bad
+ * `jitter` (a literal: building it from the kinds would put these strings in every bundle twice
+ * over). @internal
+ */
+export const FORMS =
+  "'none', 'full', 'equal', 'decorrelated', { kind: 'proportional', factor } or { kind: 'additive', maxMs }";
+
+/** The kind of a (normalized) jitter. @internal */
+export function jitterKind(jitter: Jitter): JitterKind {
+  return KINDS[jitterName(jitter)] as JitterKind;
+}
+
+/** The name of a (normalized) jitter's kind: `'full'`, `'proportional'`. @internal */
+export function jitterName(jitter: Jitter): string {
+  return typeof jitter === 'string' ? jitter : jitter.kind;
+}
+
+/** Validates a jitter option and returns it normalized (a frozen copy for the object forms). @internal */
+export function normalizeJitter(where: string, value: unknown): Jitter {
+  if (value === undefined) return 'none';
+  const isObject = typeof value === 'object' && value !== null;
+  const name = isObject ? (value as { kind?: unknown }).kind : value;
+  const kind = typeof name === 'string' && Object.hasOwn(KINDS, name) ? KINDS[name] : undefined;
+  if (kind?.parse && isObject) return kind.parse(where, value);
+  if (kind && !kind.parse && !isObject) return name as Jitter;
+  return invalid(where, 'jitter', value, FORMS, "Full jitter ('full') suits most clients.");
+}
+
+/**
+ * Jitter as a short label, as the CLI writes it: `full`, `proportional:0.5`, `additive:1000ms` —
+ * an object form's kind and its one parameter (with `ms` when the parameter is a duration). @internal
+ */
 export function jitterLabel(jitter: Jitter): string {
   if (typeof jitter === 'string') return jitter;
-  return jitter.kind === 'proportional' ? `proportional:${jitter.factor}` : `additive:${jitter.maxMs}ms`;
+  const [name, value] = Object.entries(jitter)[1] as [string, number];
+  return `${jitter.kind}:${value}${name.endsWith('Ms') ? 'ms' : ''}`;
 }

@@ -1,8 +1,9 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { linear } from './linear.js';
+import { SEGMENTS } from './segment.js';
 import { delays } from './test-helpers.js';
 
-suite('linear', () => {
+describe('linear', () => {
   it('adds incrementMs per failure, defaulting to initialDelayMs', () => {
     expect(delays(linear(), 4)).toEqual([100, 200, 300, 400]);
     expect(delays(linear({ initialDelayMs: 100, incrementMs: 50 }), 4)).toEqual([100, 150, 200, 250]);
@@ -21,7 +22,7 @@ suite('linear', () => {
   it('defaults incrementMs to the initial delay given, not to 100', () => {
     expect(delays(linear({ initialDelayMs: 30 }), 3)).toEqual([30, 60, 90]);
     expect(delays(linear({ incrementMs: 5 }), 3)).toEqual([100, 105, 110]);
-    expect(linear({ initialDelayMs: 30 }).segments[0]?.curve).toEqual({
+    expect(linear({ initialDelayMs: 30 })[SEGMENTS][0]?.curve).toEqual({
       type: 'linear',
       initialDelayMs: 30,
       incrementMs: 30,

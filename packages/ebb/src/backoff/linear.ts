@@ -1,5 +1,12 @@
-import { nonNegative } from '../core/validate.js';
+import { check, DURATION_MS } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type CurveMaths, makeCurve } from './segment.js';
+
+const LINEAR: CurveMaths = {
+  at(this: { readonly initialDelayMs: number; readonly incrementMs: number }, n) {
+    return this.initialDelayMs + this.incrementMs * (n - 1);
+  },
+};
 
 /** Options of {@link linear}. */
 export interface LinearOptions extends LimitOptions {
@@ -26,10 +33,14 @@ export interface LinearOptions extends LimitOptions {
 export function linear(options?: LinearOptions): Backoff {
   const where = 'linear()';
   const o = curveOptions(where, options);
-  const initialDelayMs = nonNegative(where, 'initialDelayMs', o.initialDelayMs, 100);
+  const initialDelayMs = check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100);
   return fromCurve(
     where,
-    { type: 'linear', initialDelayMs, incrementMs: nonNegative(where, 'incrementMs', o.incrementMs, initialDelayMs) },
+    makeCurve(LINEAR, {
+      type: 'linear' as const,
+      initialDelayMs,
+      incrementMs: check(where, 'incrementMs', o.incrementMs, DURATION_MS, initialDelayMs),
+    }),
     o,
     ['initialDelayMs', 'incrementMs'],
   );

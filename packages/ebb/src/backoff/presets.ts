@@ -1,6 +1,7 @@
-import { checkKeys, count, nonNegative, optionsObject } from '../core/validate.js';
+import { check, checkKeys, DURATION_MS, optionsObject } from '../core/validate.js';
 import { awsStandardBackOff } from './aws.js';
-import { type Backoff, chain } from './backoff.js';
+import type { Backoff } from './backoff.js';
+import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { defaultBackoff } from './default.js';
 import { exponential } from './exponential.js';
@@ -38,8 +39,8 @@ export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
   const where = 'truncatedBinary()';
   const o = optionsObject(where, options) as TruncatedBinaryOptions;
   checkKeys(where, o, ['ceiling', 'maxDelayMs']);
-  const n = count(where, 'ceiling', o.ceiling, 10, 1, false, 'N is a failure count such as 10.');
-  const t = nonNegative(where, 'maxDelayMs', o.maxDelayMs, 10_000);
+  const n = check(where, 'ceiling', o.ceiling, { whole: true, min: 1, fix: 'N is a failure count such as 10.' }, 10);
+  const t = check(where, 'maxDelayMs', o.maxDelayMs, DURATION_MS, 10_000);
   return exponential({
     initialDelayMs: t / 2 ** (n - 1),
     multiplier: 2,
@@ -56,7 +57,7 @@ export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
  */
 export const presets = /* @__PURE__ */ Object.freeze({
   /**
-   * ebb's own: exponential from 100 ms, ×2, 20 s cap, full jitter, 5 attempts. See {@link defaultBackoff}.
+   * ebb's own, {@link defaultBackoff} (its values, and why).
    * Pairs with `standard` from `ebb/http` (`withRetry()`'s default classifier).
    */
   default: defaultBackoff,

@@ -1,13 +1,15 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Random, seeded } from '../core/random.js';
-import { type Backoff, drawDelay, locate } from './backoff.js';
+import type { Backoff } from './backoff.js';
 import { constant } from './constant.js';
 import { describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 import type { Jitter } from './jitter.js';
 import { linear } from './linear.js';
 import { presets } from './presets.js';
+import { drawDelay } from './row.js';
+import { locate, SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
 import { slotted } from './slotted.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
@@ -100,8 +102,8 @@ function checkRow(b: Backoff, n: number): void {
   }
   expect(r.minDelayMs).toBeLessThanOrEqual(r.meanDelayMs * (1 + 1e-12));
   expect(r.meanDelayMs).toBeLessThanOrEqual(r.maxDelayMs * (1 + 1e-12));
-  const cap = b.segments.at(-1)?.maxDelayMs ?? Infinity;
-  if (b.segments.length === 1) expect(r.maxDelayMs).toBeLessThanOrEqual(cap);
+  const cap = b[SEGMENTS].at(-1)?.maxDelayMs ?? Infinity;
+  if (b[SEGMENTS].length === 1) expect(r.maxDelayMs).toBeLessThanOrEqual(cap);
   for (const random of [always(0), always(NEXT_BELOW_ONE), seeded(n)]) {
     const d = drawAt(b, n, random);
     expect(Number.isFinite(d)).toBe(true);
@@ -110,7 +112,7 @@ function checkRow(b: Backoff, n: number): void {
   }
 }
 
-suite('every policy, every row: finite, non-negative, inside its own bounds', () => {
+describe('every policy, every row: finite, non-negative, inside its own bounds', () => {
   it('holds for every preset at rows 1…64 and far rows', () => {
     for (const b of everyPreset) {
       for (let n = 1; n <= 64; n++) checkRow(b, n);
@@ -188,7 +190,7 @@ function expectMean(b: Backoff, n: number, random: Random, minDraws?: number): v
 }
 
 // Statistics over millions of draws: skipped by `npm run mutation`, where they would take minutes a mutant.
-suite.skipIf(process.env.EBB_MUTATION === '1')(
+describe.skipIf(process.env.EBB_MUTATION === '1')(
   'sampled means match describe’s meanDelayMs within 2 % (100,000 draws or more)',
   () => {
     it('for every preset, rows 1…8', () => {
@@ -202,9 +204,9 @@ suite.skipIf(process.env.EBB_MUTATION === '1')(
         fc.property(policy, fc.integer({ min: 1, max: 12 }), (b, n) => {
           // Decorrelated rows are heavy-tailed (the squared coefficient of variation grows like
           // (4/3)^n) and a sample underestimates their variance, so check rows 1–4 with a million
-          // draws (about 15 standard errors inside 2 %). describe()'s accuracy further out is
+          // draws (about 15 standard errors inside 2 %). describePolicy()'s accuracy further out is
           // tested against long simulations in decorrelated.test.ts.
-          if (b.segments[0]?.jitter === 'decorrelated') expectMean(b, Math.min(n, 4), random, 1_000_000);
+          if (b[SEGMENTS][0]?.jitter === 'decorrelated') expectMean(b, Math.min(n, 4), random, 1_000_000);
           else expectMean(b, n, random);
         }),
         { numRuns: 60 },

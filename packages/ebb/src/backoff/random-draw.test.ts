@@ -1,10 +1,11 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seeded } from '../core/random.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from '../retry/errors.js';
 import { retry } from '../retry/retry.js';
-import { type Backoff, chain } from './backoff.js';
+import type { Backoff } from './backoff.js';
+import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { exponential } from './exponential.js';
 import { presets } from './presets.js';
@@ -41,7 +42,7 @@ const hostile: [value: unknown, shown: string, type: typeof TypeError | typeof R
 
 const message = (shown: string) => `random() returned ${shown}; expected a number in [0, 1)`;
 
-suite('a Random outside [0, 1) (issue 10, defect 2)', () => {
+describe('a Random outside [0, 1) (issue 10, defect 2)', () => {
   it('makes the draw throw a named error, for every kind of draw and every bad value', () => {
     for (const [name, policy] of Object.entries(drawing)) {
       for (const [value, shown, type] of hostile) {

@@ -1,4 +1,4 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seeded } from '../core/random.js';
 import { constant } from './constant.js';
 import { MAX_ROWS } from './describe.js';
@@ -7,7 +7,7 @@ import { presets } from './presets.js';
 import { sample } from './sample.js';
 import { always } from './test-helpers.js';
 
-suite('sample', () => {
+describe('sample', () => {
   it('returns the delays a run would sleep, stopping at maxAttempts', () => {
     expect(sample(exponential({ initialDelayMs: 10, maxAttempts: 4 }))).toEqual([10, 20, 40]);
   });

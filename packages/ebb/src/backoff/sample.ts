@@ -1,5 +1,5 @@
 import type { Random } from '../core/random.js';
-import { checkKeys, count, invalid, optionsObject, show } from '../core/validate.js';
+import { check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import { Backoff, type BackoffPolicy } from './backoff.js';
 import { MAX_ROWS } from './describe.js';
 
@@ -37,7 +37,13 @@ export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): num
   if (o.count === undefined && !stops) {
     throw new TypeError('sample(): this policy has no `maxAttempts`, so it may never stop; pass `count`.');
   }
-  const limit = count(where, 'count', o.count, Infinity, 0, stops, 'It is the number of delays, such as 10.');
+  const limit = check(
+    where,
+    'count',
+    o.count,
+    { whole: true, infinity: stops, fix: 'It is the number of delays, such as 10.' },
+    Infinity,
+  );
   const most = stops ? Math.min(limit, (backoff as Backoff).maxAttempts - 1) : limit;
   if (most > MAX_ROWS) {
     throw new RangeError(

@@ -1,8 +1,9 @@
-import { expect, it, describe as suite } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
 import { delays } from './test-helpers.js';
 
-suite('sequence', () => {
+describe('sequence', () => {
   it('reads the table and repeats its last entry', () => {
     expect(delays(sequence({ delaysMs: [0, 1_000, 5_000] }), 5)).toEqual([0, 1_000, 5_000, 5_000, 5_000]);
   });
@@ -48,7 +49,7 @@ suite('sequence', () => {
   it('accepts a one-entry table and freezes its copy', () => {
     const b = sequence({ delaysMs: [7] });
     expect(delays(b, 3)).toEqual([7, 7, 7]);
-    const curve = b.segments[0]?.curve;
+    const curve = b[SEGMENTS][0]?.curve;
     expect(curve).toEqual({ type: 'sequence', delaysMs: [7] });
     expect(Object.isFrozen(curve?.type === 'sequence' ? curve.delaysMs : undefined)).toBe(true);
   });

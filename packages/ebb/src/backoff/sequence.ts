@@ -1,5 +1,18 @@
-import { invalid, nonNegative } from '../core/validate.js';
+import { check, DURATION_MS, invalid } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type CurveMaths, makeCurve } from './segment.js';
+
+const SEQUENCE: CurveMaths = {
+  at(this: { readonly delaysMs: readonly number[] }, n) {
+    const d = this.delaysMs;
+    return d[(n < d.length ? n : d.length) - 1] as number;
+  },
+};
+
+/** The table curve: row `n` is `delaysMs[n−1]`, the last repeating (values already checked, frozen). @internal */
+export function sequenceCurve(delaysMs: readonly number[]) {
+  return makeCurve(SEQUENCE, { type: 'sequence' as const, delaysMs });
+}
 
 /** Options of {@link sequence}. */
 export interface SequenceOptions extends LimitOptions {
@@ -24,6 +37,6 @@ export function sequence(options: SequenceOptions): Backoff {
   if (!Array.isArray(raw) || raw.length === 0) {
     invalid(where, 'delaysMs', raw, 'a non-empty array of delays in ms', 'For example [100, 500, 2000].');
   }
-  const delaysMs = Object.freeze(raw.map((d, i) => nonNegative(where, `delaysMs[${i}]`, d, Number.NaN)));
-  return fromCurve(where, { type: 'sequence', delaysMs }, o, ['delaysMs']);
+  const delaysMs = Object.freeze(raw.map((d, i) => check(where, `delaysMs[${i}]`, d, DURATION_MS)));
+  return fromCurve(where, sequenceCurve(delaysMs), o, ['delaysMs']);
 }

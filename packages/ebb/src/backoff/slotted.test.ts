@@ -1,17 +1,18 @@
 import fc from 'fast-check';
-import { expect, it, describe as suite } from 'vitest';
-import { describe } from './describe.js';
+import { describe, expect, it } from 'vitest';
+import { describePolicy } from './describe.js';
+import { SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
-suite('slotted', () => {
+describe('slotted', () => {
   it('doubles the window from cwMin+1 up to cwMax+1 and waits (W−1)·slot at most', () => {
     const b = slotted({ slotMs: 1, cwMin: 15, cwMax: 1023 });
-    expect(describe(b, 8).rows.map((r) => r.maxDelayMs)).toEqual([31, 63, 127, 255, 511, 1023, 1023, 1023]);
+    expect(describePolicy(b, 8).rows.map((r) => r.maxDelayMs)).toEqual([31, 63, 127, 255, 511, 1023, 1023, 1023]);
   });
 
   it('defaults to the 802.3 window: cwMin 0, cwMax 1023', () => {
-    const rows = describe(slotted({ slotMs: 1 }), 12).rows;
+    const rows = describePolicy(slotted({ slotMs: 1 }), 12).rows;
     expect(rows.map((r) => r.maxDelayMs)).toEqual([1, 3, 7, 15, 31, 63, 127, 255, 511, 1023, 1023, 1023]);
   });
 
@@ -26,16 +27,18 @@ suite('slotted', () => {
   });
 
   it('ceiling and maxDelayMs narrow the window', () => {
-    expect(describe(slotted({ slotMs: 1, ceiling: 2 }), 4).rows.map((r) => r.maxDelayMs)).toEqual([1, 3, 3, 3]);
-    expect(describe(slotted({ slotMs: 1, maxDelayMs: 5 }), 4).rows.map((r) => r.maxDelayMs)).toEqual([1, 3, 5, 5]);
+    expect(describePolicy(slotted({ slotMs: 1, ceiling: 2 }), 4).rows.map((r) => r.maxDelayMs)).toEqual([1, 3, 3, 3]);
+    expect(describePolicy(slotted({ slotMs: 1, maxDelayMs: 5 }), 4).rows.map((r) => r.maxDelayMs)).toEqual([
+      1, 3, 5, 5,
+    ]);
   });
 
-  it('never draws above maxDelayMs, float residue included, and describe() reports that exact max (issue 10, defect 11)', () => {
+  it('never draws above maxDelayMs, float residue included, and describePolicy() reports that exact max (issue 10, defect 11)', () => {
     // 17 slots of 0.1 ms is 1.7000000000000002 in doubles: one ulp above the 1.7 ms cap.
     const b = slotted({ slotMs: 0.1, cwMin: 1023, maxDelayMs: 1.7 });
     const top = b.start(always(NEXT_BELOW_ONE));
     expect([top.next(), top.next()]).toEqual([1.7, 1.7]);
-    expect(describe(b, 1).rows[0]).toEqual({
+    expect(describePolicy(b, 1).rows[0]).toEqual({
       attempt: 1,
       delayMs: 1.7,
       minDelayMs: 0,
@@ -54,7 +57,7 @@ suite('slotted', () => {
           const run = policy.start(always(NEXT_BELOW_ONE));
           let d = 0;
           for (let i = 0; i < row; i++) d = run.next();
-          const described = describe(policy, row).rows[row - 1];
+          const described = describePolicy(policy, row).rows[row - 1];
           expect(d).toBeLessThanOrEqual(cap);
           expect(described?.maxDelayMs).toBe(d);
           expect(described?.delayMs).toBe(d);
@@ -107,12 +110,14 @@ suite('slotted', () => {
       ),
     );
     // cwMax equal to cwMin is a fixed window: no doubling.
-    expect(describe(slotted({ slotMs: 1, cwMin: 3, cwMax: 3 }), 3).rows.map((r) => r.maxDelayMs)).toEqual([3, 3, 3]);
+    expect(describePolicy(slotted({ slotMs: 1, cwMin: 3, cwMax: 3 }), 3).rows.map((r) => r.maxDelayMs)).toEqual([
+      3, 3, 3,
+    ]);
   });
 
   it('defaults cwMax to cwMin when cwMin is above 1023', () => {
     const b = slotted({ slotMs: 1, cwMin: 2000 });
-    expect(describe(b, 2).rows.map((r) => r.maxDelayMs)).toEqual([2000, 2000]);
-    expect(b.segments[0]?.curve).toEqual({ type: 'slotted', slotMs: 1, cwMin: 2000, cwMax: 2000 });
+    expect(describePolicy(b, 2).rows.map((r) => r.maxDelayMs)).toEqual([2000, 2000]);
+    expect(b[SEGMENTS][0]?.curve).toEqual({ type: 'slotted', slotMs: 1, cwMin: 2000, cwMax: 2000 });
   });
 });

@@ -1,5 +1,52 @@
-import { count, invalid, nonNegative } from '../core/validate.js';
+import { check, DURATION_MS, invalid } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { draw } from './draw.js';
+import type { JitterKind } from './jitter.js';
+import { type CurveMaths, capOf, makeCurve } from './segment.js';
+
+const WINDOW_FIX = 'Windows are counted in slots minus one, as the standards write CWmin and CWmax.';
+
+type Slots = { readonly slotMs: number; readonly cwMin: number; readonly cwMax: number };
+
+/** The contention window (in slots) after `k` failures: min((cwMin+1)·2^k, cwMax+1). @internal */
+export function slotWindow(curve: Slots, k: number): number {
+  return Math.min((curve.cwMin + 1) * 2 ** k, curve.cwMax + 1);
+}
+
+/** The slot window after `k` failures, narrowed so the longest wait stays under `cap`. */
+function cappedWindow(curve: Slots, k: number, cap: number): number {
+  return Math.min(slotWindow(curve, k), Math.floor(cap / curve.slotMs) + 1);
+}
+
+/** The slot draw, which stands in for jitter: a whole number of slots, uniform in 0 … W−1. */
+const SLOTS: JitterKind = {
+  draw(_d, random, s, k) {
+    const c = s.curve as unknown as Slots;
+    const cap = capOf(s);
+    const w = cappedWindow(c, Math.min(k, s.ceiling), cap);
+    // floor(r·w) < w for every r in [0, 1) and every w >= 1: r·w <= (1 − 2^−53)·w, and that
+    // product rounds to a double below w (w·2^−53 is more than half the spacing below w).
+    const d = Math.floor(draw(random) * w) * c.slotMs;
+    // The window keeps (w−1)·slotMs under the cap, but the product can land one ulp above it
+    // (17 × 0.1 = 1.7000000000000002 with a 1.7 ms cap): clamp the residue.
+    return Math.min(d, cap);
+  },
+};
+
+const SLOTTED: CurveMaths = {
+  at(this: Slots, n, cap) {
+    return (cappedWindow(this, n, cap) - 1) * this.slotMs;
+  },
+  own: SLOTS,
+  // The longest wait, (W−1) slots, is the row's delay; the mean of a whole number of slots
+  // uniform in 0 … W−1 is (W−1)/2 slots, the same as a continuous draw on [0, d].
+  span: (d) => [0, d],
+  check(where, s) {
+    if (s.jitter !== 'none') {
+      throw new TypeError(`${where}: a slotted policy draws its own random slot count; \`jitter\` cannot apply to it.`);
+    }
+  },
+};
 
 /** Options of {@link slotted}. */
 export interface SlottedOptions extends Omit<LimitOptions, 'jitter'> {
@@ -25,18 +72,20 @@ export interface SlottedOptions extends Omit<LimitOptions, 'jitter'> {
 export function slotted(options: SlottedOptions): Backoff {
   const where = 'slotted()';
   const o = curveOptions(where, options);
-  const slotMs = nonNegative(where, 'slotMs', o.slotMs, Number.NaN);
+  const slotMs = check(where, 'slotMs', o.slotMs, DURATION_MS);
   if (slotMs === 0) invalid(where, 'slotMs', 0, 'a finite number > 0', 'The 802.3 slot at 10 Mb/s is 0.0512 ms.');
-  const fix = 'Windows are counted in slots minus one, as the standards write CWmin and CWmax.';
-  const cwMin = count(where, 'cwMin', o.cwMin, 0, 0, false, fix);
-  const cwMax = count(
+  const cwMin = check(where, 'cwMin', o.cwMin, { whole: true, fix: WINDOW_FIX }, 0);
+  // cwMax's bound is cwMin, known only now.
+  const cwMax = check(
     where,
     'cwMax',
     o.cwMax,
+    { whole: true, min: cwMin, fix: `${WINDOW_FIX} It must be >= cwMin (${cwMin}).` },
     Math.max(1023, cwMin),
-    cwMin,
-    false,
-    `${fix} It must be >= cwMin (${cwMin}).`,
   );
-  return fromCurve(where, { type: 'slotted', slotMs, cwMin, cwMax }, o, ['slotMs', 'cwMin', 'cwMax']);
+  return fromCurve(where, makeCurve(SLOTTED, { type: 'slotted' as const, slotMs, cwMin, cwMax }), o, [
+    'slotMs',
+    'cwMin',
+    'cwMax',
+  ]);
 }

@@ -1,6 +1,6 @@
 import type { Random } from '../core/random.js';
 import type { Backoff } from './backoff.js';
-import { describe } from './describe.js';
+import { describePolicy } from './describe.js';
 
 /** A `Random` that always returns `r`. */
 export const always =
@@ -12,7 +12,7 @@ export const always =
 export const NEXT_BELOW_ONE = 1 - 2 ** -53;
 
 /** The first `n` rows' un-randomized delays. */
-export const delays = (b: Backoff, n: number): number[] => describe(b, n).rows.map((r) => r.delayMs);
+export const delays = (b: Backoff, n: number): number[] => describePolicy(b, n).rows.map((r) => r.delayMs);
 
 /** The first `n` waits of a run driven by a fixed random value. */
 export function run(b: Backoff, n: number, r = 0.5): number[] {

@@ -1,5 +1,18 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkKeys, count, inRange, invalid, nonNegative, optionsObject, show } from './validate.js';
+import {
+  check,
+  checkKeys,
+  count,
+  DURATION_MS,
+  inRange,
+  invalid,
+  LIMIT_MS,
+  nonNegative,
+  optionsObject,
+  type Rule,
+  show,
+} from './validate.js';
 
 describe('option validation', () => {
   it('names the function, the option, the value and a fix', () => {
@@ -163,5 +176,136 @@ describe('option validation, exactly: boundaries, defaults and every message par
       expect(e).toBeInstanceOf(TypeError);
       expect(e.message).toBe(`f(): expected an options object, got ${shown}.`);
     }
+  });
+});
+
+describe("rules: one formatter reads each option's kind, bounds and fix", () => {
+  const message = (f: () => unknown): [string, string] => {
+    try {
+      f();
+    } catch (error) {
+      return [(error as Error).constructor.name, (error as Error).message];
+    }
+    return ['none', ''];
+  };
+
+  it('derives the wording from the bounds, exactly, for every kind', () => {
+    const cases: [Rule, unknown, string, string][] = [
+      [
+        DURATION_MS,
+        -1,
+        'RangeError',
+        'f(): expected `x` to be a finite number >= 0, got -1. Durations are milliseconds, such as 500.',
+      ],
+      [
+        LIMIT_MS,
+        '5',
+        'TypeError',
+        'f(): expected `x` to be a number >= 0 (or Infinity for no limit), got "5". Leave it out for no limit.',
+      ],
+      [
+        { min: 1, fix: 'Use 2.' },
+        Infinity,
+        'RangeError',
+        'f(): expected `x` to be a finite number >= 1, got Infinity. Use 2.',
+      ],
+      [
+        { max: 1, fix: 'Use 0.5.' },
+        1.5,
+        'RangeError',
+        'f(): expected `x` to be a number from 0 to 1, got 1.5. Use 0.5.',
+      ],
+      [{ whole: true, min: 2 }, 1, 'RangeError', 'f(): expected `x` to be a whole number >= 2, got 1.'],
+      [
+        { whole: true, min: 1, infinity: true, fix: 'Use 3.' },
+        2.5,
+        'RangeError',
+        'f(): expected `x` to be a whole number >= 1 (or Infinity), got 2.5. Use 3.',
+      ],
+      [
+        { min: Number.MIN_VALUE, expected: 'a finite number > 0', fix: 'Use 1.' },
+        0,
+        'RangeError',
+        'f(): expected `x` to be a finite number > 0, got 0. Use 1.',
+      ],
+      [
+        DURATION_MS,
+        undefined,
+        'TypeError',
+        'f(): expected `x` to be a finite number >= 0, got undefined. Durations are milliseconds, such as 500.',
+      ],
+    ];
+    for (const [rule, value, type, text] of cases)
+      expect(message(() => check('f()', 'x', value, rule))).toEqual([type, text]);
+  });
+
+  it('bounds are inclusive; Infinity only where the rule says so; undefined takes the fallback', () => {
+    expect(check('f()', 'x', 0, DURATION_MS)).toBe(0);
+    expect(check('f()', 'x', -0, DURATION_MS)).toBe(-0);
+    expect(check('f()', 'x', 1e308, DURATION_MS)).toBe(1e308);
+    expect(check('f()', 'x', Infinity, LIMIT_MS)).toBe(Infinity);
+    expect(check('f()', 'x', 1, { max: 1, fix: '' })).toBe(1);
+    expect(check('f()', 'x', 2 ** 53 - 1, { whole: true })).toBe(2 ** 53 - 1);
+    expect(check('f()', 'x', Infinity, { whole: true, infinity: true })).toBe(Infinity);
+    expect(check('f()', 'x', undefined, DURATION_MS, 7)).toBe(7);
+    expect(() => check('f()', 'x', 2 ** 53, { whole: true })).toThrow(RangeError);
+    expect(() => check('f()', 'x', Infinity, DURATION_MS)).toThrow(RangeError);
+    expect(() => check('f()', 'x', -Infinity, LIMIT_MS)).toThrow(RangeError);
+    expect(() => check('f()', 'x', Number.NaN, LIMIT_MS)).toThrow(RangeError);
+    expect(() => check('f()', 'x', 5e-324, { min: Number.MIN_VALUE })).not.toThrow();
+  });
+
+  it('over any value: returns it unchanged when the rule admits it, else throws TypeError (not a number) or RangeError (a number)', () => {
+    const rule = fc.record(
+      {
+        whole: fc.boolean(),
+        min: fc.integer({ min: -3, max: 3 }),
+        max: fc.constantFrom(3, 10, Infinity),
+        infinity: fc.boolean(),
+      },
+      { requiredKeys: [] },
+    );
+    const value = fc.oneof(
+      fc.anything(),
+      fc.double(),
+      fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 2 ** 53, 1e308, -1e308, 0.5, 3, 10),
+    );
+    fc.assert(
+      fc.property(rule, value, (r, v) => {
+        const min = r.min ?? 0;
+        const max = r.max ?? Infinity;
+        const admitted =
+          typeof v === 'number' &&
+          (v === Infinity ? r.infinity === true : v >= min && v <= max && (!r.whole || Number.isSafeInteger(v)));
+        if (admitted) expect(check('f()', 'x', v, r)).toBe(v);
+        else expect(() => check('f()', 'x', v, r)).toThrow(typeof v === 'number' ? RangeError : TypeError);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('the positional helpers are their rules: same result, same error, for any value', () => {
+    const value = fc.oneof(fc.anything(), fc.double(), fc.constantFrom(undefined, Infinity, 2 ** 53, 1.5, -0));
+    const outcome = (f: () => number) => {
+      try {
+        return ['ok', f()];
+      } catch (error) {
+        return [(error as Error).constructor.name, (error as Error).message];
+      }
+    };
+    fc.assert(
+      fc.property(value, fc.boolean(), (v, inf) => {
+        expect(outcome(() => nonNegative('f()', 'x', v, Number.NaN, inf))).toEqual(
+          outcome(() => check('f()', 'x', v, inf ? LIMIT_MS : DURATION_MS)),
+        );
+        expect(outcome(() => count('f()', 'x', v, 4, 1, inf, 'Fix.'))).toEqual(
+          outcome(() => check('f()', 'x', v, { whole: true, min: 1, infinity: inf, fix: 'Fix.' }, 4)),
+        );
+        expect(outcome(() => inRange('f()', 'x', v, Number.NaN, 0, 1, 'Fix.'))).toEqual(
+          outcome(() => check('f()', 'x', v, { max: 1, fix: 'Fix.' })),
+        );
+      }),
+      { numRuns: 1_000 },
+    );
   });
 });

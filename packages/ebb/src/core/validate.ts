@@ -48,14 +48,84 @@ export function optionsObject<T extends object>(where: string, options: T | unde
   return options;
 }
 
-/*
- * In the checks below, `fallback` is what an omitted (undefined) option means; a fallback of
- * NaN marks the option as required, so that undefined is reported like any other bad value.
+/**
+ * One option's rule, declared as data and read by one formatter ({@link check}): the kind of
+ * number, its bounds and the fix the message suggests. The wording of "expected …" is derived
+ * from the bounds, so every option of a kind reads the same way (p-retry's
+ * `validateNumberOption` and valibot's rule objects are the models).
+ *
+ * @example
+ * const MULTIPLIER: Rule = { min: 1, fix: 'Use 1 for a constant delay, or a growth factor such as 2.' };
+ * check('exponential()', 'multiplier', -2, MULTIPLIER, 2);
+ * // RangeError: exponential(): expected `multiplier` to be a finite number >= 1, got -2. Use 1 …
  */
+export interface Rule {
+  /** A count: whole numbers only (safe integers). Default false. */
+  readonly whole?: boolean;
+  /** Inclusive lower bound. Default 0. */
+  readonly min?: number;
+  /** Inclusive upper bound. Default none (but finite). */
+  readonly max?: number;
+  /** `Infinity` is accepted, as "no limit". Default false. */
+  readonly infinity?: boolean;
+  /** What the value must be, where the bounds do not say it well (`a finite number > 0`). */
+  readonly expected?: string;
+  /**
+   * What to pass instead. Default, for non-counts: "Leave it out for no limit." when
+   * `infinity`, else "Durations are milliseconds, such as 500.".
+   */
+  readonly fix?: string;
+}
+
+/** A duration in ms (or any quantity >= 0), finite. */
+export const DURATION_MS: Rule = {};
+/** A limit in ms (or any quantity >= 0); `Infinity`, or leaving it out, means none. */
+export const LIMIT_MS: Rule = { infinity: true };
+
+/**
+ * Checks `value`, the option `name` of `where`, against `rule` and returns it. `undefined` gives
+ * `fallback`; without a fallback the option is required and `undefined` is reported like any
+ * other bad value. A non-number is a `TypeError`, a number the rule refuses (NaN included) a
+ * `RangeError`; the message names `where`, the option, the value and the fix.
+ */
+export function check(where: string, name: string, value: unknown, rule: Rule, fallback?: number): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  const { whole, min = 0, max = Infinity, infinity } = rule;
+  if (
+    typeof value !== 'number' ||
+    !(value >= min && (value === Infinity ? infinity : value <= max && (!whole || Number.isSafeInteger(value))))
+  ) {
+    invalid(
+      where,
+      name,
+      value,
+      rule.expected ??
+        (whole
+          ? `a whole number >= ${min}${infinity ? ' (or Infinity)' : ''}`
+          : infinity
+            ? `a number >= ${min} (or Infinity for no limit)`
+            : max === Infinity
+              ? `a finite number >= ${min}`
+              : `a number from ${min} to ${max}`),
+      rule.fix ??
+        (whole ? undefined : infinity ? 'Leave it out for no limit.' : 'Durations are milliseconds, such as 500.'),
+    );
+  }
+  return value;
+}
+
+/*
+ * The positional helpers below predate the rules and stay while modules outside backoff/ call
+ * them (the executor's `retry/options.ts` and `retry/poll.ts`, and http/, rate/, resilience/,
+ * redis/, sim/); each is one rule. In them, `fallback` is what an omitted (undefined) option
+ * means; a fallback of NaN marks the option as required.
+ */
+
+const given = (fallback: number) => (Number.isNaN(fallback) ? undefined : fallback);
 
 /**
  * A number of milliseconds, or any other non-negative quantity, with an inclusive lower bound.
- * `allowInfinity` admits `Infinity` as "no limit".
+ * `allowInfinity` admits `Infinity` as "no limit". Same as `check()` with `{ infinity, fix }`.
  */
 export function nonNegative(
   where: string,
@@ -65,20 +135,10 @@ export function nonNegative(
   allowInfinity = false,
   fix?: string,
 ): number {
-  if (value === undefined && !Number.isNaN(fallback)) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (!allowInfinity && value === Infinity)) {
-    invalid(
-      where,
-      name,
-      value,
-      allowInfinity ? 'a number >= 0 (or Infinity for no limit)' : 'a finite number >= 0',
-      fix ?? (allowInfinity ? 'Leave it out for no limit.' : 'Durations are milliseconds, such as 500.'),
-    );
-  }
-  return value;
+  return check(where, name, value, { infinity: allowInfinity, fix }, given(fallback));
 }
 
-/** A finite number in [min, max]. */
+/** A finite number in [min, max]. Same as `check()` with `{ min, max, fix }`. */
 export function inRange(
   where: string,
   name: string,
@@ -88,14 +148,10 @@ export function inRange(
   max: number,
   fix: string,
 ): number {
-  if (value === undefined && !Number.isNaN(fallback)) return fallback;
-  if (typeof value !== 'number' || !(value >= min && value <= max) || !Number.isFinite(value)) {
-    invalid(where, name, value, max === Infinity ? `a finite number >= ${min}` : `a number from ${min} to ${max}`, fix);
-  }
-  return value;
+  return check(where, name, value, { min, max, fix }, given(fallback));
 }
 
-/** A whole number >= `min`; `Infinity` is admitted when `allowInfinity`. */
+/** A whole number >= `min`; `Infinity` is admitted when `allowInfinity`. Same as `check()` with `{ whole, min, infinity, fix }`. */
 export function count(
   where: string,
   name: string,
@@ -105,13 +161,5 @@ export function count(
   allowInfinity: boolean,
   fix: string,
 ): number {
-  if (value === undefined && !Number.isNaN(fallback)) return fallback;
-  if (
-    typeof value !== 'number' ||
-    !(value >= min) ||
-    (value === Infinity ? !allowInfinity : !Number.isSafeInteger(value))
-  ) {
-    invalid(where, name, value, `a whole number >= ${min}${allowInfinity ? ' (or Infinity)' : ''}`, fix);
-  }
-  return value;
+  return check(where, name, value, { whole: true, min, infinity: allowInfinity, fix }, given(fallback));
 }

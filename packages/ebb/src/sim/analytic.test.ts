@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describe as schedule } from '../backoff/describe.js';
+import { describePolicy as schedule } from '../backoff/describe.js';
 import { exponential } from '../backoff/exponential.js';
 import { presets } from '../backoff/presets.js';
 import { slotted } from '../backoff/slotted.js';
@@ -39,7 +39,7 @@ describe('meanBackoffSlots', () => {
 });
 
 describe('scheduleBounds', () => {
-  it('accumulates the exact min, mean and max of describe()', () => {
+  it('accumulates the exact min, mean and max of describePolicy()', () => {
     const rows = scheduleBounds(presets.awsStandard, 10);
     expect(rows).toHaveLength(2);
     expect(rows.map((r) => [r.elapsedMinMs, r.elapsedMeanMs, r.elapsedMaxMs])).toEqual([

@@ -1,5 +1,5 @@
 import { Backoff } from '../backoff/backoff.js';
-import { describe, describeRow, type ScheduleRow } from '../backoff/describe.js';
+import { describePolicy, describeRow, type ScheduleRow } from '../backoff/describe.js';
 import { count, invalid } from '../core/validate.js';
 import { slotLengthOf } from './slots.js';
 
@@ -21,7 +21,7 @@ export function expectedBackoff(collisions: number, ceiling = Infinity): number 
 
 /**
  * The exact mean wait, in slots, after `collisions` failures of a slotted policy (row `c` of its
- * schedule, from {@link describe}): `(W − 1)/2` for its window `W`. For `slotted({ cwMin: 0 })`
+ * schedule, from {@link describePolicy}): `(W − 1)/2` for its window `W`. For `slotted({ cwMin: 0 })`
  * with no ceiling below `c` this is {@link expectedBackoff}`(c)`.
  *
  * @throws TypeError when `backoff` is not a slotted policy.
@@ -40,7 +40,7 @@ export function meanBackoffSlots(backoff: Backoff, collisions: number): number {
   return describeRow(backoff, c).meanDelayMs / slotMs;
 }
 
-/** One row of {@link scheduleBounds}: a row of `describe()` plus the total waited so far. All ms. */
+/** One row of {@link scheduleBounds}: a row of `describePolicy()` plus the total waited so far. All ms. */
 export interface BoundsRow extends ScheduleRow {
   /** The least total wait before attempt `attempt + 1` (sum of the rows' minima). */
   readonly elapsedMinMs: number;
@@ -52,9 +52,9 @@ export interface BoundsRow extends ScheduleRow {
 
 /**
  * The mean and bounds of any backoff value, per row and accumulated: for each of the first
- * `rows` failed attempts, the exact min / mean / max of the wait (from {@link describe}) and of
+ * `rows` failed attempts, the exact min / mean / max of the wait (from {@link describePolicy}) and of
  * the total waited up to then, assuming attempts that fail at once. Rows end where `maxAttempts`
- * stops the policy; the time budget (`maxElapsedMs`) is not applied, as `describe` does not.
+ * stops the policy; the time budget (`maxElapsedMs`) is not applied, as `describePolicy` does not.
  *
  * @example
  * scheduleBounds(presets.awsStandard, 5).at(-1) // { attempt: 2, …, elapsedMeanMs: 150, elapsedMaxMs: 300 }
@@ -63,7 +63,7 @@ export function scheduleBounds(backoff: Backoff, rows: number): BoundsRow[] {
   let min = 0;
   let mean = 0;
   let max = 0;
-  return describe(backoff, rows).rows.map((r) => {
+  return describePolicy(backoff, rows).rows.map((r) => {
     min += r.minDelayMs;
     mean += r.meanDelayMs;
     max += r.maxDelayMs;

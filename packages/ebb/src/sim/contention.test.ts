@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describe as schedule } from '../backoff/describe.js';
+import { describePolicy as schedule } from '../backoff/describe.js';
 import { presets } from '../backoff/presets.js';
 import { brookerStrategies, simulateContention } from './contention.js';
 

@@ -1,5 +1,5 @@
 import { Backoff } from '../backoff/backoff.js';
-import { describe } from '../backoff/describe.js';
+import { describePolicy } from '../backoff/describe.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
 import { atMost, SIM_LIMITS } from './limits.js';
@@ -25,7 +25,7 @@ export interface DelayDistributionRow {
   readonly sampledMeanMs: number;
   readonly sampledMinMs: number;
   readonly sampledMaxMs: number;
-  /** From `describe()`: the exact mean, min and max. */
+  /** From `describePolicy()`: the exact mean, min and max. */
   readonly meanMs: number;
   readonly minMs: number;
   readonly maxMs: number;
@@ -33,7 +33,7 @@ export interface DelayDistributionRow {
 
 /**
  * The distribution of a policy's waits, sampled from `runs` runs of its real code and set
- * beside the exact mean and bounds from `describe()`: per row, the 5th, 50th and 95th
+ * beside the exact mean and bounds from `describePolicy()`: per row, the 5th, 50th and 95th
  * percentiles, the sampled mean, min and max. A sampled mean far from the exact one, or a
  * sample outside the bounds, would be a bug; the tests check both.
  *
@@ -54,7 +54,7 @@ export function delayDistribution(backoff: Backoff, options?: DelayDistributionO
   );
   const rows = count(where, 'rows', o.rows, 10, 1, false, 'Such as 10.');
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
-  const exact = describe(backoff, rows).rows;
+  const exact = describePolicy(backoff, rows).rows;
   const samples = exact.map(() => new Float64Array(runs));
   const filled = new Int32Array(exact.length);
   const random = seeded(seed);

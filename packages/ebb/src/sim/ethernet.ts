@@ -1,5 +1,6 @@
 import type { Backoff, BackoffRun } from '../backoff/backoff.js';
 import { describeRow } from '../backoff/describe.js';
+import { SEGMENTS } from '../backoff/segment.js';
 import { slotted } from '../backoff/slotted.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, nonNegative, optionsObject } from '../core/validate.js';
@@ -150,7 +151,7 @@ export function simulateEthernet(options?: EthernetOptions): EthernetResult {
     }
     slottedOnly(where, o.backoff);
     backoff = o.backoff;
-    const s = backoff.segments;
+    const s = backoff[SEGMENTS];
     ceiling =
       s.length === 1 && (s[0] as { ceiling: number }).ceiling !== Infinity
         ? (s[0] as { ceiling: number }).ceiling

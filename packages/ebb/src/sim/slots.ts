@@ -1,4 +1,5 @@
 import type { Backoff } from '../backoff/backoff.js';
+import { SEGMENTS } from '../backoff/segment.js';
 
 /**
  * The number of whole slots a wait of `delayMs` spans, for simulators of slotted channels.
@@ -24,7 +25,7 @@ export function slotsOf(delayMs: number, slotMs: number): number {
  */
 export function slotLengthOf(backoff: Backoff): number | undefined {
   let slot: number | undefined;
-  for (const s of backoff.segments) {
+  for (const s of backoff[SEGMENTS]) {
     if (s.curve.type !== 'slotted') return undefined;
     if (slot !== undefined && s.curve.slotMs !== slot) return undefined;
     slot = s.curve.slotMs;

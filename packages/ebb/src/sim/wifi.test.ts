@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describe as schedule } from '../backoff/describe.js';
+import { describePolicy as schedule } from '../backoff/describe.js';
 import { slotted } from '../backoff/slotted.js';
 import { bianchi } from './bianchi.js';
 import { dcfBackoff, simulateWifi } from './wifi.js';

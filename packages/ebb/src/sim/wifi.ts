@@ -1,4 +1,5 @@
-import { Backoff, type BackoffRun, chain } from '../backoff/backoff.js';
+import { Backoff, type BackoffRun } from '../backoff/backoff.js';
+import { chain } from '../backoff/chain.js';
 import { slotted } from '../backoff/slotted.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
@@ -32,7 +33,7 @@ export interface DcfBackoffOptions {
  * not wait before its first attempt, while a DCF station always backs off before it transmits.
  *
  * @example
- * describe(dcfBackoff({ cwMin: 15, stages: 6 }), 3).rows.map((r) => r.maxDelayMs / 0.05) // [15, 31, 63]
+ * describePolicy(dcfBackoff({ cwMin: 15, stages: 6 }), 3).rows.map((r) => r.maxDelayMs / 0.05) // [15, 31, 63]
  */
 export function dcfBackoff(options?: DcfBackoffOptions): Backoff {
   const where = 'dcfBackoff()';
