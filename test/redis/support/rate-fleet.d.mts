@@ -14,6 +14,10 @@ export interface RateProcessReport {
   };
   readonly events: { type: string; t: number }[];
   readonly trace: { t: number; rate: number }[];
+  /** Every 429: [s since the process's start, the ticket's fleet epoch]. */
+  readonly throttles: [number, number | null][];
+  /** The process's start, ms since the epoch. */
+  readonly startWall: number;
   readonly lateMs: number;
   readonly atS: number;
   readonly seconds: number;
