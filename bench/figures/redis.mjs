@@ -254,6 +254,72 @@ if (existsSync('/usr/sbin/nginx')) {
   }
 }
 
+// The SRE throttle shared by a fleet, beside a throttle in each process: nginx limit_req 20 r/s
+// (burst 5), K = 2, open loops of one attempt each at 3 × the limit in all. Two shapes: four
+// long-lived processes (15 r/s each), where the book's rule bounds the load either way (about
+// K × what is accepted), and a churn of short-lived processes (each 2 s at 15 r/s, a new one every
+// 0.5 s, 4 alive at once: serverless invocations), where a process with its own throttle starts
+// with empty counts and sends everything until its own requests are refused. The same processes
+// as test/redis/throttle-fleet.test.ts, which asserts the shared case.
+let throttle = null;
+if (existsSync('/usr/sbin/nginx')) {
+  const { startLimiter } = await import('../../test/rate/support/limiters.mjs');
+  const { runRateFleet } = await import('../../test/redis/support/rate-fleet.mjs');
+  const LIMIT = 20;
+  const K = 2;
+  const LONG_S = quick ? 8 : 12;
+  const CHURN = quick ? 8 : 16;
+  const nginx = await startLimiter('nginx', { ratePerSecond: LIMIT, burst: 5 });
+  const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0);
+  const figures = (reports, seconds) => {
+    const asked = sum(reports.map((r) => sum(r.asked)));
+    const local = sum(reports.map((r) => sum(r.local)));
+    const sent = sum(reports.map((r) => sum(r.sent)));
+    const ok = sum(reports.map((r) => sum(r.ok)));
+    // A process's first second: what it sent of what it asked (a fresh local throttle sends all).
+    const firstAsked = sum(reports.map((r) => r.asked[0]));
+    const firstSent = sum(reports.map((r) => r.sent[0]));
+    return {
+      asked,
+      rejectedLocallyPercent: (100 * local) / asked,
+      sent,
+      acceptedPerSecond: ok / seconds,
+      sentPerAccepted: sent / ok,
+      throttledPercentOfSent: (100 * (sent - ok)) / sent,
+      firstSecondSentPercent: (100 * firstSent) / firstAsked,
+      errors: sum(reports.map((r) => sum(Object.values(r.errors)))),
+    };
+  };
+  try {
+    throttle = {};
+    for (const shape of ['long-lived', 'churn']) {
+      const members =
+        shape === 'long-lived'
+          ? Array.from({ length: 4 }, () => ({ atS: 0, seconds: LONG_S }))
+          : Array.from({ length: CHURN }, (_, i) => ({ atS: i * 0.5, seconds: 2 }));
+      const seconds = shape === 'long-lived' ? LONG_S : (CHURN - 1) * 0.5 + 2;
+      for (const kind of ['shared', 'local']) {
+        process.stderr.write(`redis figure: SRE throttle, ${shape}, ${kind}, ${members.length} processes\n`);
+        const reports = await runRateFleet({
+          process: 'throttle',
+          url: nginx.url('/full'),
+          redisUrl: `redis://127.0.0.1:${port}`,
+          name: `bench-sre-${shape}`,
+          kind,
+          clients: 15,
+          members,
+          extra: [K, 60_000],
+        });
+        const row = figures(reports, seconds);
+        process.stderr.write(`redis figure: ${JSON.stringify(row)}\n`);
+        throttle[`${shape}, ${kind === 'shared' ? 'one sharedAdaptiveThrottle' : 'an adaptiveThrottle each'}`] = row;
+      }
+    }
+  } finally {
+    await nginx.stop();
+  }
+}
+
 // Issue 13, Must show 6's figure: the leasing protocol's cost for 1,000 processes (ebb/sim's
 // model of it: renewals, lapsed-lease asks, throttle reports), against the fleet's request rate.
 const simulated = [10, 100, 1000, 2000, 5000, 10_000, 50_000, 100_000].map((requestsPerSecond) => {
@@ -282,4 +348,6 @@ for (const r of rows) {
     `${r.subject.padEnd(32)} ${String(r.requests).padStart(5)} requests  ${r.commandsPerRequest.toFixed(4)} commands/request  p50 ${r.p50Ms.toFixed(1)} ms  p99 ${r.p99Ms.toFixed(1)} ms\n`,
   );
 }
-process.stdout.write(`${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows, fleet, simulated })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows, fleet, throttle, simulated })}\n`,
+);
