@@ -13,13 +13,11 @@
 //   node bench/figures/redis-cold-start.mjs [--runs=3] [--burn=8] [--warmup=20]
 // (`--warmup`: seconds the burners run before the fleet starts, so the load average has risen.)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { startLimiter } from '../../test/rate/support/limiters.mjs';
 import { onFleetClock, runRateFleet, summarize, total } from '../../test/redis/support/rate-fleet.mjs';
+import { startRedis } from '../../test/redis/support/redis-server.mjs';
 
 const option = (name, fallback) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
@@ -33,34 +31,8 @@ const SECONDS = 24;
 const JOIN_AT_S = 14;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-const answers = (port) =>
-  new Promise((resolve) => {
-    const c = createConnection({ host: '127.0.0.1', port });
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-
-const port = await freePort();
-const dir = mkdtempSync(join(tmpdir(), 'ebb-bench-cold-'));
-const redis = spawn(
-  '/usr/bin/redis-server',
-  ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
-  { stdio: 'ignore' },
-);
-const redisExit = new Promise((resolve) => redis.once('exit', resolve));
-for (let i = 0; i < 100 && !(await answers(port)); i++) await sleep(50);
+const redisServer = await startRedis();
+const { port } = redisServer;
 const nginx = await startLimiter('nginx', { ratePerSecond: LIMIT, burst: 5 });
 const poll = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 0 });
 const burners = [];
@@ -138,8 +110,6 @@ try {
   for (const b of burners) if (b.exitCode === null && b.signalCode === null) b.kill('SIGKILL');
   poll.disconnect();
   await nginx.stop();
-  redis.kill('SIGTERM');
-  await redisExit;
-  rmSync(dir, { recursive: true, force: true });
+  await redisServer.stop();
 }
 process.stdout.write(`${JSON.stringify({ limit: LIMIT, seconds: SECONDS, burners: BURN, runs })}\n`);

@@ -7,54 +7,25 @@
 // with `CONFIG RESETSTAT` after the first sync) give the commands per request.
 // Prints one JSON document on stdout; progress on stderr. `--quick`: 3 s instead of 10 s (the fleet: 12 s
 // instead of 25 s).
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createServer as netServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { constant, retry } from 'ebb';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { sharedRate, sharedTokenBudget } from 'ebb/redis';
 import { simulateSharedRateCost } from 'ebb/sim';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
+import { startRedis } from '../../test/redis/support/redis-server.mjs';
 
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 3 : 10;
 const RATE = 50;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = netServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const port = await freePort();
-const dir = mkdtempSync(join(tmpdir(), 'ebb-bench-redis-'));
-const server = spawn(
-  '/usr/bin/redis-server',
-  [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-    '--pidfile',
-    join(dir, 'redis.pid'),
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ],
-  { stdio: 'ignore' },
-);
+// The tests' starter: a free 127.0.0.1 port, its own directory and pid file, no persistence,
+// stopped by PID.
+const redisServer = await startRedis();
+const { port } = redisServer;
 const http = createServer((_req, res) => res.writeHead(200).end('ok'));
 await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${http.address().port}/`;
@@ -339,9 +310,7 @@ for (const r of simulated) {
 
 await admin.destroy();
 await new Promise((resolve) => http.close(resolve));
-process.kill(server.pid, 'SIGTERM');
-await new Promise((resolve) => server.once('exit', resolve));
-rmSync(dir, { recursive: true, force: true });
+await redisServer.stop();
 
 for (const r of rows) {
   process.stderr.write(
