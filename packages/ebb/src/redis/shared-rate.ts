@@ -416,8 +416,7 @@ class Shared implements SharedRate {
       // wake-up up to one spacing late keeps its slot: at most one request early, per process.
       if (this.#share > 0) {
         const interval = 1000 / this.#share;
-        const catchUp =
-          this.#members <= 1 ? catchUpMs(interval, this.#law.margin) : Math.max(CATCH_UP_MS, interval);
+        const catchUp = this.#members <= 1 ? catchUpMs(interval, this.#law.margin) : Math.max(CATCH_UP_MS, interval);
         const earliest = woken && this.#next >= now - catchUp ? now - catchUp : now;
         this.#next = Math.max(this.#next, earliest) + interval;
       }
