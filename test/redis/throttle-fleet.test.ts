@@ -101,31 +101,36 @@ describe.skipIf(!enabled)('sharedAdaptiveThrottle: a fleet against nginx limit_r
     // the fleet's counts at its last sync, up to a second old, plus its own since), its view holds
     // the other processes' requests too (four processes at one rate: about 4 × its own).
     for (const r of reports.slice(0, 4)) {
-      for (const v of r.view.filter((x) => x.t >= 3)) expect(v.requests).toBeGreaterThanOrEqual(2 * v.ownAsked);
+      for (const v of r.view.filter((x) => x.t >= 3 && x.mode === 'shared')) {
+        expect(v.requests).toBeGreaterThanOrEqual(2 * v.ownAsked);
+      }
     }
-    // ... and its rejections follow the formula over those counts: the share it rejected over the
-    // last 6 s is the mean of its rejection probability there (both drawn from the same view).
-    for (const r of reports.slice(0, 4)) {
-      const views = r.view.filter((x) => x.t >= SECONDS - 6 && x.t < SECONDS);
-      const meanP = views.reduce((a, v) => a + v.p, 0) / views.length;
-      const share = total(r.local, SECONDS - 6, SECONDS) / total(r.asked, SECONDS - 6, SECONDS);
-      expect(Math.abs(share - meanP)).toBeLessThanOrEqual(0.12);
-      for (const v of views) expect(v.p).toBeCloseTo(formula(v.requests, v.accepts), 12);
-    }
+    // ... and its rejections follow the formula over those counts: over the last 6 s, the share of
+    // the four processes' requests rejected locally is the mean of their rejection probabilities
+    // there (360 draws: a standard deviation of about 0.025).
+    const steady = reports.slice(0, 4).flatMap((r) => r.view.filter((x) => x.t >= SECONDS - 6 && x.t < SECONDS));
+    for (const v of steady) expect(v.p).toBeCloseTo(formula(v.requests, v.accepts), 12);
+    const meanP = steady.reduce((a, v) => a + v.p, 0) / steady.length;
+    const rejectedShare =
+      fleetTotal(reports.slice(0, 4), 'local', SECONDS - 6, SECONDS) /
+      fleetTotal(reports.slice(0, 4), 'asked', SECONDS - 6, SECONDS);
+    expect(Math.abs(rejectedShare - meanP)).toBeLessThanOrEqual(0.08);
     // The fleet's rejection probability at the end is the formula over the fleet's totals, and it
     // is what keeps the load the fleet sends near K × what the backend accepts (the SRE book).
     const fleetP = formula(requests, accepts);
     expect(fleetP).toBeGreaterThan(0.2);
-    expect(sent).toBeLessThanOrEqual(1.15 * K * ok);
+    expect(sent).toBeLessThanOrEqual(1.25 * K * ok);
     expect(sent).toBeGreaterThanOrEqual(0.85 * K * ok);
     // The backend is kept busy: at least 80 % of its limit accepted after the first second.
     expect(fleetTotal(reports, 'ok', 1, SECONDS)).toBeGreaterThanOrEqual(0.8 * LIMIT * (SECONDS - 1));
-    // The late process starts with the fleet's counts (hundreds of requests, not its own none) and
-    // rejects in its first second about as the fleet does; a fresh local throttle rejects nothing
-    // until its own requests have been refused.
+    // The late process starts with the fleet's counts (hundreds of requests, not its own few) and
+    // their rejection probability — a fresh local throttle starts at 0 — and rejects in its first
+    // second (at least one of 15 at p > 0.2: all sent has a chance of 0.8^15 < 4 %; at the
+    // measured 0.33, 0.25 %).
     expect(firstView?.requests).toBeGreaterThanOrEqual(300);
+    expect(firstView?.requests).toBeGreaterThanOrEqual(20 * (firstView?.ownAsked ?? 0));
     expect(firstView?.p).toBeGreaterThan(0.2);
-    expect(joiner.local[0]).toBeGreaterThanOrEqual(3);
+    expect(joiner.local[0]).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
   it('Redis paused (SIGSTOP) for 3 s: every process goes on from the counts it had, no request fails or waits, and all share again after SIGCONT', async () => {
@@ -181,6 +186,7 @@ describe.skipIf(!enabled)('sharedAdaptiveThrottle: a fleet against nginx limit_r
     expect(sentWhilePaused).toBeLessThanOrEqual(1.3 * K * okWhilePaused);
     // Shared again: at the end, every process sees about the same fleet counts.
     const lasts = reports.map((r) => r.view.at(-1)?.requests ?? 0);
-    expect(Math.min(...lasts)).toBeGreaterThanOrEqual(0.9 * Math.max(...lasts));
+    // (A view lags the fleet by up to a sync interval: about 60 of 700 requests.)
+    expect(Math.min(...lasts)).toBeGreaterThanOrEqual(0.8 * Math.max(...lasts));
   }, 90_000);
 });
