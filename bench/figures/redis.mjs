@@ -7,54 +7,25 @@
 // with `CONFIG RESETSTAT` after the first sync) give the commands per request.
 // Prints one JSON document on stdout; progress on stderr. `--quick`: 3 s instead of 10 s (the fleet: 12 s
 // instead of 25 s).
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createServer as netServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { constant, retry } from 'ebb';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { sharedRate, sharedTokenBudget } from 'ebb/redis';
 import { simulateSharedRateCost } from 'ebb/sim';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
+import { startRedis } from '../../test/redis/support/redis-server.mjs';
 
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 3 : 10;
 const RATE = 50;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = netServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const port = await freePort();
-const dir = mkdtempSync(join(tmpdir(), 'ebb-bench-redis-'));
-const server = spawn(
-  '/usr/bin/redis-server',
-  [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-    '--pidfile',
-    join(dir, 'redis.pid'),
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ],
-  { stdio: 'ignore' },
-);
+// The tests' starter: a free 127.0.0.1 port, its own directory and pid file, no persistence,
+// stopped by PID.
+const redisServer = await startRedis();
+const { port } = redisServer;
 const http = createServer((_req, res) => res.writeHead(200).end('ok'));
 await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${http.address().port}/`;
@@ -254,6 +225,72 @@ if (existsSync('/usr/sbin/nginx')) {
   }
 }
 
+// The SRE throttle shared by a fleet, beside a throttle in each process: nginx limit_req 20 r/s
+// (burst 5), K = 2, open loops of one attempt each at 3 × the limit in all. Two shapes: four
+// long-lived processes (15 r/s each), where the book's rule bounds the load either way (about
+// K × what is accepted), and a churn of short-lived processes (each 2 s at 15 r/s, a new one every
+// 0.5 s, 4 alive at once: serverless invocations), where a process with its own throttle starts
+// with empty counts and sends everything until its own requests are refused. The same processes
+// as test/redis/throttle-fleet.test.ts, which asserts the shared case.
+let throttle = null;
+if (existsSync('/usr/sbin/nginx')) {
+  const { startLimiter } = await import('../../test/rate/support/limiters.mjs');
+  const { runRateFleet } = await import('../../test/redis/support/rate-fleet.mjs');
+  const LIMIT = 20;
+  const K = 2;
+  const LONG_S = quick ? 8 : 12;
+  const CHURN = quick ? 8 : 16;
+  const nginx = await startLimiter('nginx', { ratePerSecond: LIMIT, burst: 5 });
+  const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0);
+  const figures = (reports, seconds) => {
+    const asked = sum(reports.map((r) => sum(r.asked)));
+    const local = sum(reports.map((r) => sum(r.local)));
+    const sent = sum(reports.map((r) => sum(r.sent)));
+    const ok = sum(reports.map((r) => sum(r.ok)));
+    // A process's first second: what it sent of what it asked (a fresh local throttle sends all).
+    const firstAsked = sum(reports.map((r) => r.asked[0]));
+    const firstSent = sum(reports.map((r) => r.sent[0]));
+    return {
+      asked,
+      rejectedLocallyPercent: (100 * local) / asked,
+      sent,
+      acceptedPerSecond: ok / seconds,
+      sentPerAccepted: sent / ok,
+      throttledPercentOfSent: (100 * (sent - ok)) / sent,
+      firstSecondSentPercent: (100 * firstSent) / firstAsked,
+      errors: sum(reports.map((r) => sum(Object.values(r.errors)))),
+    };
+  };
+  try {
+    throttle = {};
+    for (const shape of ['long-lived', 'churn']) {
+      const members =
+        shape === 'long-lived'
+          ? Array.from({ length: 4 }, () => ({ atS: 0, seconds: LONG_S }))
+          : Array.from({ length: CHURN }, (_, i) => ({ atS: i * 0.5, seconds: 2 }));
+      const seconds = shape === 'long-lived' ? LONG_S : (CHURN - 1) * 0.5 + 2;
+      for (const kind of ['shared', 'local']) {
+        process.stderr.write(`redis figure: SRE throttle, ${shape}, ${kind}, ${members.length} processes\n`);
+        const reports = await runRateFleet({
+          process: 'throttle',
+          url: nginx.url('/full'),
+          redisUrl: `redis://127.0.0.1:${port}`,
+          name: `bench-sre-${shape}`,
+          kind,
+          clients: 15,
+          members,
+          extra: [K, 60_000],
+        });
+        const row = figures(reports, seconds);
+        process.stderr.write(`redis figure: ${JSON.stringify(row)}\n`);
+        throttle[`${shape}, ${kind === 'shared' ? 'one sharedAdaptiveThrottle' : 'an adaptiveThrottle each'}`] = row;
+      }
+    }
+  } finally {
+    await nginx.stop();
+  }
+}
+
 // Issue 13, Must show 6's figure: the leasing protocol's cost for 1,000 processes (ebb/sim's
 // model of it: renewals, lapsed-lease asks, throttle reports), against the fleet's request rate.
 const simulated = [10, 100, 1000, 2000, 5000, 10_000, 50_000, 100_000].map((requestsPerSecond) => {
@@ -273,13 +310,13 @@ for (const r of simulated) {
 
 await admin.destroy();
 await new Promise((resolve) => http.close(resolve));
-process.kill(server.pid, 'SIGTERM');
-await new Promise((resolve) => server.once('exit', resolve));
-rmSync(dir, { recursive: true, force: true });
+await redisServer.stop();
 
 for (const r of rows) {
   process.stderr.write(
     `${r.subject.padEnd(32)} ${String(r.requests).padStart(5)} requests  ${r.commandsPerRequest.toFixed(4)} commands/request  p50 ${r.p50Ms.toFixed(1)} ms  p99 ${r.p99Ms.toFixed(1)} ms\n`,
   );
 }
-process.stdout.write(`${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows, fleet, simulated })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ ratePerSecond: RATE, seconds: SECONDS, results: rows, fleet, throttle, simulated })}\n`,
+);

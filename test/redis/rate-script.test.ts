@@ -249,6 +249,29 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect((await call({ id: 'a', ok: true, used: 50, accepted: 50 })).fleet).toBeCloseTo(52.25 * 1.1, 9);
   });
 
+  it('with other members, the next rise is judged from when the last of them hears the new rate (its next renewal)', async () => {
+    const serverMs = async () => {
+      const [sec, usec] = (await c.time()).map(Number) as [number, number];
+      return sec * 1000 + Math.floor(usec / 1000);
+    };
+    await call({ id: 'a', seed: 50 });
+    const beforeB = await serverMs();
+    await call({ id: 'b', used: 25, accepted: 25, saturated: false });
+    const afterB = await serverMs();
+    await age(2000);
+    // A probe: a hears it in this reply; b at its next renewal, one lease (500 ms) after its last.
+    expect((await call({ id: 'a', ok: true, used: 50, accepted: 50 })).fleet).toBeCloseTo(55, 9);
+    const heard = (await state()).ch;
+    expect(heard).toBeGreaterThanOrEqual(beforeB + 500);
+    expect(heard).toBeLessThanOrEqual(afterB + 500);
+    // A cool-off (1 s) after the rise was applied is still within a cool-off of b hearing it: no rise.
+    await age(1000);
+    expect((await call({ id: 'a', ok: true, used: 55, accepted: 50 })).fleet).toBeCloseTo(55, 9);
+    // A cool-off after b heard it: the next probe (the step doubles after a probe that held).
+    await age(600);
+    expect((await call({ id: 'a', ok: true, used: 55, accepted: 55 })).fleet).toBeCloseTo(55 * 1.2, 9);
+  });
+
   it('a throttle right after a rise is a relapse: the rise is undone and the cool-off doubles', async () => {
     await call({ id: 'a', seed: 100, accepted: 50, used: 100 });
     await age(5000);

@@ -14,11 +14,58 @@ export interface RateProcessReport {
   };
   readonly events: { type: string; t: number }[];
   readonly trace: { t: number; rate: number }[];
+  /** Every 429: [s since the process's start, the ticket's fleet epoch]. */
+  readonly throttles: [number, number | null][];
+  /** The process's start, ms since the epoch. */
+  readonly startWall: number;
   readonly lateMs: number;
   readonly atS: number;
   readonly seconds: number;
 }
+/** What throttle-process.mjs reports (see there). */
+export interface ThrottleProcessReport {
+  readonly asked: number[];
+  readonly local: number[];
+  readonly sent: number[];
+  readonly ok: number[];
+  readonly throttled: number[];
+  readonly errors: Record<string, number>;
+  readonly view: {
+    t: number;
+    requests: number;
+    accepts: number;
+    p: number;
+    mode: string;
+    ownAsked: number;
+    ownAccepted: number;
+  }[];
+  readonly own: { asked: number; accepted: number };
+  readonly longestAcquireMs: number;
+  readonly promises: number;
+  readonly stats?: { mode: string; commands: number; errors: number; fallbacks: number; resyncs: number };
+  readonly events: { type: string; t: number }[];
+  readonly startWall: number;
+  readonly atS: number;
+  readonly seconds: number;
+}
 export function runRateFleet(options: {
+  process: 'throttle';
+  url: string;
+  redisUrl?: string;
+  name: string;
+  kind: 'shared' | 'local';
+  members: { atS: number; seconds: number; library?: 'node-redis' | 'ioredis' }[];
+  /** Each process's offered requests a second. */
+  clients: number;
+  leadMs?: number;
+  /** k, windowMs */
+  extra?: (string | number)[];
+  onStart?: (startMs: number) => void;
+}): Promise<ThrottleProcessReport[]>;
+export function runRateFleet(options: {
+  process?: 'rate';
+  extra?: (string | number)[];
+  onStart?: (startMs: number) => void;
   url: string;
   redisUrl?: string;
   name: string;

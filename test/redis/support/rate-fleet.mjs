@@ -4,7 +4,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const PROCESS = fileURLToPath(new URL('./rate-process.mjs', import.meta.url));
+const PROCESSES = {
+  rate: fileURLToPath(new URL('./rate-process.mjs', import.meta.url)),
+  throttle: fileURLToPath(new URL('./throttle-process.mjs', import.meta.url)),
+};
 
 /**
  * Starts one process per entry of `members` (`{ atS, seconds, library }`: its start, in seconds
@@ -12,9 +15,14 @@ const PROCESS = fileURLToPath(new URL('./rate-process.mjs', import.meta.url));
  * and resolves with their parsed reports (in `members` order). The fleet starts `leadMs` after
  * the last process reported ready (loaded, connected, first lease held). `initialRatePerSecond` goes to each
  * controller (for `local`, pass each process's part). Every child is bounded by its own
- * watchdog; one that fails rejects the whole run with its stderr.
+ * watchdog; one that fails rejects the whole run with its stderr. `process: 'throttle'` runs
+ * throttle-process.mjs instead (then `clients` is each process's offered requests a second, and
+ * `extra` its k and windowMs); `onStart(ms)` is told the fleet's start (ms since the epoch).
  */
 export async function runRateFleet({
+  process: which = 'rate',
+  extra = [],
+  onStart = () => {},
   url,
   redisUrl = '',
   name,
@@ -26,7 +34,7 @@ export async function runRateFleet({
 }) {
   const children = members.map((m, i) => {
     const args = [
-      PROCESS,
+      PROCESSES[which],
       url,
       redisUrl,
       name,
@@ -36,6 +44,7 @@ export async function runRateFleet({
       String(Math.round(m.atS * 1000)),
       String(m.seconds),
       ...(initialRatePerSecond === undefined ? [] : [String(initialRatePerSecond)]),
+      ...extra.map(String),
     ];
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
@@ -71,6 +80,7 @@ export async function runRateFleet({
   await Promise.all(children.map((c) => c.ready));
   const start = Date.now() + leadMs;
   for (const c of children) c.child.stdin.end(`${start}\n`);
+  onStart(start);
   return Promise.all(children.map((c) => c.done));
 }
 

@@ -4,7 +4,8 @@
 // prints `ready`, reads the fleet's start (ms since the epoch) from stdin, and starts `atMs` after
 // it, so that the processes' per-second series line up whatever their load times. It runs for
 // `seconds` and prints one JSON line: per-second 200s and 429s, how requests ended, the
-// controller's stats and events, and its rate sampled every 250 ms.
+// controller's stats and events, its rate sampled every 250 ms, and the time and ticket epoch of
+// every 429 (to trace where they come from).
 //   node rate-process.mjs <url> <redisUrl> <name> <shared|local> <node-redis|ioredis> <clients> <atMs> <seconds> [initial r/s]
 // The initial rate is the fleet's (shared) or this process's own (local); omitted, unlimited.
 // Bounded: 60 s to be told to start; the fleet stops after `seconds`; a watchdog ends the process
@@ -95,9 +96,22 @@ const sampler =
         250,
       )
     : undefined;
+// The time (s on this process's clock) and the ticket's epoch of every 429, to trace where they come from.
+const throttles = [];
+const traced = {
+  acquire: (signal) => rate.acquire(signal),
+  record: (outcome, ticket, detail) => {
+    if (outcome === 'throttled') throttles.push([Math.round(Date.now() - startAt) / 1000, ticket?.epoch ?? null]);
+    rate.record(outcome, ticket, detail);
+  },
+  release: (ticket) => rate.release?.(ticket),
+  get ratePerSecond() {
+    return rate.ratePerSecond;
+  },
+};
 const result = await runFleet({
   url: () => url,
-  rate,
+  rate: traced,
   clients: Number(clients),
   seconds: Number(seconds),
   sampleMs: 250,
@@ -117,6 +131,8 @@ process.stdout.write(
     events,
     trace: result.trace,
     fleetTrace,
+    throttles,
+    startWall: startAt,
     lateMs,
   })}\n`,
 );

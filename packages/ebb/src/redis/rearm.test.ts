@@ -13,12 +13,15 @@ describe('Rearm', () => {
     const clock = virtualClock();
     const fired: number[] = [];
     const t = new Rearm(clock, () => fired.push(clock.now()));
+    expect(t.armed).toBe(false);
     t.arm(100);
     t.arm(10);
+    expect(t.armed).toBe(true);
     await clock.advance(99);
     expect(fired).toEqual([]);
     await clock.advance(1);
     expect(fired).toEqual([100]);
+    expect(t.armed).toBe(false);
     // Armed again once it fired.
     t.arm(50);
     await clock.advance(50);

@@ -31,6 +31,11 @@ export class Rearm {
     );
   }
 
+  /** Whether a call is pending. */
+  get armed(): boolean {
+    return this.#timer !== undefined;
+  }
+
   /** Cancels the pending call, if any; `arm` works again afterwards. */
   cancel(): void {
     this.#timer?.abort();

@@ -249,6 +249,7 @@ local sent = s.ug + used
 -- before the fleet's last change moves nothing.
 local throttle = cut >= 0 and cut == s.e and lease > 0
 local moves = cut < 0 or throttle
+local before = s.r
 if moves then rise(sent, others) end
 if ok == 1 and s.sk == 0 then
   s.sk = 1
@@ -260,6 +261,19 @@ if sat == 1 and s.sw == 0 then
   if s.sk == 1 then s.rd = now end
 end
 if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, others) end
+-- A new rate reaches the limiter once every member paces at it: the caller hears it now, each
+-- other member at its next renewal, the last of them one lease after it last renewed (its lease
+-- expires three after). The law's clock (the change's time, from which the next rise is judged)
+-- starts then, so a probe is judged over a whole cool-off of the fleet sending at it, as
+-- adaptiveRate's is (measured: judged from the change alone, a fleet's first probe lived 0.3 s at
+-- nginx, which a burst of 5 hid; the next rose past the limit and its relapse landed above it).
+if s.r ~= before and others > 0 and lease > 0 then
+  local last = redis.call('ZRANGE', Z, -1, -1, 'WITHSCORES')
+  if last[2] then
+    local heard = math.min(now + lease, tonumber(last[2]) - 2 * lease)
+    if heard > s.ch then s.ch = heard end
+  end
+end
 local share, short, want = -1, 0, 0
 local live = 0
 if lease > 0 then

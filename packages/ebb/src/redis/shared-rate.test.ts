@@ -56,7 +56,7 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     expect(redis.calls.at(-1)?.args[4]).toBe('0');
   });
 
-  it('alone in the fleet, makes up for a late wake-up by at most margin × the spacing below 40 r/s, as adaptiveRate does', async () => {
+  it('alone in the fleet, makes up for a late wake-up by at most margin × the spacing below 40 r/s, as adaptiveRate does; with company, up to one spacing', async () => {
     const grants = async (lateMs: readonly number[], margin?: number, members = 1) => {
       const base = virtualClock();
       let n = 0;
@@ -89,8 +89,16 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     expect(Math.max(...gaps)).toBeGreaterThan(100);
     // margin 0.2: up to 20 ms is made up for, and the gap after a late wake-up is 80 ms.
     expect(Math.min(...(await grants([20, 0], 0.2)))).toBeCloseTo(80, 9);
-    // With other members, the limiter sees their requests between ours: 25 ms are made up for.
+    // With other members, the limiter sees their requests between ours: a wake-up up to one
+    // spacing late keeps its slot (a busy event loop must not cost the fleet rate).
     expect(Math.min(...(await grants([20, 0], 0.05, 5)))).toBeCloseTo(80, 9);
+    const late = await grants([60, 0], 0.05, 5);
+    expect(Math.min(...late)).toBeCloseTo(40, 9);
+    // Each late request keeps its 100-ms slot (gaps 160, 40, 160, 40, 160): five spacings and the
+    // last wake-up's own lateness, none of the rate lost (25 ms made up for: 160, 100, ... = 680).
+    expect(late.reduce((a, b) => a + b, 0)).toBeCloseTo(5 * 100 + 60, 9);
+    // A wake-up later than one spacing loses the rest: 150 ms late keeps 100 of it.
+    expect(Math.min(...(await grants([150, 0], 0.05, 5)))).toBeCloseTo(100, 9);
   });
 
   it('reports one throttle per epoch, at once, with the ticket’s epoch; older tickets are not sent', async () => {

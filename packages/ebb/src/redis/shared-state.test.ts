@@ -86,6 +86,36 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     await b.close();
   });
 
+  it('after an idle spell longer than syncIntervalMs, the first change reads the fleet back at once; the next ones are batched again', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock, syncIntervalMs: 1000 });
+    await b.ready();
+    const sent = redis.calls.length;
+    // Another process spends the bucket meanwhile (the level in Redis drops to 2 tokens).
+    redis.levels.set('ebb:{n}:token-budget', 2000);
+    await clock.advance(1001);
+    b.recordSuccess({ attempt: 1, lastError: undefined });
+    await settle();
+    expect(redis.calls).toHaveLength(sent + 1);
+    // The answer brings the fleet's level: 2 tokens + this success's 0.1 — below half of 10, no retry.
+    expect(b.tokens).toBeCloseTo(2.1, 9);
+    expect(b.tryAcquireRetry()).toBe(false);
+    // Busy again: the next successes wait for the interval.
+    for (let i = 0; i < 5; i++) b.recordSuccess({ attempt: 1, lastError: undefined });
+    await settle();
+    expect(redis.calls).toHaveLength(sent + 1);
+    await clock.advance(1000);
+    await settle();
+    expect(redis.calls).toHaveLength(sent + 2);
+    // Not idle within the interval: a success 999 ms after the last answer is batched.
+    await clock.advance(999);
+    b.recordSuccess({ attempt: 1, lastError: undefined });
+    await settle();
+    expect(redis.calls).toHaveLength(sent + 2);
+    await b.close();
+  });
+
   it('a hanging Redis: falls back after timeoutMs, never more than one call in flight, backs off, resyncs', async () => {
     const clock = virtualClock();
     const redis = fakeRedis();

@@ -110,6 +110,8 @@ export class SharedState {
   readonly #timer: Rearm;
   #reconnect: BackoffRun | undefined;
   #nextTryMs = Number.NEGATIVE_INFINITY;
+  /** When Redis last answered: the fleet's part of the level is that old. */
+  #answeredAt = Number.NEGATIVE_INFINITY;
   #closed = false;
   #commands = 0;
   #errors = 0;
@@ -182,15 +184,29 @@ export class SharedState {
     return this.#ready;
   }
 
-  /** Records a local change: applied to the local level at once, sent now if `urgent`, else within `syncIntervalMs`. */
+  /**
+   * Records a local change: applied to the local level at once, sent now if `urgent` or if it is
+   * the first change after an idle spell (nothing pending, the last answer older than
+   * `syncIntervalMs`: the view is that old, so the fleet's level is read back at once), else
+   * within `syncIntervalMs`.
+   */
   change(delta: number, urgent: boolean): void {
+    // Idle: nothing pending or on its way, no send planned, and the last answer old. (A busy
+    // process always has a send planned; sending one window early would read it at another moment
+    // than its twin's — the throttle's two counts must be of one moment.)
+    const idle =
+      this.#pending === 0 &&
+      !this.#timer.armed &&
+      !this.#inflight &&
+      this.#clock.now() - this.#answeredAt > this.#syncIntervalMs;
     this.#level = this.#spec.apply(this.#level, delta);
     this.#pending += delta;
     if (this.#closed) return;
     if (urgent) {
       this.#urgent = true;
       this.#send();
-    } else this.#timer.arm(this.#syncIntervalMs);
+    } else if (idle && this.#mode === 'shared') this.#send();
+    else this.#timer.arm(this.#syncIntervalMs);
   }
 
   /** Sends what is pending now (bounded by `timeoutMs`, or skipped while backing off); never rejects. */
@@ -249,6 +265,7 @@ export class SharedState {
         throw new TypeError(`${this.#where}: Redis answered ${show(reply)}; expected a number`);
       }
       this.#level = this.#spec.apply(value, this.#pending);
+      this.#answeredAt = this.#clock.now();
       this.#nextTryMs = Number.NEGATIVE_INFINITY;
       this.#reconnect = undefined;
       const was = this.#mode;
