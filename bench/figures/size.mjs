@@ -17,6 +17,7 @@
 // tarball is installed), resolved through the package's `exports` as a user's bundler resolves
 // them; test/compat/packed/size.test.ts checks the typical import against its budget this way.
 
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, version } from 'esbuild';
@@ -25,14 +26,16 @@ import { SUBJECTS } from '../subjects.mjs';
 const resolveDir = fileURLToPath(new URL('..', import.meta.url));
 const ebbFrom = process.argv.find((a) => a.startsWith('--ebb-from='))?.slice('--ebb-from='.length);
 // The runner's snapshot of ebb's build, when there is one (see run.mjs); else the workspace's.
-const ebb =
-  process.env.EBB_BENCH_SNAPSHOT && !ebbFrom
-    ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/index.js`)
-    : "'ebb'";
-const ebbHttp =
-  process.env.EBB_BENCH_SNAPSHOT && !ebbFrom
-    ? JSON.stringify(`${process.env.EBB_BENCH_SNAPSHOT}/dist/http.js`)
-    : "'ebb/http'";
+// A snapshot is imported by path, so the path must be the file a browser bundler resolves through
+// the package's `exports` (condition `browser`: dist/browser/), as it does for 'ebb' itself.
+const snapshotEntry = (name) => {
+  const dir = process.env.EBB_BENCH_SNAPSHOT;
+  return JSON.stringify(
+    existsSync(`${dir}/dist/browser/${name}`) ? `${dir}/dist/browser/${name}` : `${dir}/dist/${name}`,
+  );
+};
+const ebb = process.env.EBB_BENCH_SNAPSHOT && !ebbFrom ? snapshotEntry('index.js') : "'ebb'";
+const ebbHttp = process.env.EBB_BENCH_SNAPSHOT && !ebbFrom ? snapshotEntry('http.js') : "'ebb/http'";
 const reference = fileURLToPath(new URL('../lib/reference.mjs', import.meta.url));
 
 const cockatiel = (name) => ({
