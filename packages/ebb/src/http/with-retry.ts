@@ -203,7 +203,7 @@ function verdictOf(value: unknown): HttpVerdict {
 /**
  * Wraps `fetchImpl` (default: the global `fetch`) into a function with `fetch`'s signature that
  * retries failed attempts with ebb's executor, backing off by `options.backoff` (default
- * `presets.default`: 100 ms ×2, full jitter, 20 s cap, 5 attempts).
+ * `defaultBackoff`, that is `presets.default`).
  *
  * **What is retried.** What `retryOn` (default {@link standard}) calls `'retry'` or
  * `'throttled'`: by default network failures, attempt timeouts, 408, 429, 500, 502, 503 and 504;

@@ -30,7 +30,7 @@ export type {
 
 /** Options of `retry()` and `poll()`. Every duration is in milliseconds. */
 export interface RetryOptions {
-  /** The backoff policy; default `presets.default` (100 ms ×2, full jitter, 20 s cap, 5 attempts). */
+  /** The backoff policy; default {@link defaultBackoff} (`presets.default`: its values and reasons are there). */
   readonly backoff?: BackoffPolicy;
   /**
    * Shorthand for the policy's attempt limit, counted as retries: `retries: 3` is
