@@ -32,6 +32,9 @@ interface ClientResult {
   ok: number[];
   throttled: number[];
   outcome: { ok: number; final429: number; otherResponse: number; errors: Record<string, number> };
+  /** Wall-clock ms (Date.now()) before the first request and after the last response. */
+  startedAt: number;
+  endedAt: number;
 }
 
 const client = fileURLToPath(new URL('./support/client.mjs', import.meta.url));
@@ -80,7 +83,13 @@ describe.skipIf(missing)(
 
     it('nginx limits for real: together they never get more than the limit and its burst allow', () => {
       const ok = results.reduce((a, r) => a + sum(r.ok), 0);
-      expect(ok).toBeLessThanOrEqual(LIMIT * (SECONDS + 1) + BURST);
+      // Over the fleet's whole span — the processes start apart and drain after their SECONDS, by
+      // more than a second on a loaded machine (1,059 accepted where 50 × 21 + 5 allowed) — a
+      // leaky bucket lets through at most LIMIT per second, its burst and the request in hand.
+      const spanSeconds =
+        (Math.max(...results.map((r) => r.endedAt)) - Math.min(...results.map((r) => r.startedAt))) / 1000;
+      expect(spanSeconds).toBeGreaterThanOrEqual(SECONDS);
+      expect(ok, `${ok} accepted in ${spanSeconds} s`).toBeLessThanOrEqual(LIMIT * spanSeconds + BURST + 1);
       expect(results.reduce((a, r) => a + sum(r.throttled), 0)).toBeGreaterThan(0);
     });
 

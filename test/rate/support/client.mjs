@@ -10,5 +10,11 @@ if (!url || !make) {
   process.stderr.write('usage: node client.mjs <url> <seconds> <clients> <adaptive|aws|sre|none>\n');
   process.exit(2);
 }
+// Wall-clock bounds of the run (every request sent and every response received in between), so a
+// test can bound what the limiter let through over the fleet's whole span.
+const startedAt = Date.now();
 const result = await runFleet({ url: () => url, rate: make(), clients: Number(clients), seconds: Number(seconds) });
-process.stdout.write(`${JSON.stringify({ ok: result.ok, throttled: result.throttled, outcome: result.outcome })}\n`);
+const endedAt = Date.now();
+process.stdout.write(
+  `${JSON.stringify({ ok: result.ok, throttled: result.throttled, outcome: result.outcome, startedAt, endedAt })}\n`,
+);
