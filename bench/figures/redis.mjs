@@ -13,9 +13,8 @@ import { constant, retry } from 'ebb';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { sharedRate, sharedTokenBudget } from 'ebb/redis';
 import { simulateSharedRateCost } from 'ebb/sim';
-import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { startRedis } from '../../test/redis/support/redis-server.mjs';
+import { connectRedis, startRedis } from '../../test/redis/support/redis-server.mjs';
 
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 3 : 10;
@@ -90,18 +89,7 @@ rows.push({
 
 for (const kind of ['node-redis', 'ioredis']) {
   process.stderr.write(`redis figure: sharedTokenBudget with ${kind}\n`);
-  let client;
-  let quit;
-  if (kind === 'ioredis') {
-    client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 0 });
-    await new Promise((resolve) => client.once('ready', resolve));
-    quit = () => client.disconnect();
-  } else {
-    client = createClient({ url: `redis://127.0.0.1:${port}` });
-    client.on('error', () => {});
-    await client.connect();
-    quit = () => client.destroy();
-  }
+  const { client, quit } = await connectRedis(kind, `redis://127.0.0.1:${port}`);
   const budget = sharedTokenBudget({ client, name: `bench-${kind}` });
   await budget.ready();
   await admin.configResetStat();
@@ -132,18 +120,7 @@ rows.push({
 });
 for (const kind of ['node-redis', 'ioredis']) {
   process.stderr.write(`redis figure: sharedRate with ${kind}\n`);
-  let client;
-  let quit;
-  if (kind === 'ioredis') {
-    client = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    await new Promise((resolve) => client.once('ready', resolve));
-    quit = () => client.disconnect();
-  } else {
-    client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true });
-    client.on('error', () => {});
-    await client.connect();
-    quit = () => client.destroy();
-  }
+  const { client, quit } = await connectRedis(kind, `redis://127.0.0.1:${port}`);
   const rate = sharedRate({ client, name: `bench-rate-${kind}`, initialRatePerSecond: 2 * RATE });
   await rate.ready();
   await admin.configResetStat();

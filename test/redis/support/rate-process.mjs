@@ -13,6 +13,7 @@
 import { adaptiveRate } from 'ebb/rate';
 import { sharedRate } from 'ebb/redis';
 import { runFleet } from '../../rate/support/fleet.mjs';
+import { connectRedis } from './redis-server.mjs';
 
 const [url, redisUrl, name, kind, library, clients, atMs, seconds, initial] = process.argv.slice(2);
 const initialRatePerSecond = initial === undefined ? undefined : Number(initial);
@@ -26,23 +27,8 @@ if (!url || !['shared', 'local'].includes(kind) || !['node-redis', 'ioredis'].in
 const watchdog = setTimeout(() => process.exit(3), 60_000);
 watchdog.unref();
 
-let client;
-let quit = async () => {};
-if (kind === 'shared') {
-  if (library === 'node-redis') {
-    const { createClient } = await import('redis');
-    client = createClient({ url: redisUrl, disableOfflineQueue: true });
-    client.on('error', () => {});
-    await client.connect();
-    quit = async () => client.destroy();
-  } else {
-    const { Redis } = await import('ioredis');
-    client = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    client.on('error', () => {});
-    await new Promise((resolve) => client.once('ready', resolve));
-    quit = async () => client.disconnect();
-  }
-}
+const { client, quit } =
+  kind === 'shared' ? await connectRedis(library, redisUrl) : { client: undefined, quit: async () => {} };
 // Longer than the default 100 ms: on this 2-core machine at load 15–20, a Node.js process's event
 // loop alone can stall that long, and each such stall would be a fallback unrelated to Redis.
 const TIMEOUT_MS = 250;

@@ -23,3 +23,8 @@ export interface RedisServer {
 }
 /** Starts a redis-server on `port` (default: a free one); `extra` are more command-line options. */
 export function startRedis(extra?: readonly string[], fixedPort?: number): Promise<RedisServer>;
+/** A node-redis or ioredis client connected to `url` as docs/redis.md advises, and how to close it. */
+export function connectRedis(
+  library: 'node-redis' | 'ioredis',
+  url: string,
+): Promise<{ client: unknown; quit: () => Promise<void> }>;

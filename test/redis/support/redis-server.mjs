@@ -130,3 +130,28 @@ export async function startRedis(extra = [], fixedPort) {
     },
   };
 }
+
+/**
+ * A client of `library` ('node-redis' or 'ioredis') connected to `url`, configured as
+ * docs/redis.md advises for ebb/redis (no offline queue, no retries per request: a command while
+ * Redis is away fails at once and the structure falls back), with errors swallowed (the
+ * structures count them). Returns the client and how to close it.
+ */
+export async function connectRedis(library, url) {
+  if (library === 'ioredis') {
+    const { Redis } = await import('ioredis');
+    const client = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    client.on('error', () => {});
+    await new Promise((resolve, reject) => {
+      client.once('ready', resolve);
+      client.once('error', reject);
+    });
+    return { client, quit: async () => client.disconnect() };
+  }
+  if (library !== 'node-redis') throw new TypeError(`connectRedis: unknown library ${library}`);
+  const { createClient } = await import('redis');
+  const client = createClient({ url, disableOfflineQueue: true });
+  client.on('error', () => {});
+  await client.connect();
+  return { client, quit: async () => client.destroy() };
+}

@@ -6,29 +6,13 @@
 import { constant, RetryError, retry } from 'ebb';
 import { tokenBudget } from 'ebb/rate';
 import { sharedTokenBudget } from 'ebb/redis';
+import { connectRedis } from './redis-server.mjs';
 
 const [url, redisUrl, mode, clientKind, name, requestsArg] = process.argv.slice(2);
 const requests = Number(requestsArg);
 
-let client;
-let quit = async () => {};
-if (mode === 'shared') {
-  if (clientKind === 'ioredis') {
-    const { Redis } = await import('ioredis');
-    client = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    await new Promise((resolve, reject) => {
-      client.once('ready', resolve);
-      client.once('error', reject);
-    });
-    quit = async () => client.disconnect();
-  } else {
-    const { createClient } = await import('redis');
-    client = createClient({ url: redisUrl, disableOfflineQueue: true });
-    client.on('error', () => {});
-    await client.connect();
-    quit = async () => client.destroy();
-  }
-}
+const { client, quit } =
+  mode === 'shared' ? await connectRedis(clientKind, redisUrl) : { client: undefined, quit: async () => {} };
 const budget =
   mode === 'shared'
     ? sharedTokenBudget({ client, name, timeoutMs: Number(process.env.EBB_REDIS_TIMEOUT_MS ?? 2000) })

@@ -14,6 +14,7 @@ import { constant } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { adaptiveThrottle } from 'ebb/rate';
 import { sharedAdaptiveThrottle } from 'ebb/redis';
+import { connectRedis } from './redis-server.mjs';
 
 const [url, redisUrl, name, kind, library, perSecond, atMs, seconds, kArg, windowArg] = process.argv.slice(2);
 if (!url || !['shared', 'local'].includes(kind) || !['node-redis', 'ioredis'].includes(library)) {
@@ -27,23 +28,8 @@ watchdog.unref();
 const k = kArg === undefined ? 2 : Number(kArg);
 const windowMs = windowArg === undefined ? 60_000 : Number(windowArg);
 
-let client;
-let quit = async () => {};
-if (kind === 'shared') {
-  if (library === 'node-redis') {
-    const { createClient } = await import('redis');
-    client = createClient({ url: redisUrl, disableOfflineQueue: true });
-    client.on('error', () => {});
-    await client.connect();
-    quit = async () => client.destroy();
-  } else {
-    const { Redis } = await import('ioredis');
-    client = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    client.on('error', () => {});
-    await new Promise((resolve) => client.once('ready', resolve));
-    quit = async () => client.disconnect();
-  }
-}
+const { client, quit } =
+  kind === 'shared' ? await connectRedis(library, redisUrl) : { client: undefined, quit: async () => {} };
 let startAt = Number.NaN;
 const events = [];
 // The throttle is made (and synced) when the process's run starts, as a process that starts then
