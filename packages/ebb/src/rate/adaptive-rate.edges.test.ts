@@ -598,12 +598,22 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     expect(rate.ratePerSecond).toBe(25); // that cut was informed: the rest of the event is noted
   });
 
-  it('after a blind cut, a delivered rate that reaches the new rate is only noted', async () => {
+  it('after a blind cut, a delivered rate above the new rate, now measured, raises it to 0.95 × it', async () => {
     const { clock, rate } = held(40, false, { coolOffMs: 2000 });
     rate.record('throttled'); // blind, to 20
-    await deliver(rate, clock, 3, 1500); // 30 r/s: 0.95 × 30 ≥ 20
+    await deliver(rate, clock, 3, 1500); // 30 r/s: 0.95 × 30 = 28.5 > 20
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBe(20);
+    expect(rate.ratePerSecond).toBeCloseTo(28.5, 12);
+    await deliver(rate, clock, 3, 2000);
+    rate.record('throttled'); // informed now: noted
+    expect(rate.ratePerSecond).toBeCloseTo(28.5, 12);
+    // The rate last throttled is the delivered rate (30), not the blind rate (20): 28.5 is
+    // below it, so the next probe is the additive step near it (+0.5), not a convex one past
+    // it (+10 %, to 31.35, above what the service delivered).
+    rate.acquire();
+    expect(rate.acquire()).toBeInstanceOf(Promise);
+    await deliver(rate, clock, 3, 4100);
+    expect(rate.ratePerSecond).toBeCloseTo(29, 12);
   });
 
   it('the event lasts one base cool-off from the cut: at exactly coolOffMs, a new event', async () => {
