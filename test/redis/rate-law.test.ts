@@ -266,6 +266,13 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       throttleAt: [1100],
     },
     {
+      // A cut deeper than decreaseFactor (to 0.95 × the 20 r/s delivered, from 100): its event lasts
+      // two cool-offs, so the throttles of the next second, the limit down to 2 r/s, are noted.
+      name: 'a deep cut, then a second of refusals',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 100 },
+      phases: [phase(1500, 20, 500, 1), phase(2600, 2, 500, 1), phase(15_000, 20, 500, 1)],
+    },
+    {
       name: 'bounds: maxRatePerSecond caps the rises, minRatePerSecond the cuts',
       law: { ...DEFAULT_LAW, initialRatePerSecond: 30, minRatePerSecond: 8, maxRatePerSecond: 45 },
       phases: [phase(15_000, 200), phase(30_000, 4, 500, 1)],

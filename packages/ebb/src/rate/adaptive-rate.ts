@@ -237,8 +237,8 @@ class Adaptive implements AdaptiveRate {
   #eventAt = -Infinity;
   // Stryker disable next-line BooleanLiteral: informed is read only within a cool-off of a cut, and every cut sets it
   #informed = false;
-  /** Whether that cut undid a rise (a relapse). */
-  #eventRelapse = false;
+  /** Whether that cut's event lasts two cool-offs: it undid a rise (a relapse), or cut deeper than decreaseFactor. */
+  #eventLong = false;
   /** When a throttle was last noted without a cut. */
   #notedAt = -Infinity;
   /** The successes the last delivered-rate measurement counted. */
@@ -559,9 +559,13 @@ class Adaptive implements AdaptiveRate {
     // began with a relapse, two: a limiter whose memory lags refuses for that long after a probe
     // above its limit (HAProxy's sliding window counts the refused requests too, and refused
     // nearly everything for a second after a probe to 11 r/s against 10: the delivered rate,
-    // halved by that, read as a change of conditions and cut the rate in half).
+    // halved by that, read as a change of conditions and cut the rate in half). So does one that
+    // began with a cut deeper than decreaseFactor: the client had sent far above the limit, and
+    // such a window refuses for a second after that too (HAProxy at 10 r/s: a cold burst of 250
+    // requests; the cut to 9.5 r/s at 1.1 s, then a throttle at 2.2 s, the window still full, read
+    // as a change of conditions: down to 4.7 r/s, and 5–7 s to converge).
     const coolOff = this.#coolOff;
-    const eventMs = this.#eventRelapse ? 2 * coolOff : coolOff;
+    const eventMs = this.#eventLong ? 2 * coolOff : coolOff;
     const m = this.#margin;
     let rate: number;
     let relapse = false;
@@ -599,9 +603,14 @@ class Adaptive implements AdaptiveRate {
     } else rate = floor;
     this.#informed = known;
     this.#eventAt = now;
-    this.#eventRelapse = relapse;
-    this.#throttledAt = at;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
+    const deep = this.#rate < from * this.#decrease;
+    this.#eventLong = relapse || deep;
+    // After a cut that deep, the rate the client happened to send at says nothing of where
+    // throttling starts; the delivered rate does (HAProxy at 10 r/s, cold: with the rate last
+    // throttled at the 100 r/s of the cold burst, the climb from 9.4 r/s took 10 % and then 20 %
+    // steps, to 12.5 r/s, and the window refused 8 requests in a second).
+    this.#throttledAt = deep && known ? limit : at;
     this.#step = this.#increase;
     // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#change(now, 'decrease');
