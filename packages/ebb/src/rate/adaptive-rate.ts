@@ -17,7 +17,8 @@ export interface AdaptiveRateOptions {
   /**
    * The quiet time — no throttle, some successes, and requests kept waiting by the limit — after
    * which the rate rises one step. It doubles after each relapse (a throttle that follows a
-   * rise), up to `maxCoolOffMs`, and halves after each rise that holds. Default 1000.
+   * rise), up to `maxCoolOffMs`, and halves after each rise that holds at or above the rate
+   * last throttled (a rise that holds below it leaves it backed off). Default 1000.
    */
   readonly coolOffMs?: number;
   /**
@@ -536,10 +537,14 @@ class Adaptive implements AdaptiveRate {
    * - At a rate that had held, with the service still delivering about it: the same level as
    *   before — a late timer, a burst the limiter did not absorb — only noted: the rate stays, no
    *   rise for a cool-off. If throttles keep coming for longer than a cool-off, a cut by the margin.
-   * - Within a cool-off of a cut (two after a relapse), throttles belong to the same congestion
-   *   event (a limiter that counts over a window, or whose burst still drains, keeps refusing for
-   *   a while): noted — unless the cut was made blind (no delivered rate measured yet), and the
-   *   delivered rate, now measured, is lower.
+   * - Within a cool-off of a cut (two after a relapse or a cut deeper than `decreaseFactor`),
+   *   throttles belong to the same congestion event (a limiter that counts over a window, or
+   *   whose burst still drains, keeps refusing for a while): noted — unless the cut was made
+   *   blind (no delivered rate measured yet): then to `(1 − margin)` × the delivered rate, now
+   *   measured, lower or higher.
+   *
+   * The rate last throttled, which bounds the probes that follow, is the rate cut from — after a
+   * cut deeper than `decreaseFactor` or a blind cut corrected upward, the delivered rate.
    *
    * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
    * bound, and the whole rule when no delivered rate is measured (the first throttle of an
@@ -640,7 +645,8 @@ class Adaptive implements AdaptiveRate {
    * above that — at `(1 − margin)` × the limit it measured (`limit` in `#fall`, or the rate before
    * the rise after a relapse, or the rate itself after a blind cut) — unless `maxRatePerSecond`
    * clamps it, and at the maximum no rise is planned; a probe that held raised the limit to a
-   * rate the new rate is above. No input reached it (18 mutants without coverage).
+   * rate the new rate is above. No input reached it (18 mutants without coverage), and it went
+   * with the learned limit, which nothing else read.
    */
   #rise(now: number): boolean {
     const plan = this.#planRise(now);
@@ -750,9 +756,10 @@ export const LAW_KEYS = [
  *   and is cut by about the margin when the burst drains.
  * - A throttle right after a rise is a *relapse*: the rise is undone and the cool-off doubles
  *   (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off before it (at
- *   least two base cool-offs once relapsed), and one that holds halves the cool-off again. So
- *   near the service's limit the controller probes above it ever more rarely, and settles
- *   within one `increase` step below it.
+ *   least two base cool-offs once relapsed), and one that holds at or above the rate that
+ *   relapsed halves the cool-off again (one that holds below it does not). So near the
+ *   service's limit the controller probes above it ever more rarely, and settles within one
+ *   `increase` step below it.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second.
  *
