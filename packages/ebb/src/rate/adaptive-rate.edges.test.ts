@@ -648,17 +648,6 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     // 2 s after: a new event, 10 r/s delivered, well below: 0.95 × 10, no lower than 0.5 × 38.
     expect(b.rate.ratePerSecond).toBe(19);
   });
-
-  it('after a cut deeper than decreaseFactor, the rate last throttled is the delivered rate: the next probe is the additive step below it', async () => {
-    const { clock, rate } = held(100, true);
-    await deliver(rate, clock, 4, 2000);
-    rate.record('throttled'); // to 38, from 100, 40 delivered
-    rate.acquire();
-    expect(rate.acquire()).toBeInstanceOf(Promise);
-    await deliver(rate, clock, 4, 3100);
-    // +0.5 (10 % of 5 r/s, 2 r/s below 40), not +3.8 (10 % of the rate, 62 r/s below 100).
-    expect(rate.ratePerSecond).toBeCloseTo(38.5, 12);
-  });
 });
 
 describe('adaptiveRate: the first throttle of an unlimited controller, knowing the delivered rate', () => {

@@ -544,7 +544,7 @@ class Adaptive implements AdaptiveRate {
    *   measured, lower or higher.
    *
    * The rate last throttled, which bounds the probes that follow, is the rate cut from — after a
-   * cut deeper than `decreaseFactor` or a blind cut corrected upward, the delivered rate.
+   * blind cut corrected upward, the delivered rate.
    *
    * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
    * bound, and the whole rule when no delivered rate is measured (the first throttle of an
@@ -611,11 +611,10 @@ class Adaptive implements AdaptiveRate {
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     const deep = this.#rate < from * this.#decrease;
     this.#eventLong = relapse || deep;
-    // After a cut that deep, the rate the client happened to send at says nothing of where
-    // throttling starts; the delivered rate does (HAProxy at 10 r/s, cold: with the rate last
-    // throttled at the 100 r/s of the cold burst, the climb from 9.4 r/s took 10 % and then 20 %
-    // steps, to 12.5 r/s, and the window refused 8 requests in a second).
-    this.#throttledAt = deep && known ? limit : at;
+    // The rate cut from, even after a deep cut: the delivered rate is no better a bound for the
+    // probes there, since a window that refuses for a second depresses it (tried: HAProxy at
+    // 500 r/s then crawled at 230–240 r/s for 9 s, and at 10 r/s at 3–7 r/s for 8 s).
+    this.#throttledAt = at;
     this.#step = this.#increase;
     // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#change(now, 'decrease');

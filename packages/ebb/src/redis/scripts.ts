@@ -140,7 +140,7 @@ local function fall(sent, delivered, count)
   s.r = math.min(hi, math.max(lo, rate))
   local deep = s.r < from * dec
   if relapse or deep then s.er = 1 else s.er = 0 end
-  if deep and known then s.th = limit else s.th = at end
+  s.th = at
   s.st = inc
   change(now, 0)
   s.e = s.e + 1
