@@ -335,6 +335,43 @@ describe('adaptiveRate: the loop', () => {
     await clock.runAll();
   });
 
+  it('a probe that holds at the rate that relapsed gives one relapse back; below it, none', async () => {
+    /** Each step waits out the current cool-off, then throttles or not: [rate, cool-off] after each. */
+    const run = async (throttles: boolean[]) => {
+      const { clock, rate } = make({ initialRatePerSecond: 10 });
+      const stop = busy(rate, clock);
+      const seen: [number, number][] = [];
+      for (const throttle of throttles) {
+        await clock.advance(rate.currentCoolOffMs);
+        if (throttle) rate.record('throttled');
+        seen.push([Number(rate.ratePerSecond.toFixed(4)), rate.currentCoolOffMs]);
+      }
+      stop();
+      await clock.runAll();
+      return seen;
+    };
+    // Relapses at 11 and at 10.5 (two: 4 s); 10 holds, below 10.5: still two; the probe to 10.5
+    // relapses again: three, 8 s (the law before gave one back for the hold at 10: 4 s).
+    expect(await run([true, true, false, true])).toEqual([
+      [10, 2000],
+      [9.5, 4000],
+      [10, 2000],
+      [9.5, 8000],
+    ]);
+    // The same two relapses; 10 holds (still two), 10.5 holds, at the rate that relapsed (one),
+    // 11 holds past it (none; the convex region, 1 s), and 13.2 (still none, never fewer); the
+    // next probe relapses: one, 2 s.
+    expect(await run([true, true, false, false, false, false, true])).toEqual([
+      [10, 2000],
+      [9.5, 4000],
+      [10, 2000],
+      [10.5, 2000],
+      [11, 1000],
+      [13.2, 1000],
+      [12.54, 2000],
+    ]);
+  });
+
   it('after a relapse, throttles for two base cool-offs belong to the same event: a delivered rate that a lagging limiter holds down is not read as a change of conditions', async () => {
     /** A relapse at 1 s, then no success for `quietMs`, then a throttle: the rate after it. */
     const after = async (quietMs: number) => {
