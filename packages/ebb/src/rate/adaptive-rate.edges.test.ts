@@ -598,6 +598,21 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     expect(rate.ratePerSecond).toBe(25); // that cut was informed: the rest of the event is noted
   });
 
+  it('after a blind cut corrected down to 0.95 × the delivered rate, the rate last throttled is the delivered rate: the next probe is the additive step', async () => {
+    const { clock, rate } = held(100, true, { coolOffMs: 2000 });
+    rate.record('throttled'); // blind, to 50
+    rate.acquire();
+    expect(rate.acquire()).toBeInstanceOf(Promise); // kept waiting at 50: a cut may go past half
+    await deliver(rate, clock, 2, 1500); // 20 r/s
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(19, 12);
+    rate.acquire();
+    expect(rate.acquire()).toBeInstanceOf(Promise);
+    await deliver(rate, clock, 2, 3600);
+    // +0.5 (10 % of 5 r/s, 1 r/s below 20), not +1.9 (10 % of the rate, 31 r/s below the blind 50).
+    expect(rate.ratePerSecond).toBeCloseTo(19.5, 12);
+  });
+
   it('after a blind cut, a delivered rate above the new rate, now measured, raises it to 0.95 × it', async () => {
     const { clock, rate } = held(40, false, { coolOffMs: 2000 });
     rate.record('throttled'); // blind, to 20
