@@ -544,7 +544,7 @@ class Adaptive implements AdaptiveRate {
    *   measured, lower or higher.
    *
    * The rate last throttled, which bounds the probes that follow, is the rate cut from — after a
-   * blind cut corrected upward, the delivered rate.
+   * blind cut corrected within its event (down or up), the delivered rate, or the new rate if higher.
    *
    * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
    * bound, and the whole rule when no delivered rate is measured (the first throttle of an
