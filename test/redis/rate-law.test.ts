@@ -193,7 +193,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
   /** Each trace reaches the rules named; together they cover every branch of #fall and #planRise. */
   const TRACES: Trace[] = [
     {
-      // First informed cut at a finite rate, throttles within the event noted, the concave climb,
+      // First informed cut at a finite rate, throttles within the event noted,
       // probes doubling while they hold, relapses doubling the cool-off, probes judged over half
       // of it, isolated throttles at a held rate noted.
       name: 'a steady limit of 50 r/s, starting at twice it',
@@ -246,6 +246,31 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       name: 'a limit of 2 r/s, too low to measure',
       law: { ...DEFAULT_LAW, initialRatePerSecond: 8 },
       phases: [phase(30_000, 2, 50, 1)],
+    },
+    {
+      // A steady limit without burst, probed for a minute: a probe that holds below the rate that
+      // relapsed keeps the backed-off cool-off (only one at or above it relaxes it), so the
+      // cool-off climbs to maxCoolOffMs and stays there.
+      name: 'a steady limit of 10 r/s without burst, probed for a minute',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 9 },
+      phases: [phase(60_000, 10, 500, 1)],
+    },
+    {
+      // A blind cut (at 0.5 s, nothing measured: 110 → 55 r/s), then, within its event, a throttle
+      // with the delivered rate now measured above the new rate: up to (1 − margin) × it, and the
+      // rate last throttled is the delivered rate — the next probes are the additive step below
+      // it, not convex ones past the blind rate.
+      name: 'a blind cut below what the service delivers, corrected upward',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 110 },
+      phases: [phase(15_000, 100, 500, 5)],
+      throttleAt: [1100],
+    },
+    {
+      // A cut deeper than decreaseFactor (to 0.95 × the 20 r/s delivered, from 100): its event lasts
+      // two cool-offs, so the throttles of the next second, the limit down to 2 r/s, are noted.
+      name: 'a deep cut, then a second of refusals',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 100 },
+      phases: [phase(1500, 20, 500, 1), phase(2600, 2, 500, 1), phase(15_000, 20, 500, 1)],
     },
     {
       name: 'bounds: maxRatePerSecond caps the rises, minRatePerSecond the cuts',

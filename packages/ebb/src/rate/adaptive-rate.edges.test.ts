@@ -598,29 +598,70 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     expect(rate.ratePerSecond).toBe(25); // that cut was informed: the rest of the event is noted
   });
 
-  it('after a blind cut, a delivered rate that reaches the new rate is only noted', async () => {
+  it('after a blind cut corrected down to 0.95 × the delivered rate, the rate last throttled is the delivered rate: the next probe is the additive step', async () => {
+    const { clock, rate } = held(100, true, { coolOffMs: 2000 });
+    rate.record('throttled'); // blind, to 50
+    rate.acquire();
+    expect(rate.acquire()).toBeInstanceOf(Promise); // kept waiting at 50: a cut may go past half
+    await deliver(rate, clock, 2, 1500); // 20 r/s
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(19, 12);
+    rate.acquire();
+    expect(rate.acquire()).toBeInstanceOf(Promise);
+    await deliver(rate, clock, 2, 3600);
+    // +0.5 (10 % of 5 r/s, 1 r/s below 20), not +1.9 (10 % of the rate, 31 r/s below the blind 50).
+    expect(rate.ratePerSecond).toBeCloseTo(19.5, 12);
+  });
+
+  it('after a blind cut, a delivered rate above the new rate, now measured, raises it to 0.95 × it', async () => {
     const { clock, rate } = held(40, false, { coolOffMs: 2000 });
     rate.record('throttled'); // blind, to 20
-    await deliver(rate, clock, 3, 1500); // 30 r/s: 0.95 × 30 ≥ 20
+    await deliver(rate, clock, 3, 1500); // 30 r/s: 0.95 × 30 = 28.5 > 20
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBe(20);
+    expect(rate.ratePerSecond).toBeCloseTo(28.5, 12);
+    await deliver(rate, clock, 3, 2000);
+    rate.record('throttled'); // informed now: noted
+    expect(rate.ratePerSecond).toBeCloseTo(28.5, 12);
+    // The rate last throttled is the delivered rate (30), not the blind rate (20): 28.5 is
+    // below it, so the next probe is the additive step near it (+0.5), not a convex one past
+    // it (+10 %, to 31.35, above what the service delivered).
+    rate.acquire();
+    expect(rate.acquire()).toBeInstanceOf(Promise);
+    await deliver(rate, clock, 3, 4100);
+    expect(rate.ratePerSecond).toBeCloseTo(29, 12);
   });
 
   it('the event lasts one base cool-off from the cut: at exactly coolOffMs, a new event', async () => {
     const { clock, rate } = held(100, true);
-    await deliver(rate, clock, 4, 2000);
-    rate.record('throttled'); // 38, informed
+    await deliver(rate, clock, 6, 2000);
+    rate.record('throttled'); // 57, informed (no deeper than decreaseFactor: a one-cool-off event)
     await deliver(rate, clock, 1, 2999);
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBeCloseTo(38, 12); // same event: noted
+    expect(rate.ratePerSecond).toBeCloseTo(57, 12); // same event: noted
     const b = held(100, true);
-    await deliver(b.rate, b.clock, 4, 2000);
+    await deliver(b.rate, b.clock, 6, 2000);
     b.rate.record('throttled');
     await deliver(b.rate, b.clock, 1, 3000); // 10 successes over the last second
     b.rate.record('throttled');
-    // A new event at a rate that held: 10 < 0.9 × 38, so to 0.95 × 10 — but nobody waited
-    // since the cut, so no lower than decreaseFactor × 38.
-    expect(b.rate.ratePerSecond).toBeCloseTo(19, 12);
+    // A new event at a rate that held: 10 < 0.9 × 57, so to 0.95 × 10 — but nobody waited
+    // since the cut, so no lower than decreaseFactor × 57.
+    expect(b.rate.ratePerSecond).toBeCloseTo(28.5, 12);
+  });
+
+  it('after a cut deeper than decreaseFactor, throttles for two base cool-offs belong to its event (a window the client overfilled keeps refusing)', async () => {
+    const a = held(100, true);
+    await deliver(a.rate, a.clock, 4, 2000);
+    a.rate.record('throttled'); // to 38: deeper than 0.5 × 100
+    await deliver(a.rate, a.clock, 1, 3999);
+    a.rate.record('throttled');
+    expect(a.rate.ratePerSecond).toBeCloseTo(38, 12); // 1.999 s after the cut: noted
+    const b = held(100, true);
+    await deliver(b.rate, b.clock, 4, 2000);
+    b.rate.record('throttled');
+    await deliver(b.rate, b.clock, 1, 4000);
+    b.rate.record('throttled');
+    // 2 s after: a new event, 10 r/s delivered, well below: 0.95 × 10, no lower than 0.5 × 38.
+    expect(b.rate.ratePerSecond).toBe(19);
   });
 });
 
@@ -1031,15 +1072,15 @@ describe('adaptiveRate: tickets', () => {
     await clock.advance(100);
     const first = await pending; // granted in round 0
     expect(first).not.toBeInstanceOf(Promise);
-    await deliver(rate, clock, 4, 2000);
-    rate.record('throttled'); // a cut to 38 (round 1)
+    await deliver(rate, clock, 6, 2000);
+    rate.record('throttled'); // a cut to 57 (round 1)
     rate.record('throttled'); // within its cool-off: noted (round 2)
-    expect(rate.ratePerSecond).toBeCloseTo(38, 12);
+    expect(rate.ratePerSecond).toBeCloseTo(57, 12);
     await deliver(rate, clock, 1, 3500);
     rate.record('throttled', first); // stale: nothing
-    expect(rate.ratePerSecond).toBeCloseTo(38, 12);
+    expect(rate.ratePerSecond).toBeCloseTo(57, 12);
     rate.record('throttled'); // current: 10 r/s delivered, well below; nobody waited since the cut
-    expect(rate.ratePerSecond).toBe(19);
+    expect(rate.ratePerSecond).toBeCloseTo(28.5, 12);
   });
 });
 

@@ -300,7 +300,7 @@ describe('adaptiveRate: the loop', () => {
     await clock.runAll();
   });
 
-  it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; a rise that holds halves it', async () => {
+  it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; a rise that holds halves it only once it reaches the rate that relapsed', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     const stop = busy(rate, clock);
     await clock.advance(1000);
@@ -316,11 +316,15 @@ describe('adaptiveRate: the loop', () => {
     // A probe near the rate last throttled (11): the base step, 10 % of 5 r/s.
     expect(rate.ratePerSecond).toBe(10.5);
     await clock.advance(2000);
-    // Held: the cool-off is back to 1 s; the step would double (+1), but that crosses 11, the
-    // rate last throttled, so the base step again.
+    // Held, but below 11, where the last probe failed: the cool-off stays backed off (a hold
+    // there says nothing new, and relaxing it let a steady limit be probed every 4 s). The step
+    // would double (+1), but that crosses 11, the rate last throttled, so the base step again.
     expect(rate.ratePerSecond).toBe(11);
-    expect(rate.currentCoolOffMs).toBe(1000);
-    await clock.advance(1000);
+    expect(rate.currentCoolOffMs).toBe(2000);
+    await clock.advance(1999);
+    expect(rate.ratePerSecond).toBe(11);
+    await clock.advance(1);
+    // 11 held: the level that relapsed holds now, the cool-off is back to 1 s.
     expect(rate.ratePerSecond).toBe(11.5);
     await clock.advance(1000);
     // A base step past it, and held there: the convex region, the step doubles (+20 % of the
@@ -329,6 +333,43 @@ describe('adaptiveRate: the loop', () => {
     expect(rate.currentCoolOffMs).toBe(1000);
     stop();
     await clock.runAll();
+  });
+
+  it('a probe that holds at the rate that relapsed gives one relapse back; below it, none', async () => {
+    /** Each step waits out the current cool-off, then throttles or not: [rate, cool-off] after each. */
+    const run = async (throttles: boolean[]) => {
+      const { clock, rate } = make({ initialRatePerSecond: 10 });
+      const stop = busy(rate, clock);
+      const seen: [number, number][] = [];
+      for (const throttle of throttles) {
+        await clock.advance(rate.currentCoolOffMs);
+        if (throttle) rate.record('throttled');
+        seen.push([Number(rate.ratePerSecond.toFixed(4)), rate.currentCoolOffMs]);
+      }
+      stop();
+      await clock.runAll();
+      return seen;
+    };
+    // Relapses at 11 and at 10.5 (two: 4 s); 10 holds, below 10.5: still two; the probe to 10.5
+    // relapses again: three, 8 s (the law before gave one back for the hold at 10: 4 s).
+    expect(await run([true, true, false, true])).toEqual([
+      [10, 2000],
+      [9.5, 4000],
+      [10, 2000],
+      [9.5, 8000],
+    ]);
+    // The same two relapses; 10 holds (still two), 10.5 holds, at the rate that relapsed (one),
+    // 11 holds past it (none; the convex region, 1 s), and 13.2 (still none, never fewer); the
+    // next probe relapses: one, 2 s.
+    expect(await run([true, true, false, false, false, false, true])).toEqual([
+      [10, 2000],
+      [9.5, 4000],
+      [10, 2000],
+      [10.5, 2000],
+      [11, 1000],
+      [13.2, 1000],
+      [12.54, 2000],
+    ]);
   });
 
   it('after a relapse, throttles for two base cool-offs belong to the same event: a delivered rate that a lagging limiter holds down is not read as a change of conditions', async () => {
@@ -688,9 +729,12 @@ describe('adaptiveRate against limiters of other algorithms (virtual time)', () 
     expect(perSecond(10, 30)).toBeGreaterThanOrEqual(0.9 * R);
     expect(perSecond(35, 60)).toBeGreaterThanOrEqual(0.9 * (R / 2));
     expect(perSecond(80, 100)).toBeGreaterThanOrEqual(0.9 * R);
-    // The halving is one congestion event: no cut > 25 % while the limit holds still.
+    // The halving is one congestion event: no cut > 25 % while the limit holds still. The cut
+    // that answers it comes within 3 s: a probe that the halving makes fail is a relapse, and the
+    // event a relapse begins lasts two cool-offs (here the relapse came 0.15 s after the halving
+    // and the halving's cut 2.15 s after it).
     const steady = cuts.filter(
-      (c) => (c.t >= 10_000 && c.t < 30_000) || (c.t >= 32_000 && c.t < 60_000) || c.t >= 62_000,
+      (c) => (c.t >= 10_000 && c.t < 30_000) || (c.t >= 33_000 && c.t < 60_000) || c.t >= 62_000,
     );
     expect(steady.filter((c) => c.to / c.from < 0.75)).toEqual([]);
     // Throttled: at most 2 % after settling, the transitions included.

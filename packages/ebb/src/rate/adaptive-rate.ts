@@ -17,7 +17,8 @@ export interface AdaptiveRateOptions {
   /**
    * The quiet time — no throttle, some successes, and requests kept waiting by the limit — after
    * which the rate rises one step. It doubles after each relapse (a throttle that follows a
-   * rise), up to `maxCoolOffMs`, and halves after each rise that holds. Default 1000.
+   * rise), up to `maxCoolOffMs`, and halves after each rise that holds at or above the rate
+   * last throttled (a rise that holds below it leaves it backed off). Default 1000.
    */
   readonly coolOffMs?: number;
   /**
@@ -184,8 +185,6 @@ interface Rise {
   readonly rate: number;
   readonly step: number;
   readonly relapses: number;
-  readonly ceiling: number;
-  readonly probing: boolean;
   /** When it fell due. */
   readonly at: number;
 }
@@ -216,16 +215,8 @@ class Adaptive implements AdaptiveRate {
   #relapses = 0;
   /** The rate at the last throttle: a doubled step never crosses it (the base step does). */
   #throttledAt = Infinity;
-  /** The last rise was a probe at or above the settling point (not the climb back to it). */
-  // Stryker disable next-line BooleanLiteral: probing is read only when the last change was a rise, and every rise sets it
-  #probing = false;
   /** The next rise, as a fraction: `increase`, doubled after each rise that held. */
   #step: number;
-  /**
-   * The limit learned at the last throttle (the rate the service accepted then), raised by
-   * rises that hold; `Infinity` before the first throttle. The rate settles `margin` below it.
-   */
-  #ceiling = Infinity;
   /** Since the last change: a success was recorded / a request had to wait for the limit. */
   #evidence = false;
   #saturated = false;
@@ -247,8 +238,8 @@ class Adaptive implements AdaptiveRate {
   #eventAt = -Infinity;
   // Stryker disable next-line BooleanLiteral: informed is read only within a cool-off of a cut, and every cut sets it
   #informed = false;
-  /** Whether that cut undid a rise (a relapse). */
-  #eventRelapse = false;
+  /** Whether that cut's event lasts two cool-offs: it undid a rise (a relapse), or cut deeper than decreaseFactor. */
+  #eventLong = false;
   /** When a throttle was last noted without a cut. */
   #notedAt = -Infinity;
   /** The successes the last delivered-rate measurement counted. */
@@ -305,8 +296,8 @@ class Adaptive implements AdaptiveRate {
 
   get currentCoolOffMs(): number {
     const plan = this.#planRise(this.#clock.now());
-    if (plan) return this.#waitFor(plan.rate, 'increase', plan.probing, plan.relapses);
-    return this.#waitFor(this.#rate, this.#lastChange, this.#probing, this.#relapses);
+    if (plan) return this.#waitFor(plan.rate, 'increase', plan.relapses);
+    return this.#waitFor(this.#rate, this.#lastChange, this.#relapses);
   }
 
   #coolOffAfter(relapses: number): number {
@@ -318,12 +309,12 @@ class Adaptive implements AdaptiveRate {
    * base step or more past the rate last throttled, once probes got there and held (the convex
    * region): one base cool-off, so that a limit that rose is found within a few.
    */
-  #waitFor(rate: number, lastChange: Change, probing: boolean, relapses: number): number {
-    if (lastChange === 'increase' && probing && this.#convex(rate)) return this.#coolOff;
+  #waitFor(rate: number, lastChange: Change, relapses: number): number {
+    if (lastChange === 'increase' && this.#convex(rate)) return this.#coolOff;
     // A probe holds half the backed-off cool-off before the next rise, and no less than two base
     // cool-offs once a probe has relapsed: a limiter whose memory lags (a window that fills, a
     // burst that drains) refuses an excess of one step within about that.
-    if (lastChange === 'increase' && probing) return this.#coolOffAfter(Math.max(Math.min(relapses, 1), relapses - 1));
+    if (lastChange === 'increase') return this.#coolOffAfter(Math.max(Math.min(relapses, 1), relapses - 1));
     return this.#coolOffAfter(relapses);
   }
 
@@ -546,10 +537,14 @@ class Adaptive implements AdaptiveRate {
    * - At a rate that had held, with the service still delivering about it: the same level as
    *   before — a late timer, a burst the limiter did not absorb — only noted: the rate stays, no
    *   rise for a cool-off. If throttles keep coming for longer than a cool-off, a cut by the margin.
-   * - Within a cool-off of a cut (two after a relapse), throttles belong to the same congestion
-   *   event (a limiter that counts over a window, or whose burst still drains, keeps refusing for
-   *   a while): noted — unless the cut was made blind (no delivered rate measured yet), and the
-   *   delivered rate, now measured, is lower.
+   * - Within a cool-off of a cut (two after a relapse or a cut deeper than `decreaseFactor`),
+   *   throttles belong to the same congestion event (a limiter that counts over a window, or
+   *   whose burst still drains, keeps refusing for a while): noted — unless the cut was made
+   *   blind (no delivered rate measured yet): then to `(1 − margin)` × the delivered rate, now
+   *   measured, lower or higher.
+   *
+   * The rate last throttled, which bounds the probes that follow, is the rate cut from — after a
+   * blind cut corrected within its event (down or up), the delivered rate, or the new rate if higher.
    *
    * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
    * bound, and the whole rule when no delivered rate is measured (the first throttle of an
@@ -569,23 +564,37 @@ class Adaptive implements AdaptiveRate {
     // began with a relapse, two: a limiter whose memory lags refuses for that long after a probe
     // above its limit (HAProxy's sliding window counts the refused requests too, and refused
     // nearly everything for a second after a probe to 11 r/s against 10: the delivered rate,
-    // halved by that, read as a change of conditions and cut the rate in half).
+    // halved by that, read as a change of conditions and cut the rate in half). So does one that
+    // began with a cut deeper than decreaseFactor: the client had sent far above the limit, and
+    // such a window refuses for a second after that too (HAProxy at 10 r/s: a cold burst of 250
+    // requests; the cut to 9.5 r/s at 1.1 s, then a throttle at 2.2 s, the window still full, read
+    // as a change of conditions: down to 4.7 r/s, and 5–7 s to converge).
     const coolOff = this.#coolOff;
-    const eventMs = this.#eventRelapse ? 2 * coolOff : coolOff;
+    const eventMs = this.#eventLong ? 2 * coolOff : coolOff;
     const m = this.#margin;
     let rate: number;
     let relapse = false;
+    let at = from;
     if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
     else if (this.#lastChange === 'increase') {
       relapse = true;
       rate = Math.min(this.#before, Math.max(this.#before * (1 - m), limit * (1 - m)));
       if (this.#relapses < this.#maxRelapses) this.#relapses++;
     } else if (now - this.#eventAt < eventMs) {
-      if (this.#informed || !known || delivered * (1 - m) >= from) {
+      if (this.#informed || !known || delivered * (1 - m) === from) {
         this.#note(now);
         return;
       }
+      // The cut was blind; the delivered rate, now measured, sets the rate — lower, or higher:
+      // a limiter that accepted a whole window's worth before its first refusal (HAProxy's sliding
+      // window, at a limit the cold burst barely exceeds) was cut to half of about its limit, and
+      // the climb back took 4 s (13–14 s to converge at 500 r/s in the full runs).
       rate = Math.max(floor, delivered * (1 - m));
+      // The rate last throttled is then what the service delivered (or the new rate, if the cut
+      // is bounded above it): the blind rate was half a cold burst's, and probes below it took
+      // steps of 10 % and 20 % of the rate — HAProxy at 10 r/s, from 9.4 to 12.5 r/s in 2 s, and
+      // its window, overfilled, refused most requests for the next seconds.
+      at = Math.max(delivered, rate);
     } else if (known && limit + (2 * 1000) / this.#deliveredSpanMs < from * (1 - 2 * m)) {
       // Well below: short by more than 2 × margin and by more than two requests over the span
       // measured. Two requests are 20 % of the ten a process at 5 r/s is measured over, 4 % at
@@ -603,19 +612,14 @@ class Adaptive implements AdaptiveRate {
     } else rate = floor;
     this.#informed = known;
     this.#eventAt = now;
-    this.#eventRelapse = relapse;
-    this.#throttledAt = from;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
-    // What we learned: the service took `limit` (after a relapse, no more than the rate that
-    // held before the rise); the rate settles `margin` below it.
-    // While #planRise reads the ceiling only through `rate < ceiling × (1 − m)`, a ceiling at or below
-    // rate / (1 − m) is as good as this one (a cut never leaves the rate below limit × (1 − m) unless
-    // maxRatePerSecond clamps it, and at the maximum no rise is planned):
-    // Stryker disable next-line ArithmeticOperator,MethodExpression: no rise can tell a lower ceiling (docs/mutation-rate.md)
-    this.#ceiling = relapse || !known ? this.#rate / (1 - m) : Math.max(limit, this.#rate / (1 - m));
+    const deep = this.#rate < from * this.#decrease;
+    this.#eventLong = relapse || deep;
+    // The rate cut from, even after a deep cut: the delivered rate is no better a bound for the
+    // probes there, since a window that refuses for a second depresses it (tried: HAProxy at
+    // 500 r/s then crawled at 230–240 r/s for 9 s, and at 10 r/s at 3–7 r/s for 8 s).
+    this.#throttledAt = at;
     this.#step = this.#increase;
-    // Stryker disable next-line BooleanLiteral: probing is read only when the last change was a rise, and every rise sets it
-    this.#probing = false;
     // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#change(now, 'decrease');
     this.#epoch++;
@@ -634,12 +638,18 @@ class Adaptive implements AdaptiveRate {
   }
 
   /**
-   * Applies the rise due at `now`, if any; true if the rate rose. Below the settling point
-   * (`(1 − margin)` × the learned limit) the rate climbs there concavely — halfway each
-   * cool-off, at least one `increase` step, landing on it exactly (CUBIC's concave region,
-   * RFC 9438 §4.4). At or above it, each rise is a probe: one `increase` step, doubled after
-   * each probe that holds (CUBIC's convex max-probing region, RFC 9438 §4.5), and a probe that
-   * holds raises the learned limit.
+   * Applies the rise due at `now`, if any; true if the rate rose. Every rise is a probe: one
+   * `increase` step, doubled after each probe that holds (CUBIC's convex max-probing region,
+   * RFC 9438 §4.5), within the bounds of `#planRise`.
+   *
+   * There is no concave climb back to a settling point below a learned limit (CUBIC's concave
+   * region, RFC 9438 §4.4), which the law once had: it could not be reached. It ran only while the
+   * rate was below `(1 − margin)` × the limit learned at the last cut, and every cut lands at or
+   * above that — at `(1 − margin)` × the limit it measured (`limit` in `#fall`, or the rate before
+   * the rise after a relapse, or the rate itself after a blind cut) — unless `maxRatePerSecond`
+   * clamps it, and at the maximum no rise is planned; a probe that held raised the limit to a
+   * rate the new rate is above. No input reached it (18 mutants without coverage), and it went
+   * with the learned limit, which nothing else read.
    */
   #rise(now: number): boolean {
     const plan = this.#planRise(now);
@@ -648,8 +658,6 @@ class Adaptive implements AdaptiveRate {
     this.#rate = plan.rate;
     this.#step = plan.step;
     this.#relapses = plan.relapses;
-    this.#ceiling = plan.ceiling;
-    this.#probing = plan.probing;
     // Counted from when the rise fell due, not from when something happened to apply it: the
     // loop's timing does not depend on how often it is looked at.
     this.#change(plan.at, 'increase');
@@ -661,48 +669,40 @@ class Adaptive implements AdaptiveRate {
     if (!this.#evidence || !this.#saturated || this.#rate >= this.#max) return undefined;
     // After a server's pause, a whole cool-off at the rate before the rate rises again.
     const at = Math.max(
-      this.#changedAt + this.#waitFor(this.#rate, this.#lastChange, this.#probing, this.#relapses),
+      this.#changedAt + this.#waitFor(this.#rate, this.#lastChange, this.#relapses),
       this.#readyAt,
       this.#pausedUntil + this.#coolOff,
     );
     if (now < at) return undefined;
-    const settle = this.#ceiling * (1 - this.#margin);
     let rate = this.#rate;
     let step = this.#step;
     let relapses = this.#relapses;
-    let ceiling = this.#ceiling;
-    let probing: boolean;
-    if (ceiling !== Infinity && rate < settle * (1 - 1e-9)) {
-      rate = Math.min(settle, Math.max(rate * (1 + this.#increase), (rate + settle) / 2));
-      if (this.#lastChange === 'increase' && relapses > 0) relapses--;
-      probing = false;
-    } else {
-      if (this.#lastChange === 'increase' && this.#probing) {
-        // The previous probe held for a whole cool-off: the service takes this rate. Relax the
-        // backoff, take a bigger step, and learn the higher limit.
-        if (relapses > 0) relapses--;
-        step = Math.min(this.#maxStep, step * 2);
-        if (ceiling !== Infinity) ceiling = Math.max(ceiling, rate);
-      }
-      // A doubled step never crosses the rate last throttled: there, base steps. Once probes
-      // have held a whole base step past it, the steps double again (CUBIC's convex region
-      // beyond W_max, RFC 9438 §4.5: the old maximum no longer bounds the limit), up to twice
-      // the base step, so that undoing a probe that fails never cuts a quarter of the rate.
-      const convex = this.#convex(rate);
-      // Near the rate last throttled a step is a fraction of at most ADDITIVE_RATE, not of the
-      // rate: above it, every controller probes by the same absolute amount (Chiu and Jain's
-      // additive increase), so that independent processes sharing one limit converge to equal
-      // shares instead of keeping the ratio of their rates. Past the old maximum (the limit
-      // moved), before any throttle, and farther below the rate last throttled than
-      // ADDITIVE_RATE (a climb after a deep cut), the steps are a fraction of the rate.
-      const below = this.#throttledAt - rate;
-      const scale = convex || below === Infinity ? rate : Math.min(rate, Math.max(ADDITIVE_RATE, below));
-      if (convex) step = Math.min(step, 2 * this.#increase);
-      else if (rate + step * scale > this.#throttledAt) step = this.#increase;
-      rate += step * scale;
-      probing = true;
+    if (this.#lastChange === 'increase') {
+      // The previous probe held for its cool-off: the service takes this rate. Take a bigger
+      // step; and relax the backoff — but only at or above the rate last throttled: a probe that
+      // held below the level that relapsed says nothing new about it, and relaxing there let a
+      // steady limit be probed every 3–4 s, each probe above it costing a 429 or more (nginx at
+      // 10 r/s without burst: one 429 every 4 s, 2.2–5.8 % in single runs).
+      if (relapses > 0 && rate >= this.#throttledAt * (1 - 1e-9)) relapses--;
+      step = Math.min(this.#maxStep, step * 2);
     }
-    return { rate: Math.min(this.#max, rate), step, relapses, ceiling, probing, at };
+    // A doubled step never crosses the rate last throttled: there, base steps. Once probes
+    // have held a whole base step past it, the steps double again (CUBIC's convex region
+    // beyond W_max, RFC 9438 §4.5: the old maximum no longer bounds the limit), up to twice
+    // the base step, so that undoing a probe that fails never cuts a quarter of the rate.
+    const convex = this.#convex(rate);
+    // Near the rate last throttled a step is a fraction of at most ADDITIVE_RATE, not of the
+    // rate: above it, every controller probes by the same absolute amount (Chiu and Jain's
+    // additive increase), so that independent processes sharing one limit converge to equal
+    // shares instead of keeping the ratio of their rates. Past the old maximum (the limit
+    // moved), before any throttle, and farther below the rate last throttled than
+    // ADDITIVE_RATE (a climb after a deep cut), the steps are a fraction of the rate.
+    const below = this.#throttledAt - rate;
+    const scale = convex || below === Infinity ? rate : Math.min(rate, Math.max(ADDITIVE_RATE, below));
+    if (convex) step = Math.min(step, 2 * this.#increase);
+    else if (rate + step * scale > this.#throttledAt) step = this.#increase;
+    rate += step * scale;
+    return { rate: Math.min(this.#max, rate), step, relapses, at };
   }
 
   #change(now: number, change: Change): void {
@@ -759,9 +759,10 @@ export const LAW_KEYS = [
  *   and is cut by about the margin when the burst drains.
  * - A throttle right after a rise is a *relapse*: the rise is undone and the cool-off doubles
  *   (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off before it (at
- *   least two base cool-offs once relapsed), and one that holds halves the cool-off again. So
- *   near the service's limit the controller probes above it ever more rarely, and settles
- *   within one `increase` step below it.
+ *   least two base cool-offs once relapsed), and one that holds at or above the rate that
+ *   relapsed halves the cool-off again (one that holds below it does not). So near the
+ *   service's limit the controller probes above it ever more rarely, and settles within one
+ *   `increase` step below it.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second.
  *

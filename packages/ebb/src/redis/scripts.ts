@@ -64,9 +64,9 @@ while maxRel < 2000 and base * 2 ^ maxRel < maxCo do maxRel = maxRel + 1 end
 local function coolOffAfter(rl) return math.min(maxCo, base * 2 ^ rl) end
 local ADD = 5
 local function convex(rate) return rate >= (s.th + inc * math.min(s.th, ADD)) * (1 - 1e-9) end
-local function waitFor(rate, lc, pb, rl)
-  if lc == 1 and pb == 1 and convex(rate) then return base end
-  if lc == 1 and pb == 1 then return coolOffAfter(math.max(math.min(rl, 1), rl - 1)) end
+local function waitFor(rate, lc, rl)
+  if lc == 1 and convex(rate) then return base end
+  if lc == 1 then return coolOffAfter(math.max(math.min(rl, 1), rl - 1)) end
   return coolOffAfter(rl)
 end
 local function change(at, lc)
@@ -79,30 +79,22 @@ end
 local function rise(sent, others)
   if s.sk == 0 or s.sw == 0 or s.r >= hi then return end
   if others > 0 and sent < s.r * (1 - 2 * m) then return end
-  local at = math.max(s.ch + waitFor(s.r, s.lc, s.pb, s.rl), s.rd)
+  local at = math.max(s.ch + waitFor(s.r, s.lc, s.rl), s.rd)
   if now < at then return end
-  local settle = s.ce * (1 - m)
-  local rate, step, rl, ce, pb = s.r, s.st, s.rl, s.ce, 0
-  if ce < BIG and rate < settle * (1 - 1e-9) then
-    rate = math.min(settle, math.max(rate * (1 + inc), (rate + settle) / 2))
-    if s.lc == 1 and rl > 0 then rl = rl - 1 end
-  else
-    if s.lc == 1 and s.pb == 1 then
-      if rl > 0 then rl = rl - 1 end
-      step = math.min(maxStep, step * 2)
-      if ce < BIG then ce = math.max(ce, rate) end
-    end
-    local cv = convex(rate)
-    local scale = rate
-    if not cv and s.th < BIG then scale = math.min(rate, math.max(ADD, s.th - rate)) end
-    if cv then step = math.min(step, 2 * inc)
-    elseif rate + step * scale > s.th then step = inc end
-    rate = rate + step * scale
-    pb = 1
+  local rate, step, rl = s.r, s.st, s.rl
+  if s.lc == 1 then
+    if rl > 0 and rate >= s.th * (1 - 1e-9) then rl = rl - 1 end
+    step = math.min(maxStep, step * 2)
   end
+  local cv = convex(rate)
+  local scale = rate
+  if not cv and s.th < BIG then scale = math.min(rate, math.max(ADD, s.th - rate)) end
+  if cv then step = math.min(step, 2 * inc)
+  elseif rate + step * scale > s.th then step = inc end
+  rate = rate + step * scale
   s.pr = s.r
   s.r = math.min(hi, rate)
-  s.st, s.rl, s.ce, s.pb = step, rl, ce, pb
+  s.st, s.rl = step, rl
   change(at, 1)
 end
 local function note()
@@ -123,6 +115,7 @@ local function fall(sent, delivered, count)
   if s.er == 1 then eventMs = 2 * base end
   local rate
   local relapse = false
+  local at = from
   if first then
     if known then rate = math.max(floor, limit * (1 - m)) else rate = floor end
   elseif s.lc == 1 then
@@ -130,8 +123,9 @@ local function fall(sent, delivered, count)
     rate = math.min(s.pr, math.max(s.pr * (1 - m), limit * (1 - m)))
     if s.rl < maxRel then s.rl = s.rl + 1 end
   elseif now - s.ev < eventMs then
-    if s.inf == 1 or not known or delivered * (1 - m) >= from then return note() end
+    if s.inf == 1 or not known or delivered * (1 - m) == from then return note() end
     rate = math.max(floor, delivered * (1 - m))
+    at = math.max(delivered, rate)
   elseif known and limit + 2000 / span < from * (1 - 2 * m) then
     rate = math.max(floor, limit * (1 - m))
     s.rl = 0
@@ -143,12 +137,11 @@ local function fall(sent, delivered, count)
   end
   if known then s.inf = 1 else s.inf = 0 end
   s.ev = now
-  if relapse then s.er = 1 else s.er = 0 end
-  s.th = from
   s.r = math.min(hi, math.max(lo, rate))
-  if relapse or not known then s.ce = s.r / (1 - m) else s.ce = math.max(limit, s.r / (1 - m)) end
+  local deep = s.r < from * dec
+  if relapse or deep then s.er = 1 else s.er = 0 end
+  s.th = at
   s.st = inc
-  s.pb = 0
   change(now, 0)
   s.e = s.e + 1
 end`;
