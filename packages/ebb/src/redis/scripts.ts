@@ -160,9 +160,9 @@ end`;
  * taken over the reporting member's span).
  *
  * State fields, as `adaptiveRate`'s: r `#rate` (BIG: unlimited), e `#epoch`, ch `#changedAt`, lc
- * `#lastChange` (1 rise, 0 otherwise), pr `#before`, rl `#relapses`, th `#throttledAt`, pb
- * `#probing`, st `#step`, ce `#ceiling`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev
- * `#eventAt`, er `#eventRelapse`, inf `#informed`, nt `#notedAt`, v the layout's version (3); sums over the live leases: ia every share, iu what
+ * `#lastChange` (1 rise, 0 otherwise), pr `#before`, rl `#relapses`, th `#throttledAt`, st
+ * `#step`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev `#eventAt`, er `#eventLong` (1:
+ * the event lasts two cool-offs), inf `#informed`, nt `#notedAt`, v the layout's version (3); sums over the live leases: ia every share, iu what
  * unsaturated members asked for, ns saturated members, ac their accepted rates, sn the successes
  * those were measured over, nk members whose accepted rate is not known yet, uk their used rates,
  * ug every member's used rate.
@@ -197,7 +197,7 @@ if hi < 0 then hi = BIG end
 if seed < 0 then seed = BIG end
 -- A state this version did not write (or none) starts afresh, and so do its leases.
 if s.v ~= 3 then
-  s = { v = 3, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, pb = 0, st = inc, ce = BIG, sk = 0, sw = 0,
+  s = { v = 3, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, st = inc, sk = 0, sw = 0,
         rd = BIG, ev = -BIG, er = 0, inf = 0, nt = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
   redis.call('DEL', M, Z)
 end
