@@ -93,3 +93,6 @@ export function summarize(
   limit: number,
   span: { from: number; to: number },
 ): FleetSummary;
+
+/** In a member process: prints `ready` and resolves with the fleet's start (ms since the epoch) read from stdin. */
+export function readyForStart(): Promise<number>;

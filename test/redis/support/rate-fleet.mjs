@@ -4,6 +4,24 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * The member's half of the start: tells the parent it is ready (`ready` on stdout) and resolves
+ * with the fleet's start (ms since the epoch), the one line the parent writes to its stdin.
+ */
+export function readyForStart() {
+  process.stdout.write('ready\n');
+  return new Promise((resolve) => {
+    let line = '';
+    process.stdin.on('data', (d) => {
+      line += d;
+      if (line.includes('\n')) {
+        process.stdin.pause();
+        resolve(Number(line.trim()));
+      }
+    });
+  });
+}
+
 const PROCESSES = {
   rate: fileURLToPath(new URL('./rate-process.mjs', import.meta.url)),
   throttle: fileURLToPath(new URL('./throttle-process.mjs', import.meta.url)),

@@ -13,6 +13,7 @@
 import { adaptiveRate } from 'ebb/rate';
 import { sharedRate } from 'ebb/redis';
 import { runFleet } from '../../rate/support/fleet.mjs';
+import { readyForStart } from './rate-fleet.mjs';
 import { connectRedis } from './redis-server.mjs';
 
 const [url, redisUrl, name, kind, library, clients, atMs, seconds, initial] = process.argv.slice(2);
@@ -51,17 +52,7 @@ const rate =
       })
     : adaptiveRate({ initialRatePerSecond });
 if (kind === 'shared') await rate.ready();
-process.stdout.write('ready\n');
-const fleetStart = await new Promise((resolve) => {
-  let line = '';
-  process.stdin.on('data', (d) => {
-    line += d;
-    if (line.includes('\n')) {
-      process.stdin.pause();
-      resolve(Number(line.trim()));
-    }
-  });
-});
+const fleetStart = await readyForStart();
 startAt = fleetStart + Number(atMs);
 watchdog.refresh();
 setTimeout(() => process.exit(3), Math.max(0, startAt - Date.now()) + Number(seconds) * 1000 + 30_000).unref();

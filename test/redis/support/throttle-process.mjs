@@ -14,6 +14,7 @@ import { constant } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { adaptiveThrottle } from 'ebb/rate';
 import { sharedAdaptiveThrottle } from 'ebb/redis';
+import { readyForStart } from './rate-fleet.mjs';
 import { connectRedis } from './redis-server.mjs';
 
 const [url, redisUrl, name, kind, library, perSecond, atMs, seconds, kArg, windowArg] = process.argv.slice(2);
@@ -46,17 +47,7 @@ const make = () =>
         onEvent: (e) => events.push({ type: e.type, t: (Date.now() - startAt) / 1000 }),
       })
     : adaptiveThrottle({ k, windowMs });
-process.stdout.write('ready\n');
-const fleetStart = await new Promise((resolve) => {
-  let line = '';
-  process.stdin.on('data', (d) => {
-    line += d;
-    if (line.includes('\n')) {
-      process.stdin.pause();
-      resolve(Number(line.trim()));
-    }
-  });
-});
+const fleetStart = await readyForStart();
 startAt = fleetStart + Number(atMs);
 clearTimeout(watchdog);
 setTimeout(() => process.exit(3), Math.max(0, startAt - Date.now()) + Number(seconds) * 1000 + 30_000).unref();
