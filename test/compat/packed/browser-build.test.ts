@@ -3,20 +3,15 @@
 // included), and every subpath of one program comes from the same tree — two copies of the
 // executor would make `instanceof RetryError` fail across them.
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { install, pack, project } from './pack.js';
+import { packedProject } from './pack.js';
 
 let dir: string;
 let app: string;
 
 beforeAll(async () => {
-  let tarballs: Record<string, string>;
-  ({ dir, tarballs } = await pack(['ebb']));
-  app = project(join(dir, 'app'));
-  const installed = await install(app, [tarballs.ebb as string]);
-  expect(installed.code, installed.stderr).toBe(0);
+  ({ dir, app } = await packedProject(['ebb']));
 }, 180_000);
 
 afterAll(() => {

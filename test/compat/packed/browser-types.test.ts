@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../support/cli.js';
-import { install, pack, project, run } from './pack.js';
+import { packedProject, run } from './pack.js';
 
 let dir: string;
 let app: string;
@@ -42,12 +42,8 @@ function tsconfig(name: string, compilerOptions: Record<string, unknown>): strin
 }
 
 beforeAll(async () => {
-  let tarballs: Record<string, string>;
-  ({ dir, tarballs } = await pack(['ebb']));
   // Outside the repository: no @types/node up the tree for a stray `node:*` import to find.
-  app = project(join(dir, 'browser-app'));
-  const r = await install(app, [tarballs.ebb as string]);
-  expect(r.code, r.stderr).toBe(0);
+  ({ dir, app } = await packedProject(['ebb'], 'browser-app'));
   writeFileSync(join(app, 'main.ts'), PROGRAM);
   mkdirSync(join(app, 'out'), { recursive: true });
 }, 120_000);

@@ -45,6 +45,22 @@ export function project(dir: string): string {
   return dir;
 }
 
+/**
+ * The packed `names` installed in a new project `app` (default `app`) of a fresh directory `dir`:
+ * what a user has after `npm install` of the published tarballs. Throws with npm's stderr when
+ * the install fails.
+ */
+export async function packedProject(names: readonly string[], app = 'app'): Promise<{ dir: string; app: string }> {
+  const { dir, tarballs } = await pack(names);
+  const path = project(join(dir, app));
+  const r = await install(
+    path,
+    names.map((n) => tarballs[n] as string),
+  );
+  if (r.code !== 0) throw new Error(`npm install of the packed ${names.join(', ')} failed: ${r.stderr}`);
+  return { dir, app: path };
+}
+
 /** `npm install` of local tarballs: no audit, no funding notice, the local cache first. */
 export function install(dir: string, specs: readonly string[]) {
   return run('npm', ['install', ...specs, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], dir);

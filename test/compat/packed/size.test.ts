@@ -10,7 +10,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../support/cli.js';
-import { install, pack, project, run } from './pack.js';
+import { packedProject, run } from './pack.js';
 
 /** The budget, in gzip bytes: measured 7,588 B on the commit that set it, plus 1.5 %. */
 const BUDGET_GZIP_BYTES = 7_700;
@@ -28,11 +28,7 @@ let app: string;
 let typical: Measured;
 
 beforeAll(async () => {
-  let tarballs: Record<string, string>;
-  ({ dir, tarballs } = await pack(['ebb']));
-  app = project(join(dir, 'app'));
-  const installed = await install(app, [tarballs.ebb as string]);
-  expect(installed.code, installed.stderr).toBe(0);
+  ({ dir, app } = await packedProject(['ebb']));
   const r = await run(
     process.execPath,
     [join(ROOT, 'bench/figures/size.mjs'), 'ebb', `--ebb-from=${app}`],
