@@ -5,6 +5,24 @@ import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
 import { retry } from './retry.js';
 
+/**
+ * A clock at `t` (settable) whose backoff sleeps end 50 ms late, as a host timer on a busy machine
+ * does; the attempt timers (sleeps with a signal) never fire.
+ */
+function lateWakingClock(start: number): { t: number; readonly clock: Clock } {
+  const c = { t: start } as { t: number; clock: Clock };
+  c.clock = {
+    now: () => c.t,
+    sleep: (ms, signal) =>
+      signal
+        ? new Promise<void>(() => {})
+        : Promise.resolve().then(() => {
+            c.t += ms + 50;
+          }),
+  };
+  return c;
+}
+
 // Each test pins one behaviour a surviving mutant of retry.ts changed (run of 23 Nov 2026,
 // docs/mutation-core-retry.md); all on virtual time or a hand-driven clock.
 describe('retry: pinned by the survivors of the measured run', () => {
@@ -111,19 +129,10 @@ describe('retry: pinned by the survivors of the measured run', () => {
     // after a rate controller's wait only. A clock whose backoff sleeps end 50 ms late (as a host
     // timer on a busy machine does) started attempt 2 at elapsed 110 ms, past maxElapsedMs 100.
     for (const sync of [true, false]) {
-      let t = 0;
+      const late = lateWakingClock(0);
+      const clock = late.clock;
       const starts: number[] = [];
       const events: string[] = [];
-      const clock: Clock = {
-        now: () => t,
-        // The attempt timers (with a signal) never fire here; the backoff sleeps end late.
-        sleep: (ms, signal) =>
-          signal
-            ? new Promise<void>(() => {})
-            : Promise.resolve().then(() => {
-                t += ms + 50;
-              }),
-      };
       // With a rate controller that lets every attempt go at once (synchronously or not).
       const rate = {
         acquire: () => (sync ? 'ticket' : Promise.resolve('ticket')),
@@ -131,7 +140,7 @@ describe('retry: pinned by the survivors of the measured run', () => {
       };
       const error = (await retry(
         ({ attempt }) => {
-          starts.push(t);
+          starts.push(late.t);
           throw new Error(`fail ${attempt}`);
         },
         {
@@ -161,20 +170,12 @@ describe('retry: pinned by the survivors of the measured run', () => {
   });
 
   it('without a rate controller too, a late wake-up ends the run with the last error as the cause', async () => {
-    let t = 1_000;
+    const c = lateWakingClock(1_000);
+    const clock = c.clock;
     const starts: number[] = [];
-    const clock: Clock = {
-      now: () => t,
-      sleep: (ms, signal) =>
-        signal
-          ? new Promise<void>(() => {})
-          : Promise.resolve().then(() => {
-              t += ms + 50;
-            }),
-    };
     const error = (await retry(
       ({ attempt }) => {
-        starts.push(t - 1_000);
+        starts.push(c.t - 1_000);
         throw new Error(`fail ${attempt}`);
       },
       { clock, backoff: constant({ delayMs: 40, maxAttempts: 5, maxElapsedMs: 100 }) },
@@ -186,11 +187,11 @@ describe('retry: pinned by the survivors of the measured run', () => {
     expect(error.attempts).toBe(2);
     expect((error.cause as Error).message).toBe('fail 2');
     // A wake-up past the deadline: no attempt 2, and the cause is attempt 1's error.
-    t = 0;
+    c.t = 0;
     starts.length = 0;
     const late = (await retry(
       ({ attempt }) => {
-        starts.push(t);
+        starts.push(c.t);
         throw new Error(`fail ${attempt}`);
       },
       { clock, backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100 }) },
