@@ -2,21 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
 import { adaptiveRate } from './adaptive-rate.js';
-import { make, turns } from './test-helpers.js';
+import { make, ok, throttle, turns } from './test-helpers.js';
 
 // What a server says — `Retry-After` (RFC 9110 §10.2.3) and the `RateLimit` field of
 // draft-ietf-httpapi-ratelimit-headers (revisions 08–11) — as adaptiveRate hears it through
 // `record(outcome, ticket, detail)`: the error of a failure (`retryAfterMs`, `response`), the
 // value (a Response) of a success.
-
-/** A 429 as `ebb/http` reports it: `retryAfterMs` and the response itself. */
-const throttle = (retryAfterMs: number | undefined, headers: Record<string, string> = {}) => ({
-  throttled: true,
-  status: 429,
-  retryAfterMs,
-  response: new Response(null, { status: 429, headers }),
-});
-const ok = (headers: Record<string, string>) => new Response('ok', { status: 200, headers });
 
 describe('adaptiveRate: Retry-After pauses the controller', () => {
   it('no request goes before the pause ends; then they go paced at the rate, which the pause did not cut', async () => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../core/clock.js';
-import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
+import type { VirtualClock } from '../core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
-import { make, turns } from './test-helpers.js';
+import { lateGrants, make, ok, throttle, turns } from './test-helpers.js';
 
 // Edges of adaptiveRate that the behaviour tests beside it leave open (issue 10, mutation score):
 // the exact messages of bad options, the boundaries of each check, the server's hints read field
@@ -22,17 +21,7 @@ function thrown(options: unknown): [string, string] {
 
 /** Gaps between the grants of `n` requests queued at once, every sleep ending `lateMs` late. */
 async function lateGaps(options: AdaptiveRateOptions, lateMs: number, n: number): Promise<number[]> {
-  const base = virtualClock();
-  const late: Clock = { now: () => base.now(), sleep: (ms, signal) => base.sleep(ms + lateMs, signal) };
-  const rate = adaptiveRate({ clock: late, ...options });
-  const times: number[] = [];
-  const all = Array.from({ length: n }, () =>
-    Promise.resolve(rate.acquire()).then(() => {
-      times.push(base.now());
-    }),
-  );
-  await base.runAll();
-  await Promise.all(all);
+  const times = await lateGrants(options, [lateMs], n);
   return times.slice(1).map((t, i) => t - (times[i] as number));
 }
 
@@ -46,15 +35,6 @@ async function grantsAt(rate: AdaptiveRateController, clock: VirtualClock, times
 
 const every = (from: number, to: number, step: number): number[] =>
   Array.from({ length: Math.floor((to - from) / step) + 1 }, (_, i) => from + i * step);
-
-/** A 429 as `ebb/http` reports it: `retryAfterMs` and the response itself. */
-const throttle = (retryAfterMs: number | undefined, headers: Record<string, string> = {}) => ({
-  throttled: true,
-  status: 429,
-  retryAfterMs,
-  response: new Response(null, { status: 429, headers }),
-});
-const ok = (headers: Record<string, string>) => new Response('ok', { status: 200, headers });
 
 const RATES = 'Rates are requests per second, such as 50.';
 

@@ -5,7 +5,7 @@ import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import { retry } from '../retry/retry.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
-import { limiter, make, runFleet, total, turns } from './test-helpers.js';
+import { lateGrants, limiter, make, runFleet, total, turns } from './test-helpers.js';
 
 const isPromise = (x: unknown): x is Promise<unknown> => x instanceof Promise;
 
@@ -90,26 +90,6 @@ describe('adaptiveRate: pacing', () => {
 });
 
 describe('adaptiveRate: pacing with late timers', () => {
-  /** Grant times of `n` requests queued at once, every sleep ending late by the next of `lateness`. */
-  async function lateGrants(options: AdaptiveRateOptions, lateness: readonly number[], n: number): Promise<number[]> {
-    const base = virtualClock();
-    let k = 0;
-    const late: Clock = {
-      now: () => base.now(),
-      sleep: (ms, signal) => base.sleep(ms + (lateness[k++ % lateness.length] as number), signal),
-    };
-    const rate = adaptiveRate({ clock: late, ...options });
-    const times: number[] = [];
-    const all = Array.from({ length: n }, () =>
-      Promise.resolve(rate.acquire()).then(() => {
-        times.push(base.now());
-      }),
-    );
-    await base.runAll();
-    await Promise.all(all);
-    return times;
-  }
-
   it('below 40/s, never lets two requests go closer than (1 − margin) × 1000 / rate, however late the timers (a limiter without burst refuses closer ones)', async () => {
     await fc.assert(
       fc.asyncProperty(

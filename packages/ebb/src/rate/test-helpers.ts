@@ -1,6 +1,7 @@
 // Shared by the rate tests: an overloaded service simulated on a virtual clock, and a fleet of
 // clients retrying against it through a shared controller. Not part of the package.
 import { exponential } from '../backoff/exponential.js';
+import type { Clock } from '../core/clock.js';
 import { seeded } from '../core/random.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import type { RateController } from '../retry/options.js';
@@ -116,3 +117,36 @@ export async function turns(rate: AdaptiveRateController, clock: VirtualClock, n
   await Promise.all(all);
   return times;
 }
+
+/** Grant times of `n` requests queued at once, every sleep ending late by the next of `lateness`. */
+export async function lateGrants(
+  options: AdaptiveRateOptions,
+  lateness: readonly number[],
+  n: number,
+): Promise<number[]> {
+  const base = virtualClock();
+  let k = 0;
+  const late: Clock = {
+    now: () => base.now(),
+    sleep: (ms, signal) => base.sleep(ms + (lateness[k++ % lateness.length] as number), signal),
+  };
+  const rate = adaptiveRate({ clock: late, ...options });
+  const times: number[] = [];
+  const all = Array.from({ length: n }, () =>
+    Promise.resolve(rate.acquire()).then(() => {
+      times.push(base.now());
+    }),
+  );
+  await base.runAll();
+  await Promise.all(all);
+  return times;
+}
+/** A 429 as `ebb/http` reports it: `retryAfterMs` and the response itself. */
+export const throttle = (retryAfterMs: number | undefined, headers: Record<string, string> = {}) => ({
+  throttled: true,
+  status: 429,
+  retryAfterMs,
+  response: new Response(null, { status: 429, headers }),
+});
+/** A 200 with `headers`. */
+export const ok = (headers: Record<string, string>) => new Response('ok', { status: 200, headers });
