@@ -11,7 +11,9 @@
 import os from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { do_not_optimize, measure } from 'mitata';
+import { do_not_optimize } from 'mitata';
+import { median } from '../lib/stats.mjs';
+import { baseEntries, fn, interleavedRounds } from '../lib/success-path.mjs';
 
 const [oldDir, newDir] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 if (!oldDir || !newDir) {
@@ -25,32 +27,15 @@ const MIN_CPU_TIME_NS = 300e6;
 const load = async (dir) => import(pathToFileURL(resolve(dir, 'index.js')).href);
 const builds = { old: await load(oldDir), new: await load(newDir) };
 
-const fn = () => Promise.resolve(1);
-const rethrow = (error) => {
-  throw error;
-};
-const entries = [
-  ['bare', async () => do_not_optimize(await fn())],
-  ['floor', async () => do_not_optimize(await fn().then(undefined, rethrow))],
-];
+const entries = baseEntries();
+// Measured as `await ebb.retry(fn)` itself, with no closure around it (the figures in
+// docs/size.md were taken so).
 for (const [id, ebb] of Object.entries(builds)) {
   if ((await ebb.retry(fn)) !== 1) throw new Error(`${id}: the success path did not resolve with the value`);
   entries.push([id, async () => do_not_optimize(await ebb.retry(fn))]);
 }
 
-const rounds = [];
-for (let r = 0; r < ROUNDS; r++) {
-  const round = { load: os.loadavg()[0] };
-  for (let i = 0; i < entries.length; i++) {
-    const [id, f] = entries[(i + r) % entries.length];
-    round[id] = (await measure(f, { min_cpu_time: MIN_CPU_TIME_NS })).p50;
-  }
-  rounds.push(round);
-}
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+const rounds = await interleavedRounds(entries, ROUNDS, MIN_CPU_TIME_NS, () => ({ load: os.loadavg()[0] }));
 const ratio = (id) => Number(median(rounds.map((r) => r[id] / r.floor)).toFixed(3));
 process.stdout.write(
   `${JSON.stringify({ node: process.version, rounds, median: { old: ratio('old'), new: ratio('new') } })}\n`,

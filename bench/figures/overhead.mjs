@@ -5,7 +5,7 @@
 //
 // `node figures/overhead.mjs [--quick]` prints one JSON object:
 //   { node, rounds: [{ bare, floor, <subject id>: ns per call (mitata's p50) }, …] }
-import { do_not_optimize, measure } from 'mitata';
+import { baseEntries, entryOf, fn, interleavedRounds } from '../lib/success-path.mjs';
 import { loadSubjects } from '../subjects.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -13,28 +13,8 @@ const ROUNDS = quick ? 2 : 3;
 // mitata's own default is 642 ms a benchmark; the rounds make up for the shorter budget.
 const MIN_CPU_TIME_NS = (quick ? 120 : 300) * 1e6;
 
-const fn = () => Promise.resolve(1);
-const rethrow = (error) => {
-  throw error;
-};
+const entries = baseEntries();
+for (const s of await loadSubjects()) entries.push(await entryOf(s.id, s.successPath(fn)));
 
-const entries = [
-  ['bare', async () => do_not_optimize(await fn())],
-  ['floor', async () => do_not_optimize(await fn().then(undefined, rethrow))],
-];
-for (const s of await loadSubjects()) {
-  const call = s.successPath(fn);
-  if ((await call()) !== 1) throw new Error(`${s.id}: the success path did not resolve with the value`);
-  entries.push([s.id, async () => do_not_optimize(await call())]);
-}
-
-const rounds = [];
-for (let r = 0; r < ROUNDS; r++) {
-  const round = {};
-  for (let i = 0; i < entries.length; i++) {
-    const [id, f] = entries[(i + r) % entries.length];
-    round[id] = (await measure(f, { min_cpu_time: MIN_CPU_TIME_NS })).p50;
-  }
-  rounds.push(round);
-}
+const rounds = await interleavedRounds(entries, ROUNDS, MIN_CPU_TIME_NS);
 process.stdout.write(`${JSON.stringify({ node: process.version, rounds })}\n`);
