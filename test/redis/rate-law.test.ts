@@ -273,6 +273,21 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       phases: [phase(1500, 20, 500, 1), phase(2600, 2, 500, 1), phase(15_000, 20, 500, 1)],
     },
     {
+      // Failed probes paid for: after each relapse no rise above the level it fell back to until
+      // 1 % of the requests since pay for its throttles (about 4 s at 25 r/s), then the backoff
+      // released; the rate last throttled after a relapse is what the service delivered.
+      name: 'a steady limit of 25 r/s with a small burst, probed for a minute',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 24 },
+      phases: [phase(60_000, 25, 500, 2)],
+    },
+    {
+      // A probe that fails as the limit halves is charged the halving's throttles too, until the
+      // cut that answers the halving voids the charge; then the climb back after the doubling.
+      name: 'a relapse as the limit halves, then the limit doubles back',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 38 },
+      phases: [phase(8000, 40, 500, 3), phase(16_000, 20, 500, 3), phase(40_000, 40, 500, 3)],
+    },
+    {
       name: 'bounds: maxRatePerSecond caps the rises, minRatePerSecond the cuts',
       law: { ...DEFAULT_LAW, initialRatePerSecond: 30, minRatePerSecond: 8, maxRatePerSecond: 45 },
       phases: [phase(15_000, 200), phase(30_000, 4, 500, 1)],

@@ -762,6 +762,13 @@ describe('adaptiveRate: the delivered rate, slot by slot', () => {
  * Keeps 10 requests queued on `rate`; every `successEvery`-th one granted records a success, the
  * others a plain failure (which moves nothing). Returns a stop.
  */
+/** Advances 10 ms at a time until the rate rises (at most a minute). */
+async function untilRise(rate: AdaptiveRateController, clock: VirtualClock): Promise<void> {
+  const before = rate.ratePerSecond;
+  const end = clock.now() + 60_000;
+  while (rate.ratePerSecond <= before && clock.now() < end) await clock.advance(10);
+}
+
 function busy(rate: AdaptiveRateController, successEvery = 1): () => void {
   const controller = new AbortController();
   let n = 0;
@@ -934,6 +941,9 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
     const { clock, rate, stop } = await risen();
     rate.record('throttled'); // relapse: 95, cool-off 2000; the event lasts two base cool-offs
     const relapsedAt = clock.now();
+    // Four more rounds throttled within its event: five 429s charged to the failed probe, paid for
+    // by 250 requests at 95 r/s (2.6 s), so that its backoff still holds 2.1 s after it.
+    for (let i = 0; i < 4; i++) rate.record('throttled');
     stop(); // no request kept waiting from here on: no rise is due
     await clock.runAll();
     // 2.1 s after the relapse: a new event, and the last 3 s still hold more than 10 successes.
@@ -942,7 +952,7 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
     expect(rate.currentCoolOffMs).toBe(2000);
     rate.record('throttled');
     // The successes of the last 3 s (19 r/s for 0.9 s), far below 95 r/s: conditions changed —
-    // the relapses reset. Nothing was kept
+    // the relapses reset, and the charge of the failed probe is void. Nothing was kept
     // waiting since the relapse, so decreaseFactor bounds the cut: 0.5 × 95.
     expect(rate.ratePerSecond).toBeCloseTo(47.5, 12);
     expect(rate.currentCoolOffMs).toBe(1000);
@@ -1147,20 +1157,22 @@ describe('adaptiveRate: relapses beyond what maxCoolOffMs needs', () => {
     const { clock, rate } = make({ initialRatePerSecond: 10, ...options });
     const stop = busy(rate);
     for (let i = 0; i < n; i++) {
-      await clock.advance(rate.currentCoolOffMs);
+      await untilRise(rate, clock);
       rate.record('throttled'); // right after a rise: a relapse
     }
     const first = rate.currentCoolOffMs;
-    await clock.advance(first);
+    // The probe after the last relapse, once its 429 is paid for (5 s at 10 r/s): the backoff is
+    // then released whatever it was — the hold is the base cool-off after 3 relapses and after 5.
+    await untilRise(rate, clock);
     const hold = rate.currentCoolOffMs;
     stop();
     await clock.runAll();
     return [first, hold];
   }
 
-  it('are not counted: after 5 relapses (3 reach 8 s), one probe that holds halves the cool-off as after 3', async () => {
-    expect(await after(3)).toEqual([8000, 4000]);
-    expect(await after(5)).toEqual([8000, 4000]);
+  it('are not counted: after 5 relapses (3 reach 8 s), the backoff is the same as after 3', async () => {
+    expect(await after(3)).toEqual([8000, 1000]);
+    expect(await after(5)).toEqual([8000, 1000]);
     expect(await after(3, { maxCoolOffMs: 1000 })).toEqual([1000, 1000]);
   });
 });

@@ -36,6 +36,13 @@ function busy(rate: AdaptiveRateController, clock: VirtualClock, everyMs = 50): 
   };
 }
 
+/** Advances 10 ms at a time until the rate rises (at most a minute). */
+async function untilRise(rate: AdaptiveRateController, clock: VirtualClock): Promise<void> {
+  const before = rate.ratePerSecond;
+  const end = clock.now() + 60_000;
+  while (rate.ratePerSecond <= before && clock.now() < end) await clock.advance(10);
+}
+
 /** The rate after each of `steps` cool-offs of `ms`, with the controller kept busy. */
 async function rises(rate: AdaptiveRateController, clock: VirtualClock, steps: number, ms: number): Promise<number[]> {
   const stop = busy(rate, clock);
@@ -280,7 +287,7 @@ describe('adaptiveRate: the loop', () => {
     await clock.runAll();
   });
 
-  it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; a rise that holds halves it only once it reaches the rate that relapsed', async () => {
+  it('a throttle right after a rise (a relapse) lands no higher than before it and doubles the cool-off; no rise follows until its 429 is paid for (2 % of the requests), then the backoff is released', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     const stop = busy(rate, clock);
     await clock.advance(1000);
@@ -290,21 +297,20 @@ describe('adaptiveRate: the loop', () => {
     rate.record('throttled');
     expect(rate.ratePerSecond).toBe(10);
     expect(rate.currentCoolOffMs).toBe(2000);
-    await clock.advance(1999);
+    // The backoff alone would probe at 3 s; the 429 is paid for by 50 requests at 10 r/s: 5 s.
+    await clock.advance(4999);
     expect(rate.ratePerSecond).toBe(10);
     await clock.advance(1);
     // A probe near the rate last throttled (11): the base step, 10 % of 5 r/s.
     expect(rate.ratePerSecond).toBe(10.5);
-    await clock.advance(2000);
-    // Held, but below 11, where the last probe failed: the cool-off stays backed off (a hold
-    // there says nothing new, and relaxing it let a steady limit be probed every 4 s). The step
-    // would double (+1), but that crosses 11, the rate last throttled, so the base step again.
-    expect(rate.ratePerSecond).toBe(11);
-    expect(rate.currentCoolOffMs).toBe(2000);
-    await clock.advance(1999);
-    expect(rate.ratePerSecond).toBe(11);
+    // Paid for: the backoff no longer holds, a base cool-off a probe. The step would double
+    // (+1), but that crosses 11, the rate last throttled, so the base step again.
+    expect(rate.currentCoolOffMs).toBe(1000);
+    await clock.advance(999);
+    expect(rate.ratePerSecond).toBe(10.5);
     await clock.advance(1);
-    // 11 held: the level that relapsed holds now, the cool-off is back to 1 s.
+    expect(rate.ratePerSecond).toBe(11);
+    await clock.advance(1000);
     expect(rate.ratePerSecond).toBe(11.5);
     await clock.advance(1000);
     // A base step past it, and held there: the convex region, the step doubles (+20 % of the
@@ -316,13 +322,13 @@ describe('adaptiveRate: the loop', () => {
   });
 
   it('a probe that holds at the rate that relapsed gives one relapse back; below it, none', async () => {
-    /** Each step waits out the current cool-off, then throttles or not: [rate, cool-off] after each. */
+    /** Each step waits for the next rise, then throttles or not: [rate, cool-off] after each. */
     const run = async (throttles: boolean[]) => {
       const { clock, rate } = make({ initialRatePerSecond: 10 });
       const stop = busy(rate, clock);
       const seen: [number, number][] = [];
       for (const throttle of throttles) {
-        await clock.advance(rate.currentCoolOffMs);
+        await untilRise(rate, clock);
         if (throttle) rate.record('throttled');
         seen.push([Number(rate.ratePerSecond.toFixed(4)), rate.currentCoolOffMs]);
       }
@@ -330,22 +336,26 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return seen;
     };
-    // Relapses at 11 and at 10.5 (two: 4 s); 10 holds, below 10.5: still two; the probe to 10.5
-    // relapses again: three, 8 s (the law before gave one back for the hold at 10: 4 s).
-    expect(await run([true, true, false, true])).toEqual([
+    // Relapses at 11 and at 10.5 (two: 4 s); 10 holds, below 10.5: still two (the 429 paid
+    // for, the backoff is released: 1 s); the probe to 10.5 relapses again — just under 10, at
+    // 0.95 × the 10.28 r/s delivered — three, 8 s (a hold below it giving one back: 4 s).
+    const relapsedAgain = await run([true, true, false, true]);
+    expect(relapsedAgain.slice(0, 3)).toEqual([
       [10, 2000],
       [9.5, 4000],
-      [10, 2000],
-      [9.5, 8000],
+      [10, 1000],
     ]);
+    expect(relapsedAgain[3]?.[1]).toBe(8000);
+    expect(relapsedAgain[3]?.[0]).toBeLessThanOrEqual(10);
+    expect(relapsedAgain[3]?.[0]).toBeGreaterThanOrEqual(9.5);
     // The same two relapses; 10 holds (still two), 10.5 holds, at the rate that relapsed (one),
     // 11 holds past it (none; the convex region, 1 s), and 13.2 (still none, never fewer); the
     // next probe relapses: one, 2 s.
     expect(await run([true, true, false, false, false, false, true])).toEqual([
       [10, 2000],
       [9.5, 4000],
-      [10, 2000],
-      [10.5, 2000],
+      [10, 1000],
+      [10.5, 1000],
       [11, 1000],
       [13.2, 1000],
       [12.54, 2000],
@@ -422,7 +432,8 @@ describe('adaptiveRate: the loop', () => {
       const seen: number[] = [];
       for (let i = 0; i < 6; i++) {
         const before = rate.ratePerSecond;
-        await clock.advance(rate.currentCoolOffMs);
+        // The probe after each relapse waits for its 429 to be paid for (5 s at 10 r/s).
+        await untilRise(rate, clock);
         expect(rate.ratePerSecond).toBeGreaterThan(before);
         rate.record('throttled');
         seen.push(rate.currentCoolOffMs);
@@ -436,32 +447,106 @@ describe('adaptiveRate: the loop', () => {
     expect(await relapses({ maxCoolOffMs: 32_000 })).toEqual([2000, 4000, 8000, 16000, 32000, 32000]);
   });
 
-  it('a probe after relapses holds half the backed-off cool-off before the next rise, never less than two base cool-offs', async () => {
-    /** After `n` relapses, the wait before the first probe, and the time that probe holds. */
+  it('after relapses, the probe comes once the last 429 is paid for, whatever the backoff, and holds one base cool-off (the backoff is released)', async () => {
+    /** After `n` relapses: the backoff shown, when the next probe came, and how long it held. */
     const after = async (n: number) => {
       const { clock, rate } = make({ initialRatePerSecond: 10 });
       const stop = busy(rate, clock);
       for (let i = 0; i < n; i++) {
-        await clock.advance(rate.currentCoolOffMs);
+        await untilRise(rate, clock);
         rate.record('throttled'); // right after a rise: a relapse
       }
       const before = rate.ratePerSecond;
-      const first = rate.currentCoolOffMs;
-      await clock.advance(first);
+      const relapsedAt = clock.now();
+      const backoff = rate.currentCoolOffMs;
+      await untilRise(rate, clock);
       const probe = rate.ratePerSecond;
+      const came = clock.now() - relapsedAt;
       expect(probe).toBeGreaterThan(before);
+      // (The first test above checks, to the millisecond, that such a hold is what it says.)
       const hold = rate.currentCoolOffMs;
-      await clock.advance(hold - 1);
-      expect(rate.ratePerSecond).toBe(probe);
-      await clock.advance(1);
-      expect(rate.ratePerSecond).toBeGreaterThan(probe);
       stop();
       await clock.runAll();
-      return [first, hold];
+      // 50 requests at the rate it fell back to pay for one 429.
+      expect(came).toBeGreaterThanOrEqual(1000 / (0.02 * before));
+      expect(came).toBeLessThan(1000 / (0.02 * before) + 20);
+      return [backoff, hold];
     };
-    expect(await after(1)).toEqual([2000, 2000]);
-    expect(await after(2)).toEqual([4000, 2000]);
-    expect(await after(3)).toEqual([8000, 4000]);
+    // The backoff would have waited 2, 4, 8 s and judged the probe over 2, 2, 4 s.
+    expect(await after(1)).toEqual([2000, 1000]);
+    expect(await after(2)).toEqual([4000, 1000]);
+    expect(await after(3)).toEqual([8000, 1000]);
+  });
+
+  it('after a failed probe, no rise above the level it fell back to until its 429 is paid for at 2 % of the requests: 50 requests, 5 s at 10 r/s, 2 s at 25; never sooner than a cool-off', async () => {
+    /** A relapse 1 s in: the rate it fell back to, and how long after it the next rise came. */
+    const next = async (initialRatePerSecond: number) => {
+      const { clock, rate } = make({ initialRatePerSecond });
+      const stop = busy(rate, clock, 10);
+      await clock.advance(1000);
+      rate.record('throttled'); // right after the first rise: a relapse
+      const relapsed = rate.ratePerSecond;
+      while (rate.ratePerSecond === relapsed && clock.now() < 60_000) await clock.advance(10);
+      stop();
+      await clock.runAll();
+      return { relapsed, after: clock.now() - 1000 };
+    };
+    for (const r of [10, 25, 100]) {
+      const { relapsed, after } = await next(r);
+      // 50 requests at the rate it fell back to (a second for 100 r/s: then the cool-off binds);
+      // the backoff alone made it 2 s for each.
+      const paid = Math.max(1000, 1000 / (0.02 * relapsed));
+      expect(after).toBeGreaterThanOrEqual(paid);
+      expect(after).toBeLessThan(paid + 20);
+    }
+  });
+
+  it('a failed probe is charged every throttle of a new round within two cool-offs of it, not those of older rounds nor later ones', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    const old = await rate.acquire(); // a ticket of the first round
+    const stop = busy(rate, clock);
+    await clock.advance(1000);
+    rate.record('throttled'); // the relapse: 11 → under 10 r/s, one 429 charged (5 s at 10 r/s)
+    const relapsed = rate.ratePerSecond;
+    expect(relapsed).toBeLessThanOrEqual(10);
+    await clock.advance(300);
+    rate.record('throttled'); // a new round, within its event: noted, and charged
+    await clock.advance(300);
+    rate.record('throttled', old); // a round before the relapse: nothing
+    rate.record('throttled'); // charged: three in all, 15 s
+    await clock.advance(1500);
+    rate.record('throttled'); // 2.1 s after it: the failed probe's event is over, not charged
+    // Three 429s paid for by 150 requests at the rate it fell back to (four: 200; two: 100).
+    const paid = 1000 + 3000 / (0.02 * relapsed);
+    await clock.advance(Math.ceil(paid / 10) * 10 - 10 - clock.now());
+    expect(rate.ratePerSecond).toBe(relapsed);
+    await clock.advance(10);
+    expect(rate.ratePerSecond).toBeGreaterThan(relapsed);
+    stop();
+    await clock.runAll();
+  });
+
+  it('a cut that answers the service, not a probe, voids what the failed probe was charged: the climb after it is not held', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 20 });
+    let stop = busy(rate, clock);
+    await clock.advance(1000);
+    rate.record('throttled'); // a relapse from 22 r/s, back under 20
+    for (let i = 0; i < 6; i++) {
+      await clock.advance(250);
+      rate.record('throttled'); // six more 429s charged: 17.5 s at 20 r/s before a rise above it
+    }
+    stop();
+    await clock.runAll();
+    await clock.advance(3500 - clock.now());
+    rate.record('throttled'); // nothing delivered for 2.5 s: conditions changed, a deep cut
+    const cut = rate.ratePerSecond;
+    expect(cut).toBeLessThan(12);
+    stop = busy(rate, clock);
+    await clock.advance(8000);
+    // Climbing a cool-off a step, past the 19 r/s the failed probe fell back to, 11.5 s in.
+    expect(rate.ratePerSecond).toBeGreaterThan(20);
+    stop();
+    await clock.runAll();
   });
 
   it('never falls below minRatePerSecond (default 1) nor rises above maxRatePerSecond', async () => {

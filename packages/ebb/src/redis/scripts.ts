@@ -41,8 +41,8 @@ return tostring(sum)`;
 /**
  * The fleet's control law: `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), rule for
  * rule, in Lua — one Lua function per method there, with the same names for the same quantities:
- * `waitFor` is `#waitFor` (with `coolOffAfter`, `convex`), `rise` is `#planRise` + `#rise`, `fall`
- * is `#fall`, `note` is `#note`, `change` is `#change`. A change to the law in one place needs the
+ * `waitFor` is `#waitFor` (with `coolOffAfter`, `convex`), `rise` is `#planRise` + `#rise`
+ * (with `probeAt`, `#probeAt`), `charge` is `#charge`, `fall` is `#fall`, `note` is `#note`, `change` is `#change`. A change to the law in one place needs the
  * same change in the other: test/redis/rate-law.test.ts feeds both the same traces and fails on
  * the first event where their rates differ.
  *
@@ -69,6 +69,21 @@ local function waitFor(rate, lc, rl)
   if lc == 1 then return coolOffAfter(math.max(math.min(rl, 1), rl - 1)) end
   return coolOffAfter(rl)
 end
+local BUDGET = 0.02
+local function charge(relapse)
+  if relapse then
+    s.pa = now
+    s.cu = now + 2 * base
+  elseif now >= s.cu then return end
+  s.pa = s.pa + 1000 / (BUDGET * s.r)
+end
+local function probeAt(nxt)
+  local bo = s.ch + waitFor(s.r, s.lc, s.rl)
+  local rel = math.max(s.ch + waitFor(s.r, s.lc, 0), s.pa)
+  local at = math.min(bo, rel)
+  if nxt > s.ga * (1 + 1e-9) then at = math.max(at, s.pa) end
+  return at
+end
 local function change(at, lc)
   s.ch = at
   s.lc = lc
@@ -79,8 +94,6 @@ end
 local function rise(sent, others)
   if s.sk == 0 or s.sw == 0 or s.r >= hi then return end
   if others > 0 and sent < s.r * (1 - 2 * m) then return end
-  local at = math.max(s.ch + waitFor(s.r, s.lc, s.rl), s.rd)
-  if now < at then return end
   local rate, step, rl = s.r, s.st, s.rl
   if s.lc == 1 then
     if rl > 0 and rate >= s.th * (1 - 1e-9) then rl = rl - 1 end
@@ -91,9 +104,11 @@ local function rise(sent, others)
   if not cv and s.th < BIG then scale = math.min(rate, math.max(ADD, s.th - rate)) end
   if cv then step = math.min(step, 2 * inc)
   elseif rate + step * scale > s.th then step = inc end
-  rate = rate + step * scale
+  rate = math.min(hi, rate + step * scale)
+  local at = math.max(probeAt(rate), s.rd)
+  if now < at then return end
   s.pr = s.r
-  s.r = math.min(hi, rate)
+  s.r = rate
   s.st, s.rl = step, rl
   change(at, 1)
 end
@@ -140,6 +155,13 @@ local function fall(sent, delivered, count)
   s.r = math.min(hi, math.max(lo, rate))
   local deep = s.r < from * dec
   if relapse or deep then s.er = 1 else s.er = 0 end
+  if relapse then
+    s.ga = limit * (1 - m)
+    charge(true)
+  else
+    s.pa = -BIG
+    s.cu = -BIG
+  end
   s.th = at
   s.st = inc
   change(now, 0)
@@ -162,7 +184,7 @@ end`;
  * State fields, as `adaptiveRate`'s: r `#rate` (BIG: unlimited), e `#epoch`, ch `#changedAt`, lc
  * `#lastChange` (1 rise, 0 otherwise), pr `#before`, rl `#relapses`, th `#throttledAt`, st
  * `#step`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev `#eventAt`, er `#eventLong` (1:
- * the event lasts two cool-offs), inf `#informed`, nt `#notedAt`, v the layout's version (3); sums over the live leases: ia every share, iu what
+ * the event lasts two cool-offs), inf `#informed`, nt `#notedAt`, pa `#paidAt`, cu `#costUntil`, ga `#gateRate`, v the layout's version (4); sums over the live leases: ia every share, iu what
  * unsaturated members asked for, ns saturated members, ac their accepted rates, sn the successes
  * those were measured over, nk members whose accepted rate is not known yet, uk their used rates,
  * ug every member's used rate.
@@ -196,9 +218,9 @@ ${RATE_LAW}
 if hi < 0 then hi = BIG end
 if seed < 0 then seed = BIG end
 -- A state this version did not write (or none) starts afresh, and so do its leases.
-if s.v ~= 3 then
-  s = { v = 3, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, st = inc, sk = 0, sw = 0,
-        rd = BIG, ev = -BIG, er = 0, inf = 0, nt = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
+if s.v ~= 4 then
+  s = { v = 4, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, st = inc, sk = 0, sw = 0,
+        rd = BIG, ev = -BIG, er = 0, inf = 0, nt = -BIG, pa = -BIG, cu = -BIG, ga = BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
   redis.call('DEL', M, Z)
 end
 local function forget(k)
@@ -243,6 +265,7 @@ local sent = s.ug + used
 local throttle = cut >= 0 and cut == s.e and lease > 0
 local moves = cut < 0 or throttle
 local before = s.r
+if throttle then charge(false) end
 if moves then rise(sent, others) end
 if ok == 1 and s.sk == 0 then
   s.sk = 1
