@@ -273,6 +273,15 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       phases: [phase(1500, 20, 500, 1), phase(2600, 2, 500, 1), phase(15_000, 20, 500, 1)],
     },
     {
+      // A blind cut (at 50 ms, nothing measured: 200 → 100 r/s) of a client that asks for 60 r/s,
+      // so that nobody is kept waiting at 100; about a second later, measured, the correction goes
+      // to 0.95 × the 20 r/s delivered — not bounded by decreaseFactor (that would be 100). Then
+      // the client waits at 19 r/s: probes and relapses.
+      name: 'a blind cut corrected below decreaseFactor, nobody kept waiting',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 200 },
+      phases: [phase(12_000, 20, 60, 2)],
+    },
+    {
       name: 'bounds: maxRatePerSecond caps the rises, minRatePerSecond the cuts',
       law: { ...DEFAULT_LAW, initialRatePerSecond: 30, minRatePerSecond: 8, maxRatePerSecond: 45 },
       phases: [phase(15_000, 200), phase(30_000, 4, 500, 1)],
@@ -334,6 +343,26 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       expect(first.at).toBeLessThan(1000);
       expect(first.fleet).toBe(0.5 * first.sent);
     }
+  });
+
+  it('an unlimited start cut blind, then too few successes to measure: the blind cut’s event lasts two cool-offs in both', async () => {
+    // A limit of 3 r/s (burst 5) against a demand of 100 r/s: the first throttle comes within
+    // 100 ms and cuts blind; fewer than 10 successes until about 1.7 s, so throttles a second
+    // after the cut are still unmeasured: noted, not cut blind again.
+    const steps = await run({
+      name: 'cold, unmeasured',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: Infinity },
+      phases: [phase(6000, 3, 100, 5)],
+    });
+    expect(firstMismatch(steps)).toBeUndefined();
+    const first = steps.find((s) => s.event === 'throttled') as Step;
+    expect(first.at).toBeLessThan(100);
+    const later = steps.filter((s) => s.event === 'throttled' && s.at >= first.at + 1000 && s.at < first.at + 2000);
+    // The first throttle a second after the cut, still unmeasured, is noted; none halves blind
+    // again (measured at about 1.7 s, the rate goes to 0.95 × what was delivered).
+    expect(later[0]?.fleet).toBe(first.fleet);
+    expect(later.filter((s) => s.fleet === first.fleet / 2)).toEqual([]);
+    expect(steps.at(-1)?.fleet).toBeLessThan(first.fleet);
   });
 
   it('differs: a Retry-After pauses adaptiveRate and delays its next rise; the fleet does not share the hint', async () => {

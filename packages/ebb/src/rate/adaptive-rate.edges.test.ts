@@ -566,16 +566,49 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     expect(rate.ratePerSecond).toBeCloseTo(38, 12);
   });
 
-  it('after a blind cut, a delivered rate measured within the cool-off and lower cuts again, once', async () => {
+  it('after a blind cut, a delivered rate measured within the cool-off and lower cuts again, once — past decreaseFactor, even with nobody kept waiting', async () => {
     const { clock, rate } = held(100, false, { coolOffMs: 2000 });
     rate.record('throttled'); // t = 0, nothing measured: blind, to 50
     expect(rate.ratePerSecond).toBe(50);
     await deliver(rate, clock, 2, 1500); // 20 r/s over the last second: known now
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBe(25); // to 0.95 × 20 = 19, but no more than decreaseFactor
+    // To 0.95 × 20: the blind rate was a guess, and decreaseFactor does not bound its correction
+    // (the law before stopped at 25, half of 50, when no request had waited since the last note).
+    expect(rate.ratePerSecond).toBeCloseTo(19, 12);
     await deliver(rate, clock, 1, 1900);
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBe(25); // that cut was informed: the rest of the event is noted
+    expect(rate.ratePerSecond).toBeCloseTo(19, 12); // that cut was informed: the rest of the event is noted
+  });
+
+  it('the blind first cut of an unlimited controller starts an event of two cool-offs: a throttle 1 s later, still unmeasured, is noted', async () => {
+    /** A cold burst: a grant every 2 ms for 100 ms, the first 9 answered with a success, a throttle at 20 ms. */
+    const cold = async () => {
+      const { clock, rate } = make();
+      for (let t = 0; t < 100; t += 2) {
+        await clock.advance(t - clock.now());
+        const ticket = rate.acquire();
+        if (t < 18) rate.record('success', ticket);
+        if (t === 20) rate.record('throttled', ticket);
+      }
+      // Blind (9 successes, under a second): half of 11 grants over the 100 ms they cover.
+      expect(rate.ratePerSecond).toBe(55);
+      return { clock, rate };
+    };
+    /** A request granted at once now (the burst's waiters went long ago), throttled. */
+    const throttledNow = (rate: AdaptiveRateController) => {
+      const ticket = rate.acquire();
+      expect(ticket).not.toBeInstanceOf(Promise);
+      rate.record('throttled', ticket);
+    };
+    const a = await cold();
+    await a.clock.advance(1020 - a.clock.now());
+    throttledNow(a.rate);
+    expect(a.rate.ratePerSecond).toBe(55); // 1 s after the cut, nothing measured: noted (the law before: 27.5)
+    const b = await cold();
+    await b.clock.advance(2020 - b.clock.now());
+    throttledNow(b.rate);
+    expect(b.rate.ratePerSecond).toBe(27.5); // 2 s after it: a new event, blind again, by half
+    // An informed first cut keeps an event of one cool-off (the test above, 'the event lasts one base cool-off').
   });
 
   it('after a blind cut corrected down to 0.95 × the delivered rate, the rate last throttled is the delivered rate: the next probe is the additive step', async () => {

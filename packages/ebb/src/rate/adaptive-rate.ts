@@ -541,14 +541,16 @@ class Adaptive implements AdaptiveRate {
    *   throttles belong to the same congestion event (a limiter that counts over a window, or
    *   whose burst still drains, keeps refusing for a while): noted — unless the cut was made
    *   blind (no delivered rate measured yet): then to `(1 − margin)` × the delivered rate, now
-   *   measured, lower or higher.
+   *   measured, lower or higher. The blind first cut of an unlimited controller starts an event
+   *   of two cool-offs (see `#coldBlind`).
    *
    * The rate last throttled, which bounds the probes that follow, is the rate cut from — after a
-   * blind cut corrected within its event (down or up), the delivered rate, or the new rate if higher.
+   * blind cut corrected within its event (down or up), the delivered rate.
    *
-   * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
-   * bound, and the whole rule when no delivered rate is measured (the first throttle of an
-   * unlimited controller, one after a silence).
+   * No cut goes below `decreaseFactor` × the rate unless requests were kept waiting (below), or
+   * it corrects a blind cut: Chiu–Jain's multiplicative decrease is the bound, and the whole rule
+   * when no delivered rate is measured (the first throttle of an unlimited controller, one after
+   * a silence).
    */
   #fall(now: number): void {
     const first = this.#rate === Infinity;
@@ -588,13 +590,17 @@ class Adaptive implements AdaptiveRate {
       // The cut was blind; the delivered rate, now measured, sets the rate — lower, or higher:
       // a limiter that accepted a whole window's worth before its first refusal (HAProxy's sliding
       // window, at a limit the cold burst barely exceeds) was cut to half of about its limit, and
-      // the climb back took 4 s (13–14 s to converge at 500 r/s in the full runs).
-      rate = Math.max(floor, delivered * (1 - m));
-      // The rate last throttled is then what the service delivered (or the new rate, if the cut
-      // is bounded above it): the blind rate was half a cold burst's, and probes below it took
-      // steps of 10 % and 20 % of the rate — HAProxy at 10 r/s, from 9.4 to 12.5 r/s in 2 s, and
-      // its window, overfilled, refused most requests for the next seconds.
-      at = Math.max(delivered, rate);
+      // the climb back took 4 s (13–14 s to converge at 500 r/s in the full runs). Not bounded by
+      // decreaseFactor even when no request was kept waiting since the last note (`#saturated`):
+      // the blind rate was a guess, half a burst's, and a note a millisecond before (a throttle
+      // every few ms while a cold burst's 429s come in) left HAProxy at 50 r/s at 222 r/s for
+      // the next second, its window refusing all of it, and 12 s to converge.
+      rate = delivered * (1 - m);
+      // The rate last throttled is then what the service delivered: the blind rate was half a
+      // cold burst's, and probes below it took steps of 10 % and 20 % of the rate — HAProxy at
+      // 10 r/s, from 9.4 to 12.5 r/s in 2 s, and its window, overfilled, refused most requests
+      // for the next seconds.
+      at = delivered;
     } else if (known && limit + (2 * 1000) / this.#deliveredSpanMs < from * (1 - 2 * m)) {
       // Well below: short by more than 2 × margin and by more than two requests over the span
       // measured. Two requests are 20 % of the ten a process at 5 r/s is measured over, 4 % at
@@ -614,7 +620,7 @@ class Adaptive implements AdaptiveRate {
     this.#eventAt = now;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     const deep = this.#rate < from * this.#decrease;
-    this.#eventLong = relapse || deep;
+    this.#eventLong = relapse || deep || this.#coldBlind(first, known);
     // The rate cut from, even after a deep cut: the delivered rate is no better a bound for the
     // probes there, since a window that refuses for a second depresses it (tried: HAProxy at
     // 500 r/s then crawled at 230–240 r/s for 9 s, and at 10 r/s at 3–7 r/s for 8 s).
@@ -623,6 +629,18 @@ class Adaptive implements AdaptiveRate {
     // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#change(now, 'decrease');
     this.#epoch++;
+  }
+
+  /**
+   * Whether a cut is the blind first cut of an unlimited controller, whose event lasts two
+   * cool-offs. The first 429 of a cold burst comes milliseconds after the first request, and the
+   * delivered rate is known only over a whole second: with an event of one cool-off, the
+   * throttles of that burst that came just after it ended, a few ms short of a measured second,
+   * were cut blind again, by half (HAProxy at 10 r/s: 250 → 125 r/s at 1.002 s, a second of
+   * refusals, then 4.8 r/s measured through them, and 9 s to converge).
+   */
+  #coldBlind(first: boolean, known: boolean): boolean {
+    return first && !known;
   }
 
   /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */

@@ -124,8 +124,8 @@ local function fall(sent, delivered, count)
     if s.rl < maxRel then s.rl = s.rl + 1 end
   elseif now - s.ev < eventMs then
     if s.inf == 1 or not known or delivered * (1 - m) == from then return note() end
-    rate = math.max(floor, delivered * (1 - m))
-    at = math.max(delivered, rate)
+    rate = delivered * (1 - m)
+    at = delivered
   elseif known and limit + 2000 / span < from * (1 - 2 * m) then
     rate = math.max(floor, limit * (1 - m))
     s.rl = 0
@@ -139,7 +139,7 @@ local function fall(sent, delivered, count)
   s.ev = now
   s.r = math.min(hi, math.max(lo, rate))
   local deep = s.r < from * dec
-  if relapse or deep then s.er = 1 else s.er = 0 end
+  if relapse or deep or (first and not known) then s.er = 1 else s.er = 0 end
   s.th = at
   s.st = inc
   change(now, 0)
