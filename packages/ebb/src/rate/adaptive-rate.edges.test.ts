@@ -955,6 +955,44 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
     await clock.runAll();
   });
 
+  it('the next request waits two spacings at the new rate, not one (a window that counts refusals drains); a cut that is no relapse, one', async () => {
+    /** 10 loops at 10 r/s, every request a success; the rise to 11 comes at 1000. */
+    const at = async (relapse: boolean) => {
+      const { clock, rate } = make({ initialRatePerSecond: 10 });
+      const controller = new AbortController();
+      const grants: number[] = [];
+      let ticket: unknown;
+      const loop = async () => {
+        for (;;) {
+          try {
+            ticket = await rate.acquire(controller.signal);
+          } catch {
+            return;
+          }
+          grants.push(clock.now());
+          rate.record('success', ticket);
+        }
+      };
+      for (let i = 0; i < 10; i++) loop();
+      await clock.advance(relapse ? 1050 : 950);
+      expect(rate.ratePerSecond).toBe(relapse ? 11 : 10);
+      const cutAt = clock.now();
+      rate.record('throttled', ticket);
+      const after = rate.ratePerSecond;
+      expect(after).toBeLessThan(relapse ? 11 : 10);
+      await clock.advance(1000);
+      controller.abort();
+      await clock.runAll();
+      return { cutAt, after, next: grants.find((g) => g > cutAt) as number };
+    };
+    const r = await at(true);
+    expect(r.next).toBeCloseTo(r.cutAt + 2000 / r.after, 9);
+    // A cut at a rate that held (here to 0.95 × the 10 r/s delivered) keeps the schedule: the next
+    // request goes one spacing at the new rate after the last one.
+    const c = await at(false);
+    expect(c.next).toBeLessThanOrEqual(c.cutAt + 1000 / c.after);
+  });
+
   it('with maxCoolOffMs = coolOffMs the cool-off never backs off', async () => {
     const { clock, rate, stop } = await risen({ maxCoolOffMs: 1000 });
     rate.record('throttled');

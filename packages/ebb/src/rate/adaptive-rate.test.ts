@@ -330,25 +330,27 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return seen;
     };
-    // Relapses at 11 and at 10.5 (two: 4 s); 10 holds, below 10.5: still two; the probe to 10.5
-    // relapses again: three, 8 s (the law before gave one back for the hold at 10: 4 s).
+    // Relapses at 11 and at 10.5 (two: 4 s); 10.475 holds, below 10.5: still two; the probe to
+    // 10.975 relapses again: three, 8 s (the law before gave one back for a hold below 10.5: 4 s).
+    // (The second relapse lands at 0.95 × 10.5, not 9.5: after the first, the next request waited
+    // two spacings, so the grants fall on whole 100 ms and the second before 3 s holds 11.)
     expect(await run([true, true, false, true])).toEqual([
       [10, 2000],
-      [9.5, 4000],
-      [10, 2000],
-      [9.5, 8000],
+      [9.975, 4000],
+      [10.475, 2000],
+      [9.9512, 8000],
     ]);
-    // The same two relapses; 10 holds (still two), 10.5 holds, at the rate that relapsed (one),
-    // 11 holds past it (none; the convex region, 1 s), and 13.2 (still none, never fewer); the
-    // next probe relapses: one, 2 s.
+    // The same two relapses; 10.475 holds (still two), 10.975 holds, at or above the rate that
+    // relapsed (one), 11.475 holds a base step past it (none; the convex region, 1 s), and 13.77
+    // (still none, never fewer); the next probe relapses: one, 2 s.
     expect(await run([true, true, false, false, false, false, true])).toEqual([
       [10, 2000],
-      [9.5, 4000],
-      [10, 2000],
-      [10.5, 2000],
-      [11, 1000],
-      [13.2, 1000],
-      [12.54, 2000],
+      [9.975, 4000],
+      [10.475, 2000],
+      [10.975, 2000],
+      [11.475, 1000],
+      [13.77, 1000],
+      [13.3, 2000],
     ]);
   });
 

@@ -621,6 +621,7 @@ class Adaptive implements AdaptiveRate {
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     const deep = this.#rate < from * this.#decrease;
     this.#eventLong = relapse || deep || this.#coldBlind(first, known);
+    if (relapse) this.#hold(now);
     // The rate cut from, even after a deep cut: the delivered rate is no better a bound for the
     // probes there, since a window that refuses for a second depresses it (tried: HAProxy at
     // 500 r/s then crawled at 230–240 r/s for 9 s, and at 10 r/s at 3–7 r/s for 8 s).
@@ -641,6 +642,19 @@ class Adaptive implements AdaptiveRate {
    */
   #coldBlind(first: boolean, known: boolean): boolean {
     return first && !known;
+  }
+
+  /**
+   * After a relapse, the next request waits two spacings at the new rate, not one: a limiter that
+   * counts refused requests in its window (HAProxy's `http_req_rate`, read as the current period's
+   * count plus the previous one's, prorated: `src/freq_ctr.c`) stays over its limit after a probe
+   * above it as long as the client sends at about the limit — every refusal is counted too — and
+   * refused nearly everything for a second (HAProxy at 10 r/s: 9 of 10). A silence drains it at
+   * the limit's pace; TCP's proportional rate reduction (RFC 6937) likewise sends less than the
+   * new rate until what was sent in excess has left the network.
+   */
+  #hold(now: number): void {
+    if (this.#rate !== Infinity) this.#lastSlot = Math.max(this.#lastSlot, now + 1000 / this.#rate);
   }
 
   /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */
