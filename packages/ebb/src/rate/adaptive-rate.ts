@@ -238,7 +238,10 @@ class Adaptive implements AdaptiveRate {
   #eventAt = -Infinity;
   // Stryker disable next-line BooleanLiteral: informed is read only within a cool-off of a cut, and every cut sets it
   #informed = false;
-  /** Whether that cut's event lasts two cool-offs: it undid a rise (a relapse), or cut deeper than decreaseFactor. */
+  /**
+   * Whether that cut's event lasts two cool-offs: it undid a rise (a relapse), cut deeper than
+   * decreaseFactor, or was the blind first cut of an unlimited controller.
+   */
   #eventLong = false;
   /** When a throttle was last noted without a cut. */
   #notedAt = -Infinity;
@@ -789,14 +792,17 @@ export const LAW_KEYS = [
  *   additive increase (Chiu–Jain): processes that share a limit, each with its own controller,
  *   drift to equal shares; and against a limiter with a burst the rate creeps up to the limit
  *   and is cut by about the margin when the burst drains.
- * - A throttle right after a rise is a *relapse*: the rise is undone and the cool-off doubles
- *   (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off before it (at
- *   least two base cool-offs once relapsed), and one that holds at or above the rate that
- *   relapsed halves the cool-off again (one that holds below it does not). So near the
+ * - A throttle right after a rise is a *relapse*: the rise is undone, the next request waits two
+ *   spacings at the new rate (a limiter's window that counts refused requests drains), and the
+ *   cool-off doubles (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off
+ *   before it (at least two base cool-offs once relapsed), and one that holds at or above the
+ *   rate that relapsed halves the cool-off again (one that holds below it does not). So near the
  *   service's limit the controller probes above it ever more rarely, and settles within one
  *   `increase` step below it.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
- *   throttle starts from `decreaseFactor` × the rate granted over the last second.
+ *   throttle starts from `decreaseFactor` × the rate granted over the last second. Made blind
+ *   (nothing measured yet), that cut's event lasts two cool-offs, and the first throttle in it
+ *   with the delivered rate measured sets the rate to `(1 − margin)` × it.
  *
  * **What the server says.** `retry()` hands `record` the attempt's error or value. A failure
  * whose error has `retryAfterMs` (`ebb/http` sets it from `Retry-After`, RFC 9110 §10.2.3, or
