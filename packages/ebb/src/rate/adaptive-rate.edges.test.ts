@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { VirtualClock } from '../core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
@@ -611,6 +612,48 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     // An informed first cut keeps an event of one cool-off (the test above, 'the event lasts one base cool-off').
   });
 
+  it('for any decreaseFactor and coolOffMs, throttles within two cool-offs of a blind first cut, still unmeasured, are noted; the first after them halves blind', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          decreaseFactor: fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+          coolOffMs: fc.integer({ min: 50, max: 5000 }),
+          margin: fc.double({ min: 0, max: 0.49, noNaN: true }),
+        }),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        fc.double({ min: 0, max: 3, noNaN: true }),
+        async (o, within, past) => {
+          /** A cold burst: 11 grants 2 ms apart, 9 of them successes, the last one throttled. */
+          const cold = async () => {
+            const { clock, rate } = make(o);
+            for (let t = 0; t <= 20; t += 2) {
+              await clock.advance(t - clock.now());
+              const ticket = rate.acquire();
+              if (t < 18) rate.record('success', ticket);
+              if (t === 20) rate.record('throttled', ticket);
+            }
+            // Blind: 11 grants over the 100 ms they are counted over, times decreaseFactor.
+            expect(rate.ratePerSecond).toBeCloseTo(Math.max(1, 110 * o.decreaseFactor), 9);
+            return { clock, rate, blind: rate.ratePerSecond };
+          };
+          const at = async (ms: number) => {
+            const c = await cold();
+            await c.clock.advance(ms);
+            const ticket = c.rate.acquire();
+            expect(ticket).not.toBeInstanceOf(Promise);
+            c.rate.record('throttled', ticket);
+            return { blind: c.blind, now: c.rate.ratePerSecond };
+          };
+          const a = await at(o.coolOffMs * (1 + within));
+          expect(a.now).toBe(a.blind);
+          const b = await at(o.coolOffMs * (2 + past));
+          expect(b.now).toBeCloseTo(Math.max(1, b.blind * o.decreaseFactor), 9);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it('after a blind cut corrected down to 0.95 × the delivered rate, the rate last throttled is the delivered rate: the next probe is the additive step', async () => {
     const { clock, rate } = held(100, true, { coolOffMs: 2000 });
     rate.record('throttled'); // blind, to 50
@@ -991,6 +1034,49 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
     // request goes one spacing at the new rate after the last one.
     const c = await at(false);
     expect(c.next).toBeLessThanOrEqual(c.cutAt + 1000 / c.after);
+  });
+
+  it('for any law options and rate, the first grant after a relapse comes exactly two spacings at the new rate after it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          initialRatePerSecond: fc.double({ min: 2, max: 200, noNaN: true }),
+          coolOffMs: fc.integer({ min: 100, max: 3000 }),
+          margin: fc.double({ min: 0, max: 0.49, noNaN: true }),
+          decreaseFactor: fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+        }),
+        async (o) => {
+          const { clock, rate } = make(o);
+          const controller = new AbortController();
+          const grants: number[] = [];
+          let ticket: unknown;
+          const loop = async () => {
+            for (;;) {
+              try {
+                ticket = await rate.acquire(controller.signal);
+              } catch {
+                return;
+              }
+              grants.push(clock.now());
+              rate.record('success', ticket);
+            }
+          };
+          for (let i = 0; i < 10; i++) loop();
+          await clock.advance(o.coolOffMs + 10);
+          expect(rate.ratePerSecond).toBeGreaterThan(o.initialRatePerSecond);
+          const cutAt = clock.now();
+          rate.record('throttled', ticket);
+          const after = rate.ratePerSecond;
+          expect(after).toBeLessThanOrEqual(o.initialRatePerSecond);
+          await clock.advance(4000 / after);
+          controller.abort();
+          await clock.runAll();
+          const next = grants.find((g) => g > cutAt) as number;
+          expect(Math.abs(next - (cutAt + 2000 / after))).toBeLessThan(1e-6);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   it('with maxCoolOffMs = coolOffMs the cool-off never backs off', async () => {
