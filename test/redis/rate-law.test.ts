@@ -273,15 +273,6 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       phases: [phase(1500, 20, 500, 1), phase(2600, 2, 500, 1), phase(15_000, 20, 500, 1)],
     },
     {
-      // A blind cut (at 50 ms, nothing measured: 200 → 100 r/s) of a client that asks for 60 r/s,
-      // so that nobody is kept waiting at 100; about a second later, measured, the correction goes
-      // to 0.95 × the 20 r/s delivered — not bounded by decreaseFactor (that would be 100). Then
-      // the client waits at 19 r/s: probes and relapses.
-      name: 'a blind cut corrected below decreaseFactor, nobody kept waiting',
-      law: { ...DEFAULT_LAW, initialRatePerSecond: 200 },
-      phases: [phase(12_000, 20, 60, 2)],
-    },
-    {
       name: 'bounds: maxRatePerSecond caps the rises, minRatePerSecond the cuts',
       law: { ...DEFAULT_LAW, initialRatePerSecond: 30, minRatePerSecond: 8, maxRatePerSecond: 45 },
       phases: [phase(15_000, 200), phase(30_000, 4, 500, 1)],

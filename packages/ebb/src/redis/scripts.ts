@@ -124,8 +124,8 @@ local function fall(sent, delivered, count)
     if s.rl < maxRel then s.rl = s.rl + 1 end
   elseif now - s.ev < eventMs then
     if s.inf == 1 or not known or delivered * (1 - m) == from then return note() end
-    rate = delivered * (1 - m)
-    at = delivered
+    rate = math.max(floor, delivered * (1 - m))
+    at = math.max(delivered, rate)
   elseif known and limit + 2000 / span < from * (1 - 2 * m) then
     rate = math.max(floor, limit * (1 - m))
     s.rl = 0
