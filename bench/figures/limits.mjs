@@ -9,7 +9,9 @@
 //
 // --only runs some parts only, to iterate on one setting: a matrix setting as `nginx-10`,
 // `haproxy-500` (limiter and rate), or `halving`, `independent`, `priorities`;
-// --adaptive-only runs adaptiveRate alone in the matrix and the halving scenario.
+// --adaptive-only runs adaptiveRate alone in the matrix and the halving scenario;
+// --trace adds, per matrix run, the 429s per second, the controller's rate every 100 ms and its
+// cuts (`results.rateTraces`), to see where a cold start's seconds and 429s go.
 //
 // Prints one JSON document on stdout ({ markdown, results }) and progress on stderr. Without
 // nginx or haproxy it says which command installs them, and measures what it can.
@@ -25,6 +27,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 // --smoke: one short run of each part, to check the figure works (not for figures).
 const smoke = args.includes('--smoke');
+const withTrace = args.includes('--trace');
 const chartFile = args.find((a) => a.startsWith('--chart='))?.slice('--chart='.length);
 const only = args
   .find((a) => a.startsWith('--only='))
@@ -89,7 +92,15 @@ function summarize(r, limit, burst, seconds) {
   };
 }
 
-const results = { machine: {}, matrix: [], traces: {}, halving: [], independent: null, priorities: null };
+const results = {
+  machine: {},
+  matrix: [],
+  traces: {},
+  rateTraces: {},
+  halving: [],
+  independent: null,
+  priorities: null,
+};
 results.machine = {
   cpus: os.cpus().length,
   loadAtStart: os.loadavg().map((x) => round(x, 2)),
@@ -115,6 +126,13 @@ for (const setting of SETTINGS) {
       load: round(os.loadavg()[0], 1),
     });
     results.traces[`${settingName(setting)} | ${c.id}`] = r.ok.slice(0, SECONDS);
+    if (withTrace) {
+      results.rateTraces[`${settingName(setting)} | ${c.id}`] = {
+        throttled: r.throttled.slice(0, SECONDS),
+        rate: r.trace.map((x) => [x.t, round(x.rate, 2)]),
+        cuts: r.cuts.map((x) => [x.t, round(x.from, 2), round(x.to, 2)]),
+      };
+    }
   }
 }
 

@@ -351,6 +351,26 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     }
   });
 
+  it('an unlimited start cut blind, then too few successes to measure: the blind cut’s event lasts two cool-offs in both', async () => {
+    // A limit of 3 r/s (burst 5) against a demand of 100 r/s: the first throttle comes within
+    // 100 ms and cuts blind; fewer than 10 successes until about 1.7 s, so throttles a second
+    // after the cut are still unmeasured: noted, not cut blind again.
+    const steps = await run({
+      name: 'cold, unmeasured',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: Infinity },
+      phases: [phase(6000, 3, 100, 5)],
+    });
+    expect(firstMismatch(steps)).toBeUndefined();
+    const first = steps.find((s) => s.event === 'throttled') as Step;
+    expect(first.at).toBeLessThan(100);
+    const later = steps.filter((s) => s.event === 'throttled' && s.at >= first.at + 1000 && s.at < first.at + 2000);
+    // The first throttle a second after the cut, still unmeasured, is noted; none halves blind
+    // again (measured at about 1.7 s, the rate goes to 0.95 × what was delivered).
+    expect(later[0]?.fleet).toBe(first.fleet);
+    expect(later.filter((s) => s.fleet === first.fleet / 2)).toEqual([]);
+    expect(steps.at(-1)?.fleet).toBeLessThan(first.fleet);
+  });
+
   it('differs: a Retry-After pauses adaptiveRate and delays its next rise; the fleet does not share the hint', async () => {
     const trace: Trace = { name: 'hints', law: DEFAULT_LAW, phases: [phase(20_000, 50)], retryAfterMs: 2000 };
     const steps = await run(trace);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { VirtualClock } from '../core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
@@ -578,6 +579,79 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     expect(rate.ratePerSecond).toBe(25); // that cut was informed: the rest of the event is noted
   });
 
+  it('the blind first cut of an unlimited controller starts an event of two cool-offs: a throttle 1 s later, still unmeasured, is noted', async () => {
+    /** A cold burst: a grant every 2 ms for 100 ms, the first 9 answered with a success, a throttle at 20 ms. */
+    const cold = async () => {
+      const { clock, rate } = make();
+      for (let t = 0; t < 100; t += 2) {
+        await clock.advance(t - clock.now());
+        const ticket = rate.acquire();
+        if (t < 18) rate.record('success', ticket);
+        if (t === 20) rate.record('throttled', ticket);
+      }
+      // Blind (9 successes, under a second): half of 11 grants over the 100 ms they cover.
+      expect(rate.ratePerSecond).toBe(55);
+      return { clock, rate };
+    };
+    /** A request granted at once now (the burst's waiters went long ago), throttled. */
+    const throttledNow = (rate: AdaptiveRateController) => {
+      const ticket = rate.acquire();
+      expect(ticket).not.toBeInstanceOf(Promise);
+      rate.record('throttled', ticket);
+    };
+    const a = await cold();
+    await a.clock.advance(1020 - a.clock.now());
+    throttledNow(a.rate);
+    expect(a.rate.ratePerSecond).toBe(55); // 1 s after the cut, nothing measured: noted (the law before: 27.5)
+    const b = await cold();
+    await b.clock.advance(2020 - b.clock.now());
+    throttledNow(b.rate);
+    expect(b.rate.ratePerSecond).toBe(27.5); // 2 s after it: a new event, blind again, by half
+    // An informed first cut keeps an event of one cool-off (the test above, 'the event lasts one base cool-off').
+  });
+
+  it('for any decreaseFactor and coolOffMs, throttles within two cool-offs of a blind first cut, still unmeasured, are noted; the first after them halves blind', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          decreaseFactor: fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+          coolOffMs: fc.integer({ min: 50, max: 5000 }),
+          margin: fc.double({ min: 0, max: 0.49, noNaN: true }),
+        }),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        fc.double({ min: 0, max: 3, noNaN: true }),
+        async (o, within, past) => {
+          /** A cold burst: 11 grants 2 ms apart, 9 of them successes, the last one throttled. */
+          const cold = async () => {
+            const { clock, rate } = make(o);
+            for (let t = 0; t <= 20; t += 2) {
+              await clock.advance(t - clock.now());
+              const ticket = rate.acquire();
+              if (t < 18) rate.record('success', ticket);
+              if (t === 20) rate.record('throttled', ticket);
+            }
+            // Blind: 11 grants over the 100 ms they are counted over, times decreaseFactor.
+            expect(rate.ratePerSecond).toBeCloseTo(Math.max(1, 110 * o.decreaseFactor), 9);
+            return { clock, rate, blind: rate.ratePerSecond };
+          };
+          const at = async (ms: number) => {
+            const c = await cold();
+            await c.clock.advance(ms);
+            const ticket = c.rate.acquire();
+            expect(ticket).not.toBeInstanceOf(Promise);
+            c.rate.record('throttled', ticket);
+            return { blind: c.blind, now: c.rate.ratePerSecond };
+          };
+          const a = await at(o.coolOffMs * (1 + within));
+          expect(a.now).toBe(a.blind);
+          const b = await at(o.coolOffMs * (2 + past));
+          expect(b.now).toBeCloseTo(Math.max(1, b.blind * o.decreaseFactor), 9);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it('after a blind cut corrected down to 0.95 × the delivered rate, the rate last throttled is the delivered rate: the next probe is the additive step', async () => {
     const { clock, rate } = held(100, true, { coolOffMs: 2000 });
     rate.record('throttled'); // blind, to 50
@@ -927,6 +1001,87 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
     expect(rate.currentCoolOffMs).toBe(2000);
     stop();
     await clock.runAll();
+  });
+
+  it('the next request waits two spacings at the new rate, not one (a window that counts refusals drains); a cut that is no relapse, one', async () => {
+    /** 10 loops at 10 r/s, every request a success; the rise to 11 comes at 1000. */
+    const at = async (relapse: boolean) => {
+      const { clock, rate } = make({ initialRatePerSecond: 10 });
+      const controller = new AbortController();
+      const grants: number[] = [];
+      let ticket: unknown;
+      const loop = async () => {
+        for (;;) {
+          try {
+            ticket = await rate.acquire(controller.signal);
+          } catch {
+            return;
+          }
+          grants.push(clock.now());
+          rate.record('success', ticket);
+        }
+      };
+      for (let i = 0; i < 10; i++) loop();
+      await clock.advance(relapse ? 1050 : 950);
+      expect(rate.ratePerSecond).toBe(relapse ? 11 : 10);
+      const cutAt = clock.now();
+      rate.record('throttled', ticket);
+      const after = rate.ratePerSecond;
+      expect(after).toBeLessThan(relapse ? 11 : 10);
+      await clock.advance(1000);
+      controller.abort();
+      await clock.runAll();
+      return { cutAt, after, next: grants.find((g) => g > cutAt) as number };
+    };
+    const r = await at(true);
+    expect(r.next).toBeCloseTo(r.cutAt + 2000 / r.after, 9);
+    // A cut at a rate that held (here to 0.95 × the 10 r/s delivered) keeps the schedule: the next
+    // request goes one spacing at the new rate after the last one.
+    const c = await at(false);
+    expect(c.next).toBeLessThanOrEqual(c.cutAt + 1000 / c.after);
+  });
+
+  it('for any law options and rate, the first grant after a relapse comes exactly two spacings at the new rate after it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          initialRatePerSecond: fc.double({ min: 2, max: 200, noNaN: true }),
+          coolOffMs: fc.integer({ min: 100, max: 3000 }),
+          margin: fc.double({ min: 0, max: 0.49, noNaN: true }),
+          decreaseFactor: fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+        }),
+        async (o) => {
+          const { clock, rate } = make(o);
+          const controller = new AbortController();
+          const grants: number[] = [];
+          let ticket: unknown;
+          const loop = async () => {
+            for (;;) {
+              try {
+                ticket = await rate.acquire(controller.signal);
+              } catch {
+                return;
+              }
+              grants.push(clock.now());
+              rate.record('success', ticket);
+            }
+          };
+          for (let i = 0; i < 10; i++) loop();
+          await clock.advance(o.coolOffMs + 10);
+          expect(rate.ratePerSecond).toBeGreaterThan(o.initialRatePerSecond);
+          const cutAt = clock.now();
+          rate.record('throttled', ticket);
+          const after = rate.ratePerSecond;
+          expect(after).toBeLessThanOrEqual(o.initialRatePerSecond);
+          await clock.advance(4000 / after);
+          controller.abort();
+          await clock.runAll();
+          const next = grants.find((g) => g > cutAt) as number;
+          expect(Math.abs(next - (cutAt + 2000 / after))).toBeLessThan(1e-6);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   it('with maxCoolOffMs = coolOffMs the cool-off never backs off', async () => {

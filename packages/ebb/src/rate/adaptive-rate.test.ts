@@ -336,29 +336,31 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return seen;
     };
-    // Relapses at 11 and at 10.5 (two: 4 s); 10 holds, below 10.5: still two (the 429 paid
-    // for, the backoff is released: 1 s); the probe to 10.5 relapses again — just under 10, at
-    // 0.95 × the 10.28 r/s delivered — three, 8 s (a hold below it giving one back: 4 s).
+    // Relapses at 11 and at 10.5 (two: 4 s; the second lands at 0.95 × 10.5, not 9.5: after the
+    // first, the next request waited two spacings, so grants fall on whole 100 ms and the second
+    // before 3 s holds 11); 10.475 holds, below 10.5: still two (the 429 paid for, the backoff is
+    // released: 1 s); the probe to 10.975 relapses again — under 10.475, at 0.95 × the delivered
+    // rate — three, 8 s (a hold below it giving one back: 4 s).
     const relapsedAgain = await run([true, true, false, true]);
     expect(relapsedAgain.slice(0, 3)).toEqual([
       [10, 2000],
-      [9.5, 4000],
-      [10, 1000],
+      [9.975, 4000],
+      [10.475, 1000],
     ]);
     expect(relapsedAgain[3]?.[1]).toBe(8000);
-    expect(relapsedAgain[3]?.[0]).toBeLessThanOrEqual(10);
-    expect(relapsedAgain[3]?.[0]).toBeGreaterThanOrEqual(9.5);
-    // The same two relapses; 10 holds (still two), 10.5 holds, at the rate that relapsed (one),
-    // 11 holds past it (none; the convex region, 1 s), and 13.2 (still none, never fewer); the
-    // next probe relapses: one, 2 s.
+    expect(relapsedAgain[3]?.[0]).toBeLessThan(10.475);
+    expect(relapsedAgain[3]?.[0]).toBeGreaterThanOrEqual(9.975);
+    // The same two relapses; 10.475 holds (still two), 10.975 holds, at or above the rate that
+    // relapsed (one), 11.475 holds a base step past it (none; the convex region, 1 s), and 13.77
+    // (still none, never fewer); the next probe relapses: one, 2 s.
     expect(await run([true, true, false, false, false, false, true])).toEqual([
       [10, 2000],
-      [9.5, 4000],
-      [10, 1000],
-      [10.5, 1000],
-      [11, 1000],
-      [13.2, 1000],
-      [12.54, 2000],
+      [9.975, 4000],
+      [10.475, 1000],
+      [10.975, 1000],
+      [11.475, 1000],
+      [13.77, 1000],
+      [13.0815, 2000],
     ]);
   });
 

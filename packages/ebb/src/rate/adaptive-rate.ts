@@ -260,7 +260,10 @@ class Adaptive implements AdaptiveRate {
   #eventAt = -Infinity;
   // Stryker disable next-line BooleanLiteral: informed is read only within a cool-off of a cut, and every cut sets it
   #informed = false;
-  /** Whether that cut's event lasts two cool-offs: it undid a rise (a relapse), or cut deeper than decreaseFactor. */
+  /**
+   * Whether that cut's event lasts two cool-offs: it undid a rise (a relapse), cut deeper than
+   * decreaseFactor, or was the blind first cut of an unlimited controller.
+   */
   #eventLong = false;
   /** When a throttle was last noted without a cut. */
   #notedAt = -Infinity;
@@ -567,14 +570,15 @@ class Adaptive implements AdaptiveRate {
    *   throttles belong to the same congestion event (a limiter that counts over a window, or
    *   whose burst still drains, keeps refusing for a while): noted — unless the cut was made
    *   blind (no delivered rate measured yet): then to `(1 − margin)` × the delivered rate, now
-   *   measured, lower or higher.
+   *   measured, lower or higher. The blind first cut of an unlimited controller starts an event
+   *   of two cool-offs (see `#coldBlind`).
    *
    * The rate last throttled, which bounds the probes that follow, is the rate cut from — after a
    * blind cut corrected within its event (down or up), the delivered rate, or the new rate if higher.
    *
-   * No cut goes below `decreaseFactor` × the rate: Chiu–Jain's multiplicative decrease is the
-   * bound, and the whole rule when no delivered rate is measured (the first throttle of an
-   * unlimited controller, one after a silence).
+   * No cut goes below `decreaseFactor` × the rate unless requests were kept waiting (below):
+   * Chiu–Jain's multiplicative decrease is the bound, and the whole rule when no delivered rate
+   * is measured (the first throttle of an unlimited controller, one after a silence).
    */
   #fall(now: number): void {
     const first = this.#rate === Infinity;
@@ -614,7 +618,13 @@ class Adaptive implements AdaptiveRate {
       // The cut was blind; the delivered rate, now measured, sets the rate — lower, or higher:
       // a limiter that accepted a whole window's worth before its first refusal (HAProxy's sliding
       // window, at a limit the cold burst barely exceeds) was cut to half of about its limit, and
-      // the climb back took 4 s (13–14 s to converge at 500 r/s in the full runs).
+      // the climb back took 4 s (13–14 s to converge at 500 r/s in the full runs). Still bounded
+      // by decreaseFactor when no request was kept waiting since the last change or note: tried
+      // without the bound (a note a millisecond before had left HAProxy at 50 r/s at 222 r/s for a
+      // second, once in nine runs), a fleet whose clients slept on a server's Retry-After, its
+      // controller deaf to it, measured 11.7 r/s delivered at nginx's 50 and was cut to 11.1
+      // (test/rate/server-hints.test.ts's control then failed): the bound is what keeps a client
+      // that did not send from reading its own silence as the limit.
       rate = Math.max(floor, delivered * (1 - m));
       // The rate last throttled is then what the service delivered (or the new rate, if the cut
       // is bounded above it): the blind rate was half a cold burst's, and probes below it took
@@ -640,8 +650,9 @@ class Adaptive implements AdaptiveRate {
     this.#eventAt = now;
     this.#rate = Math.min(this.#max, Math.max(this.#min, rate));
     const deep = this.#rate < from * this.#decrease;
-    this.#eventLong = relapse || deep;
+    this.#eventLong = relapse || deep || this.#coldBlind(first, known);
     if (relapse) {
+      this.#hold(now);
       this.#gateRate = limit * (1 - m);
       this.#charge(now, true);
     } else {
@@ -658,6 +669,31 @@ class Adaptive implements AdaptiveRate {
     // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#change(now, 'decrease');
     this.#epoch++;
+  }
+
+  /**
+   * Whether a cut is the blind first cut of an unlimited controller, whose event lasts two
+   * cool-offs. The first 429 of a cold burst comes milliseconds after the first request, and the
+   * delivered rate is known only over a whole second: with an event of one cool-off, the
+   * throttles of that burst that came just after it ended, a few ms short of a measured second,
+   * were cut blind again, by half (HAProxy at 10 r/s: 250 → 125 r/s at 1.002 s, a second of
+   * refusals, then 4.8 r/s measured through them, and 9 s to converge).
+   */
+  #coldBlind(first: boolean, known: boolean): boolean {
+    return first && !known;
+  }
+
+  /**
+   * After a relapse, the next request waits two spacings at the new rate, not one: a limiter that
+   * counts refused requests in its window (HAProxy's `http_req_rate`, read as the current period's
+   * count plus the previous one's, prorated: `src/freq_ctr.c`) stays over its limit after a probe
+   * above it as long as the client sends at about the limit — every refusal is counted too — and
+   * refused nearly everything for a second (HAProxy at 10 r/s: 9 of 10). A silence drains it at
+   * the limit's pace; TCP's proportional rate reduction (RFC 6937) likewise sends less than the
+   * new rate until what was sent in excess has left the network.
+   */
+  #hold(now: number): void {
+    if (this.#rate !== Infinity) this.#lastSlot = Math.max(this.#lastSlot, now + 1000 / this.#rate);
   }
 
   /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */
@@ -822,16 +858,19 @@ export const LAW_KEYS = [
  *   additive increase (Chiu–Jain): processes that share a limit, each with its own controller,
  *   drift to equal shares; and against a limiter with a burst the rate creeps up to the limit
  *   and is cut by about the margin when the burst drains.
- * - A throttle right after a rise is a *relapse*: the rise is undone and the cool-off doubles
- *   (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off before it (at
- *   least two base cool-offs once relapsed), and one that holds at or above the rate that
- *   relapsed halves the cool-off again (one that holds below it does not).
+ * - A throttle right after a rise is a *relapse*: the rise is undone, the next request waits two
+ *   spacings at the new rate (a limiter's window that counts refused requests drains), and the
+ *   cool-off doubles (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off
+ *   before it (at least two base cool-offs once relapsed), and one that holds at or above the
+ *   rate that relapsed halves the cool-off again (one that holds below it does not).
  * - A relapse is a failed probe, charged the 429s it drew: no rise goes above the level it fell
  *   back to until 2 % of the requests sent since pay for them, and then the backoff is released.
  *   So probes above a steady limit cost about 2 % of the requests at any rate: every 50
  *   requests when a failed probe costs one 429 (2 s at 25 r/s), rarely when it costs many.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
- *   throttle starts from `decreaseFactor` × the rate granted over the last second.
+ *   throttle starts from `decreaseFactor` × the rate granted over the last second. Made blind
+ *   (nothing measured yet), that cut's event lasts two cool-offs, and the first throttle in it
+ *   with the delivered rate measured sets the rate to `(1 − margin)` × it.
  *
  * **What the server says.** `retry()` hands `record` the attempt's error or value. A failure
  * whose error has `retryAfterMs` (`ebb/http` sets it from `Retry-After`, RFC 9110 §10.2.3, or

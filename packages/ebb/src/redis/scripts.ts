@@ -154,7 +154,7 @@ local function fall(sent, delivered, count)
   s.ev = now
   s.r = math.min(hi, math.max(lo, rate))
   local deep = s.r < from * dec
-  if relapse or deep then s.er = 1 else s.er = 0 end
+  if relapse or deep or (first and not known) then s.er = 1 else s.er = 0 end
   if relapse then
     s.ga = limit * (1 - m)
     charge(true)
