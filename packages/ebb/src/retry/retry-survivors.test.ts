@@ -447,4 +447,64 @@ describe('retry: pinned by the survivors of the run after the split', () => {
     expect(calls).toBe(1);
     expect(released).toEqual(['ticket 2']);
   });
+
+  it('a clock whose first reading is bad rejects the call before the operation runs, also without a hook or signal', async () => {
+    let calls = 0;
+    const clock: Clock = { now: () => Number.NaN, sleep: () => Promise.resolve() };
+    const error = await retry(
+      () => {
+        calls++;
+        return 'ok';
+      },
+      { clock },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RangeError);
+    expect((error as Error).message).toBe('clock.now() returned NaN; expected a finite number of milliseconds.');
+    expect(calls).toBe(0);
+  });
+
+  it('a policy that stops before its maxAttempts says so, rather than claiming maxAttempts was reached', async () => {
+    const clock = virtualClock();
+    // A custom policy: attempts not limited by a count, its run stops after attempt 2.
+    let n = 0;
+    const backoff = { maxElapsedMs: Number.POSITIVE_INFINITY, start: () => ({ next: () => (++n < 2 ? 5 : -1) }) };
+    const done = retry(
+      () => {
+        throw new Error('fail');
+      },
+      { clock, backoff },
+    ).catch((e: unknown) => e);
+    await clock.runAll();
+    const error = (await done) as RetryError;
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 2 });
+    expect(error.message).toContain(': the backoff policy stopped after attempt 2.');
+    expect(error.message).not.toContain('maxAttempts');
+  });
+
+  it('a run that applies server hints itself (appliesHints) gets its own wait, not the hint again', async () => {
+    const clock = virtualClock();
+    const waits: number[] = [];
+    const backoff = {
+      maxElapsedMs: Number.POSITIVE_INFINITY,
+      start: () => ({ appliesHints: true, next: () => (waits.length < 2 ? 10 : -1) }),
+    };
+    const hinted = Object.assign(new Error('slow down'), { retryAfterMs: 120_000 });
+    const done = retry(
+      () => {
+        throw hinted;
+      },
+      {
+        clock,
+        backoff,
+        onRetry: ({ delayMs }) => {
+          waits.push(delayMs);
+        },
+      },
+    ).catch((e: unknown) => e);
+    await clock.runAll();
+    // A hint of 2 min is above maxRetryAfterMs (60 s): applied by the executor, it would end the run at once.
+    expect(waits).toEqual([10, 10]);
+    expect(await done).toMatchObject({ reason: 'attempts', attempts: 3 });
+    expect(clock.now()).toBe(20);
+  });
 });
