@@ -1,5 +1,6 @@
 // What `ebb demo` prints: the side-by-side table and the verdict, derived from the figures.
 
+import { policySentence } from './demo-policy.js';
 import { type DemoSettings, PEAK_WINDOW_MS, type RunSummary } from './demo-settings.js';
 import { formatDuration } from './duration.js';
 
@@ -71,10 +72,7 @@ export function summary(settings: DemoSettings, runs: readonly RunSummary[], v: 
   const width = cells.reduce((w, [, x, y]) => Math.max(w, x.length, y.length), 11);
   const line = (label: string, x: string, y: string) =>
     `${label.padEnd(labelWidth)}  ${x.padStart(width)}  ${y.padStart(width)}`.trimEnd();
-  const policy =
-    settings.baseDelayMs === 100
-      ? "Both crowds run ebb's default policy (100 ms ×2, 20 s cap, 5 attempts); one without its full jitter."
-      : `Both crowds run ebb's default policy (×2, 20 s cap, 5 attempts, full jitter) from a first wait of ${formatDuration(settings.baseDelayMs)}; one without the jitter.`;
+  const policy = policySentence(settings.baseDelayMs, settings.policy);
   return [
     '',
     line('', 'no jitter', 'ebb default'),

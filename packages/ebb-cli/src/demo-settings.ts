@@ -1,6 +1,7 @@
-// The settings of `ebb demo`: its flags, its knobs and their defaults, the two policies it
-// compares, and what one run measures.
-import { type Backoff, exponential, presets } from 'ebb';
+// The settings of `ebb demo`: its flags, its knobs and their defaults, and what one run measures.
+// The two policies it compares are read from ebb's default in demo-policy.ts.
+import { type Backoff, defaultBackoff } from 'ebb';
+import { DEFAULT_BASE_DELAY_MS } from './demo-policy.js';
 import { parseDuration, parseNumber, parseSeed } from './duration.js';
 import { UsageError } from './usage-error.js';
 
@@ -16,8 +17,13 @@ export interface DemoFlags {
 export interface DemoSettings {
   /** Clients that fail together and retry. */
   readonly clients: number;
-  /** The first wait of both policies, in ms (ebb's default: 100). */
+  /** The first wait of both policies, in ms (by default the first wait of `policy`). */
   readonly baseDelayMs: number;
+  /**
+   * The policy both crowds run, one of them without its jitter: ebb's default (`defaultBackoff`).
+   * The demo's other numbers and words about the policy are read from it (demo-policy.ts).
+   */
+  readonly policy: Backoff;
   /** The server's capacity: requests handled at once. */
   readonly maxConcurrent: number;
   /** Requests that may wait for a slot; the rest are shed at once. */
@@ -33,7 +39,8 @@ export interface DemoSettings {
 /** The settings `ebb demo` runs with unless told otherwise: ebb's real default policy. */
 export const DEFAULT_SETTINGS: DemoSettings = {
   clients: 100,
-  baseDelayMs: 100,
+  baseDelayMs: DEFAULT_BASE_DELAY_MS,
+  policy: defaultBackoff,
   maxConcurrent: 4,
   maxQueue: 8,
   workMs: 20,
@@ -74,21 +81,6 @@ export interface RunSummary {
 export interface ProgressStream {
   readonly isTTY?: boolean;
   write(text: string): unknown;
-}
-
-/**
- * The two policies: ebb's default (`presets.default`: 100 ms ×2, full jitter, 20 s cap,
- * 5 attempts) and the same without its jitter. Another `baseDelayMs` changes only the first wait.
- */
-export function demoPolicies(baseDelayMs: number): { name: string; label: string; backoff: Backoff }[] {
-  const jittered =
-    baseDelayMs === 100
-      ? presets.default
-      : exponential({ initialDelayMs: baseDelayMs, multiplier: 2, maxDelayMs: 20_000, maxAttempts: 5, jitter: 'full' });
-  return [
-    { name: 'no-jitter', label: 'no jitter', backoff: jittered.withJitter('none') },
-    { name: 'ebb-default', label: 'ebb default', backoff: jittered },
-  ];
 }
 
 /** Turns the flags into settings, refusing what is not a number in range. */

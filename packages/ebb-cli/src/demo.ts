@@ -2,18 +2,17 @@ import type { Command } from 'commander';
 import { seeded } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { Experiment } from './demo-experiment.js';
+import { type DemoPolicy, demoPolicies } from './demo-policy.js';
 import { seconds, summary, verdict } from './demo-report.js';
 import {
   DEFAULT_SETTINGS,
   type DemoFlags,
   type DemoSettings,
-  demoPolicies,
   demoSettings,
   PEAK_WINDOW_MS,
   type ProgressStream,
   type RunSummary,
 } from './demo-settings.js';
-import { formatDuration } from './duration.js';
 
 /*
  * `ebb demo`: a crowd of clients that all failed at the same moment (a restart, a blip) retries
@@ -42,15 +41,16 @@ import { formatDuration } from './duration.js';
  * The verdict printed at the end is computed from the figures printed above it, and says so
  * when they do not show what the demo is about.
  */
-// The parts live beside this file: demo-settings.ts (flags, knobs, the two policies),
-// demo-experiment.ts (the server, the crowd and the virtual clock), demo-report.ts (the table and
-// the verdict). The tests import them from here.
+// The parts live beside this file: demo-settings.ts (flags, knobs), demo-policy.ts (the two
+// policies and their words, read from ebb's default), demo-experiment.ts (the server, the crowd
+// and the virtual clock), demo-report.ts (the table and the verdict). The tests import them from
+// here.
+export { type DemoPolicy, demoPolicies, type PolicyShape, policySentence, shapeOf } from './demo-policy.js';
 export { type Verdict, verdict } from './demo-report.js';
 export {
   DEFAULT_SETTINGS,
   type DemoFlags,
   type DemoSettings,
-  demoPolicies,
   demoSettings,
   PEAK_WINDOW_MS,
   type ProgressStream,
@@ -69,12 +69,10 @@ export function peakWithin(times: readonly number[], widthMs: number): number {
   return best;
 }
 
-type Policy = ReturnType<typeof demoPolicies>[number];
-
 /** One crowd of clients against a fresh server with one policy. */
 async function runOnce(
   settings: DemoSettings,
-  policy: Policy,
+  policy: DemoPolicy,
   progress: ProgressStream,
   transport: typeof fetch,
 ): Promise<RunSummary> {
@@ -114,10 +112,9 @@ async function runOnce(
     await x.run();
     await Promise.all(clients);
     const requests = x.arrivals.length;
-    const jitter = policy.name === 'no-jitter' ? 'no jitter' : 'full jitter';
     const summary: RunSummary = {
       name: policy.name,
-      policy: `${formatDuration(settings.baseDelayMs)} ×2, ${jitter}, 20 s cap, 5 attempts`,
+      policy: policy.description,
       clients: settings.clients,
       served,
       gaveUp: settings.clients - served,
@@ -153,7 +150,7 @@ export async function demo(
       `and answers the rest 503 at once.\n`,
   );
   const runs: RunSummary[] = [];
-  for (const policy of demoPolicies(settings.baseDelayMs))
+  for (const policy of demoPolicies(settings.baseDelayMs, settings.policy))
     runs.push(await runOnce(settings, policy, stream, transport));
   const [plain, jittered] = runs as [RunSummary, RunSummary];
   const v = verdict(plain, jittered);

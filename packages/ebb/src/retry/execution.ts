@@ -28,6 +28,7 @@ export class Execution<T> implements Wakeup {
   /** Wakeup fields, kept by the timer queue while this execution sleeps on the system clock. */
   dueAt = 0;
   order = 0;
+  // Stryker disable next-line UnaryOperator: TimerQueue.remove checks that the entry sits at its slot, so +1 removes nothing either.
   slot = -1;
   readonly #operation: Operation<T>;
   readonly #o: Prepared;
@@ -108,10 +109,12 @@ export class Execution<T> implements Wakeup {
   #settle(ok: boolean, value: unknown): void {
     const resolve = this.#resolve;
     const reject = this.#reject;
+    // Stryker disable next-line LogicalOperator: resolve and reject are set and cleared together.
     if (!resolve || !reject) return;
     this.#resolve = this.#reject = undefined;
     this.#current = undefined;
     this.#attemptTimer?.abort();
+    // Stryker disable next-line OptionalChaining: only an execution on a host clock's queue has a slot >= 0.
     if (this.slot >= 0) hostQueue(clockOf(this.#o))?.remove(this);
     this.#o.signal?.removeEventListener('abort', this);
     if (ok) resolve(value as Awaited<T>);
@@ -200,6 +203,7 @@ export class Execution<T> implements Wakeup {
    */
   #launch(ticket: unknown, waited: boolean): void {
     const o = this.#o;
+    // Stryker disable next-line BlockStatement: only an abort settles a run waiting in acquire(), and the signal check below hands the ticket back the same way.
     if (!this.#resolve) {
       // Settled while waiting for rate.acquire(): the ticket gets no attempt.
       if (o.rate) this.#release(ticket);
@@ -222,6 +226,8 @@ export class Execution<T> implements Wakeup {
         const detail = `maxElapsedMs (${deadlineOf(o)} ms) ran out ${during} before attempt ${this.#attempt + 1}`;
         const error = this.#error;
         if (o.rate) this.#release(ticket);
+        // A release() that threw has failed the run with its error: no onGiveUp after that.
+        if (!this.#resolve) return;
         this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed, false);
         return;
       }

@@ -65,6 +65,7 @@ describe('which calls start without a clock reading', () => {
     ['a custom clock', { clock: virtualClock() }, false],
     ['a signal', { signal: new AbortController().signal }, false],
     ['an attempt timeout', { attemptTimeoutMs: 1_000 }, false],
+    ['no attempt timeout, said explicitly (Infinity)', { attemptTimeoutMs: Number.POSITIVE_INFINITY }, true],
     ['a rate controller', { rate: { acquire: () => undefined, record: noop } }, false],
     ['a budget', { budget: { tryAcquireRetry: () => true, recordSuccess: noop } }, false],
   ];

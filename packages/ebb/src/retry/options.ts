@@ -130,6 +130,7 @@ export const DEFAULTS = /* @__PURE__ */ Object.freeze({
 
 /** A call without options (the flags as `prepare()` sets them for the default policy). @internal */
 export const NO_OPTIONS: Prepared = /* @__PURE__ */ Object.freeze(
+  // Stryker disable next-line ObjectLiteral,BooleanLiteral: reached only if the default policy had a time budget, and it has none.
   DEFAULTS.maxElapsedMs === Infinity ? {} : { full: true, timed: true },
 );
 

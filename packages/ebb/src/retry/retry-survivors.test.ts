@@ -3,6 +3,7 @@ import { constant } from '../backoff/constant.js';
 import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
+import type { RateController } from './hook-points.js';
 import { retry } from './retry.js';
 
 /**
@@ -299,5 +300,211 @@ describe('retry: pinned by the survivors of the measured run', () => {
     expect(String((error as Error).message)).toContain('NaN');
     expect(calls).toBe(1);
     expect(released).toEqual(['ticket 2']);
+  });
+});
+
+// The survivors of the run over execution.ts after the executor's split (23 Nov 2026, 05:50–06:16).
+describe('retry: pinned by the survivors of the run after the split', () => {
+  /** A clock that moves 1 ms at every reading (as a real one moves between two reads); its sleeps never end. */
+  function tickingClock(): { readonly clock: Clock; readonly sleeps: number[] } {
+    let t = 0;
+    const sleeps: number[] = [];
+    return {
+      sleeps,
+      clock: {
+        now: () => t++,
+        sleep: (ms) => {
+          sleeps.push(ms);
+          return new Promise<void>(() => {});
+        },
+      },
+    };
+  }
+
+  it('attempt 1 is always made: time that passed before it without a wait does not refuse it, and no sleep is negative', async () => {
+    for (const maxElapsedMs of [0, 1]) {
+      const { clock, sleeps } = tickingClock();
+      let calls = 0;
+      const value = await retry(
+        ({ attempt, elapsedMs }) => {
+          calls++;
+          return { attempt, elapsedMs };
+        },
+        { clock, backoff: constant({ delayMs: 1, maxAttempts: 3, maxElapsedMs }) },
+      );
+      expect(calls).toBe(1);
+      // Read at the call (0), then as attempt 1 starts (1): already at or past the budget.
+      expect(value).toEqual({ attempt: 1, elapsedMs: 1 });
+      // Its attempt timer is the time left, never less than 0 (a Clock's sleep takes ms >= 0).
+      expect(sleeps).toEqual([Math.max(0, maxElapsedMs - 1)]);
+    }
+  });
+
+  it('a rate controller whose release() throws before the run settled fails the run with that error, and no hook follows', async () => {
+    const clock = virtualClock();
+    const thrown = new Error('release failed');
+    const hooks: string[] = [];
+    const rate: RateController = {
+      // The first ticket at once, the second after 100 ms: past the deadline, so it is handed back.
+      acquire: (signal, attempt) => (attempt === 1 ? 'ticket 1' : clock.sleep(100, signal).then(() => 'ticket 2')),
+      record: () => {},
+      release: () => {
+        throw thrown;
+      },
+    };
+    const done = retry(
+      () => {
+        throw new Error('fail');
+      },
+      {
+        clock,
+        rate,
+        backoff: constant({ delayMs: 10, maxAttempts: 3, maxElapsedMs: 50 }),
+        onFailedAttempt: ({ next }) => {
+          hooks.push(`failed ${next}`);
+        },
+        onGiveUp: () => {
+          hooks.push('give-up');
+        },
+      },
+    ).catch((e: unknown) => e);
+    await clock.runAll();
+    expect(await done).toBe(thrown);
+    expect(hooks).toEqual(['failed retry']);
+  });
+
+  /** A signal that reports `aborted` without firing `abort`, as a hand-made or polyfilled one may. */
+  function silentSignal(): AbortSignal & { abortSilently(reason: unknown): void } {
+    const target = new EventTarget() as EventTarget & {
+      aborted: boolean;
+      reason: unknown;
+      abortSilently(r: unknown): void;
+    };
+    target.aborted = false;
+    target.reason = undefined;
+    target.abortSilently = (reason) => {
+      target.aborted = true;
+      target.reason = reason;
+    };
+    return target as unknown as AbortSignal & { abortSilently(reason: unknown): void };
+  }
+
+  it('a signal that turns aborted without an abort event still stops the run before the next wait', async () => {
+    const inner = virtualClock();
+    const sleeps: number[] = [];
+    const clock: Clock = {
+      now: () => inner.now(),
+      sleep: (ms, signal) => {
+        sleeps.push(ms);
+        return inner.sleep(ms, signal);
+      },
+    };
+    const signal = silentSignal();
+    let calls = 0;
+    const done = retry(
+      () => {
+        calls++;
+        throw new Error('fail');
+      },
+      {
+        clock,
+        signal,
+        backoff: constant({ delayMs: 10, maxAttempts: 3 }),
+        onRetry: () => signal.abortSilently('stop'),
+      },
+    ).catch((e: unknown) => e);
+    await inner.runAll();
+    expect(await done).toBe('stop');
+    expect(calls).toBe(1);
+    expect(sleeps).toEqual([]); // no wait began after the abort
+    expect(inner.now()).toBe(0);
+  });
+
+  it('… and before the next attempt, handing back the ticket the rate controller gave for it', async () => {
+    const clock = virtualClock();
+    const signal = silentSignal();
+    const released: unknown[] = [];
+    let n = 0;
+    const rate: RateController = {
+      acquire: () => `ticket ${++n}`,
+      record: () => {},
+      release: (ticket) => {
+        released.push(ticket);
+      },
+    };
+    let calls = 0;
+    const done = retry(
+      () => {
+        calls++;
+        throw new Error('fail');
+      },
+      { clock, signal, rate, backoff: constant({ delayMs: 10, maxAttempts: 3 }) },
+    ).catch((e: unknown) => e);
+    // During the 10 ms wait: no event, so the wait runs its course.
+    void clock.sleep(5).then(() => signal.abortSilently('stop'));
+    await clock.runAll();
+    expect(await done).toBe('stop');
+    expect(calls).toBe(1);
+    expect(released).toEqual(['ticket 2']);
+  });
+
+  it('a clock whose first reading is bad rejects the call before the operation runs, also without a hook or signal', async () => {
+    let calls = 0;
+    const clock: Clock = { now: () => Number.NaN, sleep: () => Promise.resolve() };
+    const error = await retry(
+      () => {
+        calls++;
+        return 'ok';
+      },
+      { clock },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RangeError);
+    expect((error as Error).message).toBe('clock.now() returned NaN; expected a finite number of milliseconds.');
+    expect(calls).toBe(0);
+  });
+
+  it('a policy that stops before its maxAttempts says so, rather than claiming maxAttempts was reached', async () => {
+    const clock = virtualClock();
+    // A custom policy: attempts not limited by a count, its run stops after attempt 2.
+    let n = 0;
+    const backoff = { maxElapsedMs: Number.POSITIVE_INFINITY, start: () => ({ next: () => (++n < 2 ? 5 : -1) }) };
+    const done = retry(
+      () => {
+        throw new Error('fail');
+      },
+      { clock, backoff },
+    ).catch((e: unknown) => e);
+    await clock.runAll();
+    const error = (await done) as RetryError;
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 2 });
+    expect(error.message).toContain(': the backoff policy stopped after attempt 2.');
+    expect(error.message).not.toContain('maxAttempts');
+  });
+
+  it('a run that applies server hints itself (appliesHints) gets its own wait, not the hint again', async () => {
+    const clock = virtualClock();
+    const waits: number[] = [];
+    const backoff = {
+      maxElapsedMs: Number.POSITIVE_INFINITY,
+      start: () => ({ appliesHints: true, next: () => (waits.length < 2 ? 10 : -1) }),
+    };
+    const hinted = Object.assign(new Error('slow down'), { retryAfterMs: 120_000 });
+    const done = retry(
+      () => {
+        throw hinted;
+      },
+      {
+        clock,
+        backoff,
+        onRetry: ({ delayMs }) => {
+          waits.push(delayMs);
+        },
+      },
+    ).catch((e: unknown) => e);
+    await clock.runAll();
+    // A hint of 2 min is above maxRetryAfterMs (60 s): applied by the executor, it would end the run at once.
+    expect(waits).toEqual([10, 10]);
+    expect(await done).toMatchObject({ reason: 'attempts', attempts: 3 });
+    expect(clock.now()).toBe(20);
   });
 });

@@ -275,3 +275,24 @@ describe('retrySync: the default clock and the blocking probe', () => {
     expect(wait.mock.calls[0]?.[3]).toBe(0);
   });
 });
+
+describe('retrySync: what its RetryError says', () => {
+  it('counts elapsed time from the call (its clock is read before attempt 1), and says so', () => {
+    const clock = fakeClock();
+    let error: unknown;
+    try {
+      retrySync(
+        () => {
+          throw new Error('locked');
+        },
+        { clock, backoff: constant({ delayMs: 25, maxAttempts: 3 }) },
+      );
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RetryError);
+    expect((error as RetryError).message).toBe(
+      'Gave up after 3 attempts in 50 ms: maxAttempts (3) reached. Last error: Error: locked',
+    );
+  });
+});
