@@ -5,6 +5,29 @@ import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
 import { lateGrants, make, ok, throttle, turns } from './test-helpers.js';
 
+/**
+ * `n` loops that each acquire a turn and record a success, until `stop()`: the times of the
+ * grants, and the ticket of the last one (for a throttle of the current round).
+ */
+function successLoops(rate: AdaptiveRateController, clock: VirtualClock, n: number) {
+  const controller = new AbortController();
+  const grants: number[] = [];
+  let ticket: unknown;
+  const loop = async () => {
+    for (;;) {
+      try {
+        ticket = await rate.acquire(controller.signal);
+      } catch {
+        return;
+      }
+      grants.push(clock.now());
+      rate.record('success', ticket);
+    }
+  };
+  for (let i = 0; i < n; i++) loop();
+  return { grants, last: () => ticket, stop: () => controller.abort() };
+}
+
 // Edges of adaptiveRate that the behaviour tests beside it leave open (issue 10, mutation score):
 // the exact messages of bad options, the boundaries of each check, the server's hints read field
 // by field, and the bookkeeping (pauses, paces, the delivered rate) seen through the public API.
@@ -1007,29 +1030,15 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
     /** 10 loops at 10 r/s, every request a success; the rise to 11 comes at 1000. */
     const at = async (relapse: boolean) => {
       const { clock, rate } = make({ initialRatePerSecond: 10 });
-      const controller = new AbortController();
-      const grants: number[] = [];
-      let ticket: unknown;
-      const loop = async () => {
-        for (;;) {
-          try {
-            ticket = await rate.acquire(controller.signal);
-          } catch {
-            return;
-          }
-          grants.push(clock.now());
-          rate.record('success', ticket);
-        }
-      };
-      for (let i = 0; i < 10; i++) loop();
+      const { grants, last, stop } = successLoops(rate, clock, 10);
       await clock.advance(relapse ? 1050 : 950);
       expect(rate.ratePerSecond).toBe(relapse ? 11 : 10);
       const cutAt = clock.now();
-      rate.record('throttled', ticket);
+      rate.record('throttled', last());
       const after = rate.ratePerSecond;
       expect(after).toBeLessThan(relapse ? 11 : 10);
       await clock.advance(1000);
-      controller.abort();
+      stop();
       await clock.runAll();
       return { cutAt, after, next: grants.find((g) => g > cutAt) as number };
     };
@@ -1052,29 +1061,15 @@ describe('adaptiveRate: a relapse (a throttle right after a rise)', () => {
         }),
         async (o) => {
           const { clock, rate } = make(o);
-          const controller = new AbortController();
-          const grants: number[] = [];
-          let ticket: unknown;
-          const loop = async () => {
-            for (;;) {
-              try {
-                ticket = await rate.acquire(controller.signal);
-              } catch {
-                return;
-              }
-              grants.push(clock.now());
-              rate.record('success', ticket);
-            }
-          };
-          for (let i = 0; i < 10; i++) loop();
+          const { grants, last, stop } = successLoops(rate, clock, 10);
           await clock.advance(o.coolOffMs + 10);
           expect(rate.ratePerSecond).toBeGreaterThan(o.initialRatePerSecond);
           const cutAt = clock.now();
-          rate.record('throttled', ticket);
+          rate.record('throttled', last());
           const after = rate.ratePerSecond;
           expect(after).toBeLessThanOrEqual(o.initialRatePerSecond);
           await clock.advance(4000 / after);
-          controller.abort();
+          stop();
           await clock.runAll();
           const next = grants.find((g) => g > cutAt) as number;
           expect(Math.abs(next - (cutAt + 2000 / after))).toBeLessThan(1e-6);
