@@ -26,6 +26,21 @@ function lateWakingClock(start: number): { t: number; readonly clock: Clock } {
 
 // Each test pins one behaviour a surviving mutant of retry.ts changed (run of 23 Nov 2026,
 // docs/mutation-core-retry.md); all on virtual time or a hand-driven clock.
+
+/** A rate controller that grants `ticket 1`, `ticket 2`, … and keeps the tickets handed back. */
+function ticketingRate(): { rate: RateController; released: unknown[] } {
+  const released: unknown[] = [];
+  let n = 0;
+  const rate: RateController = {
+    acquire: () => `ticket ${++n}`,
+    record: () => {},
+    release: (ticket) => {
+      released.push(ticket);
+    },
+  };
+  return { rate, released };
+}
+
 describe('retry: pinned by the survivors of the measured run', () => {
   it('a thenable that is a function is awaited: its rejection is retried (success path and executor)', async () => {
     // isThenable accepts functions with a callable `then` (Promises/A+ 2.3.3: "object or function").
@@ -277,15 +292,7 @@ describe('retry: pinned by the survivors of the measured run', () => {
       now: () => (inner.now() >= 10 ? Number.NaN : inner.now()),
       sleep: (ms, signal) => inner.sleep(ms, signal),
     };
-    const released: unknown[] = [];
-    let n = 0;
-    const rate = {
-      acquire: () => `ticket ${++n}`,
-      record: () => {},
-      release: (ticket: unknown) => {
-        released.push(ticket);
-      },
-    };
+    const { rate, released } = ticketingRate();
     let calls = 0;
     const done = retry(
       () => {
@@ -423,15 +430,7 @@ describe('retry: pinned by the survivors of the run after the split', () => {
   it('… and before the next attempt, handing back the ticket the rate controller gave for it', async () => {
     const clock = virtualClock();
     const signal = silentSignal();
-    const released: unknown[] = [];
-    let n = 0;
-    const rate: RateController = {
-      acquire: () => `ticket ${++n}`,
-      record: () => {},
-      release: (ticket) => {
-        released.push(ticket);
-      },
-    };
+    const { rate, released } = ticketingRate();
     let calls = 0;
     const done = retry(
       () => {
