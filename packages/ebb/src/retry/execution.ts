@@ -226,8 +226,6 @@ export class Execution<T> implements Wakeup {
         const detail = `maxElapsedMs (${deadlineOf(o)} ms) ran out ${during} before attempt ${this.#attempt + 1}`;
         const error = this.#error;
         if (o.rate) this.#release(ticket);
-        // A release() that threw has failed the run with its error: no onGiveUp after that.
-        if (!this.#resolve) return;
         this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed, false);
         return;
       }
@@ -388,6 +386,9 @@ export class Execution<T> implements Wakeup {
    * passed in `rate.acquire()`), `onGiveUp`, then rejects with `outcome`.
    */
   #end(outcome: unknown, error: unknown, reason: GiveUpReason | 'final', elapsedMs: number, failedNow = true): void {
+    // A run already settled gives up nothing: a release() that threw just before has failed it
+    // with its own error, and onGiveUp must not follow.
+    if (!this.#resolve) return;
     const attempts = this.#attempt;
     const reject = () => this.#settle(false, outcome);
     const giveUp = () =>
