@@ -690,10 +690,11 @@ class Adaptive implements AdaptiveRate {
    * above it as long as the client sends at about the limit — every refusal is counted too — and
    * refused nearly everything for a second (HAProxy at 10 r/s: 9 of 10). A silence drains it at
    * the limit's pace; TCP's proportional rate reduction (RFC 6937) likewise sends less than the
-   * new rate until what was sent in excess has left the network.
+   * new rate until what was sent in excess has left the network. Only a relapse holds, and a
+   * relapse undoes a rise, so the rate is finite here.
    */
   #hold(now: number): void {
-    if (this.#rate !== Infinity) this.#lastSlot = Math.max(this.#lastSlot, now + 1000 / this.#rate);
+    this.#lastSlot = Math.max(this.#lastSlot, now + 1000 / this.#rate);
   }
 
   /** A throttle that changes no rate: still one per round, and no rise for a cool-off. */

@@ -42,9 +42,10 @@ return tostring(sum)`;
  * The fleet's control law: `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), rule for
  * rule, in Lua — one Lua function per method there, with the same names for the same quantities:
  * `waitFor` is `#waitFor` (with `coolOffAfter`, `convex`), `rise` is `#planRise` + `#rise`
- * (with `probeAt`, `#probeAt`), `charge` is `#charge`, `fall` is `#fall`, `note` is `#note`, `change` is `#change`. A change to the law in one place needs the
- * same change in the other: test/redis/rate-law.test.ts feeds both the same traces and fails on
- * the first event where their rates differ.
+ * (with `probeAt`, `#probeAt`), `charge` is `#charge`, `fall` is `#fall`, `note` is `#note`,
+ * `change` is `#change`. A change to the law in one place needs the same change in the other:
+ * test/redis/rate-law.test.ts feeds both the same traces and fails on the first event where their
+ * rates differ.
  *
  * What the fleet measures differently (the inputs, not the law): the delivered rate is the sum of
  * the members' (each measured as `adaptiveRate` measures its own; a member that has not covered
