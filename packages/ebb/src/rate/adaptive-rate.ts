@@ -231,7 +231,7 @@ class Adaptive implements AdaptiveRate {
   readonly #increase: number;
   /** The largest rise, `1 / decreaseFactor − 1`: one rise never outdoes one fall. */
   readonly #maxStep: number;
-  /** The largest step past the rate last throttled (see `#convexStep`). */
+  /** The largest step past the rate last throttled (see `convexStep`). */
   readonly #convexStep: number;
   readonly #coolOff: number;
   readonly #maxCoolOff: number;
@@ -922,10 +922,12 @@ export const LAW_KEYS = [
  *   (no point raising a rate nobody reaches), the rate rises by `increase` (10 %). Each rise
  *   that holds doubles the next step (20 %, 40 %, … up to what one fall takes away), so the
  *   rate climbs back quickly — but a doubled step never passes the rate last throttled: there,
- *   only the base step probes. Once a probe has held past it, the limit has risen: steps
- *   double again (20 %, then 26.7 %: up to the largest step whose undoing cuts less than a
- *   quarter), a base cool-off apart; a convex probe that fails lands at `(1 − margin)` × what
- *   the service delivered if that is above the rate before it.
+ *   only the base step probes. Once a probe has held past it (past a failed probe's rate by any
+ *   amount, past any other cut's by a whole base step), the limit has risen: steps double again
+ *   (20 %, then 26.7 %: up to the largest step whose undoing cuts less than a quarter), a base
+ *   cool-off apart. A convex probe that fails lands at `(1 − margin)` × what the service
+ *   delivered if that is above the rate before it, and leaves the larger of the two as the rate
+ *   last throttled.
  * - Near the rate last throttled (not past it), a step is a fraction of the rate up to 5 r/s
  *   only: above 5 r/s, every controller probes by the same `increase` × 5 r/s (0.5 r/s). An
  *   additive increase (Chiu–Jain): processes that share a limit, each with its own controller,
