@@ -10,8 +10,9 @@
 // --only runs some parts only, to iterate on one setting: a matrix setting as `nginx-10`,
 // `haproxy-500` (limiter and rate), or `halving`, `independent`, `priorities`;
 // --adaptive-only runs adaptiveRate alone in the matrix and the halving scenario;
-// --trace adds, per matrix run, the 429s per second, the controller's rate every 100 ms and its
-// cuts (`results.rateTraces`), to see where a cold start's seconds and 429s go.
+// --trace adds, per matrix run and per halving run, the 429s per second, the controller's rate
+// every 100 ms and its cuts (`results.rateTraces`), to see where a cold start's (or a doubled
+// limit's) seconds and 429s go.
 //
 // Prints one JSON document on stdout ({ markdown, results }) and progress on stderr. Without
 // nginx or haproxy it says which command installs them, and measures what it can.
@@ -168,6 +169,13 @@ if (found.includes('nginx') && part('halving')) {
         steady(SETTLED, PHASE) + steady(PHASE + 2, 2 * PHASE) + steady(2 * PHASE + 2, 3 * PHASE),
     });
     results.traces[`halving | ${c.id}`] = r.ok.slice(0, 3 * PHASE);
+    if (withTrace) {
+      results.rateTraces[`halving | ${c.id}`] = {
+        throttled: r.throttled.slice(0, 3 * PHASE),
+        rate: r.trace.map((x) => [x.t, round(x.rate, 2)]),
+        cuts: r.cuts.map((x) => [x.t, round(x.from, 2), round(x.to, 2)]),
+      };
+    }
   }
 }
 

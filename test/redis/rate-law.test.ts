@@ -201,7 +201,12 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       phases: [phase(40_000, 50)],
     },
     {
-      // Convex probing past the rate last throttled: steps double again (to 2 × increase), one base cool-off apart.
+      // Convex probing once a probe holds past the rate of a probe that failed: steps double
+      // again (to (1 − margin) / 0.75 − 1, 26.7 %), one base cool-off apart; after a convex probe
+      // fails, the rate last throttled is what held or was delivered. This trace fails when the
+      // Lua side lacks the convex entry, the step bound or that rule; the convex landing is
+      // reached by three others (a limit that falls from 60 to 20, a blind cut corrected upward,
+      // a relapse as the limit halves), which fail without it.
       name: 'a limit that doubles from 25 to 50 r/s',
       law: { ...DEFAULT_LAW, initialRatePerSecond: 25 },
       phases: [phase(12_000, 25), phase(45_000, 50)],

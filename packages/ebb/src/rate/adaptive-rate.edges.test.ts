@@ -708,6 +708,30 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     expect(rate.ratePerSecond).toBeCloseTo(29, 12);
   });
 
+  it('after a blind cut corrected to a delivered rate, a probe just past that rate is no evidence that the limit moved: the convex region starts a whole base step past it', async () => {
+    const { clock, rate } = held(60, false, { coolOffMs: 2000, maxRatePerSecond: 1000 });
+    rate.record('throttled'); // blind, to 30
+    await deliver(rate, clock, 7, 1500, 2); // 35 r/s: 0.95 × 35 = 33.25 > 30
+    rate.record('throttled');
+    expect(rate.ratePerSecond).toBeCloseTo(33.25, 12);
+    // The rate last throttled is 35, a measured rate. Probes (+0.5, then doubled, but never
+    // across 35): 33.75, 34.75, then the base step, 35.25 — past 35 by less than a base step,
+    // not convex: +0.5 → 35.75, a whole base step past it; then convex, +20 % → 42.9.
+    // Past a rate a request was throttled at, 35.25 would have been enough (+20 % → 42.3: the
+    // rule that finds a doubled limit a probe sooner).
+    const seen: number[] = [];
+    for (let t = 1600; t < 12_000; t += 100) {
+      if (rate.waiting === 0) {
+        rate.acquire();
+        rate.acquire();
+      }
+      await deliver(rate, clock, 7, t, 2);
+      const now = Number(rate.ratePerSecond.toFixed(4));
+      if (now !== seen.at(-1)) seen.push(now);
+    }
+    expect(seen.slice(0, 6)).toEqual([33.25, 33.75, 34.75, 35.25, 35.75, 42.9]);
+  });
+
   it('the event lasts one base cool-off from the cut: at exactly coolOffMs, a new event', async () => {
     const { clock, rate } = held(100, true);
     await deliver(rate, clock, 6, 2000);

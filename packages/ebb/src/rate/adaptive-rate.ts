@@ -40,9 +40,12 @@ export interface AdaptiveRateOptions {
    * throttled, of the rate up to 5 r/s only: above that, every controller probes by the same
    * `increase` × 5 r/s (0.5 r/s by default), so that independent processes sharing a limit
    * converge to equal shares. Each rise that holds doubles the next step, up to
-   * `1 / decreaseFactor − 1`, but a doubled step never passes the rate last throttled; a whole
-   * step past it, steps double again up to `2 × increase` of the rate. Must rise less than a
-   * decrease falls: `(1 + increase) · decreaseFactor < 1`. Default 0.1.
+   * `1 / decreaseFactor − 1`, but a doubled step never passes the rate last throttled; once a
+   * probe has held past it (any amount past a probe's rate that failed, a whole step past the
+   * rate of any other cut), steps of the rate double again up to `2 × increase`, or up to
+   * `(1 − margin) / 0.75 − 1` if larger (26.7 % by default: the largest step whose undoing cuts
+   * less than a quarter). Must rise less than a decrease falls:
+   * `(1 + increase) · decreaseFactor < 1`. Default 0.1.
    */
   readonly increase?: number;
   /** The rate never falls below this. Default 1. */
@@ -196,6 +199,22 @@ function serverHint(outcome: Outcome, detail: unknown, maxMs: number): ServerHin
 
 type Change = 'none' | 'decrease' | 'increase';
 
+/**
+ * The largest convex step (past the rate last throttled), as a fraction of the rate: twice the
+ * base step, or more — up to the largest step whose undoing cuts less than a quarter of the rate
+ * (a relapse lands at `(1 − margin)` × the rate before the probe at the lowest, so
+ * `(1 − margin) / (1 + step) ≥ 0.75`): 26.7 % with the defaults, where twice the base step is
+ * 20 %. CUBIC's window grows ever faster past the old maximum (RFC 9438 §4.5, cubic in the time
+ * since the last congestion event) and BBR's ProbeBW_UP doubles its probe each round (Cardwell
+ * et al., "BBR Congestion Control", draft-cardwell-iccrg-bbr-congestion-control-02 §4.3.3.4:
+ * its `inflight_hi` grows by a step that doubles each round, `bw_probe_up_rounds`);
+ * here the steps double to that bound, which keeps a failed probe's undo from counting as a
+ * multiplicative decrease. Never above `maxStep`.
+ */
+function convexStep(increase: number, margin: number, maxStep: number): number {
+  return Math.min(maxStep, Math.max(2 * increase, (1 - margin) / 0.75 - 1));
+}
+
 /** A rise, planned before it is applied. */
 interface Rise {
   readonly rate: number;
@@ -212,6 +231,8 @@ class Adaptive implements AdaptiveRate {
   readonly #increase: number;
   /** The largest rise, `1 / decreaseFactor − 1`: one rise never outdoes one fall. */
   readonly #maxStep: number;
+  /** The largest step past the rate last throttled (see `convexStep`). */
+  readonly #convexStep: number;
   readonly #coolOff: number;
   readonly #maxCoolOff: number;
   readonly #maxRelapses: number;
@@ -237,6 +258,8 @@ class Adaptive implements AdaptiveRate {
   #costUntil = -Infinity;
   /** The rate at the last throttle: a doubled step never crosses it (the base step does). */
   #throttledAt = Infinity;
+  /** Whether that is the rate of a probe that failed (set by a relapse; see `#convex`). */
+  #throttledProbe = false;
   /** The next rise, as a fraction: `increase`, doubled after each rise that held. */
   #step: number;
   /** Since the last change: a success was recorded / a request had to wait for the limit. */
@@ -288,6 +311,7 @@ class Adaptive implements AdaptiveRate {
     this.#increase = o.increase;
     this.#step = o.increase;
     this.#maxStep = 1 / o.decreaseFactor - 1;
+    this.#convexStep = convexStep(o.increase, o.margin, this.#maxStep);
     this.#coolOff = o.coolOffMs;
     this.#maxCoolOff = o.maxCoolOffMs;
     this.#maxRelapses = Math.max(0, Math.ceil(Math.log2(o.maxCoolOffMs / o.coolOffMs)));
@@ -347,11 +371,23 @@ class Adaptive implements AdaptiveRate {
   }
 
   /**
-   * Whether `rate` is a whole base step or more past the rate last throttled: `increase` × that
-   * rate, or × ADDITIVE_RATE above it (the additive step there).
+   * Whether `rate` is past the rate last throttled: a probe that held there shows the old
+   * maximum no longer bounds the limit (RFC 9438 §4.5), and the next probes are convex. Past it
+   * by any amount, not by a whole base step (the rule before this round): that took one more
+   * probe, a second more, on every climb past a limit that moved (a doubling from 25 to 50 r/s:
+   * found 6–7 s after it; see docs/rate-control.md, "The doubling"). That holds for the rate of
+   * a probe that failed (a relapse), refused within its cool-off. Any other cut's rate needs a
+   * whole base step (`increase` × that rate, or × ADDITIVE_RATE above it), as before: the
+   * delivered rate that corrected a blind cut is measured while a window refuses, a few requests
+   * under the limit (HAProxy at 10 r/s: a convex probe to 12 r/s at 4 s, one probe after the cold
+   * start, and a second of refusals); a rate that held until a burst drained and was then cut by
+   * the margin is above the limit by what the burst hid (nginx at 50 r/s, burst 5: a convex
+   * probe to 61.6 r/s at 8.7 s, the limit unchanged). A probe just past either is no evidence
+   * that the limit moved.
    */
   #convex(rate: number): boolean {
     const at = this.#throttledAt;
+    if (this.#throttledProbe) return rate > at * (1 + 1e-9);
     return rate >= (at + this.#increase * Math.min(at, ADDITIVE_RATE)) * (1 - 1e-9);
   }
 
@@ -608,7 +644,7 @@ class Adaptive implements AdaptiveRate {
     if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
     else if (this.#lastChange === 'increase') {
       relapse = true;
-      rate = Math.min(this.#before, Math.max(this.#before * (1 - m), limit * (1 - m)));
+      rate = this.#relapseTo(limit);
       if (this.#relapses < this.#maxRelapses) this.#relapses++;
     } else if (now - this.#eventAt < eventMs) {
       if (this.#informed || !known || delivered * (1 - m) === from) {
@@ -664,11 +700,45 @@ class Adaptive implements AdaptiveRate {
     // The rate cut from, even after a deep cut: the delivered rate is no better a bound for the
     // probes there, since a window that refuses for a second depresses it (tried: HAProxy at
     // 500 r/s then crawled at 230–240 r/s for 9 s, and at 10 r/s at 3–7 r/s for 8 s).
+    const failedConvex = relapse && this.#convex(this.#before);
     this.#throttledAt = at;
+    this.#throttledProbe = relapse;
+    if (failedConvex) this.#afterConvex(limit);
     this.#step = this.#increase;
     // Stryker disable next-line StringLiteral: lastChange is only ever compared with 'increase'
     this.#change(now, 'decrease');
     this.#epoch++;
+  }
+
+  /**
+   * Where a relapse lands: back just under the rate before the rise (at most `margin` lower,
+   * more only if the service delivers less) — or, after a convex probe (the rate before it was
+   * past the rate last throttled), at `(1 − margin)` × what the service delivered, if that is
+   * higher: a convex step is 20 % or more, and the rate before it can sit far under the limit
+   * it found (a climb from 25 to 50 r/s: 44 r/s before a probe to 56, where `limit` is the
+   * delivered rate, 50 — measure what the service delivers and settle under it, as any cut
+   * does). Never above the probe's rate: `limit` is at most it.
+   */
+  #relapseTo(limit: number): number {
+    const m = this.#margin;
+    const back = Math.min(this.#before, Math.max(this.#before * (1 - m), limit * (1 - m)));
+    return this.#convex(this.#before) ? Math.max(back, limit * (1 - m)) : back;
+  }
+
+  /**
+   * After a convex probe fails, the rate last throttled is the larger of the rate before it
+   * (which held) and what the service delivered, and a probe must hold a whole base step past it
+   * before the next convex one (as after any cut but a relapse of a base step). The failed
+   * probe's own rate (20 % or more above the rate before it) says the limit is below it, not
+   * where: taken as the old maximum, it left a region of additive probes between the limit and
+   * it (nginx at 25 r/s, burst 5: a convex probe to 32 r/s failed a second before the limit
+   * doubled, and probes of 0.5–2 r/s took 9 s to cross 25.4–32 r/s; HAProxy at 500 r/s: a cold
+   * start's convex probe to 597 r/s). A limit that moved is still crossed as before: a base step
+   * past this rate, then convex steps.
+   */
+  #afterConvex(limit: number): void {
+    this.#throttledAt = Math.max(this.#before, limit);
+    this.#throttledProbe = false;
   }
 
   /**
@@ -751,10 +821,10 @@ class Adaptive implements AdaptiveRate {
       if (relapses > 0 && rate >= this.#throttledAt * (1 - 1e-9)) relapses--;
       step = Math.min(this.#maxStep, step * 2);
     }
-    // A doubled step never crosses the rate last throttled: there, base steps. Once probes
-    // have held a whole base step past it, the steps double again (CUBIC's convex region
-    // beyond W_max, RFC 9438 §4.5: the old maximum no longer bounds the limit), up to twice
-    // the base step, so that undoing a probe that fails never cuts a quarter of the rate.
+    // A doubled step never crosses the rate last throttled: there, base steps. Once a probe
+    // has held past it, the steps double again (CUBIC's convex region beyond W_max, RFC 9438
+    // §4.5: the old maximum no longer bounds the limit), up to `#convexStep`, so that undoing a
+    // probe that fails never cuts a quarter of the rate.
     const convex = this.#convex(rate);
     // Near the rate last throttled a step is a fraction of at most ADDITIVE_RATE, not of the
     // rate: above it, every controller probes by the same absolute amount (Chiu and Jain's
@@ -764,7 +834,7 @@ class Adaptive implements AdaptiveRate {
     // ADDITIVE_RATE (a climb after a deep cut), the steps are a fraction of the rate.
     const below = this.#throttledAt - rate;
     const scale = convex || below === Infinity ? rate : Math.min(rate, Math.max(ADDITIVE_RATE, below));
-    if (convex) step = Math.min(step, 2 * this.#increase);
+    if (convex) step = Math.min(step, this.#convexStep);
     else if (rate + step * scale > this.#throttledAt) step = this.#increase;
     rate = Math.min(this.#max, rate + step * scale);
     // After a server's pause, a whole cool-off at the rate before the rate rises again.
@@ -852,8 +922,12 @@ export const LAW_KEYS = [
  *   (no point raising a rate nobody reaches), the rate rises by `increase` (10 %). Each rise
  *   that holds doubles the next step (20 %, 40 %, … up to what one fall takes away), so the
  *   rate climbs back quickly — but a doubled step never passes the rate last throttled: there,
- *   only the base step probes. Once probes have held a whole base step past it, the limit has
- *   risen: steps double again (up to twice the base step), a base cool-off apart.
+ *   only the base step probes. Once a probe has held past it (past a failed probe's rate by any
+ *   amount, past any other cut's by a whole base step), the limit has risen: steps double again
+ *   (20 %, then 26.7 %: up to the largest step whose undoing cuts less than a quarter), a base
+ *   cool-off apart. A convex probe that fails lands at `(1 − margin)` × what the service
+ *   delivered if that is above the rate before it, and leaves the larger of the two as the rate
+ *   last throttled.
  * - Near the rate last throttled (not past it), a step is a fraction of the rate up to 5 r/s
  *   only: above 5 r/s, every controller probes by the same `increase` × 5 r/s (0.5 r/s). An
  *   additive increase (Chiu–Jain): processes that share a limit, each with its own controller,

@@ -42,7 +42,8 @@ return tostring(sum)`;
  * The fleet's control law: `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), rule for
  * rule, in Lua — one Lua function per method there, with the same names for the same quantities:
  * `waitFor` is `#waitFor` (with `coolOffAfter`, `convex`), `rise` is `#planRise` + `#rise`
- * (with `probeAt`, `#probeAt`), `charge` is `#charge`, `fall` is `#fall`, `note` is `#note`,
+ * (with `probeAt`, `#probeAt`; `cvStep` is `#convexStep`), `charge` is `#charge`, `fall` is
+ * `#fall` (with `#relapseTo` inline), `note` is `#note`,
  * `change` is `#change`. A change to the law in one place needs the same change in the other:
  * test/redis/rate-law.test.ts feeds both the same traces and fails on the first event where their
  * rates differ.
@@ -64,7 +65,11 @@ local maxRel = 0
 while maxRel < 2000 and base * 2 ^ maxRel < maxCo do maxRel = maxRel + 1 end
 local function coolOffAfter(rl) return math.min(maxCo, base * 2 ^ rl) end
 local ADD = 5
-local function convex(rate) return rate >= (s.th + inc * math.min(s.th, ADD)) * (1 - 1e-9) end
+local function convex(rate)
+  if s.tp == 1 then return rate > s.th * (1 + 1e-9) end
+  return rate >= (s.th + inc * math.min(s.th, ADD)) * (1 - 1e-9)
+end
+local cvStep = math.min(maxStep, math.max(2 * inc, (1 - m) / 0.75 - 1))
 local function waitFor(rate, lc, rl)
   if lc == 1 and convex(rate) then return base end
   if lc == 1 then return coolOffAfter(math.max(math.min(rl, 1), rl - 1)) end
@@ -103,7 +108,7 @@ local function rise(sent, others)
   local cv = convex(rate)
   local scale = rate
   if not cv and s.th < BIG then scale = math.min(rate, math.max(ADD, s.th - rate)) end
-  if cv then step = math.min(step, 2 * inc)
+  if cv then step = math.min(step, cvStep)
   elseif rate + step * scale > s.th then step = inc end
   rate = math.min(hi, rate + step * scale)
   local at = math.max(probeAt(rate), s.rd)
@@ -137,6 +142,7 @@ local function fall(sent, delivered, count)
   elseif s.lc == 1 then
     relapse = true
     rate = math.min(s.pr, math.max(s.pr * (1 - m), limit * (1 - m)))
+    if convex(s.pr) then rate = math.max(rate, limit * (1 - m)) end
     if s.rl < maxRel then s.rl = s.rl + 1 end
   elseif now - s.ev < eventMs then
     if s.inf == 1 or not known or delivered * (1 - m) == from then return note() end
@@ -163,7 +169,13 @@ local function fall(sent, delivered, count)
     s.pa = -BIG
     s.cu = -BIG
   end
+  local failedConvex = relapse and convex(s.pr)
   s.th = at
+  if relapse then s.tp = 1 else s.tp = 0 end
+  if failedConvex then
+    s.th = math.max(s.pr, limit)
+    s.tp = 0
+  end
   s.st = inc
   change(now, 0)
   s.e = s.e + 1
@@ -185,7 +197,8 @@ end`;
  * State fields, as `adaptiveRate`'s: r `#rate` (BIG: unlimited), e `#epoch`, ch `#changedAt`, lc
  * `#lastChange` (1 rise, 0 otherwise), pr `#before`, rl `#relapses`, th `#throttledAt`, st
  * `#step`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev `#eventAt`, er `#eventLong` (1:
- * the event lasts two cool-offs), inf `#informed`, nt `#notedAt`, pa `#paidAt`, cu `#costUntil`, ga `#gateRate`, v the layout's version (4); sums over the live leases: ia every share, iu what
+ * the event lasts two cool-offs), tp `#throttledProbe` (1: th is the rate of a probe that
+ * failed), inf `#informed`, nt `#notedAt`, pa `#paidAt`, cu `#costUntil`, ga `#gateRate`, v the layout's version (4); sums over the live leases: ia every share, iu what
  * unsaturated members asked for, ns saturated members, ac their accepted rates, sn the successes
  * those were measured over, nk members whose accepted rate is not known yet, uk their used rates,
  * ug every member's used rate.
@@ -221,7 +234,7 @@ if seed < 0 then seed = BIG end
 -- A state this version did not write (or none) starts afresh, and so do its leases.
 if s.v ~= 4 then
   s = { v = 4, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = BIG, st = inc, sk = 0, sw = 0,
-        rd = BIG, ev = -BIG, er = 0, inf = 0, nt = -BIG, pa = -BIG, cu = -BIG, ga = BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
+        rd = BIG, ev = -BIG, er = 0, inf = 0, nt = -BIG, pa = -BIG, cu = -BIG, ga = BIG, tp = 0, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
   redis.call('DEL', M, Z)
 end
 local function forget(k)
