@@ -715,7 +715,7 @@ class Adaptive implements AdaptiveRate {
    * last few ms only. HAProxy at 50 r/s: 445 → 222.5 r/s or → 47.4 r/s at about 1 s, by that
    * coin; at 222.5 the client refilled the window through second 1 (HAProxy counts refused
    * requests too), second 2 delivered 1–3 requests, and the delivered rate read through them
-   * cut to 5–24 r/s: 8–15 s to converge, in 6 of 16 runs. A fleet whose clients slept through
+   * cut to 5–24 r/s: 8–15 s to converge, in 7 of 15 runs. A fleet whose clients slept through
    * most of the second (a `Retry-After` the controller did not hear) was refused in one or two
    * slots of eleven: still bounded, where the coin had let it be cut to 0.95 × its own silence
    * (230 → 14.9 r/s at nginx's 50).
