@@ -22,8 +22,8 @@ const enabled = haveRedis();
 const KEYS = ['law:{fleet}:rate', 'law:{fleet}:rate-members', 'law:{fleet}:rate-leases'];
 const SERVER_TIME = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-/** The script with its clock the trace's: ARGV[20]. Everything else is the production text. */
-const SCRIPT = RATE_SCRIPT.replace(SERVER_TIME, 'local now = tonumber(ARGV[20])');
+/** The script with its clock the trace's: ARGV[21]. Everything else is the production text. */
+const SCRIPT = RATE_SCRIPT.replace(SERVER_TIME, 'local now = tonumber(ARGV[21])');
 
 type Law = Required<
   Pick<AdaptiveRateOptions, 'decreaseFactor' | 'coolOffMs' | 'maxCoolOffMs' | 'margin' | 'increase'>
@@ -92,13 +92,14 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     const local = adaptiveRate({ ...law, clock });
     const granted = new Counter();
     const delivered = new Counter();
+    const refusals = new Counter();
     const args = lawArgs({ minRatePerSecond: 1, maxRatePerSecond: Infinity, ...law });
     let start = Number.POSITIVE_INFINITY;
     let fleetEpoch = 0;
     const steps: Step[] = [];
     const fleet = async (event: Step['event'], cut: number): Promise<boolean> => {
       const now = clock.now();
-      const { used, accepted, successes, spanMs } = memberReport(granted, delivered, now, start);
+      const { used, accepted, successes, spanMs, refused } = memberReport(granted, delivered, refusals, now, start);
       const reply = (await c.evalsha(
         sha,
         3,
@@ -114,6 +115,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
         event === 'success' ? '1' : '0',
         String(successes),
         String(spanMs),
+        refused ? '1' : '0',
         String(now),
       )) as string[];
       const rate = Number(reply[1]);
@@ -162,6 +164,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
         throttled = true;
       }
       if (throttled) {
+        refusals.add(now);
         local.record(
           'throttled',
           ticket,
@@ -269,6 +272,17 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       law: { ...DEFAULT_LAW, initialRatePerSecond: 110 },
       phases: [phase(15_000, 100, 500, 5)],
       throttleAt: [1100],
+    },
+    {
+      // A blind cut (at 0.1 s: 100 → 50 r/s), requests kept waiting at 50 r/s until 0.3 s, then a
+      // client that sends 4 r/s; at 1.05 s a throttle, the delivered rate now measured (22
+      // successes over 1.05 s: 0.95 × 21 = 19.9 r/s). Refused in 2 of the 11 slots measured:
+      // the correction stays bounded by decreaseFactor, at 25 r/s (the law before: 19.9, since a
+      // request had waited since the cut). Then a limit of 30 r/s to cut and rise against.
+      name: 'a blind cut, then a client that falls nearly silent: the correction bounded',
+      law: { ...DEFAULT_LAW, initialRatePerSecond: 100 },
+      phases: [phase(300, 1000, 100, 50), phase(3000, 1000, 4, 50), phase(15_000, 30, 200, 5)],
+      throttleAt: [100, 1050],
     },
     {
       // A cut deeper than decreaseFactor (to 0.95 × the 20 r/s delivered, from 100): its event lasts

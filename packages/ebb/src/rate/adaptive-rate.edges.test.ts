@@ -515,6 +515,34 @@ async function deliver(
 }
 
 /**
+ * As `deliver`, and in each 100-ms slot `refusedIn` picks, a throttle (at 50 ms into it) of a
+ * request granted with `ticket` before the last cut: it moves no rate, but the service refused
+ * then.
+ */
+async function deliverRefused(
+  rate: AdaptiveRateController,
+  clock: VirtualClock,
+  perSlot: number,
+  untilMs: number,
+  ticket: unknown,
+  refusedIn: (slot: number) => boolean,
+) {
+  for (let slot = Math.floor(clock.now() / 100); slot * 100 < untilMs; slot++) {
+    for (let j = 0; j < perSlot; j++) {
+      const t = slot * 100 + 5 + 10 * j;
+      if (t < clock.now() || t >= untilMs) continue;
+      await clock.advance(t - clock.now());
+      rate.record('success');
+    }
+    const t = slot * 100 + 50;
+    if (!refusedIn(slot) || t < clock.now() || t >= untilMs) continue;
+    await clock.advance(t - clock.now());
+    rate.record('throttled', ticket);
+  }
+  await clock.advance(untilMs - clock.now());
+}
+
+/**
  * A controller held at `rate` (maxRatePerSecond too, so that no rise comes), its first request
  * at t = 0; with `saturated`, a second request waits for its turn (demand reaches the rate).
  */
@@ -676,11 +704,11 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
   });
 
   it('after a blind cut corrected down to 0.95 × the delivered rate, the rate last throttled is the delivered rate: the next probe is the additive step', async () => {
-    const { clock, rate } = held(100, true, { coolOffMs: 2000 });
+    const { clock, rate } = make({ initialRatePerSecond: 100, maxRatePerSecond: 100, coolOffMs: 2000 });
+    const before = rate.acquire(); // a request of the round before the cut
     rate.record('throttled'); // blind, to 50
-    rate.acquire();
-    expect(rate.acquire()).toBeInstanceOf(Promise); // kept waiting at 50: a cut may go past half
-    await deliver(rate, clock, 2, 1500); // 20 r/s
+    // 20 r/s, and refused in every slot: a cut may go past half.
+    await deliverRefused(rate, clock, 2, 1500, before, () => true);
     rate.record('throttled');
     expect(rate.ratePerSecond).toBeCloseTo(19, 12);
     rate.acquire();
@@ -688,6 +716,78 @@ describe('adaptiveRate: throttles of one congestion event (within a cool-off of 
     await deliver(rate, clock, 2, 3600);
     // +0.5 (10 % of 5 r/s, 1 r/s below 20), not +1.9 (10 % of the rate, 31 r/s below the blind 50).
     expect(rate.ratePerSecond).toBeCloseTo(19.5, 12);
+  });
+
+  it('a blind cut is corrected past decreaseFactor when a throttle came in at least half the slots measured, whether or not requests were kept waiting', async () => {
+    /** Blind from 100 to 50 at 0; 20 r/s delivered; a throttle of the round before the cut in the slots `refusedIn` picks; the correction at 1.5 s. */
+    const correction = async (refusedIn: (slot: number) => boolean, keptWaiting: boolean) => {
+      const { clock, rate } = make({ initialRatePerSecond: 100, maxRatePerSecond: 100, coolOffMs: 2000 });
+      const before = rate.acquire();
+      rate.record('throttled');
+      expect(rate.ratePerSecond).toBe(50);
+      if (keptWaiting) {
+        rate.acquire();
+        expect(rate.acquire()).toBeInstanceOf(Promise); // kept waiting at 50 since the cut
+      }
+      await deliverRefused(rate, clock, 2, 1500, before, refusedIn);
+      rate.record('throttled');
+      return rate.ratePerSecond;
+    };
+    // The span measured: slots 5 to 15 (1.5 s is slot 15's start, refused by the correction's own
+    // throttle), 11 slots; refused in 5 of slots 5–14 more, 6 of 11: past half, to 0.95 × 20.
+    expect(await correction((slot) => slot >= 10, false)).toBeCloseTo(19, 12);
+    // Refused in 4 of them (5 of 11): bounded, as the law before bounded every correction of a
+    // client not kept waiting — HAProxy's cold burst refused in 10 of 11 slots and was cut to
+    // half, 445 → 222.5 r/s, in 2 runs of 5.
+    expect(await correction((slot) => slot >= 11, false)).toBe(25);
+    // Kept waiting since the cut, but refused only in the slots of the burst before the span
+    // (a client that slept through the second): bounded — the law before cut it to 19, 0.95 ×
+    // its own silence (a deaf fleet at nginx 50 r/s: 14.9 r/s).
+    expect(await correction((slot) => slot < 5, true)).toBe(25);
+    // Exactly half: 10 successes in slots 0–4, none after, the correction at 1.95 s — the span
+    // goes back to the first request, slots 0 to 19, 20 slots; refused in slot 0 (the blind cut),
+    // in slot 19 (the correction), and in 8 (half) or 7 of the slots between.
+    const half = async (refusedIn: (slot: number) => boolean) => {
+      const { clock, rate } = make({ initialRatePerSecond: 100, maxRatePerSecond: 100, coolOffMs: 2000 });
+      const before = rate.acquire();
+      rate.record('throttled');
+      await deliverRefused(rate, clock, 2, 500, before, refusedIn);
+      await deliverRefused(rate, clock, 0, 1950, before, refusedIn);
+      rate.record('throttled');
+      return rate.ratePerSecond;
+    };
+    expect(await half((slot) => slot % 2 === 1 && slot < 17)).toBeCloseTo((0.95 * 10) / 1.95, 12);
+    expect(await half((slot) => slot % 2 === 1 && slot < 15)).toBe(25); // 9 of 20
+  });
+
+  it('for any decreaseFactor, margin and slots refused, a blind cut corrected down goes past decreaseFactor exactly when at least half the slots measured were refused', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          decreaseFactor: fc.double({ min: 0.3, max: 0.9, noNaN: true }),
+          margin: fc.double({ min: 0, max: 0.49, noNaN: true }),
+        }),
+        fc.array(fc.boolean(), { minLength: 15, maxLength: 15 }),
+        fc.boolean(),
+        async (o, refused, keptWaiting) => {
+          const { clock, rate } = make({ ...o, initialRatePerSecond: 100, maxRatePerSecond: 100, coolOffMs: 2000 });
+          const before = rate.acquire();
+          rate.record('throttled');
+          expect(rate.ratePerSecond).toBeCloseTo(100 * o.decreaseFactor, 9);
+          if (keptWaiting) {
+            rate.acquire();
+            expect(rate.acquire()).toBeInstanceOf(Promise);
+          }
+          await deliverRefused(rate, clock, 2, 1500, before, (slot) => refused[slot] === true);
+          rate.record('throttled');
+          // Slots 5–14 as drawn, and slot 15 (the correction's own throttle): 11 slots.
+          const marked = refused.slice(5, 15).filter(Boolean).length + 1;
+          const bound = 2 * marked >= 11 ? 1 : 100 * o.decreaseFactor * o.decreaseFactor;
+          expect(rate.ratePerSecond).toBeCloseTo(Math.max(bound, 20 * (1 - o.margin)), 9);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('after a blind cut, a delivered rate above the new rate, now measured, raises it to 0.95 × it', async () => {

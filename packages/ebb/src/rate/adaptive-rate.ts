@@ -279,6 +279,14 @@ class Adaptive implements AdaptiveRate {
   readonly #delivered = new Float64Array(SLOTS);
   // Stryker disable next-line UnaryOperator: a slot marked 1 before any success holds 0 successes, as a fresh one
   readonly #deliveredSlot = new Float64Array(SLOTS).fill(-1);
+  /**
+   * The 100-ms slots in which a throttle came (a ring, as `#deliveredSlot`): the service refused
+   * what the client offered then, whatever the round the request belonged to.
+   */
+  // Stryker disable next-line UnaryOperator: a slot marked 1 before any throttle is as unmarked as -1
+  readonly #refusedSlot = new Float64Array(SLOTS).fill(-1);
+  /** Whether a throttle came in at least half the slots the last delivered-rate measurement spanned. */
+  #refused = false;
   /** When the rate was last cut, and whether that cut was based on a measured delivered rate. */
   #eventAt = -Infinity;
   // Stryker disable next-line BooleanLiteral: informed is read only within a cool-off of a cut, and every cut sets it
@@ -404,6 +412,7 @@ class Adaptive implements AdaptiveRate {
     // What the server said applies whatever the round: it describes the service now.
     if (detail !== undefined && this.#maxServerWait > 0) this.#hear(now, outcome, detail);
     if (outcome === 'throttled') {
+      this.#countRefused(now);
       // One decrease per round of requests: a throttle of a request sent before the last
       // decrease says nothing about the new rate (TCP, likewise, cuts its window at most once
       // per round trip).
@@ -561,21 +570,31 @@ class Adaptive implements AdaptiveRate {
     this.#delivered[i] = (this.#delivered[i] as number) + 1;
   }
 
+  #countRefused(now: number): void {
+    const slot = Math.floor(now / SLOT_MS);
+    this.#refusedSlot[((slot % SLOTS) + SLOTS) % SLOTS] = slot;
+  }
+
   /**
    * Successes per second — the rate the service actually accepted — over the last second, or
    * longer (up to 3 s) until the span holds MIN_DELIVERED successes, so that a low rate is not
    * read from a handful of responses. BBR's delivery-rate sample, per slot rather than per ACK.
+   * Also notes whether a throttle came in at least half the slots it spans (`#refused`).
    */
   #deliveredRate(now: number): number {
     const slot = Math.floor(now / SLOT_MS);
     const since = Math.max(now - SLOTS * SLOT_MS, this.#firstGrant);
     let successes = 0;
     let covered = 0;
+    let refused = 0;
+    let slots = 0;
     for (let k = 0; k < SLOTS; k++) {
       const s = slot - k;
       const start = s * SLOT_MS;
       const i = ((s % SLOTS) + SLOTS) % SLOTS;
       if (this.#deliveredSlot[i] === s) successes += this.#delivered[i] as number;
+      if (this.#refusedSlot[i] === s) refused++;
+      slots++;
       // Time the server asked the client to pause delivered nothing by the client's choice: it
       // is not the service's rate.
       const from = Math.max(start, since);
@@ -586,6 +605,7 @@ class Adaptive implements AdaptiveRate {
     // Known only over a whole second at least: the first few hundred ms of a burst overstate it.
     this.#deliveredCount = covered >= 1000 ? successes : 0;
     this.#deliveredSpanMs = Math.max(SLOT_MS, covered);
+    this.#refused = 2 * refused >= slots;
     return (successes * 1000) / Math.max(SLOT_MS, covered);
   }
 
@@ -606,8 +626,9 @@ class Adaptive implements AdaptiveRate {
    *   throttles belong to the same congestion event (a limiter that counts over a window, or
    *   whose burst still drains, keeps refusing for a while): noted — unless the cut was made
    *   blind (no delivered rate measured yet): then to `(1 − margin)` × the delivered rate, now
-   *   measured, lower or higher. The blind first cut of an unlimited controller starts an event
-   *   of two cool-offs (see `#coldBlind`).
+   *   measured, lower or higher — lower than `decreaseFactor` × the blind rate only if the
+   *   service refused throughout the span measured (see `#blindFloor`). The blind first cut of an
+   *   unlimited controller starts an event of two cool-offs (see `#coldBlind`).
    *
    * The rate last throttled, which bounds the probes that follow, is the rate cut from — after a
    * blind cut corrected within its event (down or up), the delivered rate, or the new rate if higher.
@@ -654,14 +675,13 @@ class Adaptive implements AdaptiveRate {
       // The cut was blind; the delivered rate, now measured, sets the rate — lower, or higher:
       // a limiter that accepted a whole window's worth before its first refusal (HAProxy's sliding
       // window, at a limit the cold burst barely exceeds) was cut to half of about its limit, and
-      // the climb back took 4 s (13–14 s to converge at 500 r/s in the full runs). Still bounded
-      // by decreaseFactor when no request was kept waiting since the last change or note: tried
-      // without the bound (a note a millisecond before had left HAProxy at 50 r/s at 222 r/s for a
-      // second, once in nine runs), a fleet whose clients slept on a server's Retry-After, its
+      // the climb back took 4 s (13–14 s to converge at 500 r/s in the full runs). Bounded by
+      // decreaseFactor unless the service refused throughout the span measured (`#blindFloor`):
+      // tried without any bound, a fleet whose clients slept on a server's Retry-After, its
       // controller deaf to it, measured 11.7 r/s delivered at nginx's 50 and was cut to 11.1
       // (test/rate/server-hints.test.ts's control then failed): the bound is what keeps a client
       // that did not send from reading its own silence as the limit.
-      rate = Math.max(floor, delivered * (1 - m));
+      rate = Math.max(this.#blindFloor(from), delivered * (1 - m));
       // The rate last throttled is then what the service delivered (or the new rate, if the cut
       // is bounded above it): the blind rate was half a cold burst's, and probes below it took
       // steps of 10 % and 20 % of the rate — HAProxy at 10 r/s, from 9.4 to 12.5 r/s in 2 s, and
@@ -751,6 +771,27 @@ class Adaptive implements AdaptiveRate {
    */
   #coldBlind(first: boolean, known: boolean): boolean {
     return first && !known;
+  }
+
+  /**
+   * How low the correction of a blind cut may go (`from` the blind rate): to `minRatePerSecond`
+   * if a throttle came in at least half the 100-ms slots the delivered rate was measured over —
+   * the client offered more than the service took for most of the span, so what was delivered is
+   * the service's limit, not the client's silence — else `decreaseFactor` × `from`. BBR (Cardwell
+   * et al., ACM Queue 2016) keeps a delivery-rate sample lower than its estimate only if the
+   * sender was not application-limited over it; "kept waiting by the rate since the last change"
+   * (rule 5's test elsewhere) says that badly here: a cold burst's event notes a throttle of each
+   * new round every few ms, and each note clears it, so the correction of a cold start read the
+   * last few ms only. HAProxy at 50 r/s: 445 → 222.5 r/s or → 47.4 r/s at about 1 s, by that
+   * coin; at 222.5 the client refilled the window through second 1 (HAProxy counts refused
+   * requests too), second 2 delivered 1–3 requests, and the delivered rate read through them
+   * cut to 5–24 r/s: 8–15 s to converge, in 7 of 15 runs. A fleet whose clients slept through
+   * most of the second (a `Retry-After` the controller did not hear) was refused in one or two
+   * slots of eleven: still bounded, where the coin had let it be cut to 0.95 × its own silence
+   * (230 → 14.9 r/s at nginx's 50).
+   */
+  #blindFloor(from: number): number {
+    return this.#refused ? this.#min : from * this.#decrease;
   }
 
   /**
@@ -945,7 +986,9 @@ export const LAW_KEYS = [
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second. Made blind
  *   (nothing measured yet), that cut's event lasts two cool-offs, and the first throttle in it
- *   with the delivered rate measured sets the rate to `(1 − margin)` × it.
+ *   with the delivered rate measured sets the rate to `(1 − margin)` × it — but no lower than
+ *   `decreaseFactor` × the blind rate unless throttles came in at least half the 100-ms slots
+ *   it was measured over (the service, not the client's silence, set what was delivered).
  *
  * **What the server says.** `retry()` hands `record` the attempt's error or value. A failure
  * whose error has `retryAfterMs` (`ebb/http` sets it from `Retry-After`, RFC 9110 §10.2.3, or

@@ -146,7 +146,9 @@ local function fall(sent, delivered, count)
     if s.rl < maxRel then s.rl = s.rl + 1 end
   elseif now - s.ev < eventMs then
     if s.inf == 1 or not known or delivered * (1 - m) == from then return note() end
-    rate = math.max(floor, delivered * (1 - m))
+    local bf = from * dec
+    if rf == 1 then bf = lo end
+    rate = math.max(bf, delivered * (1 - m))
     at = math.max(delivered, rate)
   elseif known and limit + 2000 / span < from * (1 - 2 * m) then
     rate = math.max(floor, limit * (1 - m))
@@ -192,7 +194,9 @@ end`;
  * maxRatePerSecond (-1: none), the keys' expiry in seconds, a success since the member's last
  * call (0/1), the successes its accepted rate was measured over (-1: not measured), and the span
  * it was measured over in ms (adaptiveRate's `#deliveredSpanMs`: the fleet's two-request slack is
- * taken over the reporting member's span).
+ * taken over the reporting member's span), and 1 if a throttle came in at least half the 100-ms
+ * slots of that span (adaptiveRate's `#refused`, the reporting member's too: a blind cut's
+ * correction then goes past decreaseFactor).
  *
  * State fields, as `adaptiveRate`'s: r `#rate` (BIG: unlimited), e `#epoch`, ch `#changedAt`, lc
  * `#lastChange` (1 rise, 0 otherwise), pr `#before`, rl `#relapses`, th `#throttledAt`, st
@@ -223,6 +227,7 @@ local lease, cut, seed = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local m, dec, inc, maxStep = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local base, maxCo, lo, hi, ttl = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local ok, count, span = tonumber(ARGV[17]), tonumber(ARGV[18]), math.max(100, tonumber(ARGV[19]) or 1000)
+local rf = tonumber(ARGV[20]) or 0
 -- Every digit of a double, so that a number read back is the number written (tostring keeps 14).
 local function exact(x) return string.format('%.17g', x) end
 local s = {}

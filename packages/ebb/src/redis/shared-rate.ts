@@ -101,6 +101,8 @@ export class Counter {
   lastCount = 0;
   /** The span the last `rate()` counted them over, in ms (at least one slot). */
   lastSpanMs: number = SLOT_MS;
+  /** The 100-ms slots the last `rate()` went through, the current one included. */
+  lastSlots = 1;
 
   add(now: number): void {
     const slot = Math.floor(now / SLOT_MS);
@@ -126,6 +128,7 @@ export class Counter {
       const start = s * SLOT_MS;
       const i = ((s % SLOTS) + SLOTS) % SLOTS;
       if (this.#slots[i] === s) n += this.#counts[i] as number;
+      this.lastSlots = k + 1;
       covered = now - Math.max(start, from);
       if (start <= from) break;
       if (covered >= 1000 && n >= min) break;
@@ -136,6 +139,17 @@ export class Counter {
     if (covered < minCoveredMs) return -1;
     return (n * 1000) / Math.max(SLOT_MS, covered);
   }
+
+  /** How many of the last `slots` 100-ms slots up to `now`'s (that one included) hold an event. */
+  marked(now: number, slots: number): number {
+    const slot = Math.floor(now / SLOT_MS);
+    let n = 0;
+    for (let k = 0; k < Math.min(slots, SLOTS); k++) {
+      const s = slot - k;
+      if (this.#slots[((s % SLOTS) + SLOTS) % SLOTS] === s) n++;
+    }
+    return n;
+  }
 }
 
 /**
@@ -143,18 +157,22 @@ export class Counter {
  * per second over the last second (over at least 100 ms since its first, as `adaptiveRate`
  * measures its sending rate for a first cut; 0 before any); `accepted`, its successes per second
  * as `adaptiveRate` measures its delivered rate — over the last second, longer (up to 3 s) until
- * 10 successes, -1 while under a second is covered; `successes`, how many that counted; and
- * `spanMs`, the span they were counted over.
+ * 10 successes, -1 while under a second is covered; `successes`, how many that counted;
+ * `spanMs`, the span they were counted over; and `refused`, whether a throttle (`throttled`
+ * counts every one) came in at least half the 100-ms slots of that span, as `adaptiveRate`'s
+ * `#refused`: the blind cut's correction may then go past `decreaseFactor`.
  */
 export function memberReport(
   granted: Counter,
   delivered: Counter,
+  throttled: Counter,
   now: number,
   start: number,
-): { used: number; accepted: number; successes: number; spanMs: number } {
+): { used: number; accepted: number; successes: number; spanMs: number; refused: boolean } {
   const used = Math.max(0, granted.rate(now, start, 0, 0, 1000));
   const accepted = delivered.rate(now, start, MIN_DELIVERED, 1000, 3000);
-  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount, spanMs: delivered.lastSpanMs };
+  const refused = 2 * throttled.marked(now, delivered.lastSlots) >= delivered.lastSlots;
+  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount, spanMs: delivered.lastSpanMs, refused };
 }
 
 const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '-1');
@@ -203,6 +221,8 @@ class Shared implements SharedRate {
   readonly #gate: Gate;
   readonly #granted = new Counter();
   readonly #delivered = new Counter();
+  /** Every throttle this process saw, whatever its epoch: when the service refused it. */
+  readonly #throttled = new Counter();
   /** When this process first let a request go: its rates are measured from then. */
   #start = Number.POSITIVE_INFINITY;
   #sha: string | undefined;
@@ -340,7 +360,7 @@ class Shared implements SharedRate {
     if (outcome === 'success') {
       this.#delivered.add(this.#clock.now());
       this.#succeeded = true;
-    }
+    } else if (outcome === 'throttled') this.#throttled.add(this.#clock.now());
     if (this.#mode === 'local') {
       // A request sent on a share that answered after the fallback: the local controller learns from it.
       this.#local?.record(outcome, undefined, detail);
@@ -451,7 +471,13 @@ class Shared implements SharedRate {
     const now = this.#clock.now();
     // Redis sums the members' rates and successes: the fleet's accepted rate is known once every
     // member's covers a second and the fleet's successes are 10.
-    const { used, accepted, successes, spanMs } = memberReport(this.#granted, this.#delivered, now, this.#start);
+    const { used, accepted, successes, spanMs, refused } = memberReport(
+      this.#granted,
+      this.#delivered,
+      this.#throttled,
+      now,
+      this.#start,
+    );
     const saturated = this.#saturated || this.#gate.waiting > 0;
     const succeeded = this.#succeeded;
     this.#saturated = false;
@@ -468,6 +494,7 @@ class Shared implements SharedRate {
       succeeded ? '1' : '0',
       String(successes),
       String(spanMs),
+      refused ? '1' : '0',
     ];
     try {
       const reply = await Promise.race([
