@@ -20,8 +20,8 @@ const bump = (series, second, n = 1) => {
 };
 
 /**
- * Runs the fleet for `seconds`. `path(tSeconds)` chooses the limiter's path (to change the
- * limit mid-run); `rate` is the shared controller (or undefined for plain retry); `classOf(i)`
+ * Runs the fleet for `seconds`. `path(tSeconds)` chooses the limiter's path for each attempt (to
+ * change the limit mid-run); `rate` is the shared controller (or undefined for plain retry); `classOf(i)`
  * gives a request's priority class name, used with `rate.priority(name)` when present.
  */
 export async function runFleet({
@@ -48,8 +48,12 @@ export async function runFleet({
   const trace = [];
   const cuts = [];
   const wrapped = rate && wrapRecord(rate, cuts, t);
-  const counted = async (input, init) => {
-    const response = await fetchImpl(input, init);
+  // Each attempt goes to the location of the limit in force when it is sent — a retry of a
+  // request begun before the limit changed included — as a server whose limit changes applies it
+  // to every request from then on. (Chosen once per logical request, the retries of requests
+  // begun before a doubling still met the halved limit after it, and read as failed probes.)
+  const counted = async (_input, init) => {
+    const response = await fetchImpl(url(path(t())), init);
     const s = Math.floor(t());
     if (response.status === 200) bump(ok, s);
     else if (response.status === 429) bump(throttled, s);
