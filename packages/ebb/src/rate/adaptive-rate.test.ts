@@ -378,12 +378,18 @@ describe('adaptiveRate: the loop', () => {
     ]);
   });
 
-  it('a convex probe that fails lands at (1 − margin) × what the service delivered when that is above the rate before it (a convex step can start far under the limit it finds)', async () => {
+  /** A busy controller at 10 r/s, cut to 5 (10 the rate last throttled), after `rises` rises. */
+  async function climbAfterCut(rises: number) {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     const stop = busy(rate, clock);
-    rate.record('throttled'); // 10 → 5; 10 is the rate last throttled
+    rate.record('throttled');
+    for (let i = 0; i < rises; i++) await untilRise(rate, clock);
+    return { clock, rate, stop };
+  }
+
+  it('a convex probe that fails lands at (1 − margin) × what the service delivered when that is above the rate before it (a convex step can start far under the limit it finds)', async () => {
     // 5.5, 6.5, 8.5, 9, 10, 10.5 (past 10), then convex: +20 % → 12.6.
-    for (let i = 0; i < 7; i++) await untilRise(rate, clock);
+    const { clock, rate, stop } = await climbAfterCut(7);
     expect(rate.ratePerSecond).toBeCloseTo(12.6, 9);
     // 12.6 r/s served for 0.9 s, then a throttle: a relapse. The service delivered about 12 r/s
     // over the last second, so the rate lands at 0.95 × that — above 10.5, the rate before the
@@ -399,12 +405,9 @@ describe('adaptiveRate: the loop', () => {
   });
 
   it('after a convex probe fails, the rate last throttled is what held or was delivered, not the failed rate: the next climb is not held to additive steps up to it', async () => {
-    const { clock, rate } = make({ initialRatePerSecond: 10 });
-    const stop = busy(rate, clock);
-    rate.record('throttled'); // 10 → 5; 10 is the rate last throttled
     // 5.5, 6.5, 8.5, 9, 10, 10.5, then convex: 12.6, 15.96; a throttle right after the rise to
     // 15.96 (the service delivered about 12.6 r/s): a relapse, back under 12.6.
-    for (let i = 0; i < 8; i++) await untilRise(rate, clock);
+    const { clock, rate, stop } = await climbAfterCut(8);
     expect(rate.ratePerSecond).toBeCloseTo(15.96, 9);
     rate.record('throttled');
     const landed = rate.ratePerSecond;
