@@ -661,11 +661,14 @@ class Adaptive implements AdaptiveRate {
     const m = this.#margin;
     let rate: number;
     let relapse = false;
+    /** A relapse of a convex probe: the rate before it was past the rate last throttled. */
+    let failedConvex = false;
     let at = from;
     if (first) rate = known ? Math.max(floor, limit * (1 - m)) : floor;
     else if (this.#lastChange === 'increase') {
       relapse = true;
-      rate = this.#relapseTo(limit);
+      failedConvex = this.#convex(this.#before);
+      rate = this.#relapseTo(limit, failedConvex);
       if (this.#relapses < this.#maxRelapses) this.#relapses++;
     } else if (now - this.#eventAt < eventMs) {
       if (this.#informed || !known || delivered * (1 - m) === from) {
@@ -720,7 +723,6 @@ class Adaptive implements AdaptiveRate {
     // The rate cut from, even after a deep cut: the delivered rate is no better a bound for the
     // probes there, since a window that refuses for a second depresses it (tried: HAProxy at
     // 500 r/s then crawled at 230–240 r/s for 9 s, and at 10 r/s at 3–7 r/s for 8 s).
-    const failedConvex = relapse && this.#convex(this.#before);
     this.#throttledAt = at;
     this.#throttledProbe = relapse;
     if (failedConvex) this.#afterConvex(limit);
@@ -739,10 +741,10 @@ class Adaptive implements AdaptiveRate {
    * delivered rate, 50 — measure what the service delivers and settle under it, as any cut
    * does). Never above the probe's rate: `limit` is at most it.
    */
-  #relapseTo(limit: number): number {
+  #relapseTo(limit: number, convex: boolean): number {
     const m = this.#margin;
     const back = Math.min(this.#before, Math.max(this.#before * (1 - m), limit * (1 - m)));
-    return this.#convex(this.#before) ? Math.max(back, limit * (1 - m)) : back;
+    return convex ? Math.max(back, limit * (1 - m)) : back;
   }
 
   /**

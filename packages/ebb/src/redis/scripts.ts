@@ -136,13 +136,15 @@ local function fall(sent, delivered, count)
   if s.er == 1 then eventMs = 2 * base end
   local rate
   local relapse = false
+  local failedConvex = false
   local at = from
   if first then
     if known then rate = math.max(floor, limit * (1 - m)) else rate = floor end
   elseif s.lc == 1 then
     relapse = true
+    failedConvex = convex(s.pr)
     rate = math.min(s.pr, math.max(s.pr * (1 - m), limit * (1 - m)))
-    if convex(s.pr) then rate = math.max(rate, limit * (1 - m)) end
+    if failedConvex then rate = math.max(rate, limit * (1 - m)) end
     if s.rl < maxRel then s.rl = s.rl + 1 end
   elseif now - s.ev < eventMs then
     if s.inf == 1 or not known or delivered * (1 - m) == from then return note() end
@@ -171,7 +173,6 @@ local function fall(sent, delivered, count)
     s.pa = -BIG
     s.cu = -BIG
   end
-  local failedConvex = relapse and convex(s.pr)
   s.th = at
   if relapse then s.tp = 1 else s.tp = 0 end
   if failedConvex then
