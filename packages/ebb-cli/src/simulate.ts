@@ -53,6 +53,13 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
     .configureOutput(quiet)
     .exitOverride()
     .argument('[model]', 'ethernet, wifi, contention, overload, delays, outage, brownout or slow-tail')
+    .addHelpText(
+      'after',
+      `
+A model's options: ebb help simulate <model> (or ebb simulate help <model>, or
+ebb simulate <model> --help). Every model prints a table, or one JSON document with --json,
+and writes its chart with --svg FILE or --png FILE.`,
+    )
     // Without a model, the list of models (as `--help` prints it), rather than an error.
     .action((model: string | undefined) => {
       if (model !== undefined) {
