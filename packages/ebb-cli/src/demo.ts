@@ -46,7 +46,7 @@ import {
 // and the virtual clock), demo-report.ts (the table and the verdict). The tests import them from
 // here.
 export { type DemoPolicy, demoPolicies, type PolicyShape, policySentence, shapeOf } from './demo-policy.js';
-export { type Verdict, verdict } from './demo-report.js';
+export { type ServerSize, type Verdict, verdict } from './demo-report.js';
 export {
   DEFAULT_SETTINGS,
   type DemoFlags,
@@ -153,7 +153,7 @@ export async function demo(
   for (const policy of demoPolicies(settings.baseDelayMs, settings.policy))
     runs.push(await runOnce(settings, policy, stream, transport));
   const [plain, jittered] = runs as [RunSummary, RunSummary];
-  const v = verdict(plain, jittered);
+  const v = verdict(plain, jittered, settings);
   if (json) {
     const { clients, baseDelayMs, maxConcurrent, maxQueue, workMs, flakyRate, seed } = settings;
     const doc = {
