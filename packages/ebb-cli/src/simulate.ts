@@ -22,10 +22,10 @@ export {
   type OutputFlags,
   parseCount,
   parseRange,
+  planned,
   type SimulateIO,
   type Simulation,
   seedOf,
-  withProgressAsync,
 } from './simulate-common.js';
 export { type ContentionFlags, contentionModel, strategiesFrom } from './simulate-contention.js';
 export { type DelaysFlags, delaysModel } from './simulate-delays.js';
@@ -130,7 +130,7 @@ and writes its chart with --svg FILE or --png FILE.`,
     .option('--max-attempts <n>', 'calls in all, the first included')
     .option('--ceiling <n>', 'failure count after which delays stop growing')
     .action((preset: string | undefined, flags: DelaysFlags) =>
-      emit(io, flags, () => delaysModel({ ...flags, ...(preset === undefined ? {} : { preset }) })),
+      emit(io, flags, () => delaysModel({ ...flags, ...(preset === undefined ? {} : { preset }) }, io)),
     );
 
   sub('outage', 'workers through an outage: without and with a circuit breaker (ebb/resilience)')
