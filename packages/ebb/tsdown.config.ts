@@ -20,6 +20,9 @@ export default defineConfig([
     platform: 'neutral',
     target: 'es2022',
     sourcemap: true,
+    // Not a warning about the build: rolldown's note that a plugin took long, which on a busy
+    // machine the declarations plugin always does.
+    checks: { pluginTimings: false },
     // The browser build below writes into dist/browser: keep it.
     clean: ['dist/*', '!dist/browser'],
     treeshake: true,
@@ -38,6 +41,9 @@ export default defineConfig([
     platform: 'browser',
     target: 'es2022',
     sourcemap: true,
+    // Not a warning about the build: rolldown's note that a plugin took long, which on a busy
+    // machine the declarations plugin always does.
+    checks: { pluginTimings: false },
     clean: false,
     treeshake: true,
     unbundle: true,
