@@ -8,12 +8,12 @@
 import { adaptiveRate } from 'ebb/rate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FleetResult, runFleet, sum } from './support/fleet.mjs';
-import { available, type Limiter, startLimiter } from './support/limiters.mjs';
+import { available, haveLimiter, type Limiter, startLimiter } from './support/limiters.mjs';
 
 const LIMIT = 50;
 const BURST = 5;
 const SECONDS = 25;
-const missing = !available().found.includes('nginx');
+const missing = !haveLimiter('nginx');
 if (missing && process.env.CI) throw new Error(`CI: ${available().hint}`);
 
 describe.skipIf(missing)(`adaptiveRate against nginx limit_req ${LIMIT} r/s, burst ${BURST} nodelay`, () => {
