@@ -27,12 +27,12 @@ export default defineConfig([
     clean: ['dist/*', '!dist/browser'],
     treeshake: true,
     // One output file per source module: a bundler that reaches one module does not also keep the
-    // top-level statements of the modules tsdown would have put in the same chunk (docs/size.md).
+    // top-level statements of the modules tsdown would have put in the same chunk (docs/dev/size.md).
     unbundle: true,
   },
   // The same modules for browsers (package.json `exports`, condition `browser`, ESM only; the
   // declarations are the build's above): host-queues.ts becomes host-queues.browser.ts, so that a
-  // browser bundle carries no process-wide timer queue (docs/size.md, "The executor").
+  // browser bundle carries no process-wide timer queue (docs/dev/size.md, "The executor").
   {
     entry,
     format: ['esm'],

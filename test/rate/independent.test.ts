@@ -1,4 +1,4 @@
-// Issue 16, independent clients: K = 5 processes, each with its own adaptiveRate and no shared
+// Independent clients: K = 5 processes, each with its own adaptiveRate and no shared
 // state (the realistic fleet before shared state exists), 8 client loops each through withRetry,
 // against one real nginx `limit_req` (50 r/s, burst 5 nodelay) on 127.0.0.1. Each backs off on
 // its own 429s only; together they must share the limit: most of it taken, fairly (Jain's index,

@@ -1,4 +1,4 @@
-// adaptiveRate hears the server (issue 16): against real limiters on 127.0.0.1 that send
+// adaptiveRate hears the server: against real limiters on 127.0.0.1 that send
 // `Retry-After` on their 429s (nginx, via `error_page 429 = @limited` + `add_header … always`) and
 // the IETF `RateLimit` field computed from their stick table (HAProxy, `http-after-response`),
 // 40 client loops through withRetry share one controller. Asserted: the behaviour the headers ask

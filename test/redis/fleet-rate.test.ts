@@ -1,4 +1,4 @@
-// Issue 13, Must show 1: one rate for a fleet. Five Node.js processes, each with 10 closed loops
+// One rate for a fleet. Five Node.js processes, each with 10 closed loops
 // of withRetry(fetch), against a real nginx `limit_req` of 50 r/s (burst 5) — one limit for all —
 // pacing through one sharedRate on a real redis-server (three processes with node-redis, two with
 // ioredis); a sixth process joins mid-run. Then the same five processes, each with its own local

@@ -1,4 +1,4 @@
-// Issue 13, Must show 3 for the shared rate: Redis paused (SIGSTOP) for 5 s, then killed, then
+// The shared rate through Redis faults: Redis paused (SIGSTOP) for 5 s, then killed, then
 // restarted on the same port, while two "processes" (two sharedRates, one per client library, each
 // with its own connection and 5 closed loops of withRetry(fetch)) send to a real nginx limit_req
 // of 50 r/s. No request may fail, none may wait for Redis longer than the Redis timeout, both must

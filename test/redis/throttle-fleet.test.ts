@@ -1,5 +1,4 @@
-// The SRE client-side throttle shared by a fleet (issue 13: "the shared state behind adaptiveRate
-// (and the SRE throttle)"): four Node.js processes, each an open loop of 15 requests a second
+// The SRE client-side throttle shared by a fleet: four Node.js processes, each an open loop of 15 requests a second
 // (60 in all, three times the limit) of one withRetry(fetch) attempt, against a real nginx
 // `limit_req` of 20 r/s (burst 5) — one limit for all — rejecting locally through one
 // sharedAdaptiveThrottle (K = 2) on a real redis-server (two processes with node-redis, two with

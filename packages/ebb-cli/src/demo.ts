@@ -22,10 +22,9 @@ import {
  * default policy without its jitter, then with it. Same server, same clients, same curve and
  * limits; only the jitter differs.
  *
- * An experiment, not a show: its figures depend on the seed and nothing else. A first version
- * ran on the real clock, so the machine's speed shaped the crowd (one process sending 300
- * requests takes a few hundred ms of CPU, which blurs a wave), and a busy machine could reverse
- * the result. Here the parts that talk are real — a node:http server on 127.0.0.1 behind ebb's
+ * An experiment, not a show: its figures depend on the seed and nothing else. On the real clock
+ * the machine's speed would shape the crowd (one process sending 300 requests takes a few hundred
+ * ms of CPU, which blurs a wave), and a busy machine could reverse the result. Here the parts that talk are real — a node:http server on 127.0.0.1 behind ebb's
  * `shed()`, Node's `fetch`, ebb's `withRetry` with its classifier and Retry-After handling, each
  * request a real socket round trip — but time is virtual:
  *

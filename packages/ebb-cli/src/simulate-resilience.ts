@@ -18,7 +18,7 @@ import type { RunPlan } from './simulate-cost.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
-// The scenarios of issue 14, each "no mechanism" beside the mechanism, on the simulators of
+// The resilience scenarios, each "no mechanism" beside the mechanism, on the simulators of
 // ebb/sim (the real breaker, limit and hedging on a virtual clock).
 
 const ms = (x: number | null): string => (x === null ? '—' : `${x.toFixed(1)} ms`);
