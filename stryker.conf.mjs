@@ -22,7 +22,7 @@
  *   `low >= clamp` → `>` in clampedUniformMean (at equality both formulas give the same mean).
  * stryker.backoff.conf.mjs runs backoff.ts and describe.ts with backoff/'s tests only (a lower bound).
  * backoff/'s full list, and the survivors once listed here that were not equivalent (the
- * `allowInfinity` and message mutants, now killed), are in docs/mutation-backoff.md.
+ * `allowInfinity` and message mutants, now killed), are in docs/dev/mutation-backoff.md.
  *
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */

@@ -1,15 +1,26 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { SkipSummary } from './test/support/skip-summary.js';
+import { SKIPS_FILE_ENV } from './test/support/skips.mjs';
 
 // Every project fails a test that leaves a promise rejection unhandled, and a test file that
 // leaves a timer or a socket behind.
 const setup = fileURLToPath(new URL('./test/setup/unhandled.ts', import.meta.url));
 const leaks = fileURLToPath(new URL('./test/setup/leaks.ts', import.meta.url));
 
+// Suites that skip for want of a real server record it in this file (test/support/skips.mjs); the
+// run ends with one line naming them and the command that installs what they need. The test
+// processes inherit the variable.
+const skips = join(tmpdir(), `ebb-test-skips-${process.pid}.jsonl`);
+process.env[SKIPS_FILE_ENV] = skips;
+
 // `npm test` runs every project: the library's unit tests (beside their files), the CLI's, and
 // the integration tests under test/ (the CLI as a process, real sockets, the packed tarball).
 export default defineConfig({
   test: {
+    reporters: ['default', new SkipSummary(skips)],
     projects: [
       { test: { name: 'ebb', root: 'packages/ebb', include: ['src/**/*.test.ts'], setupFiles: [setup, leaks] } },
       {

@@ -131,6 +131,20 @@ if (staleDist) process.stderr.write(`warning: ${staleDist}\n`);
 const progress = (text) =>
   process.stderr.write(`[${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${text}\n`);
 
+/*
+ * The peers whose engines require Node.js >= 22 (p-retry 9, cockatiel 4) live in bench/node22,
+ * outside the workspace, so that the workspace's `npm ci` on Node.js 20 neither installs them nor
+ * warns about them. They are installed here on first use, from bench/node22's lockfile; npm's
+ * warning that their engines do not match this Node.js is expected and not printed (only the
+ * newer runtime runs them; the size figure only bundles them).
+ */
+if (!existsSync(here('node22/node_modules'))) {
+  progress('installing bench/node22 (p-retry 9, cockatiel 4)');
+  execFileSync('npm', ['ci', '--prefix', here('node22'), '--no-audit', '--no-fund', '--loglevel=error'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
 /**
  * Runs a figure script in a fresh process; returns the JSON document it printed (its last line,
  * or all of stdout). A failed process is run once more before the failure counts.

@@ -15,8 +15,10 @@ import { readFileSync } from 'node:fs';
 import { reference } from './lib/reference.mjs';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
-/** The exact version pinned in bench/package.json ("npm:p-retry@7.1.1" → "7.1.1"). */
-const pinned = (dep) => pkg.devDependencies[dep].replace(/^npm:.*@/, '');
+/** The peers that need Node.js >= 22, installed apart (bench/node22/package.json). */
+const node22 = JSON.parse(readFileSync(new URL('./node22/package.json', import.meta.url), 'utf8'));
+/** The exact version pinned in bench/package.json or bench/node22 ("npm:p-retry@7.1.1" → "7.1.1"). */
+const pinned = (dep) => (pkg.devDependencies[dep] ?? node22.devDependencies[dep]).replace(/^npm:.*@/, '');
 const ebbVersion = JSON.parse(readFileSync(new URL('../packages/ebb/package.json', import.meta.url), 'utf8')).version;
 
 /**
@@ -68,8 +70,9 @@ async function awsMiddlewareCall(strategy, operation) {
  */
 const AWS_OPERATIONS_PER_CLIENT = 30;
 
-async function loadCockatiel(name) {
-  const { ConstantBackoff, ExponentialBackoff, handleAll, retry } = await import(name);
+/** `module`: a package name, or a file of bench/node22 that re-exports one. */
+async function loadCockatiel(module) {
+  const { ConstantBackoff, ExponentialBackoff, handleAll, retry } = await import(module);
   // The README's example ("retry three times, with exponential backoff"); one policy serves
   // many calls, as the README says a builder can.
   const documented = retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() });
@@ -89,8 +92,9 @@ async function loadCockatiel(name) {
   };
 }
 
-async function loadPRetry(name) {
-  const { default: pRetry } = await import(name);
+/** `module`: a package name, or a file of bench/node22 that re-exports one. */
+async function loadPRetry(module) {
+  const { default: pRetry } = await import(module);
   return {
     successPath: (fn) => () => pRetry(fn),
     retryOnce: (ms) => (op) => pRetry(op, { retries: 1, minTimeout: ms, factor: 1 }),
@@ -163,7 +167,7 @@ export const SUBJECTS = [
     id: 'p-retry-9',
     label: `p-retry ${pinned('p-retry-9')}`,
     minNode: 22,
-    load: () => loadPRetry('p-retry-9'),
+    load: () => loadPRetry('./node22/p-retry-9.mjs'),
   },
   {
     id: 'exponential-backoff',
@@ -204,7 +208,7 @@ export const SUBJECTS = [
     id: 'cockatiel-4',
     label: `cockatiel ${pinned('cockatiel-4')}`,
     minNode: 22,
-    load: () => loadCockatiel('cockatiel-4'),
+    load: () => loadCockatiel('./node22/cockatiel-4.mjs'),
   },
   {
     id: 'aws',

@@ -29,7 +29,7 @@ const builds = { old: await load(oldDir), new: await load(newDir) };
 
 const entries = baseEntries();
 // Measured as `await ebb.retry(fn)` itself, with no closure around it (the figures in
-// docs/size.md were taken so).
+// docs/dev/size.md were taken so).
 for (const [id, ebb] of Object.entries(builds)) {
   if ((await ebb.retry(fn)) !== 1) throw new Error(`${id}: the success path did not resolve with the value`);
   entries.push([id, async () => do_not_optimize(await ebb.retry(fn))]);

@@ -24,6 +24,9 @@ import { build, version } from 'esbuild';
 import { SUBJECTS } from '../subjects.mjs';
 
 const resolveDir = fileURLToPath(new URL('..', import.meta.url));
+/** The peers installed apart, in bench/node22 (they need Node.js >= 22 to run, not to be bundled). */
+const NODE22 = ['p-retry-9', 'cockatiel-4'];
+const node22Dir = fileURLToPath(new URL('../node22', import.meta.url));
 const ebbFrom = process.argv.find((a) => a.startsWith('--ebb-from='))?.slice('--ebb-from='.length);
 // The runner's snapshot of ebb's build, when there is one (see run.mjs); else the workspace's.
 // A snapshot is imported by path, so the path must be the file a browser bundler resolves through
@@ -194,7 +197,7 @@ for (const s of SUBJECTS) {
   if (wanted.length && !wanted.includes(s.id)) continue;
   const e = ENTRIES[s.id];
   if (!e) throw new Error(`no size entries for subject ${s.id}`);
-  const from = s.id === 'ebb' && ebbFrom ? ebbFrom : resolveDir;
+  const from = s.id === 'ebb' && ebbFrom ? ebbFrom : NODE22.includes(s.id) ? node22Dir : resolveDir;
   const typical = await measure(e.typical, { modules: s.id === 'ebb', from });
   const { minified, gzip } = await measure(e.whole, { from });
   const row = { id: s.id, label: s.label, typical, whole: { minified, gzip } };

@@ -8,6 +8,8 @@ export default defineConfig({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
+  // Not a warning about the build: rolldown's note that a plugin took long (the machine's load).
+  checks: { pluginTimings: false },
   clean: true,
   fixedExtension: false,
 });

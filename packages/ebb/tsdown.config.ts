@@ -20,16 +20,19 @@ export default defineConfig([
     platform: 'neutral',
     target: 'es2022',
     sourcemap: true,
+    // Not a warning about the build: rolldown's note that a plugin took long, which on a busy
+    // machine the declarations plugin always does.
+    checks: { pluginTimings: false },
     // The browser build below writes into dist/browser: keep it.
     clean: ['dist/*', '!dist/browser'],
     treeshake: true,
     // One output file per source module: a bundler that reaches one module does not also keep the
-    // top-level statements of the modules tsdown would have put in the same chunk (docs/size.md).
+    // top-level statements of the modules tsdown would have put in the same chunk (docs/dev/size.md).
     unbundle: true,
   },
   // The same modules for browsers (package.json `exports`, condition `browser`, ESM only; the
   // declarations are the build's above): host-queues.ts becomes host-queues.browser.ts, so that a
-  // browser bundle carries no process-wide timer queue (docs/size.md, "The executor").
+  // browser bundle carries no process-wide timer queue (docs/dev/size.md, "The executor").
   {
     entry,
     format: ['esm'],
@@ -38,6 +41,9 @@ export default defineConfig([
     platform: 'browser',
     target: 'es2022',
     sourcemap: true,
+    // Not a warning about the build: rolldown's note that a plugin took long, which on a busy
+    // machine the declarations plugin always does.
+    checks: { pluginTimings: false },
     clean: false,
     treeshake: true,
     unbundle: true,

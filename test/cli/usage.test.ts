@@ -45,6 +45,57 @@ describe('the ebb command line: help, version and the limits of its input', () =
     usageError(await ebb(['help', 'bogus']), /^ebb: unknown command 'bogus'; commands: schedule, run, simulate, demo$/);
   });
 
+  it('ebb help <command> prints what <command> --help prints, for every command the usage lists', async () => {
+    const usage = (await ebb(['--help'])).stdout;
+    const commands = [...usage.matchAll(/^ {2}([a-z-]+) (?!\[command\])/gm)].map((m) => m[1] as string);
+    expect(commands).toEqual(['schedule', 'run', 'simulate', 'demo']);
+    for (const command of commands) {
+      const viaHelp = await ebb(['help', command]);
+      const viaFlag = await ebb([command, '--help']);
+      expect(viaHelp.code, command).toBe(0);
+      expect(viaHelp.stdout).toMatch(new RegExp(`^Usage: ebb ${command} `));
+      expect(viaHelp.stdout, command).toBe(viaFlag.stdout);
+    }
+  });
+
+  it('a model of ebb simulate: ebb help simulate M, ebb simulate help M and ebb simulate M --help print its options, for every model listed', async () => {
+    const group = await ebb(['help', 'simulate']);
+    expect(group.code).toBe(0);
+    // The group's help says how to reach a model's options.
+    expect(group.stdout).toMatch(/A model's options: ebb help simulate <model> \(or ebb simulate help <model>/);
+    expect((await ebb(['simulate', 'help'])).stdout).toBe(group.stdout);
+    const listed = /Arguments:\n {2}model +(.*?)\n\n/s.exec(group.stdout)?.[1]?.replace(/\s+/g, ' ');
+    const models = [...String(listed).matchAll(/[a-z-]+/g)].map((m) => m[0]).filter((w) => w !== 'or');
+    const commands = [...group.stdout.matchAll(/^ {2}([a-z-]+) \[options\]/gm)].map((m) => m[1]);
+    expect(models).toEqual(commands);
+    expect(models).toHaveLength(8);
+    for (const model of models) {
+      const viaFlag = await ebb(['simulate', model, '--help']);
+      expect(viaFlag.stdout).toMatch(new RegExp(`^Usage: ebb simulate ${model} \\[options\\]`));
+      expect(viaFlag.stdout).toMatch(/--json/);
+      for (const args of [
+        ['help', 'simulate', model],
+        ['simulate', 'help', model],
+      ]) {
+        const r = await ebb(args);
+        expect(r.code, args.join(' ')).toBe(0);
+        expect(r.stderr).toBe('');
+        expect(r.stdout, args.join(' ')).toBe(viaFlag.stdout);
+      }
+    }
+  });
+
+  it.each([
+    [
+      ['help', 'simulate', 'bogus'],
+      /^ebb: unknown model 'bogus' of ebb simulate; models: ethernet, wifi, contention, overload, delays, outage, brownout, slow-tail$/,
+    ],
+    [['simulate', 'help', 'bogus'], /^ebb: unknown model 'bogus' of ebb simulate; models: ethernet, /],
+    [['help', 'schedule', 'default'], /^ebb: ebb schedule has no models: ebb help schedule$/],
+  ])('%j: one line naming what exists, exit 2', async (args, message) => {
+    usageError(await ebb(args), message);
+  });
+
   it('--attempts is bounded (documented in --help) instead of overflowing the stack or the heap', async () => {
     const help = await ebb(['schedule', '--help']);
     expect(help.stdout).toMatch(/--attempts <n> +rows to print \(default 10, at most 10000\)/);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Clock, googleExponentialBackOff, RetryError, retry, seeded, virtualClock } from 'ebb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { recordSkip } from '../support/skips.mjs';
 
 const JAR = '/usr/share/java/google-http-client.jar';
 // Its Preconditions delegate to Guava's (libguava-java, a dependency of the Debian package).
@@ -33,7 +34,10 @@ const missing = javaTools();
 if (missing && process.env.CI) {
   throw new Error(`test/fidelity/google.test.ts needs Java and Google's jar in CI: ${missing}`);
 }
-if (missing) console.warn(`skipping the Google differential: ${missing}`);
+if (missing) {
+  console.warn(`skipping the Google differential: ${missing}`);
+  recordSkip('google-http-client');
+}
 
 let classes: string | undefined;
 afterAll(() => {

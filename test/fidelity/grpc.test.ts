@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { presets, seeded } from 'ebb';
 import { tokenBudget } from 'ebb/rate';
 import { afterAll, describe, expect, it } from 'vitest';
+import { recordSkip } from '../support/skips.mjs';
 
 const require = createRequire(import.meta.url);
 const { RetryThrottler } = require('@grpc/grpc-js/build/src/retrying-call.js') as {
@@ -140,7 +141,10 @@ function missingJava(): string | undefined {
 }
 const missing = missingJava();
 if (missing && process.env.CI) throw new Error(`test/fidelity/grpc.test.ts needs grpc-java in CI: ${missing}`);
-if (missing) console.warn(`skipping the grpc-java differential: ${missing}`);
+if (missing) {
+  console.warn(`skipping the grpc-java differential: ${missing}`);
+  recordSkip('grpc-java');
+}
 
 let classes: string | undefined;
 afterAll(() => {

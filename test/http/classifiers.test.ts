@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { expectNoLeaks, readBody, startServer, type TestServer } from './support/server.js';
 
 /*
- * Must show 5: the seed systems' error rules, against servers that answer as Drive and AWS do
+ * The seed systems' error rules, against servers that answer as Drive and AWS do
  * (their documented error documents), over real sockets.
  */
 

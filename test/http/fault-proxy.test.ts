@@ -5,7 +5,7 @@ import { FAULT_MIX, type FaultProxy, startFaultProxy } from './support/fault-pro
 import { expectNoLeaks, startServer, type TestServer } from './support/server.js';
 
 /*
- * Must show 7: a TCP proxy between Node's fetch and a real node:http server resets, stalls,
+ * A TCP proxy between Node's fetch and a real node:http server resets, stalls,
  * truncates and slows connections at random (seeded). Every response the client accepts must
  * be exactly right; everything else must be a clear error — never a short or altered body.
  * With ebb's retry() around the whole read, every request ends right.
@@ -83,7 +83,7 @@ function kind(error: unknown): string {
 
 const N = 120;
 
-describe('Must show 7: a fault-injecting TCP proxy (seeded)', () => {
+describe('a fault-injecting TCP proxy (seeded): every accepted response exact, every other outcome a clear error', () => {
   it('withRetry alone: every accepted response is exactly right, every failure a clear error', async () => {
     upstream = await blobServer();
     proxy = await startFaultProxy(Number(new URL(upstream.origin).port), seeded(20261121));

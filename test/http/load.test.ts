@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BIG, expectNoLeaks, readBody, startServer, type TestServer } from './support/server.js';
 
 /*
- * Must show 4: 2,000 concurrent requests against a server that fails 30 % of them at random —
+ * 2,000 concurrent requests against a server that fails 30 % of them at random —
  * 503s with bodies too big for the socket buffers, and connection resets before and after the
  * request body was read — all complete with 200, every echoed body intact, no socket leaked.
  * Bounded: 2,000 requests, each retried at most 30 times; it stops by itself.
@@ -28,7 +28,7 @@ function bodyOf(i: number): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-describe('Must show 4: load against a flaky server, over sockets', () => {
+describe('load against a flaky server, over sockets', () => {
   it('2,000 concurrent PUTs, 30 % failing (503s and resets): all 200, bodies intact, zero leaked sockets', async () => {
     const random = seeded(42); // the server's faults, reproducible in kind and rate
     const faults = { big503: 0, resetBeforeBody: 0, resetAfterBody: 0, ok: 0 };

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, expectNoLeaks, startServer, type TestServer } from './support/server.js';
 
 /*
- * Must show 6, and the rest of shed's contract, against a real node:http server: "queue up to
+ * shed's contract against a real node:http server: "queue up to
  * a limit, then answer NO WAIT" (the AWS seed article).
  */
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startServer, type TestServer } from './support/server.js';
 
 /*
- * Issue 10, defect 9: which connections does a server still hold after `withRetry(fetch, {
+ * Which connections does a server still hold after `withRetry(fetch, {
  * attemptTimeoutMs })` gives up on it, and whose are they? Measured against a real node:http
  * server that never answers; docs/http-notes.md records the figures.
  */
@@ -49,7 +49,7 @@ const bare = async (url: string) => {
   throw last;
 };
 
-describe('connections after timed-out attempts (issue 10, defect 9)', () => {
+describe('connections after timed-out attempts', () => {
   it('every connection that carried a timed-out attempt closes at once; what stays is no request of ours', async () => {
     const outcomes = await giveUp(retrying());
     for (const o of outcomes) expect(o).toMatchObject({ name: 'RetryError', attempts: 3 });

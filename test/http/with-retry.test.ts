@@ -39,7 +39,7 @@ function settle<T>(p: Promise<T>) {
   return box;
 }
 
-describe('Must show 1: statuses and Retry-After, over sockets', () => {
+describe('statuses and Retry-After, over sockets', () => {
   it('503, 503, 200 → 200 after exactly 3 requests; the server saw 3', async () => {
     const t = await serve((_req, res, _s) => {
       const n = t.seen.length;
@@ -145,7 +145,7 @@ describe('Must show 1: statuses and Retry-After, over sockets', () => {
   });
 });
 
-describe('Must show 2: resets, methods and cut-off bodies, over sockets', () => {
+describe('resets, methods and cut-off bodies, over sockets', () => {
   /** Resets the connection of the first request on each path, answers the rest with an echo. */
   async function resettingServer() {
     const perPath = new Map<string, number>();
@@ -251,7 +251,7 @@ describe('Must show 2: resets, methods and cut-off bodies, over sockets', () => 
   });
 });
 
-describe('Must show 3: a server that never answers', () => {
+describe('a server that never answers', () => {
   it('attemptTimeoutMs: 200 → each attempt aborted on time, retried, then RetryError; zero open connections after', async () => {
     const closedAfter: number[] = [];
     const t = await serve((req, _res, seen) => {

@@ -1,4 +1,4 @@
-// The shared budget and the shared rate on a local 3-master Redis Cluster (issue 13, Must show 5):
+// The shared budget and the shared rate on a local 3-master Redis Cluster:
 // three redis-server processes with --cluster-enabled yes on free 127.0.0.1 ports, joined by
 // `redis-cli --cluster create`, used through node-redis's createCluster and ioredis's Cluster.
 // Keys carry a hash tag, EVALSHA/EVAL name the key, so each call goes to the node owning the slot.

@@ -1,4 +1,4 @@
-// Issue 13, Must show 3 for the shared budget: Redis paused (SIGSTOP) for 5 s, then killed, then
+// The shared budget through Redis faults: Redis paused (SIGSTOP) for 5 s, then killed, then
 // restarted on the same port, while two "processes" (two budgets, one per client library, each
 // with its own connection) keep sending requests to a real node:http server. Every request must
 // succeed, none may wait for Redis, each budget must report its fallback, and both must be shared

@@ -1,10 +1,10 @@
-// Issue 13, Must show 1: one rate for a fleet. Five Node.js processes, each with 10 closed loops
+// One rate for a fleet. Five Node.js processes, each with 10 closed loops
 // of withRetry(fetch), against a real nginx `limit_req` of 50 r/s (burst 5) — one limit for all —
 // pacing through one sharedRate on a real redis-server (three processes with node-redis, two with
 // ioredis); a sixth process joins mid-run. Then the same five processes, each with its own local
 // adaptiveRate, side by side. Everything is started here on free 127.0.0.1 ports and stopped by PID.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { available, type Limiter, startLimiter } from '../rate/support/limiters.mjs';
+import { haveLimiter, type Limiter, startLimiter } from '../rate/support/limiters.mjs';
 import {
   type FleetSummary,
   onFleetClock,
@@ -20,7 +20,8 @@ const SECONDS = 24;
 const JOIN_AT_S = 14;
 // A first guess twice the limit: the fleet starts there and finds the limit.
 const START = 2 * LIMIT;
-const enabled = haveRedis() && available().found.includes('nginx');
+// Both checked, so that the skip records every server missing.
+const enabled = [haveRedis(), haveLimiter('nginx')].every(Boolean);
 
 describe.skipIf(!enabled)('sharedRate: 5 (then 6) processes against nginx limit_req 50 r/s', () => {
   let redis: RedisServer;

@@ -1,4 +1,4 @@
-// Issue 13, Must show 2: a shared budget bounds retries across process lifetimes. 200 short-lived
+// A shared budget bounds retries across process lifetimes. 200 short-lived
 // processes (at most 20 alive at once) each make 5 requests with up to 3 attempts against a real
 // node:http server that answers 503 to everything (a total outage). With its own tokenBudget every
 // process starts with a full bucket and retries; with the shared one, the fleet drains one bucket

@@ -1,5 +1,4 @@
-// The SRE adaptive throttle shared through a real redis-server (issue 13: "the shared state behind
-// adaptiveRate (and the SRE throttle)"), with both clients: a process that starts while the backend
+// The SRE adaptive throttle shared through a real redis-server, with both clients: a process that starts while the backend
 // refuses the fleet rejects locally from its first request; the window slides on the server's
 // clock; a Redis that stops answering never fails or delays a decision, and resyncs.
 import { Redis } from 'ioredis';

@@ -11,7 +11,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('defect 6 against a real socket: fetch’s TypeError is retried, a bug in the caller’s code is not', () => {
+describe('against a real socket: fetch’s TypeError is retried, a bug in the caller’s code is not', () => {
   it('fetch to a closed port on 127.0.0.1: TypeError: fetch failed (ECONNREFUSED), retried to the limit', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/`;
     let calls = 0;

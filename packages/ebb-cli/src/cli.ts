@@ -39,6 +39,7 @@ export function flagMessage(message: string): string {
 /** The policy options shared by `schedule` and `run`. */
 function policyOptions(cmd: Command): Command {
   return cmd
+    .option('--preset <id>', 'a preset id (see ebb schedule --list); default: default')
     .addOption(new Option('--curve <curve>', 'custom curve').choices(['exponential', 'linear', 'constant', 'slotted']))
     .option('--initial <duration>', 'first delay (exponential, linear), e.g. 100ms')
     .option('--multiplier <x>', 'growth per failure (exponential), e.g. 2')
@@ -62,10 +63,11 @@ function policyOptions(cmd: Command): Command {
     .addHelpText(
       'after',
       `
-Policy: no flags run ${findPreset('default')?.title}; limit
-flags alone adjust it; curve flags (--initial, --delay, --slot, …) build a custom curve, which gets
---jitter full and --max-attempts ${CUSTOM_DEFAULTS.maxAttempts} unless you say otherwise (--jitter none, --max-attempts Infinity,
---max-elapsed 10m). ebb schedule and ebb run build the policy from the same flags the same way.
+Policy: no flags run ${findPreset('default')?.title};
+--preset ID runs another preset (ebb schedule ID too); limit flags alone adjust it; curve flags
+(--initial, --delay, --slot, …) build a custom curve, which gets --jitter full and --max-attempts ${CUSTOM_DEFAULTS.maxAttempts}
+unless you say otherwise (--jitter none, --max-attempts Infinity, --max-elapsed 10m). ebb schedule
+and ebb run take the same policy flags and build the policy from them the same way.
 Durations need a unit: 500ms, 1.5s, 2m, 1h, 51.2us.`,
     );
 }
@@ -88,6 +90,7 @@ export function program(env: Environment): Command {
     .description('Exponential backoff done exactly: schedules of real systems, retries, simulations.')
     .version(VERSION, '-V, --version', 'print the version')
     .enablePositionalOptions()
+    .helpCommand('help [command] [model]', 'print the help of a command, or of a model of ebb simulate')
     .configureOutput(quiet)
     .exitOverride();
 
@@ -95,7 +98,7 @@ export function program(env: Environment): Command {
     root
       .command('schedule')
       .description('print the exact backoff schedule of a preset or a custom policy')
-      .argument('[preset]', 'a preset id (see --list), e.g. google-http-client')
+      .argument('[preset]', 'a preset id (see --list), e.g. google-http-client; the same as --preset')
       .option('--list', 'list the presets')
       .option('--attempts <n>', `rows to print (default 10, at most ${MAX_ROWS})`)
       .option('--json', 'print one JSON document')
@@ -105,6 +108,9 @@ export function program(env: Environment): Command {
     .exitOverride()
     .configureOutput(quiet)
     .action((preset: string | undefined, flags: ScheduleFlags) => {
+      if (preset !== undefined && flags.preset !== undefined && preset !== flags.preset) {
+        throw new UsageError(`two presets: "${preset}" and --preset ${flags.preset}; give one`);
+      }
       out(schedule({ ...flags, ...(preset === undefined ? {} : { preset }) }).stdout);
     });
 
@@ -114,7 +120,6 @@ export function program(env: Environment): Command {
       .description('run a command until it succeeds, backing off between attempts (default policy: default)')
       .usage('[options] -- command [args...]')
       .argument('<command...>', 'the command and its arguments (after --)')
-      .option('--preset <id>', 'a preset id (see ebb schedule --list); default: default')
       .option('--attempt-timeout <duration>', "stop an attempt's process group after this long (exit 124)")
       .option('--retry-on-exit <codes>', 'retry only these exit statuses, e.g. 1,75 (default: any non-zero)')
       .option('--kill-after <duration>', 'grace between SIGTERM and SIGKILL when stopping (default 1s)')
@@ -131,6 +136,33 @@ export function program(env: Environment): Command {
   registerSimulate(root, env);
   registerDemo(root, env);
   return root;
+}
+
+/**
+ * `ebb help <command> [model]` and `ebb <command> help [model]` (for a command with models, such
+ * as simulate): the command or model whose help to print, a usage error naming what exists when a
+ * word names nothing, or undefined when `argv` does not ask for help this way. Commander alone
+ * reaches only `ebb help <command>`, and `ebb simulate help overload` would be an error.
+ */
+export function helpRequest(root: Command, argv: readonly string[]): Command | UsageError | undefined {
+  let path: readonly string[];
+  if (argv[0] === 'help') path = argv.slice(1);
+  else if (argv[1] === 'help' && root.commands.some((c) => c.name() === argv[0] && c.commands.length > 0))
+    path = [argv[0] as string, ...argv.slice(2)];
+  else return undefined;
+  let cmd = root;
+  for (const word of path) {
+    const sub = cmd.commands.find((c) => c.name() === word);
+    if (sub !== undefined) {
+      cmd = sub;
+      continue;
+    }
+    const names = cmd.commands.map((c) => c.name()).join(', ');
+    if (cmd === root) return new UsageError(`unknown command '${word}'; commands: ${names}`);
+    if (names === '') return new UsageError(`ebb ${cmd.name()} has no models: ebb help ${cmd.name()}`);
+    return new UsageError(`unknown model '${word}' of ebb ${cmd.name()}; models: ${names}`);
+  }
+  return cmd;
 }
 
 /**
@@ -161,12 +193,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(root.helpInformation());
     return 2;
   }
-  // `ebb help bogus`: commander would print nothing and fail with "(outputHelp)".
-  if (argv[0] === 'help' && argv[1] !== undefined && !root.commands.some((c) => c.name() === argv[1])) {
-    process.stderr.write(
-      `ebb: unknown command '${argv[1]}'; commands: ${root.commands.map((c) => c.name()).join(', ')}\n`,
-    );
+  const help = helpRequest(root, argv);
+  if (help instanceof UsageError) {
+    process.stderr.write(`ebb: ${help.message}\n`);
     return 2;
+  }
+  if (help !== undefined) {
+    // outputHelp, not helpInformation: it adds each command's addHelpText (the policy rules, how to reach a model).
+    help.outputHelp();
+    return 0;
   }
   try {
     await root.parseAsync(argv, { from: 'user' });

@@ -7,50 +7,105 @@ import { formatDuration } from './duration.js';
 const fixed2 = (x: number | null) => (x === null ? '—' : x.toFixed(2));
 export const seconds = (ms: number) => formatDuration(Math.round(ms / 10) * 10);
 
-/** What the figures show: whether jitter won, and the sentences that say it, built from them. */
+/** What the figures show, and the sentences that say it, built from them. */
 export interface Verdict {
   /**
    * True when the jittered crowd served more clients, with fewer requests per success, and the
-   * lockstep crowd left some clients without an answer: the demo's claim, on these figures.
+   * lockstep crowd left some clients without an answer: jitter helped, on these figures.
    */
+  readonly jitterHelps: boolean;
+  /** True when jitter helped and served every client: the same retries fit. */
   readonly jitterFits: boolean;
+  /**
+   * The most requests the server could complete while the jittered crowd kept trying
+   * (`maxConcurrent` at once, `workMs` each, over its `lastDoneMs`): an upper bound on the
+   * clients it could serve, whatever the policy's jitter.
+   */
+  readonly serverRoom: number;
   readonly lines: readonly string[];
 }
 
+/** The server's size, as the verdict quotes it. */
+export interface ServerSize {
+  readonly maxConcurrent: number;
+  readonly workMs: number;
+}
+
 /**
- * The closing words, derived from the two runs' figures (a first version printed the same words
- * whatever its figures said). When the figures do not support the claim, it says so.
+ * The closing words, derived from the two runs' figures and the server's size: every claim is a
+ * comparison of the numbers it quotes. Jitter that served everyone "fits"; jitter that served
+ * more but not everyone says how many still gave up and, when the crowd outnumbers what the server
+ * could complete in the time the crowd kept trying, that jitter spreads retries but adds no
+ * capacity. When the figures do not show jitter helping, it says so and why.
  */
-export function verdict(plain: RunSummary, jittered: RunSummary): Verdict {
+export function verdict(plain: RunSummary, jittered: RunSummary, server: ServerSize): Verdict {
   const perSuccess = (r: RunSummary) => r.requestsPerSuccess ?? Infinity;
   const moreServed = jittered.served > plain.served;
   const cheaper = perSuccess(jittered) < perSuccess(plain);
   const lockstepFailed = plain.gaveUp > 0;
   const calmer = jittered.peakRetries < plain.peakRetries;
-  if (moreServed && cheaper && lockstepFailed) {
+  // Over the time as printed (to 10 ms), so a reader can redo the product; rounding up only loosens the bound.
+  const shownMs = Math.round(jittered.lastDoneMs / 10) * 10;
+  const serverRoom = Math.floor((server.maxConcurrent * Math.max(shownMs, jittered.lastDoneMs)) / server.workMs);
+  const jitterHelps = moreServed && cheaper && lockstepFailed;
+  const jitterFits = jitterHelps && jittered.gaveUp === 0;
+  if (jitterHelps) {
+    const together = calmer
+      ? `retries came back together (up to ${plain.peakRetries} in ${PEAK_WINDOW_MS} ms, against ${jittered.peakRetries} with jitter)`
+      : `up to ${plain.peakRetries} retries came in ${PEAK_WINDOW_MS} ms`;
+    const cost =
+      plain.requestsPerSuccess === null
+        ? `at ${fixed2(jittered.requestsPerSuccess)} requests per success, where lockstep served no one`
+        : `at ${fixed2(jittered.requestsPerSuccess)} requests per success instead of ${fixed2(plain.requestsPerSuccess)}`;
+    const more = `(${jittered.served - plain.served} more)`;
+    const lines = [
+      `In lockstep, the crowd kept failing: ${together},`,
+      `${plain.shed > 0 ? 'met a full server, and ' : 'and '}${plain.gaveUp} of ${plain.clients} clients gave up after ${plain.requests} requests.`,
+    ];
+    if (jitterFits) {
+      lines.push(`With jitter, the same retries fit: all ${jittered.clients} served ${more}, ${cost}.`);
+    } else {
+      const over = `in the ${seconds(jittered.lastDoneMs)} the crowd kept trying (${server.maxConcurrent} at once, ${server.workMs} ms each)`;
+      lines.push(
+        `With jitter, more got through: ${jittered.served} of ${jittered.clients} served ${more}, ${cost};`,
+        ...(serverRoom < jittered.clients
+          ? [
+              `yet ${jittered.gaveUp} still gave up: the server could complete at most ${serverRoom} requests ${over},`,
+              `fewer than the ${jittered.clients} clients. Jitter spreads retries out but adds no capacity: fewer clients need less,`,
+              'and a policy that keeps trying for longer gives the server more time.',
+            ]
+          : [
+              `yet ${jittered.gaveUp} still gave up, though the server could complete ${serverRoom} requests ${over}:`,
+              'some retries still met a full server.',
+            ]),
+      );
+    }
+    return { jitterHelps, jitterFits, serverRoom, lines };
+  }
+  if (!lockstepFailed) {
     return {
-      jitterFits: true,
+      jitterHelps,
+      jitterFits,
+      serverRoom,
       lines: [
-        `In lockstep, the crowd kept failing: retries came back together (up to ${plain.peakRetries} in ${PEAK_WINDOW_MS} ms${calmer ? `, against ${jittered.peakRetries} with jitter` : ''}),`,
-        `met a full server, and ${plain.gaveUp} of ${plain.clients} clients gave up after ${plain.requests} requests.`,
-        `With jitter, the same retries fit: ${jittered.served} of ${jittered.clients} served (${jittered.served - plain.served} more), ` +
-          `at ${fixed2(jittered.requestsPerSuccess)} requests per success instead of ${fixed2(plain.requestsPerSuccess)}.`,
+        `Lockstep served all ${plain.clients} ${plain.clients === 1 ? 'client' : 'clients'} too` +
+          (jittered.served === jittered.clients ? ', as jitter did' : `; jitter served ${jittered.served}`) +
+          ': this server had room for the crowd, so these figures cannot show jitter helping.',
+        'Try more clients (--clients).',
       ],
     };
   }
   const why: string[] = [];
-  if (!moreServed) why.push(`jitter served ${jittered.served} clients, lockstep ${plain.served}`);
+  if (!moreServed) why.push(`jitter served ${jittered.served}, lockstep ${plain.served}`);
   if (!cheaper)
     why.push(
       `jitter took ${fixed2(jittered.requestsPerSuccess)} requests per success, lockstep ${fixed2(plain.requestsPerSuccess)}`,
     );
-  if (!lockstepFailed) why.push('every lockstep client was served: this server had room for the crowd');
   return {
-    jitterFits: false,
-    lines: [
-      `These figures do not show jitter helping: ${why.join('; ')}.`,
-      'Try more clients (--clients) or a different --seed.',
-    ],
+    jitterHelps,
+    jitterFits,
+    serverRoom,
+    lines: [`These figures do not show jitter helping: ${why.join('; ')}.`, 'Try a different --seed.'],
   };
 }
 

@@ -22,10 +22,9 @@ import {
  * default policy without its jitter, then with it. Same server, same clients, same curve and
  * limits; only the jitter differs.
  *
- * An experiment, not a show: its figures depend on the seed and nothing else. A first version
- * ran on the real clock, so the machine's speed shaped the crowd (one process sending 300
- * requests takes a few hundred ms of CPU, which blurs a wave), and a busy machine could reverse
- * the result. Here the parts that talk are real — a node:http server on 127.0.0.1 behind ebb's
+ * An experiment, not a show: its figures depend on the seed and nothing else. On the real clock
+ * the machine's speed would shape the crowd (one process sending 300 requests takes a few hundred
+ * ms of CPU, which blurs a wave), and a busy machine could reverse the result. Here the parts that talk are real — a node:http server on 127.0.0.1 behind ebb's
  * `shed()`, Node's `fetch`, ebb's `withRetry` with its classifier and Retry-After handling, each
  * request a real socket round trip — but time is virtual:
  *
@@ -46,7 +45,7 @@ import {
 // and the virtual clock), demo-report.ts (the table and the verdict). The tests import them from
 // here.
 export { type DemoPolicy, demoPolicies, type PolicyShape, policySentence, shapeOf } from './demo-policy.js';
-export { type Verdict, verdict } from './demo-report.js';
+export { type ServerSize, type Verdict, verdict } from './demo-report.js';
 export {
   DEFAULT_SETTINGS,
   type DemoFlags,
@@ -153,7 +152,7 @@ export async function demo(
   for (const policy of demoPolicies(settings.baseDelayMs, settings.policy))
     runs.push(await runOnce(settings, policy, stream, transport));
   const [plain, jittered] = runs as [RunSummary, RunSummary];
-  const v = verdict(plain, jittered);
+  const v = verdict(plain, jittered, settings);
   if (json) {
     const { clients, baseDelayMs, maxConcurrent, maxQueue, workMs, flakyRate, seed } = settings;
     const doc = {

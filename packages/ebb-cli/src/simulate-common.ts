@@ -5,6 +5,7 @@ import type { ProgressCallback } from 'ebb/sim';
 import type { ChartSpec } from './charts.js';
 import { renderPng, renderSvg } from './charts-render.js';
 import { parseNumber } from './duration.js';
+import { longRunWarning, type RunPlan } from './simulate-cost.js';
 import { type ProgressStream, progressBar } from './simulate-progress.js';
 import { UsageError } from './usage-error.js';
 
@@ -82,26 +83,40 @@ export async function emit(
   io.out(flags.json ? `${JSON.stringify(sim.doc, null, 2)}\n` : sim.text);
 }
 
-/** Runs `work` with a progress bar on stderr (when it is a terminal). */
-export function withProgress<T>(io: SimulateIO, label: string, work: (onProgress: ProgressCallback) => T): T {
-  const bar = progressBar(io.progress, label);
-  try {
-    return work((done, total) => bar.update(done, total));
-  } finally {
-    bar.finish();
-  }
-}
-
-/** Runs `work` with a progress bar on stderr (when it is a terminal). */
-export async function withProgressAsync<T>(
+/**
+ * Runs a model's simulator runs under one progress bar on stderr (when it is a terminal), each
+ * run weighted by its estimated work in `plan` — `part(i)` is the progress callback of run `i`,
+ * which reports its own work done — after warning on stderr, terminal or not, when the whole is
+ * estimated to take longer than WARN_AFTER_SECONDS (simulate-cost.ts).
+ */
+export function planned<T>(
   io: SimulateIO,
-  label: string,
-  work: (onProgress: ProgressCallback) => Promise<T>,
-): Promise<T> {
-  const bar = progressBar(io.progress, label);
+  plan: RunPlan,
+  work: (part: (i: number) => ProgressCallback) => T,
+  now?: () => number,
+): T {
+  const warning = longRunWarning(plan);
+  if (warning !== undefined) io.progress.write(`${warning}\n`);
+  const bar = progressBar(io.progress, plan.model, now);
+  // A run estimated at nothing still counts: equal weights when the estimates are all zero.
+  const weights = plan.parts.some((w) => w > 0) ? plan.parts.map((w) => Math.max(0, w)) : plan.parts.map(() => 1);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const before = weights.map((_, i) => weights.slice(0, i).reduce((a, b) => a + b, 0));
+  const part =
+    (i: number): ProgressCallback =>
+    (done, total) =>
+      bar.update(
+        (before[i] ?? sum) + (weights[i] ?? 0) * (total > 0 ? Math.min(1, Math.max(0, done / total)) : 0),
+        sum,
+      );
+  let result: T;
   try {
-    return await work((done, total) => bar.update(done, total));
-  } finally {
+    result = work(part);
+  } catch (error) {
     bar.finish();
+    throw error;
   }
+  if (result instanceof Promise) return result.finally(() => bar.finish()) as T;
+  bar.finish();
+  return result;
 }

@@ -9,11 +9,12 @@ import {
   type OutputFlags,
   parseCount,
   parseRange,
+  planned,
   type SimulateIO,
   type Simulation,
   seedOf,
-  withProgress,
 } from './simulate-common.js';
+import { contentionWrites, type RunPlan } from './simulate-cost.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
@@ -70,16 +71,29 @@ export function contentionModel(flags: ContentionFlags, io: SimulateIO): Simulat
     flags.sweepClients !== undefined
       ? parseRange('--sweep-clients', flags.sweepClients)
       : [flags.clients === undefined ? 50 : parseCount('--clients', flags.clients)];
-  const points = withProgress(io, 'contention', (onProgress) =>
+  // One call per strategy (each strategy's runs draw from their own seeded generator, so the
+  // figures are those of one call with all of them), each weighted by its estimated writes.
+  const names = Object.keys(strategies);
+  const plan: RunPlan = {
+    model: 'contention',
+    parts: list.flatMap((clients) =>
+      names.map((name) => runs * contentionWrites(clients, strategies[name] as Backoff)),
+    ),
+    names: list.flatMap((clients) => names.map((name) => `${name} at ${clients} clients`)),
+    smaller: 'fewer --clients or --runs',
+  };
+  const points = planned(io, plan, (part) =>
     list.map((clients, i) => ({
       clients,
-      results: simulateContention({
-        clients,
-        runs,
-        strategies,
-        seed,
-        onProgress: (done, total) => onProgress(i * total + done, list.length * total),
-      }),
+      results: names.flatMap((name, j) =>
+        simulateContention({
+          clients,
+          runs,
+          strategies: { [name]: strategies[name] as Backoff },
+          seed,
+          onProgress: part(i * names.length + j),
+        }),
+      ),
     })),
   );
   const text = [

@@ -8,11 +8,12 @@ import {
   parseCount,
   parseRange,
   pct,
+  planned,
   type SimulateIO,
   type Simulation,
   seedOf,
-  withProgress,
 } from './simulate-common.js';
+import { type RunPlan, stationSlots } from './simulate-cost.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
@@ -53,8 +54,13 @@ export function ethernetModel(flags: EthernetFlags, io: SimulateIO): Simulation 
   if (flags.sweepCeiling !== undefined) {
     if (flags.ceiling !== undefined) throw new UsageError('--ceiling and --sweep-ceiling cannot be combined');
     const ceilings = parseRange('--sweep-ceiling', flags.sweepCeiling);
-    const points = withProgress(io, 'ethernet', (onProgress) =>
-      ethernetCeilingSweep({ ...base, maxAttempts, onProgress }, ceilings),
+    const plan: RunPlan = {
+      model: 'ethernet',
+      parts: [ceilings.length * stationSlots(base.stations, base.slots)],
+      smaller: 'fewer --slots or --stations',
+    };
+    const points = planned(io, plan, (part) =>
+      ethernetCeilingSweep({ ...base, maxAttempts, onProgress: part(0) }, ceilings),
     );
     const doc = {
       model: 'ethernet',
@@ -88,16 +94,13 @@ export function ethernetModel(flags: EthernetFlags, io: SimulateIO): Simulation 
   }
   if (flags.sweepStations !== undefined) {
     const list = parseRange('--sweep-stations', flags.sweepStations);
-    const points = withProgress(io, 'ethernet', (onProgress) =>
-      list.map((stations, i) =>
-        simulateEthernet({
-          ...base,
-          stations,
-          ceiling,
-          maxAttempts,
-          onProgress: (done, total) => onProgress(i * total + done, list.length * total),
-        }),
-      ),
+    const plan: RunPlan = {
+      model: 'ethernet',
+      parts: list.map((stations) => stationSlots(stations, base.slots)),
+      smaller: 'fewer --slots or stations',
+    };
+    const points = planned(io, plan, (part) =>
+      list.map((stations, i) => simulateEthernet({ ...base, stations, ceiling, maxAttempts, onProgress: part(i) })),
     );
     const doc = { model: 'ethernet', sweep: 'stations', seed, ceiling, maxAttempts, slots: base.slots, points };
     const text = [
@@ -117,9 +120,12 @@ export function ethernetModel(flags: EthernetFlags, io: SimulateIO): Simulation 
     ].join('\n');
     return { doc, text: `${text}\n`, chart: stationsChart({ model: 'ethernet', points }) };
   }
-  const r = withProgress(io, 'ethernet', (onProgress) =>
-    simulateEthernet({ ...base, ceiling, maxAttempts, onProgress }),
-  );
+  const plan: RunPlan = {
+    model: 'ethernet',
+    parts: [stationSlots(base.stations, base.slots)],
+    smaller: 'fewer --slots or --stations',
+  };
+  const r = planned(io, plan, (part) => simulateEthernet({ ...base, ceiling, maxAttempts, onProgress: part(0) }));
   const doc = { model: 'ethernet', seed, ...r };
   const text = [
     `ethernet — ${r.stations} stations, ${load(thinkSlots)}, ${r.slots} slots, ceiling ${ceiling}, attempt limit ${maxAttempts}, seed ${seed}`,

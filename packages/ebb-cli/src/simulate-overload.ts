@@ -2,19 +2,20 @@
 // executor; with the rate controllers and retry budgets of ebb/rate.
 import type { Backoff, RateController, RetryBudget } from 'ebb';
 import { adaptiveRate, awsAdaptiveRate, awsRetryQuota, ratioBudget, tokenBudget } from 'ebb/rate';
-import { type OverloadOptions, type SimEnvironment, simulateOverload } from 'ebb/sim';
+import { estimateOverloadRequests, type OverloadOptions, type SimEnvironment, simulateOverload } from 'ebb/sim';
 import { overloadChart } from './charts.js';
 import { formatDuration, parseDuration, parseNumber } from './duration.js';
 import {
   type OutputFlags,
   parseCount,
   pct,
+  planned,
   type SimulateIO,
   type Simulation,
   seedOf,
-  withProgressAsync,
 } from './simulate-common.js';
 import { strategiesFrom } from './simulate-contention.js';
+import type { RunPlan } from './simulate-cost.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
@@ -90,14 +91,16 @@ export async function overloadModel(flags: OverloadFlags, io: SimulateIO): Promi
     ...(flags.rate === undefined ? {} : { rate: rateFrom(flags.rate) }),
   };
   const names = Object.keys(strategies);
-  const results = await withProgressAsync(io, 'overload', async (onProgress) => {
+  const plan: RunPlan = {
+    model: 'overload',
+    parts: names.map((name) => estimateOverloadRequests({ ...options, backoff: strategies[name] as Backoff })),
+    names,
+    smaller: 'fewer --clients',
+  };
+  const results = await planned(io, plan, async (part) => {
     const out = [];
     for (const [i, name] of names.entries()) {
-      const r = await simulateOverload({
-        ...options,
-        backoff: strategies[name] as Backoff,
-        onProgress: (done, total) => onProgress(i * total + done, names.length * total),
-      });
+      const r = await simulateOverload({ ...options, backoff: strategies[name] as Backoff, onProgress: part(i) });
       out.push({ strategy: name, ...r });
     }
     return out;

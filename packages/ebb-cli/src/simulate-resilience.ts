@@ -13,18 +13,12 @@ import {
 import { type SimEnvironment, simulateBreakerOutage, simulateBrownout, simulateSlowTail } from 'ebb/sim';
 import { brownoutChart, outageChart, slowTailChart } from './charts.js';
 import { formatDuration, parseDuration, parseNumber } from './duration.js';
-import {
-  type OutputFlags,
-  parseCount,
-  type SimulateIO,
-  type Simulation,
-  seedOf,
-  withProgressAsync,
-} from './simulate-common.js';
+import { type OutputFlags, parseCount, planned, type SimulateIO, type Simulation, seedOf } from './simulate-common.js';
+import type { RunPlan } from './simulate-cost.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
-// The scenarios of issue 14, each "no mechanism" beside the mechanism, on the simulators of
+// The resilience scenarios, each "no mechanism" beside the mechanism, on the simulators of
 // ebb/sim (the real breaker, limit and hedging on a virtual clock).
 
 const ms = (x: number | null): string => (x === null ? '—' : `${x.toFixed(1)} ms`);
@@ -70,14 +64,12 @@ export async function outageModel(flags: OutageFlags, io: SimulateIO): Promise<S
   const openBackoff = exponential({ initialDelayMs: openMs, maxDelayMs: openMaxMs, jitter: 'equal' });
   const breaker = ({ clock, random }: SimEnvironment) =>
     circuitBreaker({ consecutiveFailures: failures, openBackoff, clock, random });
-  const results = await withProgressAsync(io, 'outage', async (onProgress) => {
-    const total = 2 * options.durationMs;
-    const none = await simulateBreakerOutage({ ...options, onProgress: (d) => onProgress(d, total) });
-    const guarded = await simulateBreakerOutage({
-      ...options,
-      breaker,
-      onProgress: (d) => onProgress(options.durationMs + d, total),
-    });
+  // The workers call at a steady pace, so simulated time measures the work of each run.
+  const calls = (options.workers * options.durationMs) / (options.thinkMs + 5);
+  const plan: RunPlan = { model: 'outage', parts: [calls, calls], smaller: 'fewer --workers or a shorter --duration' };
+  const results = await planned(io, plan, async (part) => {
+    const none = await simulateBreakerOutage({ ...options, onProgress: part(0) });
+    const guarded = await simulateBreakerOutage({ ...options, breaker, onProgress: part(1) });
     return [
       { subject: 'none', ...none },
       { subject: 'breaker', ...guarded },
@@ -178,14 +170,16 @@ export async function brownoutModel(flags: BrownoutFlags, io: SimulateIO): Promi
         concurrencyLimit({ algorithm: algorithm(env), maxQueue, maxWaitMs, clock: env.clock }),
     })),
   ];
-  const results = await withProgressAsync(io, 'brownout', async (onProgress) => {
+  // Calls arrive at a steady rate (open loop), so simulated time measures the work of each run.
+  const plan: RunPlan = {
+    model: 'brownout',
+    parts: subjects.map((s) => ((s.load * base.capacity) / serviceMs) * base.durationMs),
+    smaller: 'a shorter --duration or less --load',
+  };
+  const results = await planned(io, plan, async (part) => {
     const out = [];
     for (const [i, { subject, ...rest }] of subjects.entries()) {
-      const r = await simulateBrownout({
-        ...base,
-        ...rest,
-        onProgress: (done, total) => onProgress(i * total + done, subjects.length * total),
-      });
+      const r = await simulateBrownout({ ...base, ...rest, onProgress: part(i) });
       out.push({ subject, ...r });
     }
     return out;
@@ -279,14 +273,17 @@ export async function slowTailModel(flags: SlowTailFlags, io: SimulateIO): Promi
     { subject: `hedged (${how})`, hedging: hedger },
     { subject: 'overload (all slow), hedged', hedging: hedger, slowShare: 1 },
   ];
-  const results = await withProgressAsync(io, 'slow-tail', async (onProgress) => {
+  // The workers call at a steady pace, so simulated time measures the work of each run.
+  const calls = (base.workers * base.durationMs) / base.serviceMs;
+  const plan: RunPlan = {
+    model: 'slow-tail',
+    parts: subjects.map(() => calls),
+    smaller: 'fewer --workers or a shorter --duration',
+  };
+  const results = await planned(io, plan, async (part) => {
     const out = [];
     for (const [i, { subject, ...rest }] of subjects.entries()) {
-      const r = await simulateSlowTail({
-        ...base,
-        ...rest,
-        onProgress: (done, total) => onProgress(i * total + done, subjects.length * total),
-      });
+      const r = await simulateSlowTail({ ...base, ...rest, onProgress: part(i) });
       out.push({ subject, ...r });
     }
     return out;

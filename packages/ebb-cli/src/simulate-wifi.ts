@@ -7,11 +7,12 @@ import {
   parseCount,
   parseRange,
   pct,
+  planned,
   type SimulateIO,
   type Simulation,
   seedOf,
-  withProgress,
 } from './simulate-common.js';
+import { type RunPlan, stationSlots } from './simulate-cost.js';
 import { table } from './table.js';
 import { UsageError } from './usage-error.js';
 
@@ -39,7 +40,12 @@ export function wifiModel(flags: WifiFlags, io: SimulateIO): Simulation {
   if (flags.sweepStations !== undefined && flags.stations !== undefined) {
     throw new UsageError('--stations and --sweep-stations cannot be combined');
   }
-  const points = withProgress(io, 'wifi', (onProgress) =>
+  const plan: RunPlan = {
+    model: 'wifi',
+    parts: list.map((stations) => stationSlots(stations, slots)),
+    smaller: 'fewer --slots or stations',
+  };
+  const points = planned(io, plan, (part) =>
     list.map((stations, i) => ({
       ...simulateWifi({
         stations,
@@ -48,7 +54,7 @@ export function wifiModel(flags: WifiFlags, io: SimulateIO): Simulation {
         slots,
         seed,
         ...(retryLimit === undefined ? {} : { retryLimit }),
-        onProgress: (done, total) => onProgress(i * total + done, list.length * total),
+        onProgress: part(i),
       }),
       bianchi: bianchi({ stations, cwMin, stages }),
     })),

@@ -22,10 +22,10 @@ export {
   type OutputFlags,
   parseCount,
   parseRange,
+  planned,
   type SimulateIO,
   type Simulation,
   seedOf,
-  withProgressAsync,
 } from './simulate-common.js';
 export { type ContentionFlags, contentionModel, strategiesFrom } from './simulate-contention.js';
 export { type DelaysFlags, delaysModel } from './simulate-delays.js';
@@ -53,6 +53,13 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
     .configureOutput(quiet)
     .exitOverride()
     .argument('[model]', 'ethernet, wifi, contention, overload, delays, outage, brownout or slow-tail')
+    .addHelpText(
+      'after',
+      `
+A model's options: ebb help simulate <model> (or ebb simulate help <model>, or
+ebb simulate <model> --help). Every model prints a table, or one JSON document with --json,
+and writes its chart with --svg FILE or --png FILE.`,
+    )
     // Without a model, the list of models (as `--help` prints it), rather than an error.
     .action((model: string | undefined) => {
       if (model !== undefined) {
@@ -123,7 +130,7 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
     .option('--max-attempts <n>', 'calls in all, the first included')
     .option('--ceiling <n>', 'failure count after which delays stop growing')
     .action((preset: string | undefined, flags: DelaysFlags) =>
-      emit(io, flags, () => delaysModel({ ...flags, ...(preset === undefined ? {} : { preset }) })),
+      emit(io, flags, () => delaysModel({ ...flags, ...(preset === undefined ? {} : { preset }) }, io)),
     );
 
   sub('outage', 'workers through an outage: without and with a circuit breaker (ebb/resilience)')

@@ -22,7 +22,8 @@ import { simulateOverload } from './sim/overload.js';
 import { simulateWifi } from './sim/wifi.js';
 
 /*
- * Issue 10, must show 2 (the policy, HTTP and simulator half): every option of the public API fed
+ * Hostile options (the policy, HTTP and simulator half; the executor's and rate/'s are beside
+ * them): every option of the public API fed
  * hostile values — fc.anything() and the boundary numbers — either throws a TypeError or
  * RangeError whose message names an option it was given (or a required one it lacks), or works:
  * the value it builds never yields a non-finite or negative delay, and nothing hangs.
@@ -185,7 +186,7 @@ const curves: [
   ['slotted', slotted, ['slotMs', 'cwMin', 'cwMax'], { slotMs: mostlyPlausible }],
 ];
 
-describe('hostile options (issue 10, must show 2)', () => {
+describe('hostile options: every option of the public API either refused by name or working', () => {
   for (const [name, build, keys, required] of curves) {
     it(`${name}(): every option hostile — a named TypeError/RangeError, or a policy with sane delays`, () => {
       const before = { ...seen };

@@ -4,7 +4,7 @@
 //
 // Two shapes of load:
 // - closed loops (`clients`): each client sends its next logical request as soon as the last one
-//   ends — the experiment of issue 16 (40 loops, 25 s);
+//   ends — the nginx experiment (40 loops, 25 s);
 // - open loop (`offeredPerSecond`): logical requests arrive evenly at a fixed rate, whatever
 //   happens to the earlier ones, each with a deadline (`deadlineMs`) — for priorities, where the
 //   offered load of each class must not depend on how the controller treats it.

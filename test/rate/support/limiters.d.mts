@@ -1,6 +1,8 @@
 export const BINARIES: { readonly nginx: string; readonly haproxy: string };
 export const INSTALL: string;
 export function available(): { found: string[]; missing: string[]; hint: string };
+/** Whether the limiter is installed; records the calling file's skip when it is not. */
+export function haveLimiter(kind: 'nginx' | 'haproxy'): boolean;
 export function freePort(): Promise<number>;
 export interface Limiter {
   readonly kind: 'nginx' | 'haproxy';

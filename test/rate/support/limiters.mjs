@@ -11,8 +11,13 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { recordSkip } from '../../support/skips.mjs';
 
-export const BINARIES = { nginx: '/usr/sbin/nginx', haproxy: '/usr/sbin/haproxy' };
+// EBB_TEST_NGINX and EBB_TEST_HAPROXY point elsewhere: test/support/skip-summary tests the skip with them.
+export const BINARIES = {
+  nginx: process.env.EBB_TEST_NGINX ?? '/usr/sbin/nginx',
+  haproxy: process.env.EBB_TEST_HAPROXY ?? '/usr/sbin/haproxy',
+};
 /** What installs a missing limiter (Debian/Ubuntu), for messages. */
 export const INSTALL = 'sudo apt-get install -y nginx-light haproxy';
 
@@ -27,6 +32,16 @@ export function available() {
     missing,
     hint: missing.length ? `${missing.join(' and ')} not installed; install with: ${INSTALL}` : '',
   };
+}
+
+/**
+ * Whether a test can start this limiter; when it cannot, records that the calling test file
+ * skips suites for want of it (test/support/skips.mjs: `npm test` names them at the end).
+ */
+export function haveLimiter(kind) {
+  if (existsSync(BINARIES[kind])) return true;
+  recordSkip(kind);
+  return false;
 }
 
 /** A free TCP port on 127.0.0.1: bind port 0, read it, release it. */

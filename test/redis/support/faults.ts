@@ -1,4 +1,4 @@
-// Issue 13's fault sequence (Must show 3), shared by faults.test.ts (the budget) and
+// The fault sequence shared by faults.test.ts (the budget) and
 // rate-faults.test.ts (the rate): both client libraries on one redis-server, Redis paused
 // (SIGSTOP), killed, restarted on the same port, and the checks every shared structure must pass.
 import { Redis } from 'ioredis';

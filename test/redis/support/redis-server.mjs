@@ -6,8 +6,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { recordSkip } from '../../support/skips.mjs';
 
-export const REDIS_SERVER = '/usr/bin/redis-server';
+// EBB_TEST_REDIS_SERVER points elsewhere: test/support/skip-summary tests the skip with it.
+export const REDIS_SERVER = process.env.EBB_TEST_REDIS_SERVER ?? '/usr/bin/redis-server';
 export const REDIS_CLI = '/usr/bin/redis-cli';
 
 /** Whether the tests can run; in CI a missing redis-server is an error, not a skip. */
@@ -15,6 +17,7 @@ export function haveRedis() {
   if (existsSync(REDIS_SERVER)) return true;
   if (process.env.CI) throw new Error(`${REDIS_SERVER} is missing: .ci/run must install redis-server`);
   console.warn(`skipping Redis tests: ${REDIS_SERVER} is not installed (apt-get install redis-server)`);
+  recordSkip('redis-server');
   return false;
 }
 

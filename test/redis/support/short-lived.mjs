@@ -1,4 +1,4 @@
-// One short-lived process of issue 13's "shared budget across lifetimes": it makes a few
+// One short-lived process of the "shared budget across lifetimes" test: it makes a few
 // requests with retry() against a URL, with a retry budget that is either its own
 // (`tokenBudget`, starting full like every new process) or the fleet's (`sharedTokenBudget` in
 // Redis), prints one JSON line { requests, attempts, gaveUpForBudget, mode, stats } and exits.

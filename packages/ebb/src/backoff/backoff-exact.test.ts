@@ -10,7 +10,7 @@ import { slotted } from './slotted.js';
 import { delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
 
 // Exact specifications of backoff.ts written against the survivors of a mutation run
-// (docs/mutation-backoff.md): each asserts the precise value or message a mutant changed.
+// (docs/dev/mutation-backoff.md): each asserts the precise value or message a mutant changed.
 
 describe('with… methods: the method named in every message, and "said forever"', () => {
   it('withJitter() names itself when the jitter value is refused', () => {

@@ -43,7 +43,7 @@ describe('Backoff values', () => {
     expect(b.withMaxElapsed(1_000).maxElapsedMs).toBe(1_000);
   });
 
-  it('with…(Infinity) means "none": it lifts a limit set before (issue 10, defect 11)', () => {
+  it('with…(Infinity) means "none": it lifts a limit set before', () => {
     const b = exponential({ initialDelayMs: 100, maxDelayMs: 300, maxIntervalMs: 250, ceiling: 2, maxElapsedMs: 9 });
     const uncapped = b.withMaxDelay(Infinity).withMaxInterval(Infinity);
     expect(delays(uncapped, 4)).toEqual([100, 200, 200, 200]);

@@ -14,7 +14,7 @@ const refused =
   () =>
     assertBounded(where, policy);
 
-describe('assertBounded: retry() and poll() refuse a Backoff that can run forever by accident (issue 10, defect 7)', () => {
+describe('assertBounded: retry() and poll() refuse a Backoff that can run forever by accident', () => {
   const bare: Record<string, Backoff> = {
     exponential: exponential(),
     linear: linear(),

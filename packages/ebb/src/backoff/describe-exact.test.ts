@@ -9,7 +9,7 @@ import { sequence } from './sequence.js';
 import { run } from './test-helpers.js';
 
 // Exact specifications of describe.ts written against the survivors of a mutation run
-// (docs/mutation-backoff.md).
+// (docs/dev/mutation-backoff.md).
 
 describe('describePolicy() agrees with the run bit for bit', () => {
   it("an un-jittered row's minDelayMs and maxDelayMs are its wait, −0 options included", () => {

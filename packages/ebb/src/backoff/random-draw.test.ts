@@ -42,7 +42,7 @@ const hostile: [value: unknown, shown: string, type: typeof TypeError | typeof R
 
 const message = (shown: string) => `random() returned ${shown}; expected a number in [0, 1)`;
 
-describe('a Random outside [0, 1) (issue 10, defect 2)', () => {
+describe('a Random outside [0, 1): refused by name, never a NaN or negative delay', () => {
   it('makes the draw throw a named error, for every kind of draw and every bad value', () => {
     for (const [name, policy] of Object.entries(drawing)) {
       for (const [value, shown, type] of hostile) {

@@ -33,7 +33,7 @@ describe('slotted', () => {
     ]);
   });
 
-  it('never draws above maxDelayMs, float residue included, and describePolicy() reports that exact max (issue 10, defect 11)', () => {
+  it('never draws above maxDelayMs, float residue included, and describePolicy() reports that exact max', () => {
     // 17 slots of 0.1 ms is 1.7000000000000002 in doubles: one ulp above the 1.7 ms cap.
     const b = slotted({ slotMs: 0.1, cwMin: 1023, maxDelayMs: 1.7 });
     const top = b.start(always(NEXT_BELOW_ONE));

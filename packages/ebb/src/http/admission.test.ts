@@ -145,7 +145,7 @@ describe('Admission', () => {
     expect(new Admission('shed()', { maxConcurrent: 1, maxQueue: Infinity }).maxQueue).toBe(Infinity);
   });
 
-  it('writes every accepted retryAfterMs as delay-seconds digits, and refuses what cannot be (issue 10, defect 4)', () => {
+  it('writes every accepted retryAfterMs as delay-seconds digits, and refuses what cannot be', () => {
     const gate = (retryAfterMs: number) => new Admission('shed()', { maxConcurrent: 1, retryAfterMs });
     expect(String(gate(MAX_RETRY_AFTER_MS).retryAfterSeconds)).toBe('2147483647');
     expect(() => gate(MAX_RETRY_AFTER_MS + 1)).toThrow(RangeError);

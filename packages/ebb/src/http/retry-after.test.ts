@@ -152,7 +152,7 @@ describe('parseRetryAfter (RFC 9110 §10.2.3)', () => {
     expect(parseRetryAfter(120 as unknown as string)).toBeUndefined();
   });
 
-  it('reads delay-seconds too long for a double as the longest wait, never Infinity (issue 10, defect 11)', () => {
+  it('reads delay-seconds too long for a double as the longest wait, never Infinity', () => {
     const huge = '9'.repeat(400);
     expect(Number(huge)).toBe(Infinity);
     expect(parseRetryAfter(huge)).toBe(MAX_DELAY_MS);

@@ -164,7 +164,7 @@ describe('withRetry: server hints', () => {
     expect(r.retries).toHaveLength(0);
   });
 
-  it('a Retry-After too long for a double (400 digits) gives up at once, as 10000000 does (issue 10, defect 11)', async () => {
+  it('a Retry-After too long for a double (400 digits) gives up at once, as 10000000 does', async () => {
     for (const value of ['10000000', '9'.repeat(400)]) {
       const r = await run([withHeaders(503, { 'retry-after': value }), 200]);
       expect(r.calls, value).toHaveLength(1);
@@ -454,7 +454,7 @@ describe('withRetry: the caller signal', () => {
     expect(s.calls).toHaveLength(0);
   });
 
-  it("init.signal: undefined keeps the Request's own signal; null drops it — as fetch reads init (issue 10, defect 11)", async () => {
+  it("init.signal: undefined keeps the Request's own signal; null drops it — as fetch reads init", async () => {
     const reason = new Error('request signal');
     const request = new Request('http://127.0.0.1/x', { signal: AbortSignal.abort(reason) });
     for (const init of [{ signal: undefined }, {}, { signal: null }, undefined] as (RequestInit | undefined)[]) {

@@ -212,8 +212,8 @@ describe('adaptiveRate: the loop', () => {
     // would pass 10 again: +0.5 → 10.5. A whole base step past 10 (the rate of a first cut; past
     // a failed probe's rate, any amount is enough), held there (CUBIC's convex region): doubled
     // again, +20 % of the rate, then +26.67 %: (1 − 0.05) / 0.75 − 1, the largest step whose undo
-    // (to 0.95 × the rate before it, at the lowest) cuts less than a quarter; 2 × increase
-    // (+20 %) before this round.
+    // (to 0.95 × the rate before it, at the lowest) cuts less than a quarter (rather than
+    // 2 × increase, +20 %).
     expect(await rises(capped.rate, capped.clock, 9, 1000)).toEqual([5.5, 6.5, 8.5, 9, 10, 10.5, 12.6, 15.96, 20.216]);
     // With margin 0 the bound is +33.3 %; with increase 0.3, twice the base step (+60 %) is
     // larger and stays the bound, capped by 1 / decreaseFactor − 1 (+100 %).
@@ -849,8 +849,8 @@ describe('adaptiveRate against limiters of other algorithms (virtual time)', () 
     // The halving scenario of the limits benchmark (nginx 50 → 25 → 50 r/s, burst 5) on virtual
     // time, the doubling moved by 0–875 ms so that it meets the probing at eight phases.
     // "Found" as the benchmark has it: the first whole second after the doubling from which three
-    // in a row serve 90 % of the limit or more (and no more than the limit + burst + 1). The law
-    // before this round: 4, 5, 3, 4, 6, 6, 4, 3 s; now 2, 3, 1, 3, 5, 5, 3, 2 s. Without the convex
+    // in a row serve 90 % of the limit or more (and no more than the limit + burst + 1). Found in
+    // 2, 3, 1, 3, 5, 5, 3, 2 s (4, 5, 3, 4, 6, 6, 4, 3 s with a whole base step to pass). Without the convex
     // region entered on a hold past the rate last throttled, one phase takes 6 s; without the
     // larger convex step, 3.4 s on average; without the convex relapse landing at 0.95 × the
     // delivered rate, one takes 8 s (a failed +26.7 % probe undone to 44 r/s).
@@ -932,7 +932,7 @@ describe('adaptiveRate: options', () => {
       [{ defaultPriority: 'urgent' }, /`defaultPriority`/],
       [{ clock: {} as Clock }, /`clock` to be a Clock/],
       [{ rate: 5 } as never, /unknown option `rate`/],
-      // Issue 10, defect 4: null meant "the default" for these four.
+      // null is refused, not read as "the default", for these four.
       [{ decreaseFactor: null } as never, /`decreaseFactor`.*got null/],
       [{ increase: null } as never, /`increase`.*got null/],
       [{ priorities: null } as never, /`priorities`.*got null/],

@@ -381,7 +381,7 @@ class Adaptive implements AdaptiveRate {
   /**
    * Whether `rate` is past the rate last throttled: a probe that held there shows the old
    * maximum no longer bounds the limit (RFC 9438 §4.5), and the next probes are convex. Past it
-   * by any amount, not by a whole base step (the rule before this round): that took one more
+   * by any amount, not by a whole base step: a whole step took one more
    * probe, a second more, on every climb past a limit that moved (a doubling from 25 to 50 r/s:
    * found 6–7 s after it; see docs/rate-control.md, "The doubling"). That holds for the rate of
    * a probe that failed (a relapse), refused within its cool-off. Any other cut's rate needs a

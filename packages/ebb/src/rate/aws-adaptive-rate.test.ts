@@ -39,8 +39,8 @@ describe('awsAdaptiveRate reproduces the SDK rate limiter tests', () => {
     clock.at(seconds);
     rate.record('throttled');
     await rate.acquire();
-    // One sleep, the SDK test's setTimeout. (Issue 10, defect 5: a refill after it found
-    // 0.9999999999998 tokens and slept a second time, for 2.27e-13 ms.)
+    // One sleep, the SDK test's setTimeout: a refill after it must not find 0.9999999999998
+    // tokens and sleep a second time, for 2.27e-13 ms.
     expect(clock.sleeps).toHaveLength(1);
     close(clock.sleeps[0] as number, delayMs);
   });

@@ -130,7 +130,7 @@ class AwsRate implements AwsAdaptiveRate {
     if (!this.#enabled) return 0;
     this.#refill(t);
     // A wait of exactly (1 − tokens) / fillRate refills to 1 only up to rounding: 0.9999999999998
-    // tokens is a whole token (issue 10, defect 5: no second, sub-nanosecond timer).
+    // tokens is a whole token (else a second, sub-nanosecond timer).
     return this.#tokens >= 1 - TOKEN_EPSILON ? 0 : ((1 - this.#tokens) / this.#fillRate) * 1000;
   }
 

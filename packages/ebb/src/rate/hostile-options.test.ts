@@ -1,4 +1,4 @@
-// Issue 10, Must show 2 (the rate/ part): every option of ebb/rate's constructors fed
+// Hostile options, rate/'s part: every option of ebb/rate's constructors fed
 // fc.anything() and boundary numbers either throws a TypeError / RangeError whose message names
 // the option, or gives a controller or budget that works: on a virtual clock, every acquire is
 // granted after a finite, non-negative wait (no hang: the clock's wake-ups are bounded), and the

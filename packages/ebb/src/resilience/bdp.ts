@@ -60,7 +60,7 @@ export function bdp(options?: BdpOptions): LimitAlgorithm {
   let total = 0; // successful samples seen: BBR's C.delivered
   let roundEnd = 0; // BBR's next_round_delivered
   let round = 0;
-  let sum = 0; // this round's rate samples
+  let sum = 0; // the current round's rate samples
   let n = 0;
   const means = new Float64Array(rounds); // the mean rate of each of the last rounds
   let minRtt = Infinity;
@@ -69,7 +69,7 @@ export function bdp(options?: BdpOptions): LimitAlgorithm {
   let probeEnd = 0;
   let probeMin = Infinity;
   let best = 0; // the largest of `means`, found again only when a round ends
-  // This round's mean counts once half the limit has reported (fewer samples are too noisy):
+  // The current round's mean counts once half the limit has reported (fewer samples are too noisy):
   // waiting for the round to end would make the limit grow every other round trip.
   const rate = (): number => {
     const now = n > 0 && (best === 0 || n * 2 >= limit) ? sum / n : 0;

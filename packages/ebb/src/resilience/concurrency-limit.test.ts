@@ -96,16 +96,16 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
       return a.limit;
     };
     // Round 1: four requests admitted together come back after 128 ms having seen 1, 2, 3, 4
-    // completions; kept at initialLimit until four are done, then this round's mean (2.5 a round
+    // completions; kept at initialLimit until four are done, then the round's mean (2.5 a round
     // trip): ⌈1.25 × 2.5⌉ = 4.
     expect([step(128, 1), step(128, 2), step(128, 3), step(128, 4)]).toEqual([4, 4, 4, 4]);
     // Round 2: four requests admitted as those completed each see 4 completions. Round 1's mean
-    // holds until half the limit (2) has reported in this round; then this round's, 4 a round
+    // holds until half the limit (2) has reported in round 2; then round 2's, 4 a round
     // trip: ⌈1.25 × 4⌉ = 5.
     expect([step(128, 4), step(128, 4), step(128, 4), step(128, 4)]).toEqual([4, 5, 5, 5]);
     // A request admitted after round 2 began comes back: round 3 begins, round 2's mean (4) holds.
     expect(step(128, 4)).toBe(5);
-    // A drop forgets the finished rounds; this round's mean, (4/128 + 4/256) ÷ 2 × 128 = 3,
+    // A drop forgets the finished rounds; the current round's mean, (4/128 + 4/256) ÷ 2 × 128 = 3,
     // gives ⌈3.75⌉ = 4.
     expect(step(256, 4, true)).toBe(4);
     // A faster RTT lowers minRtt to 64: mean (4/128 + 4/256 + 4/64) ÷ 3 × 64 × 1.25 = 2.9 → 3.

@@ -27,7 +27,7 @@ const fetchFailed = () =>
     cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
   });
 
-describe('defect 6: the default retryIf treats errors from the caller’s own code as final', () => {
+describe('the default retryIf treats errors from the caller’s own code as final', () => {
   it('retry(async () => undefined.x) makes one call and rejects with the TypeError itself', async () => {
     const clock = virtualClock(1_000);
     let calls = 0;

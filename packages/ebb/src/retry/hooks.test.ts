@@ -49,7 +49,7 @@ const e1 = new Error('1');
 const e2 = new Error('2');
 const e3 = new Error('3');
 
-describe('hooks: order and arguments (issue 12)', () => {
+describe('hooks: order and arguments', () => {
   it('success at once: onSuccess only', async () => {
     const { clock, log, options } = recorded();
     expect(

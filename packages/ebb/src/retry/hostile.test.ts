@@ -34,7 +34,7 @@ async function errorOf(p: Promise<unknown>, clock: { runAll(n?: number): Promise
   return outcome;
 }
 
-describe('defect 1: a policy run returning anything but a finite delay >= 0 or -1 fails only its operation', () => {
+describe('a policy run returning anything but a finite delay >= 0 or -1 fails only its operation', () => {
   const cases: [unknown, RegExp, ErrorConstructor][] = [
     [
       Number.NaN,
@@ -127,7 +127,7 @@ describe('defect 1: a policy run returning anything but a finite delay >= 0 or -
     expect(await errorOf(retry(alwaysFail, { backoff: throwing, clock }), clock)).toBe(boom);
   });
 
-  it('defect 4: a custom policy with maxElapsedMs NaN, negative or not a number is refused at the call', async () => {
+  it('a custom policy with maxElapsedMs NaN, negative or not a number is refused at the call', async () => {
     for (const bad of [Number.NaN, -1, '100', undefined, null]) {
       const backoff = { ...policy([1]), maxElapsedMs: bad as number };
       await expect(retry(alwaysFail, { backoff })).rejects.toThrow(
@@ -153,7 +153,7 @@ describe('defect 1: a policy run returning anything but a finite delay >= 0 or -
   });
 
   it('the shared timer queue is not poisoned: a NaN policy on the system clock leaves other retries on time', async () => {
-    // The repro of issue 10: before the fix, the second retry never settled.
+    // One NaN once stalled the process-wide queue: the second retry never settled.
     const hostile = retry(alwaysFail, { backoff: policy([Number.NaN]) });
     let calls = 0;
     const t0 = performance.now();
@@ -173,7 +173,7 @@ describe('defect 1: a policy run returning anything but a finite delay >= 0 or -
   });
 });
 
-describe('defect 1: a clock that misbehaves fails only its own operation, with a named error', () => {
+describe('a clock that misbehaves fails only its own operation, with a named error', () => {
   function clockWith(now: () => unknown, sleep?: Clock['sleep']): Clock {
     const base = virtualClock();
     return { now: now as () => number, sleep: sleep ?? ((ms, signal) => base.sleep(ms, signal)) };
@@ -258,7 +258,7 @@ describe('defect 1: a clock that misbehaves fails only its own operation, with a
   });
 });
 
-describe('defect 3: messages built from thrown values never throw', () => {
+describe('messages built from thrown values never throw', () => {
   const revoked = Proxy.revocable({}, {});
   revoked.revoke();
   const unprintable: [string, unknown, RegExp][] = [
@@ -339,7 +339,7 @@ describe('defect 3: messages built from thrown values never throw', () => {
   });
 });
 
-describe('issue 10, must show 3: hostile policy, Random and Clock beside 1,000 ordinary retries', () => {
+describe('a hostile policy, Random and Clock beside 1,000 ordinary retries: only their own operations fail', () => {
   it('every ordinary retry settles correctly and on time; the hostile ones reject with named errors', async () => {
     const clock = virtualClock(1_000_000);
     const t0 = clock.now();

@@ -266,7 +266,7 @@ export function prepare(
   const p: { -readonly [K in keyof Prepared]: Prepared[K] } = {};
   if (backoff !== undefined) {
     // A Backoff nothing stops (no maxAttempts, no maxElapsedMs) is refused unless the caller
-    // said maxAttempts: Infinity (or retries: Infinity): issue 10, defect 7.
+    // said maxAttempts: Infinity (or retries: Infinity): a forgotten limit is not a retry forever.
     assertBounded(where, backoff);
     // Read once: a getter cannot move the deadline during a run.
     const maxElapsedMs = (backoff as { maxElapsedMs?: unknown }).maxElapsedMs;

@@ -9,7 +9,7 @@ import { vi } from 'vitest';
  * runner's own included. Vitest sends task updates through a 100 ms throttle timer
  * (`@vitest/runner`, `throttle(sendTasksUpdate, 100)`) armed when a test starts; when it fires
  * between two readings, the count drops by one whatever the code did. That made the host-timer
- * test of edges.test.ts fail once under the mutation config, where tests run slower.
+ * test of retry-boundaries.test.ts fail once under the mutation config, where tests run slower.
  *
  * Call `restore()` in a `finally`.
  */

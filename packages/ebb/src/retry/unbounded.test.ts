@@ -9,7 +9,7 @@ import { retrySync } from './retry-sync.js';
 
 const NEVER_STOPS = /^retry\(\): the backoff policy never stops \(no maxAttempts, no maxElapsedMs\)/;
 
-describe('defect 7: a Backoff that can run forever is refused unless the caller said so', () => {
+describe('a Backoff that can run forever is refused unless the caller said so', () => {
   it('retry(), poll(), retrySync() and withRetry() refuse exponential({ initialDelayMs: 1 }) at the call', async () => {
     const backoff = exponential({ initialDelayMs: 1 });
     let calls = 0;

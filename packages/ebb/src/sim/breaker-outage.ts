@@ -85,7 +85,7 @@ export interface BreakerOutageResult {
 }
 
 /**
- * An outage (issue 14): `workers` call a service in a loop through ebb's real `retry()` (two
+ * An outage, for the circuit breaker: `workers` call a service in a loop through ebb's real `retry()` (two
  * attempts, 50 ms full-jitter backoff), optionally with a `circuitBreaker()` as its `rate` hook,
  * on a virtual clock. The service answers 503 from `outageStartMs` for `outageMs`, then
  * recovers. Reports the requests that reached the dead service, each open period and the

@@ -75,7 +75,7 @@ export interface BrownoutResult extends LatencySummary {
 }
 
 /**
- * A brownout (issue 14): a server of fixed `capacity` — that many requests at a time, `serviceMs`
+ * A brownout, for the concurrency limit: a server of fixed `capacity` — that many requests at a time, `serviceMs`
  * each, the rest in a FIFO queue — thrashes when overloaded: a request that starts while more than
  * `capacity` others wait takes `slowdown` × longer, so throughput falls to a tenth just when the load is highest and
  * the queue grows without bound. Calls arrive open-loop (Poisson, `load` × capacity) and each

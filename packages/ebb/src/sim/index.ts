@@ -40,6 +40,7 @@ export {
 export type { LatencySummary } from './latency.js';
 export type { NetworkModel } from './network.js';
 export {
+  estimateOverloadRequests,
   type OverloadBin,
   type OverloadOptions,
   type OverloadResult,

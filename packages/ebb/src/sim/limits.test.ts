@@ -11,7 +11,7 @@ import { simulateSlowTail } from './slow-tail.js';
 import { simulateWifi } from './wifi.js';
 
 /**
- * Issue 10: a simulator is a loop over its size, so `slots: 2 ** 53` used to run for years.
+ * A simulator is a loop over its size, so `slots: 2 ** 53` would run for years.
  * Each size above its bound is refused at the call — before any work — naming the option.
  */
 describe('simulator sizes are bounded', () => {

@@ -13,7 +13,7 @@ import { simulateWifi } from './wifi.js';
  * called directly and repeatedly so that the engine optimizes them.
  */
 describe('simulator results are the caller’s: a later run never changes them', () => {
-  it('ethernet (the V8 Maglev escape-analysis bug behind detached.ts, issue 10 defect 10)', () => {
+  it('ethernet (the V8 Maglev escape-analysis bug behind detached.ts)', () => {
     // The reproducing sequence of ethernet.test.ts: runs with and without a think time first.
     simulateEthernet({ stations: 32, slots: 1_500_000, seed: 11 });
     ethernetCeilingSweep({ stations: 32, thinkSlots: 32, slots: 150_000, seed: 3 });

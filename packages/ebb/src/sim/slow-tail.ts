@@ -57,7 +57,7 @@ export interface SlowTailResult extends LatencySummary {
 }
 
 /**
- * A slow tail (issue 14): a server answers in `serviceMs`, but a `slowShare` of its responses
+ * A slow tail, for hedging: a server answers in `serviceMs`, but a `slowShare` of its responses
  * take `slowFactor` × longer; `workers` call it in a loop for `durationMs` of virtual time,
  * plainly or through ebb's real `hedging()` (a second request after the hedging delay, the first
  * answer wins, the loser is aborted and the server stops it). Reports latency percentiles, the

@@ -28,7 +28,7 @@ function successLoops(rate: AdaptiveRateController, clock: VirtualClock, n: numb
   return { grants, last: () => ticket, stop: () => controller.abort() };
 }
 
-// Edges of adaptiveRate that the behaviour tests beside it leave open (issue 10, mutation score):
+// Edges of adaptiveRate that the behaviour tests beside it leave open (what mutation testing found):
 // the exact messages of bad options, the boundaries of each check, the server's hints read field
 // by field, and the bookkeeping (pauses, paces, the delivered rate) seen through the public API.
 // Every test is on virtual time.

@@ -19,7 +19,7 @@ async function outcome<T>(p: Promise<T>, clock: { runAll(): Promise<void> }) {
 
 const START = 1_000_000_007; // not 0: elapsed arithmetic (now() - start) must not depend on it
 
-describe('defect 11: the deadline is checked after rate.acquire()', () => {
+describe('the deadline is checked after rate.acquire(), whose wait counts against it', () => {
   function slowRate(clock: ReturnType<typeof virtualClock>, waitMs: number): RateController & { recorded: string[] } {
     const recorded: string[] = [];
     return {
@@ -81,7 +81,7 @@ describe('defect 11: the deadline is checked after rate.acquire()', () => {
   });
 });
 
-describe('defect 11: rejections from user code are handled (removing a handler leaves retry() pending)', () => {
+describe('rejections from user code are handled (removing a handler leaves retry() pending)', () => {
   const boom = new Error('user code rejected');
   it('an async retryIf that rejects', async () => {
     const clock = virtualClock(START);
@@ -134,7 +134,7 @@ describe('defect 11: rejections from user code are handled (removing a handler l
   });
 });
 
-describe('defect 11: deadlines and hints at their exact boundaries, on a clock that does not start at 0', () => {
+describe('deadlines and hints at their exact boundaries, on a clock that does not start at 0', () => {
   it('elapsedMs is measured from the start, not from 0', async () => {
     const clock = virtualClock(START);
     const seen: number[] = [];
@@ -194,7 +194,7 @@ describe('defect 11: deadlines and hints at their exact boundaries, on a clock t
   });
 });
 
-describe('defect 11, on the real clock: wait lengths and timer release', () => {
+describe('on the real clock: wait lengths and timer release', () => {
   it('waits at least the policy’s delay between attempts (system clock, shared timer queue)', async () => {
     const starts: number[] = [];
     const value = await retry(
@@ -245,7 +245,7 @@ describe('defect 11, on the real clock: wait lengths and timer release', () => {
   });
 });
 
-describe('mutation survivors of the executor, each pinned by behaviour', () => {
+describe('the executor at its corners: messages, hooks, timers and aborts', () => {
   it('the caller signal has no abort listener left once settled (events.getEventListeners)', async () => {
     const controller = new AbortController();
     const clock = virtualClock(START);

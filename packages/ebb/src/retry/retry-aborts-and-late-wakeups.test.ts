@@ -24,8 +24,8 @@ function lateWakingClock(start: number): { t: number; readonly clock: Clock } {
   return c;
 }
 
-// Each test pins one behaviour a surviving mutant of retry.ts changed (run of 23 Nov 2026,
-// docs/mutation-core-retry.md); all on virtual time or a hand-driven clock.
+// Each test pins one behaviour of retry.ts that no other test held (mutation testing found them:
+// docs/dev/mutation-core-retry.md); all on virtual time or a hand-driven clock.
 
 /** A rate controller that grants `ticket 1`, `ticket 2`, … and keeps the tickets handed back. */
 function ticketingRate(): { rate: RateController; released: unknown[] } {
@@ -41,7 +41,7 @@ function ticketingRate(): { rate: RateController; released: unknown[] } {
   return { rate, released };
 }
 
-describe('retry: pinned by the survivors of the measured run', () => {
+describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups', () => {
   it('a thenable that is a function is awaited: its rejection is retried (success path and executor)', async () => {
     // isThenable accepts functions with a callable `then` (Promises/A+ 2.3.3: "object or function").
     const thenableFn = (fail: boolean, value: string) =>
@@ -140,7 +140,7 @@ describe('retry: pinned by the survivors of the measured run', () => {
     expect(inner.now()).toBe(60);
   });
 
-  it('bug fixed: a backoff wait whose wake-up comes late does not start an attempt past maxElapsedMs', async () => {
+  it('a backoff wait whose wake-up comes late does not start an attempt past maxElapsedMs', async () => {
     // Found by the surviving `#launch(…, false)` → `true` mutants: the deadline was checked
     // after a rate controller's wait only. A clock whose backoff sleeps end 50 ms late (as a host
     // timer on a busy machine does) started attempt 2 at elapsed 110 ms, past maxElapsedMs 100.
@@ -311,7 +311,7 @@ describe('retry: pinned by the survivors of the measured run', () => {
 });
 
 // The survivors of the run over execution.ts after the executor's split (23 Nov 2026, 05:50–06:16).
-describe('retry: pinned by the survivors of the run after the split', () => {
+describe('retry: the first attempt, rate tickets, bad clocks and signals', () => {
   /** A clock that moves 1 ms at every reading (as a real one moves between two reads); its sleeps never end. */
   function tickingClock(): { readonly clock: Clock; readonly sleeps: number[] } {
     let t = 0;
