@@ -1,3 +1,4 @@
+import { predicate, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { prop } from '../retry/errors.js';
@@ -33,7 +34,10 @@ export interface ConcurrencyLimitOptions {
   readonly maxWaitMs?: number;
   /**
    * Which failures are load signals (drops) for the algorithm; the others are ignored (no
-   * sample). Default: errors with `throttled: true`, `TimeoutError`s, and HTTP 503.
+   * sample). Default: errors with `throttled: true`, `TimeoutError`s, and HTTP 503. It must
+   * return `true` or `false`: anything else, or a throw, fails the call whose failure it judged
+   * (with a `TypeError` naming `isDrop`, or with what it threw) and feeds the algorithm no sample;
+   * the call's slot is freed either way.
    */
   readonly isDrop?: (error: unknown) => boolean;
   /** Time source. Default the system clock. */
@@ -113,21 +117,43 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
   let inflight = 0;
   let delivered = 0;
   const queue: Waiter[] = [];
-  /** The algorithm's limit, checked: a bad value from a custom algorithm reads as 1. */
+  /**
+   * The algorithm's limit, checked: a custom algorithm's limit that is not a number >= 1, or whose
+   * getter throws, reads as 1 — the limit is shared by every call, so it is repaired, not failed.
+   */
   const limitNow = (): number => {
-    const l = algorithm.limit;
+    let l: unknown;
+    try {
+      l = algorithm.limit;
+    } catch {
+      return 1;
+    }
     return typeof l === 'number' && l >= 1 ? Math.floor(l) : 1;
   };
-  const take = (): Slot => new Slot(clock.now(), ++inflight, delivered);
+  /** A slot for one request; a clock that throws throws before anything is counted. */
+  const take = (): Slot => {
+    const start = clock.now();
+    return new Slot(start, ++inflight, delivered);
+  };
 
-  /** Frees a slot and hands free slots to the best waiters. */
-  const free = (): void => {
-    inflight--;
+  /** Hands free slots to the best waiters; a waiter whose slot cannot be taken is refused with why. */
+  const serve = (): void => {
     while (queue.length > 0 && inflight < limitNow()) {
       const w = queue.shift() as Waiter;
       w.cleanup();
-      w.resolve(take());
+      let slot: Slot;
+      try {
+        slot = take();
+      } catch (error) {
+        w.reject(error);
+        continue;
+      }
+      w.resolve(slot);
     }
+  };
+  const free = (): void => {
+    inflight--;
+    serve();
   };
 
   const acquireAt = (priority: number, signal: AbortSignal | undefined): unknown => {
@@ -172,12 +198,10 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
           signal?.removeEventListener('abort', onAbort);
         },
       };
-      let i = queue.length;
-      while (i > 0 && (queue[i - 1] as Waiter).priority < priority) i--;
-      queue.splice(i, 0, waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
       if (maxWaitMs !== Infinity) {
-        clock.sleep(maxWaitMs, timer.signal).then(
+        // Armed before the waiter is queued: a clock whose sleep() throws (or returns no promise)
+        // refuses this request with that error and leaves nothing in the queue.
+        sleepOn(clock, maxWaitMs, timer.signal).then(
           () => {
             remove();
             reject(new LimitExceededError('wait', limitNow(), `no slot within maxWaitMs (${maxWaitMs} ms)`));
@@ -185,17 +209,26 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
           () => {},
         );
       }
+      let i = queue.length;
+      while (i > 0 && (queue[i - 1] as Waiter).priority < priority) i--;
+      queue.splice(i, 0, waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   };
 
+  /**
+   * One request's outcome. The user functions it calls (`isDrop`, the clock, the algorithm's
+   * `update`) run inside the `try` whose `finally` frees the slot: whatever they throw fails this
+   * call only (the executor rejects it with that error), and the slot goes to the next waiter.
+   */
   const record = (outcome: Outcome, ticket?: unknown, error?: unknown): void => {
     if (!(ticket instanceof Slot) || ticket.done) return;
     ticket.done = true;
-    const rttMs = clock.now() - ticket.start;
-    const dropped = outcome === 'throttled' || (outcome === 'failure' && isDrop(error) === true);
     if (outcome === 'success') delivered++;
     try {
+      const dropped = outcome === 'throttled' || (outcome === 'failure' && predicate(where, 'isDrop', isDrop(error)));
       if (outcome === 'success' || dropped) {
+        const rttMs = clock.now() - ticket.start;
         algorithm.update({ rttMs, inflight: ticket.inflight, dropped, delivered: delivered - ticket.delivered });
       }
     } finally {

@@ -1,0 +1,73 @@
+import type { Clock } from './clock.js';
+import { show } from './validate.js';
+
+/**
+ * The boundary rule's small helpers (docs/structure.md, "User code at the boundary"): what a
+ * user's function returns is checked where it enters, and nothing it throws escapes into a host
+ * callback. They hold no state and read no clock; each mechanism calls them at the points where
+ * it calls user code. @internal
+ */
+
+/**
+ * A predicate's answer, checked: `true` or `false`, else a `TypeError` naming the predicate and
+ * the value (a string `'false'`, `NaN`, `undefined` or a promise where a boolean is expected
+ * would otherwise be read by its truthiness, silently).
+ *
+ * @example
+ * predicate('concurrencyLimit()', 'isDrop', isDrop(error)); // TypeError: … `isDrop` returned "yes"; expected true or false.
+ */
+export function predicate(where: string, name: string, value: unknown): boolean {
+  if (value === true || value === false) return value;
+  throw new TypeError(`${where}: \`${name}\` returned ${describe(value)}; expected true or false.`);
+}
+
+/** A user value in a message: as {@link show} renders it, a thenable named as a promise. */
+export function describe(value: unknown): string {
+  return isThenable(value) ? 'a promise' : show(value);
+}
+
+/** True for anything with a callable `then`: promises of any realm and other thenables. */
+export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T> {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  try {
+    return typeof (value as PromiseLike<unknown>).then === 'function';
+  } catch {
+    // A revoked proxy or a throwing `then` getter is no promise ebb can wait for.
+    return false;
+  }
+}
+
+/**
+ * `clock.sleep(ms, signal)`, checked: the promise it returns, or a `TypeError` naming the clock
+ * when it returns anything else. A sleep that throws throws through, to the caller that asked.
+ */
+export function sleepOn(clock: Clock, ms: number, signal: AbortSignal | undefined): PromiseLike<void> {
+  const slept: unknown = clock.sleep(ms, signal);
+  if (!isThenable<void>(slept)) {
+    throw new TypeError(`clock.sleep() returned ${describe(slept)}; expected a promise.`);
+  }
+  return slept;
+}
+
+/**
+ * Wraps a callback that a host calls (a timer, a promise reaction of a timer's sleep) so that
+ * nothing it throws escapes into the host — where it would crash a Node.js process or surface as
+ * an unhandled rejection: a throw goes to `onError` instead, and a throw from `onError` (which
+ * has nobody left to tell) is dropped.
+ */
+export function shielded<A extends unknown[]>(
+  callback: (...args: A) => void,
+  onError: (error: unknown) => void,
+): (...args: A) => void {
+  return (...args: A): void => {
+    try {
+      callback(...args);
+    } catch (error) {
+      try {
+        onError(error);
+      } catch {
+        // The error handler of last resort failed too: the host must still not see it.
+      }
+    }
+  };
+}
