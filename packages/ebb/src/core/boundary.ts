@@ -18,7 +18,21 @@ import { show } from './validate.js';
  */
 export function predicate(where: string, name: string, value: unknown): boolean {
   if (value === true || value === false) return value;
+  // A promise refused here (an async predicate where a sync one is expected) may still reject:
+  // its rejection is this TypeError's business now, not an unhandled one.
+  if (isThenable(value)) handled(value);
   throw new TypeError(`${where}: \`${name}\` returned ${describe(value)}; expected true or false.`);
+}
+
+const noop = (): void => {};
+
+/** Marks a user's promise as handled: a rejection nobody will read must not reach the host. */
+export function handled(value: PromiseLike<unknown>): void {
+  try {
+    value.then(undefined, noop);
+  } catch {
+    // A thenable whose then throws has nothing to reject.
+  }
 }
 
 /** A user value in a message: as {@link show} renders it, a thenable named as a promise. */
