@@ -1,6 +1,7 @@
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { EBB_ERROR, isEbbError } from '../retry/errors.js';
 import type { Outcome } from '../retry/options.js';
 import type { AdaptiveRateController } from './controller.js';
 
@@ -41,7 +42,7 @@ export interface AdaptiveThrottle extends AdaptiveRateController {
 /** The error a locally rejected request fails with. */
 export class LocalThrottleError extends Error {
   override readonly name = 'LocalThrottleError';
-  /** Stable code for programs. */
+  /** Stable code for programs, the same across versions: see {@link isLocalThrottleError}. */
   readonly code = 'EBB_LOCAL_THROTTLE';
   /** Marks it a throttle, for classifiers that look for `throttled: true`. */
   readonly throttled = true;
@@ -54,6 +55,16 @@ export class LocalThrottleError extends Error {
     );
     this.probability = probability;
   }
+
+  /** The brand other copies of ebb recognise it by. @internal */
+  get [EBB_ERROR](): string {
+    return 'EBB_LOCAL_THROTTLE';
+  }
+}
+
+/** True for a {@link LocalThrottleError} from this copy of ebb or any other (by its `code`, `'EBB_LOCAL_THROTTLE'`). */
+export function isLocalThrottleError(value: unknown): value is LocalThrottleError {
+  return isEbbError(value, LocalThrottleError, 'EBB_LOCAL_THROTTLE', 'LocalThrottleError');
 }
 
 const BUCKETS = 60;

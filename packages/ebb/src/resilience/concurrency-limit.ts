@@ -3,26 +3,12 @@ import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { prop } from '../retry/errors.js';
 import type { Outcome, RateController } from '../retry/options.js';
+import { LimitExceededError } from './errors.js';
 import { gradient2 } from './gradient2.js';
 import type { LimitAlgorithm } from './limit-algorithm.js';
 
-/**
- * What a concurrency limit throws when a request cannot wait: the queue is full, the wait ran
- * past `maxWaitMs`, or a higher-priority request took its place.
- */
-export class LimitExceededError extends Error {
-  override readonly name = 'LimitExceededError';
-  readonly code = 'EBB_LIMIT_EXCEEDED';
-  /** Why: `'queue-full'`, `'wait'` (maxWaitMs ran out) or `'displaced'` (by a higher priority). */
-  readonly reason: 'queue-full' | 'wait' | 'displaced';
-  /** The limit when the request was refused. */
-  readonly limit: number;
-  constructor(reason: 'queue-full' | 'wait' | 'displaced', limit: number, detail: string) {
-    super(`The concurrency limit (${limit} in flight) refused a request: ${detail}.`);
-    this.reason = reason;
-    this.limit = limit;
-  }
-}
+// The refusal lives with the breaker's in errors.ts; importers of this module keep finding it here.
+export { isLimitExceededError, LimitExceededError } from './errors.js';
 
 /** Options of {@link concurrencyLimit}. Durations in milliseconds. */
 export interface ConcurrencyLimitOptions {
