@@ -52,6 +52,18 @@ export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T>
 }
 
 /**
+ * `clock.now()`, checked: a finite number, else a `TypeError` naming the clock. A mechanism reads
+ * its clock this way before it changes any state, so a clock that returns `NaN`, `undefined` or a
+ * string fails the call that read it and leaves the shared state as it was (NaN in a window or a
+ * rate would poison every later call). A throw throws through, to the same caller.
+ */
+export function readNow(clock: Clock): number {
+  const t: unknown = clock.now();
+  if (typeof t === 'number' && t - t === 0) return t;
+  throw new TypeError(`clock.now() returned ${describe(t)}; expected a finite number of milliseconds.`);
+}
+
+/**
  * `clock.sleep(ms, signal)`, checked: the promise it returns, or a `TypeError` naming the clock
  * when it returns anything else. A sleep that throws throws through, to the caller that asked.
  */

@@ -1,3 +1,4 @@
+import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
@@ -86,15 +87,15 @@ class Throttle implements AdaptiveThrottle {
   }
 
   get requests(): number {
-    return this.#sum(this.#requests, this.#clock.now());
+    return this.#sum(this.#requests, readNow(this.#clock));
   }
 
   get accepts(): number {
-    return this.#sum(this.#accepts, this.#clock.now());
+    return this.#sum(this.#accepts, readNow(this.#clock));
   }
 
   get rejectionProbability(): number {
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     return this.#probability(this.#sum(this.#requests, now), this.#sum(this.#accepts, now));
   }
 
@@ -108,7 +109,7 @@ class Throttle implements AdaptiveThrottle {
    */
   acquire(signal?: AbortSignal): unknown {
     if (signal?.aborted) throw signal.reason;
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     const p = this.#probability(this.#sum(this.#requests, now), this.#sum(this.#accepts, now));
     this.#add(this.#requests, now);
     if (p > 0) {
@@ -124,7 +125,7 @@ class Throttle implements AdaptiveThrottle {
   }
 
   record(outcome: Outcome): void {
-    if (outcome !== 'throttled') this.#add(this.#accepts, this.#clock.now());
+    if (outcome !== 'throttled') this.#add(this.#accepts, readNow(this.#clock));
   }
 
   #probability(requests: number, accepts: number): number {

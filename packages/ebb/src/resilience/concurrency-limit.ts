@@ -1,4 +1,4 @@
-import { predicate, sleepOn } from '../core/boundary.js';
+import { predicate, readNow, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { prop } from '../retry/errors.js';
@@ -118,7 +118,7 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
   };
   /** A slot for one request; a clock that throws throws before anything is counted. */
   const take = (): Slot => {
-    const start = clock.now();
+    const start = readNow(clock);
     return new Slot(start, ++inflight, delivered);
   };
 
@@ -214,7 +214,7 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
     try {
       const dropped = outcome === 'throttled' || (outcome === 'failure' && predicate(where, 'isDrop', isDrop(error)));
       if (outcome === 'success' || dropped) {
-        const rttMs = clock.now() - ticket.start;
+        const rttMs = readNow(clock) - ticket.start;
         algorithm.update({ rttMs, inflight: ticket.inflight, dropped, delivered: delivered - ticket.delivered });
       }
     } finally {

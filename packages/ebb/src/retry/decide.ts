@@ -1,4 +1,5 @@
 import type { BackoffRun } from '../backoff/backoff.js';
+import { predicate } from '../core/boundary.js';
 import { defaultRetryIf, isFinal, RetryError, retryAfterOf } from './errors.js';
 import { DEFAULTS, deadlineOf, type Prepared } from './options.js';
 
@@ -105,7 +106,7 @@ export function decide(
     const detail = `the next wait (${Math.round(wait)} ms) would end past maxElapsedMs (${maxElapsedMs} ms)`;
     return new RetryError('elapsed', attempt, elapsed, error, detail);
   }
-  if (o.budget && !o.budget.tryAcquireRetry(error)) {
+  if (o.budget && !predicate('retry()', 'budget.tryAcquireRetry', o.budget.tryAcquireRetry(error))) {
     return new RetryError('budget', attempt, elapsed, error, 'the retry budget refused another retry', fromFailure);
   }
   return wait;
