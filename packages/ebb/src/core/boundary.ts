@@ -74,26 +74,3 @@ export function sleepOn(clock: Clock, ms: number, signal: AbortSignal | undefine
   }
   return slept;
 }
-
-/**
- * Wraps a callback that a host calls (a timer, a promise reaction of a timer's sleep) so that
- * nothing it throws escapes into the host — where it would crash a Node.js process or surface as
- * an unhandled rejection: a throw goes to `onError` instead, and a throw from `onError` (which
- * has nobody left to tell) is dropped.
- */
-export function shielded<A extends unknown[]>(
-  callback: (...args: A) => void,
-  onError: (error: unknown) => void,
-): (...args: A) => void {
-  return (...args: A): void => {
-    try {
-      callback(...args);
-    } catch (error) {
-      try {
-        onError(error);
-      } catch {
-        // The error handler of last resort failed too: the host must still not see it.
-      }
-    }
-  };
-}
