@@ -38,9 +38,9 @@ export class HttpStatusError extends Error {
     this.throttled = throttled;
   }
 
-  /** The brand other copies of ebb recognise it by. @internal */
+  /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return 'EBB_HTTP_STATUS';
+    return this.code;
   }
 }
 

@@ -57,9 +57,9 @@ export class LocalThrottleError extends Error {
     this.probability = probability;
   }
 
-  /** The brand other copies of ebb recognise it by. @internal */
+  /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return 'EBB_LOCAL_THROTTLE';
+    return this.code;
   }
 }
 

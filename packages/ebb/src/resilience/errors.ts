@@ -40,9 +40,9 @@ export class BrokenCircuitError extends Error {
     this.retryAfterMs = retryAfterMs;
   }
 
-  /** The brand other copies of ebb recognise it by. @internal */
+  /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return 'EBB_CIRCUIT_OPEN';
+    return this.code;
   }
 }
 
@@ -73,9 +73,9 @@ export class LimitExceededError extends Error {
     this.limit = limit;
   }
 
-  /** The brand other copies of ebb recognise it by. @internal */
+  /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return 'EBB_LIMIT_EXCEEDED';
+    return this.code;
   }
 }
 

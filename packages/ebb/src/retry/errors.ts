@@ -119,9 +119,9 @@ export class RetryError extends Error {
     this.elapsedMs = elapsedMs;
   }
 
-  /** The brand other copies of ebb recognise it by. @internal */
+  /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return 'EBB_RETRY_GAVE_UP';
+    return this.code;
   }
 }
 
@@ -165,9 +165,9 @@ export class FinalError extends Error {
     super(`final: ${describeThrown(error)}`, { cause: error });
   }
 
-  /** The brand other copies of ebb recognise it by. @internal */
+  /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return 'EBB_FINAL';
+    return this.code;
   }
 }
 

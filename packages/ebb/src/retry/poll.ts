@@ -28,9 +28,9 @@ export class NotDoneError extends Error {
     super(`check ${attempt} reported not done`);
   }
 
-  /** The brand other copies of ebb recognise it by. @internal */
+  /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return 'EBB_NOT_DONE';
+    return this.code;
   }
 }
 
