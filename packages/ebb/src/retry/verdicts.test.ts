@@ -5,7 +5,7 @@ import { retry } from './retry.js';
 import { retrySync } from './retry-sync.js';
 
 const backoff = constant({ delayMs: 0, maxAttempts: 3 });
-const fail = () => {
+const fail = (): never => {
   throw new Error('down');
 };
 const BAD = [
@@ -21,9 +21,9 @@ describe('retryIf and a budget’s tryAcquireRetry answer true or false, or fail
     async (_, value) => {
       const retryIf = () => value as unknown as boolean;
       let calls = 0;
-      const counted = () => {
+      const counted = (): never => {
         calls++;
-        fail();
+        return fail();
       };
       const named = /`retryIf` returned .*; expected true or false\./;
       await expect(retry(counted, { backoff, retryIf })).rejects.toThrow(named);
