@@ -32,10 +32,11 @@ describe('concurrencyLimit() defaults protect a server of a few slots', () => {
   it('serves most of its capacity without pushing it into its thrash, at a p99 near the unloaded one', async () => {
     const r = await phase(server, SERVICE_MS, server.capacityRps * 1.5, 5, concurrencyLimit());
     console.log(line('concurrencyLimit()', r));
-    // Measured at 8 s a phase: 0.87–0.93 of capacity, p99 1.5–1.9 × unloaded, at most 9 in the server.
+    // The benchmark, 8 s a phase: 0.93 of capacity, p99 1.5–1.6 × unloaded, at most 9 in the server;
+    // here (5 s, busy machines) 0.82–0.89 at 1.2–2.4 ×. gradient2() below: 8–9 ×.
     expect(r.goodput).toBeGreaterThan(0.65);
     expect(r.mostInServer).toBeLessThanOrEqual(2 * SLOTS);
-    expect(r.p99Ms).toBeLessThan(3 * unloaded.p99Ms);
+    expect(r.p99Ms).toBeLessThan(4 * unloaded.p99Ms);
     expect(r.failed).toBeLessThanOrEqual(Math.ceil(0.02 * r.sent));
   }, 60_000);
 
