@@ -12,9 +12,11 @@ export function listenForParent(server) {
   process.on('disconnect', () => process.exit(0));
 }
 
-/** In the parent: runs `scriptUrl` with `--serve` as a child process; resolves with it and its server's URL. */
-export async function forkServer(scriptUrl) {
-  const child = fork(new URL(scriptUrl).pathname, ['--serve'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+/** In the parent: runs `scriptUrl` with `--serve` (and `args`) as a child process; resolves with it and its server's URL. */
+export async function forkServer(scriptUrl, args = []) {
+  const child = fork(new URL(scriptUrl).pathname, ['--serve', ...args], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const [{ port }] = await once(child, 'message');
   return { child, url: `http://127.0.0.1:${port}/` };
 }

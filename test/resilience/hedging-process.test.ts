@@ -48,4 +48,16 @@ describe('hedging in a real process', () => {
     `);
     expect(JSON.parse(stdout)).toEqual({ value: 'hedge', calls: 1, hedges: 1 });
   }, 40_000);
+
+  it('a budget that throws at the hedge fails only that call: the process goes on and exits normally', async () => {
+    // The throw comes from inside hedging's host timer callback; it must reach the call, not the host.
+    const { stdout } = await runNode(`
+      import { hedging } from 'ebb/resilience';
+      const h = hedging({ delayMs: 50, budget: { tryAcquireRetry() { throw new Error('budget bug'); }, recordSuccess() {} } });
+      const failed = await h.run(() => new Promise((r) => setTimeout(() => r('late'), 300))).catch((e) => e.message);
+      const other = await h.run(async () => 'other');
+      console.log(JSON.stringify({ failed, other }));
+    `);
+    expect(JSON.parse(stdout)).toEqual({ failed: 'budget bug', other: 'other' });
+  }, 40_000);
 });

@@ -12,8 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../support/cli.js';
 import { packedProject, run } from './pack.js';
 
-/** The budget, in gzip bytes: measured 7,588 B on the commit that set it, plus 1.5 %. */
-const BUDGET_GZIP_BYTES = 7_700;
+/**
+ * The budget, in gzip bytes: measured 7,788 B on the commit that set it, plus 1.4 %. What the
+ * earlier budget (7,700 B, from 7,588 B) did not hold: the executor's checks of what user code
+ * answers (`retryIf` and a budget's `tryAcquireRetry` must be booleans, a custom clock's sleep a
+ * promise: core/boundary.ts, about 500 B minified) and the guards that recognise another copy of
+ * ebb's `stop()` (retry/errors.ts) — the boundary rule of docs/structure.md.
+ */
+const BUDGET_GZIP_BYTES = 7_900;
 /** The target for the typical import (smaller than every peer's). */
 const TARGET_GZIP_BYTES = 1_500;
 

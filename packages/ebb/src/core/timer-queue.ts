@@ -14,13 +14,16 @@
  * - When the queue empties, its host timer is cleared: nothing is left to hold a process open.
  * - It is shared by every operation in the process, so no caller can poison it: a due time that
  *   is not a finite number >= 0 is refused where it enters (`add` throws a RangeError, and the
- *   executor fails only that caller's operation), and a wake-up that throws cannot stop the
- *   others: the queue re-arms before the error propagates.
+ *   executor fails only that caller's operation), and nothing a wake-up throws escapes into the
+ *   host timer's callback (where it would crash a Node.js process): it goes to that entry's
+ *   `fail`, and every other entry due in the same turn still wakes in it.
  * @internal
  */
 export interface Wakeup extends HeapEntry {
-  /** Called once when due (unless removed first). */
+  /** Called once when due (unless removed first). Must not throw; if it does, `fail` gets the error. */
   wake(): void;
+  /** Ends the entry's operation with `error`: what its `wake` threw. */
+  fail?(error: unknown): void;
 }
 
 /**
@@ -151,16 +154,20 @@ export class TimerQueue {
     const t = now();
     const limit = this.#order;
     const heap = this.#heap;
-    try {
-      // Only entries queued before this turn, and due by now.
-      for (let top = heap[0]; top !== undefined && top.dueAt <= t && top.order < limit; top = heap[0]) {
-        this.remove(top);
+    // Only entries queued before this turn, and due by now.
+    for (let top = heap[0]; top !== undefined && top.dueAt <= t && top.order < limit; top = heap[0]) {
+      this.remove(top);
+      try {
         top.wake();
+      } catch (error) {
+        try {
+          top.fail?.(error);
+        } catch {
+          // The entry cannot be told: the host must still not see it.
+        }
       }
-    } finally {
-      // Also when a wake-up threw: the other entries must still wake.
-      if (heap.length > 0 && this.#timer === undefined) this.#arm();
     }
+    if (heap.length > 0 && this.#timer === undefined) this.#arm();
   };
 
   #arm(): void {

@@ -33,9 +33,12 @@ export interface HttpResult {
 }
 
 /**
- * Decides whether an attempt is worth repeating. May be async (reading the body, say). A
- * classifier is only asked about requests that may be repeated at all (see `withRetry`'s
- * `methods`); it never sees an abort of the caller's signal.
+ * Decides whether an attempt is worth repeating. May be async (reading the body, say). It is
+ * asked about every response, whatever the method: its verdict is also what the `rate` hook is
+ * told about the service (`'retry'`: a failure, `'throttled'`: a throttle, `'final'`: a success),
+ * and a response of a request that may not be repeated (see `withRetry`'s `methods`) is not
+ * retried whatever it says. About an error `fetch` threw it is asked only when the request may be
+ * repeated. It never sees an abort of the caller's signal.
  */
 export interface HttpClassifier {
   (result: HttpResult): HttpVerdict | boolean | PromiseLike<HttpVerdict | boolean>;

@@ -22,5 +22,5 @@ export { parseHttpDate, parseRetryAfter } from './retry-after.js';
 export { type HasHeaders, serverHintMs } from './server-hint.js';
 export { type SheddingListener, type ShedResponse, shed } from './shed.js';
 export { type SheddingHandler, shedFetch } from './shed-fetch.js';
-export { HttpStatusError } from './status-error.js';
+export { HttpStatusError, isHttpStatusError } from './status-error.js';
 export { type FetchLike, type HttpRetryContext, type WithRetryOptions, withRetry } from './with-retry.js';

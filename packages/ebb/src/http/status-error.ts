@@ -1,3 +1,5 @@
+import { EBB_ERROR, isEbbError } from '../retry/errors.js';
+
 /**
  * A response the classifier chose to retry, as the error the executor sees: it carries the
  * server's hint (`retryAfterMs`, which makes the next wait at least that long) and whether the
@@ -9,7 +11,7 @@
  */
 export class HttpStatusError extends Error {
   override readonly name = 'HttpStatusError';
-  /** Stable across versions, for matching without `instanceof`. */
+  /** Stable across versions, for matching without `instanceof`: see {@link isHttpStatusError}. */
   readonly code = 'EBB_HTTP_STATUS';
   /** The response's status, such as 503. */
   readonly status: number;
@@ -35,4 +37,14 @@ export class HttpStatusError extends Error {
     this.retryAfterMs = retryAfterMs;
     this.throttled = throttled;
   }
+
+  /** The brand other copies of ebb recognise it by: its code. @internal */
+  get [EBB_ERROR](): string {
+    return this.code;
+  }
+}
+
+/** True for an {@link HttpStatusError} from this copy of ebb or any other (by its `code`, `'EBB_HTTP_STATUS'`). */
+export function isHttpStatusError(value: unknown): value is HttpStatusError {
+  return isEbbError(value, HttpStatusError, 'EBB_HTTP_STATUS', 'HttpStatusError');
 }

@@ -1,6 +1,6 @@
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
-import { RetryError } from '../retry/errors.js';
+import { isRetryError, prop } from '../retry/errors.js';
 import { type AttemptContext, prepare, type RetryContext, type RetryOptions } from '../retry/options.js';
 import { isThenable, retry } from '../retry/retry.js';
 import { isReplayableBody } from './body.js';
@@ -77,6 +77,12 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Errors made here for responses the classifier chose to retry: the executor retries exactly these. */
 const retryable = new WeakSet<object>();
+/**
+ * Errors made here for responses the classifier called a failure or a throttle, of a request
+ * that may not be repeated (not idempotent, or a stream body): the rate hook records them as
+ * what they are, the executor does not retry them, and the caller gets the response itself.
+ */
+const reported = new WeakSet<object>();
 
 const noop = (): void => {};
 
@@ -228,6 +234,15 @@ function verdictOf(value: unknown): HttpVerdict {
  * 429 and `'throttled'` verdicts set `throttled: true`, which a rate controller (`rate`) records
  * as `'throttled'`.
  *
+ * **What the `rate` hook hears.** Every response is reported by what it says about the service,
+ * whatever the method: one `retryOn` calls `'retry'` (a 503, a 500) is a `'failure'`, a 429 or a
+ * `'throttled'` verdict is `'throttled'`, anything else a `'success'`; an error `fetch` threw (a
+ * timeout, a reset) is a failure. So a circuit breaker opens, and a concurrency limit sees its
+ * drops, in a write-only API's outage as in a read-only one's. Whether the request is *retried*
+ * is a separate decision that keeps to idempotency: a POST answered 503 is reported as a failure
+ * (`onFailedAttempt` with `next: 'final'`, then `onGiveUp` with reason `'final'`) and not
+ * repeated, and you get its response, as `fetch` returned it.
+ *
  * **Cancelling.** `init.signal` (or the `Request`'s signal) aborts everything: the running
  * attempt, a wait, and the body of the response you got. `attemptTimeoutMs` bounds each
  * attempt up to its response headers and the classifier's decision; reading the body of the
@@ -320,21 +335,32 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       }
       if (verdict === 'final') return response;
       const throttled = verdict === 'throttled' || response.status === 429;
-      const hint = retryOn.serverHintMs ? retryOn.serverHintMs(response) : serverHintMs(response);
+      let hint: number | undefined;
+      try {
+        hint = retryOn.serverHintMs ? retryOn.serverHintMs(response) : serverHintMs(response);
+      } catch (error) {
+        // The classifier's own hint reader failed: its bug, as if retryOn had thrown.
+        discard(response);
+        classifierErrors ??= new Set();
+        classifierErrors.add(error);
+        throw error;
+      }
       const error = new HttpStatusError(response, method, url, hint, throttled);
-      retryable.add(error);
+      // Reported to the rate hook either way; retried only when the request may be repeated.
+      (judgesResponses ? retryable : reported).add(error);
       throw error;
     };
 
     const send = (signal: AbortSignal, attempt: number): Promise<Response> => {
       const attemptInput = cloneRequest ? (request as Request).clone() : input;
       const pending = fetchImpl(attemptInput, init === undefined ? { signal } : { ...init, signal });
+      if (!isThenable<Response>(pending)) {
+        throw new TypeError(`${where}: \`fetchImpl\` returned ${show(pending)}; expected a promise of a Response.`);
+      }
       const signals = callerSignal === undefined ? [signal] : [signal, callerSignal];
-      return judgesResponses
-        ? pending.then((response) => judge(pinSignals(response, signals), attempt))
-        : isThenable(pending)
-          ? pending.then((response) => pinSignals(response, signals))
-          : pending;
+      // Every response is judged, so that the rate hook hears what it says about the service;
+      // only one of a request that may be repeated can be retried (judge decides).
+      return pending.then((response) => judge(pinSignals(response, signals), attempt));
     };
     const operation = (context: AttemptContext): Promise<Response> => {
       const signal = callerSignal === undefined ? context.signal : anySignal(context.signal, callerSignal);
@@ -347,7 +373,7 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     const retryIf = (error: unknown, context: AttemptContext): boolean | Promise<boolean> => {
       // WeakSet.has is false for a primitive (ECMA-262 §24.4.3.4), no check needed.
       if (retryable.has(error as object)) return true;
-      if (classifierErrors?.has(error)) return false;
+      if (reported.has(error as object) || classifierErrors?.has(error)) return false;
       if (!replayable || !(idempotent || isNotSentError(error))) return false;
       const answer = retryOn(new Result(method, url, context.attempt, undefined, error));
       return isThenable(answer)
@@ -357,7 +383,7 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
 
     const hook = (context: RetryContext): void | PromiseLike<void> => {
       const error = context.error;
-      const response = error instanceof HttpStatusError && retryable.has(error) ? error.response : undefined;
+      const response = retryable.has(error as object) ? (error as HttpStatusError).response : undefined;
       if (response !== undefined) discard(response);
       if (onRetry === undefined) return;
       return onRetry(
@@ -374,10 +400,11 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     };
 
     return retry(operation, { ...base, signal: callerSignal, retryIf, onRetry: hook }).catch((error: unknown) => {
+      // A failed response of a request that may not be repeated: that response is the answer.
+      if (reported.has(error as object)) return (error as HttpStatusError).response;
       // Giving up after a retried response: that response is the answer, as fetch gives it.
-      if (error instanceof RetryError && error.cause instanceof HttpStatusError && retryable.has(error.cause)) {
-        return error.cause.response;
-      }
+      const cause = isRetryError(error) ? prop(error, 'cause') : undefined;
+      if (retryable.has(cause as object)) return (cause as HttpStatusError).response;
       throw error;
     });
   };

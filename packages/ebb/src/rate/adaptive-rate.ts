@@ -1,3 +1,4 @@
+import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { parseRateLimit } from '../core/rate-limit-field.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
@@ -328,7 +329,7 @@ class Adaptive implements AdaptiveRate {
     this.#margin = o.margin;
     this.#maxServerWait = o.maxServerWaitMs;
     this.#rate = o.initialRatePerSecond;
-    this.#changedAt = o.clock.now();
+    this.#changedAt = readNow(o.clock);
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
     this.#gate = new Gate(o.clock, o.priorities.length, {
       waitMs: (now) => this.#waitMs(now),
@@ -342,17 +343,17 @@ class Adaptive implements AdaptiveRate {
    * lower; reading changes nothing (a due rise is applied by the next acquire or record).
    */
   get ratePerSecond(): number {
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     const rate = this.#planRise(now)?.rate ?? this.#rate;
     return now < this.#paceUntil ? Math.min(rate, this.#paceRate) : rate;
   }
 
   get pausedForMs(): number {
-    return Math.max(0, this.#pausedUntil - this.#clock.now());
+    return Math.max(0, this.#pausedUntil - readNow(this.#clock));
   }
 
   get currentCoolOffMs(): number {
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     // Once the last failed probe is paid for, its backoff no longer holds (see `#probeAt`).
     const paid = now >= this.#paidAt;
     const plan = this.#planRise(now);
@@ -408,7 +409,7 @@ class Adaptive implements AdaptiveRate {
   }
 
   record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     // What the server said applies whatever the round: it describes the service now.
     if (detail !== undefined && this.#maxServerWait > 0) this.#hear(now, outcome, detail);
     if (outcome === 'throttled') {

@@ -1,6 +1,8 @@
+import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { EBB_ERROR, isEbbError } from '../retry/errors.js';
 import type { Outcome } from '../retry/options.js';
 import type { AdaptiveRateController } from './controller.js';
 
@@ -41,7 +43,7 @@ export interface AdaptiveThrottle extends AdaptiveRateController {
 /** The error a locally rejected request fails with. */
 export class LocalThrottleError extends Error {
   override readonly name = 'LocalThrottleError';
-  /** Stable code for programs. */
+  /** Stable code for programs, the same across versions: see {@link isLocalThrottleError}. */
   readonly code = 'EBB_LOCAL_THROTTLE';
   /** Marks it a throttle, for classifiers that look for `throttled: true`. */
   readonly throttled = true;
@@ -54,6 +56,16 @@ export class LocalThrottleError extends Error {
     );
     this.probability = probability;
   }
+
+  /** The brand other copies of ebb recognise it by: its code. @internal */
+  get [EBB_ERROR](): string {
+    return this.code;
+  }
+}
+
+/** True for a {@link LocalThrottleError} from this copy of ebb or any other (by its `code`, `'EBB_LOCAL_THROTTLE'`). */
+export function isLocalThrottleError(value: unknown): value is LocalThrottleError {
+  return isEbbError(value, LocalThrottleError, 'EBB_LOCAL_THROTTLE', 'LocalThrottleError');
 }
 
 const BUCKETS = 60;
@@ -75,15 +87,15 @@ class Throttle implements AdaptiveThrottle {
   }
 
   get requests(): number {
-    return this.#sum(this.#requests, this.#clock.now());
+    return this.#sum(this.#requests, readNow(this.#clock));
   }
 
   get accepts(): number {
-    return this.#sum(this.#accepts, this.#clock.now());
+    return this.#sum(this.#accepts, readNow(this.#clock));
   }
 
   get rejectionProbability(): number {
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     return this.#probability(this.#sum(this.#requests, now), this.#sum(this.#accepts, now));
   }
 
@@ -97,7 +109,7 @@ class Throttle implements AdaptiveThrottle {
    */
   acquire(signal?: AbortSignal): unknown {
     if (signal?.aborted) throw signal.reason;
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     const p = this.#probability(this.#sum(this.#requests, now), this.#sum(this.#accepts, now));
     this.#add(this.#requests, now);
     if (p > 0) {
@@ -113,7 +125,7 @@ class Throttle implements AdaptiveThrottle {
   }
 
   record(outcome: Outcome): void {
-    if (outcome !== 'throttled') this.#add(this.#accepts, this.#clock.now());
+    if (outcome !== 'throttled') this.#add(this.#accepts, readNow(this.#clock));
   }
 
   #probability(requests: number, accepts: number): number {

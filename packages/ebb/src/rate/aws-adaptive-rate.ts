@@ -1,3 +1,4 @@
+import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, optionsObject } from '../core/validate.js';
 import type { Outcome } from '../retry/options.js';
@@ -123,7 +124,7 @@ class AwsRate implements AwsAdaptiveRate {
   }
 
   #seconds(): number {
-    return this.#clock.now() / 1000;
+    return readNow(this.#clock) / 1000;
   }
 
   #waitMs(t: number): number {

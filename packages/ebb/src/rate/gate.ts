@@ -1,3 +1,4 @@
+import { readNow, sleepOn } from '../core/boundary.js';
 import type { Clock } from '../core/clock.js';
 
 /**
@@ -58,7 +59,7 @@ export class Gate {
    */
   acquire(cls: number, signal: AbortSignal | undefined): unknown {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     if (this.#size === 0 && this.#policy.waitMs(now) <= 0) return this.#policy.grant(now, false);
     return new Promise<unknown>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, done: false };
@@ -68,13 +69,49 @@ export class Gate {
       }
       (this.#queues[cls] as Waiter[]).push(waiter);
       this.#size++;
-      this.#arm(now);
+      try {
+        this.#arm(now);
+      } catch (error) {
+        // A clock that cannot sleep wakes nobody: every waiter, this one included, is refused.
+        this.#failAll(error);
+      }
     });
   }
 
   /** The policy's state changed (its rate rose, say): grant what may go now and re-time the wake-up. */
   poke(): void {
-    if (this.#size > 0) this.#pump();
+    if (this.#size > 0) this.#pumpOrFail();
+  }
+
+  /**
+   * `#pump`, where nothing may be thrown back (a wake-up, a poke): a clock that fails — a reading
+   * that is no finite number, a sleep that throws or is no promise — leaves the waiters no way to
+   * be woken, so each is refused with that error (its call fails), rather than left waiting for
+   * good, and the gate is idle again.
+   */
+  #pumpOrFail(): void {
+    try {
+      this.#pump();
+    } catch (error) {
+      this.#failAll(error);
+    }
+  }
+
+  #failAll(error: unknown): void {
+    this.#disarm();
+    for (let c = 0; c < this.#queues.length; c++) {
+      const queue = this.#queues[c] as Waiter[];
+      const waiting = queue.slice(this.#heads[c]);
+      queue.length = 0;
+      this.#heads[c] = 0;
+      for (const waiter of waiting) {
+        if (waiter.done) continue;
+        waiter.done = true;
+        if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+        waiter.reject(error);
+      }
+    }
+    this.#size = 0;
   }
 
   #abandon(waiter: Waiter, cls: number): void {
@@ -118,7 +155,7 @@ export class Gate {
   }
 
   #pump(): void {
-    const now = this.#clock.now();
+    const now = readNow(this.#clock);
     while (this.#size > 0 && this.#policy.waitMs(now) <= 0) {
       const waiter = this.#shift() as Waiter;
       this.#size--;
@@ -141,12 +178,20 @@ export class Gate {
     const timer = new AbortController();
     this.#timer = timer;
     this.#timerDue = due;
-    this.#clock.sleep(due - now, timer.signal).then(() => {
+    const wake = (): void => {
       if (this.#timer !== timer) return;
       this.#timer = undefined;
       this.#timerDue = Infinity;
-      this.#pump();
-    }, noop);
+      // A promise reaction of the clock's sleep: nothing may escape it as an unhandled rejection.
+      this.#pumpOrFail();
+    };
+    try {
+      sleepOn(this.#clock, due - now, timer.signal).then(wake, noop);
+    } catch (error) {
+      this.#timer = undefined;
+      this.#timerDue = Infinity;
+      throw error;
+    }
   }
 
   #disarm(): void {

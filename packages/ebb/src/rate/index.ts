@@ -13,6 +13,7 @@ export {
   type AdaptiveThrottle,
   type AdaptiveThrottleOptions,
   adaptiveThrottle,
+  isLocalThrottleError,
   LocalThrottleError,
 } from './adaptive-throttle.js';
 export { type AwsAdaptiveRate, type AwsAdaptiveRateOptions, awsAdaptiveRate } from './aws-adaptive-rate.js';

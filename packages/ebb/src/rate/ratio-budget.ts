@@ -1,3 +1,4 @@
+import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, optionsObject } from '../core/validate.js';
 import type { BudgetSuccess, RetryBudget } from '../retry/options.js';
@@ -100,7 +101,7 @@ export function ratioBudget(options?: RatioBudgetOptions): RatioBudget {
   const clock = clockOption(where, o.clock);
   const terms = ratioTerms(percent, minPerSecond, ttlMs);
   const { deposit, withdrawal } = terms;
-  const window = new WindowedAdder(ttlMs, 10, () => clock.now());
+  const window = new WindowedAdder(ttlMs, 10, () => readNow(clock));
   const balance = (): number => terms.balance(window.sum());
   return {
     get balance() {

@@ -3,7 +3,14 @@ import { bounds, type LimitAlgorithm } from './limit-algorithm.js';
 
 /** Options of {@link bdp}. */
 export interface BdpOptions {
-  /** Starting limit, kept until that many requests have completed. Default 20. */
+  /**
+   * Starting limit, kept until that many requests have completed. Default 1: from there the limit
+   * grows by at most 25 % a round trip (to 50 in 18 at the least), and a small server is never
+   * pushed past what it has shown it completes while the limit learns. A higher start reaches a large service sooner, but
+   * holds until that many requests completed: 20 against a server of 6 slots that thrashes once
+   * its queue passes 6 kept it thrashing (4 % of its capacity served, docs/resilience.md). Pass
+   * what you know the service holds at once.
+   */
   readonly initialLimit?: number;
   /** Lowest limit. Default 1. */
   readonly minLimit?: number;
@@ -37,11 +44,14 @@ export interface BdpOptions {
  * queue passes a point is never pushed past `gain` × its capacity. Needs the `delivered` field
  * of each sample (`concurrencyLimit()` gives it).
  *
- * **When to use:** a service whose overload shows late in its latency (a thrash, a fixed pool
- * behind a deep queue), or a client that wants no queue of its own: the gain keeps a quarter of
- * the product waiting at the service. **Gotchas:** the limit is `initialLimit` until that many
- * requests have completed, so start low against a small service; every `probeRounds` round trips
- * it halves for two (about 1–2 % of the throughput).
+ * **When to use:** the default of `concurrencyLimit()`: a service whose overload shows late in
+ * its latency (a thrash, a fixed pool behind a deep queue), or a client that wants no queue of its
+ * own: the gain keeps a quarter of the product waiting at the service. **Gotchas:** the limit is
+ * `initialLimit` (default 1) until that many requests have completed, then grows 25 % a round
+ * trip at most: a large, slow service is reached only after seconds (40 slots at 400 ms: a limit
+ * of 26–31 after 8 s, measured), refusing what does not fit meanwhile — pass `initialLimit` when
+ * you know its size; every
+ * `probeRounds` round trips it halves for two (about 1–2 % of the throughput).
  *
  * @example
  * const limiter = concurrencyLimit({ algorithm: bdp({ initialLimit: 4 }) });
@@ -51,7 +61,7 @@ export function bdp(options?: BdpOptions): LimitAlgorithm {
   const where = 'bdp()';
   const o = optionsObject(where, options) as BdpOptions;
   checkKeys(where, o, ['initialLimit', 'minLimit', 'maxLimit', 'gain', 'rounds', 'probeRounds']);
-  const { min, max, initial } = bounds(where, o, 1, 1_000, 20);
+  const { min, max, initial } = bounds(where, o, 1, 1_000, 1);
   const gain = inRange(where, 'gain', o.gain, 1.25, 1, 4, 'For example 1.25.');
   const rounds = count(where, 'rounds', o.rounds, 10, 1, false, 'For example 10.');
   if (rounds > 1_000) invalid(where, 'rounds', rounds, 'a whole number from 1 to 1000', 'For example 10.');

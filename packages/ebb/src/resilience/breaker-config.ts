@@ -3,7 +3,7 @@ import { exponential } from '../backoff/exponential.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
-import type { BreakerSnapshot, CircuitBreakerOptions } from './breaker-types.js';
+import type { BreakerSnapshot, CircuitBreakerOptions, StateChange } from './breaker-types.js';
 import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
 import type { CircuitState } from './errors.js';
 
@@ -22,11 +22,13 @@ const KEYS = [
   'windowMs',
   'slowCallMs',
   'halfOpenProbes',
+  'probeTimeoutMs',
   'successesToClose',
   'openBackoff',
   'retriesOnly',
   'isFailure',
   'onStateChange',
+  'onListenerError',
   'restore',
   'clock',
   'random',
@@ -40,10 +42,13 @@ export interface BreakerConfig {
   readonly minimumCalls: number;
   readonly slowCallMs: number;
   readonly halfOpenProbes: number;
+  /** NaN: the open period before the probe. */
+  readonly probeTimeoutMs: number;
   readonly successesToClose: number;
   readonly openBackoff: BackoffPolicy;
   readonly retriesOnly: boolean;
   readonly isFailure: ((error: unknown) => boolean) | undefined;
+  readonly onListenerError: ((error: unknown, change: StateChange) => void) | undefined;
   readonly clock: Clock;
   readonly random: Random | undefined;
   /** Undefined without a `failureRate`. */
@@ -85,6 +90,12 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
   }
   const slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
   const halfOpenProbes = count(where, 'halfOpenProbes', o.halfOpenProbes, 1, 1, false, 'For example 1.');
+  let probeTimeoutMs = Number.NaN;
+  if (o.probeTimeoutMs !== undefined) {
+    const fix = 'For example 10000; Infinity waits for every probe.';
+    probeTimeoutMs = nonNegative(where, 'probeTimeoutMs', o.probeTimeoutMs, 0, true, fix);
+    if (probeTimeoutMs === 0) invalid(where, 'probeTimeoutMs', 0, 'a number > 0 (or Infinity)', fix);
+  }
   const successesToClose = count(where, 'successesToClose', o.successesToClose, 1, 1, false, 'For example 1.');
   const openBackoff = o.openBackoff ?? defaultOpenBackoff;
   if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
@@ -98,6 +109,10 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
   }
   if (o.onStateChange !== undefined && typeof o.onStateChange !== 'function') {
     invalid(where, 'onStateChange', o.onStateChange, 'a function (change) => void');
+  }
+  const onListenerError = o.onListenerError;
+  if (onListenerError !== undefined && typeof onListenerError !== 'function') {
+    invalid(where, 'onListenerError', onListenerError, 'a function (error, change) => void');
   }
   const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
   const random = o.random;
@@ -116,10 +131,12 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
     minimumCalls,
     slowCallMs,
     halfOpenProbes,
+    probeTimeoutMs,
     successesToClose,
     openBackoff,
     retriesOnly,
     isFailure,
+    onListenerError,
     clock,
     random,
     window,

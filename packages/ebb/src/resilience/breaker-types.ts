@@ -9,6 +9,8 @@ export type StateChangeReason =
   | 'consecutive-failures'
   | 'failure-rate'
   | 'probe-failed'
+  /** A half-open probe ran longer than `probeTimeoutMs`: it counts as failed. */
+  | 'probe-timeout'
   | 'open-period-over'
   | 'probes-succeeded'
   | 'isolate'
@@ -61,6 +63,23 @@ export interface CircuitBreakerOptions {
   readonly slowCallMs?: number;
   /** Probes let through at once while half-open. Default 1. */
   readonly halfOpenProbes?: number;
+  /**
+   * How long a half-open probe may run, in ms, before it counts as a failed probe: the circuit
+   * reopens (for the open-period backoff's next step, reason `'probe-timeout'`, at the moment the
+   * probe timed out) and the probe's outcome, if it ever comes, is ignored. Without it, a probe
+   * that never returns keeps the circuit half-open, refusing every other call, for good.
+   *
+   * Default: the open period that ended just before the probe (5–60 s with the default
+   * `openBackoff`) — a probe may take as long as the circuit stayed open, as Polly's breaker
+   * permits another trial call once per break duration (`PermitHalfOpenCircuitTest`,
+   * App-vNext/Polly `CircuitStateController.cs`). resilience4j bounds the whole half-open state the
+   * same way (`maxWaitDurationInHalfOpenState`, off by default there). `Infinity` waits for every
+   * probe however long it takes.
+   *
+   * No timer runs: the timeout is applied when the breaker is next used or read, as of the
+   * moment the probe timed out.
+   */
+  readonly probeTimeoutMs?: number;
   /** Successful probes needed to close. Default 1. */
   readonly successesToClose?: number;
   /**
@@ -80,8 +99,19 @@ export interface CircuitBreakerOptions {
    * success (a 404 says nothing about the service's health).
    */
   readonly isFailure?: (error: unknown) => boolean;
-  /** Called after every state change. A throw reaches the caller whose call caused the change. */
+  /**
+   * Called after every state change, as `subscribe()`'s listeners are. A listener cannot harm a
+   * call: what it throws (or its promise rejects with) goes to `onListenerError`, every other
+   * listener still hears the change, and the call that caused the change ends with its own
+   * operation's result.
+   */
   readonly onStateChange?: (change: StateChange) => void;
+  /**
+   * Told what a state-change listener threw (or its returned promise rejected with), and the
+   * change it was told about. Default: none — the error is dropped. What this function throws
+   * is dropped too.
+   */
+  readonly onListenerError?: (error: unknown, change: StateChange) => void;
   /** Start from a saved state ({@link CircuitBreaker.snapshot}). */
   readonly restore?: BreakerSnapshot;
   /** Time source. Default the system clock. */
@@ -90,8 +120,12 @@ export interface CircuitBreakerOptions {
   readonly random?: Random;
 }
 
-/** One admitted call: when it started, whether it is a half-open probe, and the state generation it belongs to. @internal */
+/**
+ * One admitted call: when it started, whether it is a half-open probe, and the state generation
+ * it belongs to; `done` once it was recorded or released (a ticket reports once). @internal
+ */
 export class Ticket {
+  done = false;
   constructor(
     readonly start: number,
     readonly probe: boolean,
@@ -111,8 +145,17 @@ export interface CircuitBreaker extends Required<RateController> {
   readonly state: CircuitState;
   /** Milliseconds until a probe may go: 0 unless open; `Infinity` while isolated. */
   readonly retryAfterMs: number;
-  /** Counted calls and failures in the failure-rate window, and the consecutive failures (closed state). */
-  readonly metrics: { readonly calls: number; readonly failures: number; readonly consecutiveFailures: number };
+  /**
+   * Counted calls and failures in the failure-rate window as of now (a time window's old buckets
+   * age out when read, not only when a call is added), the consecutive failures (closed state),
+   * and the half-open probes running now.
+   */
+  readonly metrics: {
+    readonly calls: number;
+    readonly failures: number;
+    readonly consecutiveFailures: number;
+    readonly probesInFlight: number;
+  };
   /**
    * Admits a call or throws {@link BrokenCircuitError}. Returns the call's ticket, to hand back
    * to `record` (or `release` if the call never happened). `attempt` (default 1) matters only
@@ -131,6 +174,9 @@ export interface CircuitBreaker extends Required<RateController> {
   reset(): void;
   /** The state as JSON data, for `restore`. */
   snapshot(): BreakerSnapshot;
-  /** Adds a state-change listener; returns a function that removes it. */
+  /**
+   * Adds a state-change listener; returns a function that removes it. Listeners are isolated
+   * (see `onStateChange`): one that throws harms neither the others nor the call.
+   */
   subscribe(listener: (change: StateChange) => void): () => void;
 }

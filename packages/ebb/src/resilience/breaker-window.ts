@@ -3,6 +3,8 @@ export interface FailureWindow {
   readonly calls: number;
   readonly failures: number;
   add(failed: boolean, now: number): void;
+  /** Brings the counts to `now`: calls older than the window leave it (a time window). */
+  at(now: number): void;
   clear(): void;
 }
 
@@ -23,6 +25,7 @@ export class CountWindow implements FailureWindow {
     if (failed) this.failures++;
     this.#next = (this.#next + 1) % ring.length;
   }
+  at(_now: number): void {}
   clear(): void {
     this.#ring.fill(0);
     this.#next = this.calls = this.failures = 0;
@@ -59,6 +62,9 @@ export class TimeWindow implements FailureWindow {
       }
     }
     this.#head = bucket;
+  }
+  at(now: number): void {
+    this.#roll(now);
   }
   add(failed: boolean, now: number): void {
     this.#roll(now);

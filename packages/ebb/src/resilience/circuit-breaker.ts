@@ -1,4 +1,5 @@
 import type { BackoffRun } from '../backoff/backoff.js';
+import { isThenable, predicate } from '../core/boundary.js';
 import { invalid, optionsObject, show } from '../core/validate.js';
 import type { Outcome } from '../retry/options.js';
 import { breakerConfig, checkSnapshot } from './breaker-config.js';
@@ -36,10 +37,15 @@ const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
  * - **open → half-open**: the first call after the period becomes a probe; up to
  *   `halfOpenProbes` run at once, the rest fail fast.
  * - **half-open → closed** after `successesToClose` successful probes (counts and the backoff
- *   start over); **→ open** at the first failed probe, for the backoff's next, longer period.
+ *   start over); **→ open** at the first failed probe — or one that ran past `probeTimeoutMs`
+ *   (default: the open period before it) — for the backoff's next, longer period.
  *
  * Outcomes of calls admitted before the last state change are ignored (a slow call admitted
  * while closed cannot reopen a circuit that has since closed again).
+ *
+ * User code it calls — `isFailure`, the listeners, `openBackoff`, the clock — cannot leave it
+ * stuck: a probe's slot is freed before `isFailure` runs; `isFailure` must answer `true` or
+ * `false` (anything else, or a throw, fails the call it judged); listeners are isolated.
  *
  * @example
  * const breaker = circuitBreaker({ consecutiveFailures: 5 });
@@ -54,10 +60,12 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     minimumCalls,
     slowCallMs,
     halfOpenProbes,
+    probeTimeoutMs,
     successesToClose,
     openBackoff,
     retriesOnly,
     isFailure,
+    onListenerError,
     clock,
     random,
     window,
@@ -73,7 +81,8 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
   let openUntil = 0;
   let lastOpenMs = 0;
   let run: BackoffRun | undefined;
-  let probesInFlight = 0;
+  /** The probes running now, oldest first (a handful: at most `halfOpenProbes`). */
+  const probes: Ticket[] = [];
   let probeSuccesses = 0;
 
   const now = (): number => {
@@ -96,6 +105,20 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     return ms;
   };
 
+  /** What a listener threw, or its promise rejected with: to `onListenerError`, never to a caller. */
+  const listenerFailed = (error: unknown, change: StateChange): void => {
+    try {
+      onListenerError?.(error, change);
+    } catch {
+      // Nobody is left to tell.
+    }
+  };
+
+  /**
+   * Tells every listener (those subscribed when the change happened) about it. Each is isolated:
+   * a throw or a rejected promise goes to `onListenerError`, and the next listener still hears
+   * the change.
+   */
   const emit = (from: CircuitState, reason: StateChangeReason, at: number): void => {
     if (listeners.length === 0) return;
     const change: StateChange = Object.freeze({
@@ -106,14 +129,21 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
       openings: state === 'closed' ? 0 : openings,
       at,
     });
-    for (const listener of listeners.slice()) listener(change);
+    for (const listener of listeners.slice()) {
+      try {
+        const result: unknown = listener(change);
+        if (isThenable(result)) result.then(undefined, (error: unknown) => listenerFailed(error, change));
+      } catch (error) {
+        listenerFailed(error, change);
+      }
+    }
   };
 
   const enter = (to: CircuitState): CircuitState => {
     const from = state;
     state = to;
     generation++;
-    probesInFlight = 0;
+    probes.length = 0;
     probeSuccesses = 0;
     return from;
   };
@@ -127,6 +157,33 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     consecutiveFailures = 0;
     window?.clear();
     emit(from, reason, at);
+  };
+
+  /** A running probe, done: it holds its slot no longer. */
+  const dropProbe = (ticket: Ticket): void => {
+    const i = probes.indexOf(ticket);
+    if (i >= 0) probes.splice(i, 1);
+  };
+
+  /**
+   * Applies a probe timeout that is due by `at`: the oldest probe that has run longer than
+   * `probeTimeoutMs` (default: the open period before it) counts as failed, and the circuit
+   * reopens as of the moment it timed out. Called wherever the breaker is used or read, so the
+   * state is what a timer would have made it, without a timer.
+   */
+  const expire = (at: number): void => {
+    if (state !== 'half-open' || probes.length === 0) return;
+    const limit = Number.isNaN(probeTimeoutMs) ? lastOpenMs : probeTimeoutMs;
+    let oldest = (probes[0] as Ticket).start;
+    for (const p of probes) if (p.start < oldest) oldest = p.start;
+    if (!(at - oldest > limit)) return;
+    try {
+      open('probe-timeout', oldest + limit);
+    } catch (error) {
+      // A bad openBackoff: the timed-out probes still hold nothing; the caller gets the error.
+      probes.length = 0;
+      throw error;
+    }
   };
 
   const close = (reason: StateChangeReason, at: number): void => {
@@ -187,21 +244,30 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
 
   const breaker: CircuitBreaker = {
     get state() {
-      return readState(now());
+      const at = now();
+      expire(at);
+      return readState(at);
     },
     get retryAfterMs() {
       if (state === 'isolated') return Infinity;
-      return state === 'open' ? Math.max(0, openUntil - now()) : 0;
+      const at = now();
+      expire(at);
+      return state === 'open' ? Math.max(0, openUntil - at) : 0;
     },
     get metrics() {
+      const at = now();
+      expire(at);
+      window?.at(at);
       return Object.freeze({
         calls: window?.calls ?? 0,
         failures: window?.failures ?? 0,
         consecutiveFailures,
+        probesInFlight: probes.length,
       });
     },
-    acquire(_signal?: AbortSignal, attempt?: number): Ticket {
+    acquire(signal?: AbortSignal, attempt?: number): Ticket {
       const at = now();
+      expire(at);
       if (state === 'closed') return new Ticket(at, false, generation);
       if (state === 'isolated') return refuse(at);
       const first = retriesOnly && (attempt === undefined || attempt === 1);
@@ -211,24 +277,39 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
           return refuse(at);
         }
         const from = enter('half-open');
-        // A throwing listener fails this call before it takes a probe slot.
         emit(from, 'open-period-over', at);
+        // A listener may have changed the state (reset(), isolate()): admit by the state now.
+        if ((state as CircuitState) !== 'half-open') return breaker.acquire(signal, attempt);
       }
       if (first) return new Ticket(at, false, generation);
-      if (probesInFlight >= halfOpenProbes) return refuse(at);
-      probesInFlight++;
-      return new Ticket(at, true, generation);
+      if (probes.length >= halfOpenProbes) return refuse(at);
+      const probe = new Ticket(at, true, generation);
+      probes.push(probe);
+      return probe;
     },
     record(outcome: Outcome, ticket?: unknown, error?: unknown): void {
-      if (!OUTCOMES.includes(outcome)) {
-        invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
+      if (!(ticket instanceof Ticket) || ticket.done) {
+        if (!OUTCOMES.includes(outcome)) {
+          invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
+        }
+        return;
       }
-      if (!(ticket instanceof Ticket) || ticket.generation !== generation) return;
-      const at = now();
-      if (ticket.probe) probesInFlight--;
+      ticket.done = true;
+      let at: number;
+      try {
+        if (!OUTCOMES.includes(outcome)) {
+          invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
+        }
+        at = now();
+        // A probe past its timeout has failed already: the circuit reopened without it.
+        expire(at);
+      } finally {
+        if (ticket.probe && ticket.generation === generation) dropProbe(ticket);
+      }
+      if (ticket.generation !== generation) return;
       let failed: boolean;
       if (outcome === 'success') failed = at - ticket.start > slowCallMs;
-      else if (isFailure === undefined || isFailure(error)) failed = true;
+      else if (isFailure === undefined || predicate(where, 'isFailure', isFailure(error))) failed = true;
       else return;
       if (state === 'closed') countClosed(failed, at);
       else if (state === 'half-open') {
@@ -238,7 +319,16 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
       // open (a first attempt under retriesOnly) and isolated: nothing counts.
     },
     release(ticket?: unknown): void {
-      if (ticket instanceof Ticket && ticket.probe && ticket.generation === generation) probesInFlight--;
+      if (!(ticket instanceof Ticket) || ticket.done) return;
+      ticket.done = true;
+      try {
+        // As of now: a probe past its timeout has reopened the circuit already.
+        expire(now());
+      } catch {
+        // Releasing frees the slot whatever the clock or the backoff says.
+      } finally {
+        if (ticket.probe && ticket.generation === generation) dropProbe(ticket);
+      }
     },
     async run<T>(operation: () => T | PromiseLike<T>): Promise<Awaited<T>> {
       if (typeof operation !== 'function') invalid('circuitBreaker.run()', 'operation', operation, 'a function');
@@ -270,6 +360,7 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     },
     snapshot(): BreakerSnapshot {
       const at = now();
+      expire(at);
       const s = readState(at);
       return {
         state: s,

@@ -303,6 +303,21 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
 });
 
 describe('concurrencyLimit', () => {
+  it('defaults to bdp(), which starts at a limit of 1 and keeps it until a request completes', async () => {
+    const clock = virtualClock();
+    const limiter = concurrencyLimit({ clock });
+    expect(limiter.limit).toBe(1);
+    expect(bdp().limit).toBe(1);
+    const first = limiter.acquire();
+    expect(() => limiter.acquire()).toThrow(LimitExceededError);
+    await clock.advance(100);
+    limiter.record('success', first);
+    // One completion at 1 in flight: rate 1 per 100 ms × minRtt 100 ms × gain 1.25 → 2.
+    expect(limiter.limit).toBe(2);
+    // gradient2()'s own floor, the default before: never below 20.
+    expect(gradient2().limit).toBe(20);
+  });
+
   const fixed = (n: number): LimitAlgorithm => ({ limit: n, update() {} });
 
   it('admits up to the limit at once, queues up to maxQueue, refuses beyond, and hands freed slots on in order', async () => {

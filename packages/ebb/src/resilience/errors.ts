@@ -1,3 +1,5 @@
+import { EBB_ERROR, isEbbError } from '../retry/errors.js';
+
 /** The states of a circuit breaker. */
 export type CircuitState =
   /** Calls go through; failures are counted. */
@@ -16,7 +18,7 @@ export type CircuitState =
  */
 export class BrokenCircuitError extends Error {
   override readonly name = 'BrokenCircuitError';
-  /** Stable across versions, for matching without `instanceof`. */
+  /** Stable across versions, for matching without `instanceof`: see {@link isBrokenCircuitError}. */
   readonly code = 'EBB_CIRCUIT_OPEN';
   /** The breaker's state when it refused the call. */
   readonly state: Exclude<CircuitState, 'closed'>;
@@ -37,4 +39,47 @@ export class BrokenCircuitError extends Error {
     this.state = state;
     this.retryAfterMs = retryAfterMs;
   }
+
+  /** The brand other copies of ebb recognise it by: its code. @internal */
+  get [EBB_ERROR](): string {
+    return this.code;
+  }
+}
+
+/**
+ * True for a {@link BrokenCircuitError} from this copy of ebb or any other in the process (by its
+ * stable `code`, `'EBB_CIRCUIT_OPEN'`): a breaker built with the CommonJS build and a caller using
+ * the ESM one still tell a refusal from a failure.
+ */
+export function isBrokenCircuitError(value: unknown): value is BrokenCircuitError {
+  return isEbbError(value, BrokenCircuitError, 'EBB_CIRCUIT_OPEN', 'BrokenCircuitError');
+}
+
+/**
+ * What a concurrency limit throws when a request cannot wait: the queue is full, the wait ran
+ * past `maxWaitMs`, or a higher-priority request took its place.
+ */
+export class LimitExceededError extends Error {
+  override readonly name = 'LimitExceededError';
+  /** Stable across versions, for matching without `instanceof`: see {@link isLimitExceededError}. */
+  readonly code = 'EBB_LIMIT_EXCEEDED';
+  /** Why: `'queue-full'`, `'wait'` (maxWaitMs ran out) or `'displaced'` (by a higher priority). */
+  readonly reason: 'queue-full' | 'wait' | 'displaced';
+  /** The limit when the request was refused. */
+  readonly limit: number;
+  constructor(reason: 'queue-full' | 'wait' | 'displaced', limit: number, detail: string) {
+    super(`The concurrency limit (${limit} in flight) refused a request: ${detail}.`);
+    this.reason = reason;
+    this.limit = limit;
+  }
+
+  /** The brand other copies of ebb recognise it by: its code. @internal */
+  get [EBB_ERROR](): string {
+    return this.code;
+  }
+}
+
+/** True for a {@link LimitExceededError} from this copy of ebb or any other (by its `code`, `'EBB_LIMIT_EXCEEDED'`). */
+export function isLimitExceededError(value: unknown): value is LimitExceededError {
+  return isEbbError(value, LimitExceededError, 'EBB_LIMIT_EXCEEDED', 'LimitExceededError');
 }

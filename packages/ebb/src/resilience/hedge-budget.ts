@@ -1,3 +1,4 @@
+import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, optionsObject } from '../core/validate.js';
 import { WindowedAdder } from '../rate/windowed-adder.js';
@@ -55,13 +56,13 @@ export function hedgeBudget(options?: HedgeBudgetOptions): HedgeBudget {
   // 12 s and more against the calls' 10, and the budget granted about 4 % of the calls for a
   // 5 % share. Every operation reads the clock once and touches both adders at that reading,
   // so they move together, slice for slice.
-  let at = clock.now();
+  let at = readNow(clock);
   const now = () => at;
   const calls = new WindowedAdder(windowMs, 10, now);
   const hedges = new WindowedAdder(windowMs, 10, now);
   const floor = minPerSecond * (windowMs / 1_000);
   const allowed = (): number => {
-    at = clock.now();
+    at = readNow(clock);
     return Math.max(percent * calls.sum(), floor) - hedges.sum();
   };
   return {
@@ -69,7 +70,7 @@ export function hedgeBudget(options?: HedgeBudgetOptions): HedgeBudget {
       return Math.max(0, Math.floor(allowed()));
     },
     recordRequest() {
-      at = clock.now();
+      at = readNow(clock);
       calls.add(1);
       hedges.add(0);
     },

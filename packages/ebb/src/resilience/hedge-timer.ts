@@ -1,10 +1,13 @@
+import { sleepOn } from '../core/boundary.js';
 import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
 import { type HeapEntry, heapAdd, heapRemove } from '../core/timer-queue.js';
 
 /** A call waiting for its hedge. Its fields are set by the timer. @internal */
 export interface HedgeDue extends HeapEntry {
-  /** Called once when due, unless removed first. */
+  /** Called once when due, unless removed first. Must not throw; if it does, `fail` gets the error. */
   hedge(): void;
+  /** Ends the entry's call with `error`: what `hedge` threw. */
+  fail?(error: unknown): void;
 }
 
 /** The host's timer functions; a test passes its own. @internal */
@@ -35,7 +38,10 @@ const noop = (): void => {};
  * that clock and cancels the sleep when the heap empties, so no stray wake-up is left behind.
  *
  * Rules it keeps, as ebb's shared timer queue does: a hedge never fires before its deadline on
- * the clock's scale; hedges queued while the timer is firing wait for the next turn.
+ * the clock's scale; hedges queued while the timer is firing wait for the next turn; nothing
+ * escapes the timer's callback into the host — a hedge that throws fails its own call (`fail`),
+ * and a clock that throws or returns garbage leaves the calls unhedged (each still settles with
+ * its attempts), never the process crashed or a rejection unhandled.
  * @internal
  */
 export class HedgeTimer {
@@ -64,11 +70,22 @@ export class HedgeTimer {
     return this.#heap.length;
   }
 
-  /** Queues `entry` to hedge at `dueAt` (on the clock's scale; a finite number). */
+  /**
+   * Queues `entry` to hedge at `dueAt` (on the clock's scale; a finite number). Throws what the
+   * clock threw (or a `TypeError` for a sleep that is no promise) when the timer cannot be armed,
+   * with the entry taken out again: that call goes unhedged.
+   */
   add(entry: HedgeDue, dueAt: number): void {
     heapAdd(this.#heap, entry, dueAt, this.#order++);
-    if (dueAt < this.#armedAt) this.#arm(dueAt);
-    else if (this.#idle) this.#hold(true);
+    if (dueAt < this.#armedAt) {
+      try {
+        this.#arm(dueAt);
+      } catch (error) {
+        this.remove(entry);
+        this.#armedAt = Infinity;
+        throw error;
+      }
+    } else if (this.#idle) this.#hold(true);
   }
 
   /** Takes `entry` out if it is queued. */
@@ -81,29 +98,58 @@ export class HedgeTimer {
     this.#sleep = undefined;
     this.#armedAt = Infinity;
     this.#idle = false;
-    const t = this.#clock.now();
+    let t: number;
+    try {
+      t = this.#clock.now();
+    } catch {
+      // No reading, no deadline passed: the waiting calls go unhedged and settle on their own.
+      t = Number.NaN;
+    }
     const limit = this.#order;
     const heap = this.#heap;
-    try {
-      for (let top = heap[0]; top !== undefined && top.dueAt <= t && top.order < limit; top = heap[0]) {
-        this.remove(top);
+    for (let top = heap[0]; top !== undefined && top.dueAt <= t && top.order < limit; top = heap[0]) {
+      this.remove(top);
+      try {
         top.hedge();
+      } catch (error) {
+        try {
+          top.fail?.(error);
+        } catch {
+          // The entry cannot be told: the host must still not see it.
+        }
       }
-    } finally {
-      const first = heap[0];
-      if (first !== undefined && first.dueAt < this.#armedAt) this.#arm(first.dueAt);
+    }
+    const first = heap[0];
+    if (first !== undefined && first.dueAt < this.#armedAt) {
+      try {
+        this.#arm(first.dueAt);
+      } catch {
+        // A clock that cannot sleep: the waiting calls go unhedged.
+        this.#armedAt = Infinity;
+      }
     }
   };
 
   #arm(dueAt: number): void {
     const ms = Math.max(0, dueAt - this.#clock.now());
+    // A clock whose now() is not a number gives no wait to arm: the calls go unhedged.
+    if (!(ms >= 0)) return;
     this.#armedAt = dueAt;
     const host = this.#host;
     if (host === undefined) {
       this.#sleep?.abort();
       const controller = new AbortController();
       this.#sleep = controller;
-      this.#clock.sleep(ms, controller.signal).then(this.#fire, noop);
+      const fire = (): void => {
+        // A custom clock's thenable that calls back late (after a newer sleep) or twice wakes nothing.
+        if (this.#sleep === controller) this.#fire();
+      };
+      try {
+        sleepOn(this.#clock, ms, controller.signal).then(fire, noop);
+      } catch (error) {
+        this.#sleep = undefined;
+        throw error;
+      }
       return;
     }
     if (this.#handle !== undefined) host.clearTimeout(this.#handle);

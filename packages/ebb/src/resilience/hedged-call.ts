@@ -1,3 +1,4 @@
+import { predicate } from '../core/boundary.js';
 import type { Clock } from '../core/clock.js';
 import type { AttemptContext, RetryBudget } from '../retry/options.js';
 import { Attempt } from '../retry/retry.js';
@@ -15,6 +16,15 @@ export interface Shared {
 }
 
 const lost = (): Error => Object.assign(new Error('Another hedged attempt won.'), { name: 'AbortError' });
+
+/** The clock's reading, or NaN when it throws: a call without a reading is neither timed nor hedged. */
+function readNow(clock: Clock): number {
+  try {
+    return clock.now();
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /**
  * One call: its attempts, and its place in the hedge timer while a hedge may still start. A
@@ -54,17 +64,40 @@ export class HedgedCall<T> implements HedgeDue {
     this.#idempotent = idempotent;
     this.#resolve = resolve;
     this.#reject = reject;
+    this.#start = readNow(shared.clock);
     signal?.addEventListener('abort', this, { once: true });
-    this.#start = shared.clock.now();
     this.#launch(0);
   }
 
-  /** The hedge timer's call: the delay has passed and the call is still running. */
+  /**
+   * The hedge timer's call: the delay has passed and the call is still running. A budget whose
+   * `tryAcquireRetry` throws or answers anything but a boolean fails this call (its attempts are
+   * aborted with that error); it never throws into the timer.
+   */
   hedge(): void {
     if (this.#done) return;
-    if (!this.#shared.budget.tryAcquireRetry(undefined)) return;
+    let granted: boolean;
+    try {
+      granted = predicate(
+        'hedging()',
+        'budget.tryAcquireRetry',
+        this.#shared.budget.tryAcquireRetry(undefined) as unknown,
+      );
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (!granted) return;
     this.#shared.hedged();
-    this.#launch(this.#shared.clock.now() - this.#start);
+    this.#launch(readNow(this.#shared.clock) - this.#start);
+  }
+
+  /** Ends the call with `error`, aborting every attempt with it (a budget's throw, reported by the timer). */
+  fail(error: unknown): void {
+    if (this.#done) return;
+    this.#finish();
+    this.#abortAll(undefined, error);
+    this.#reject(error);
   }
 
   /** The caller's signal aborted. */
@@ -96,9 +129,16 @@ export class HedgedCall<T> implements HedgeDue {
       (error: unknown) => this.#failed(error),
     );
     if (!this.#done && this.#idempotent && this.#started <= shared.maxHedges) {
-      const dueAt = shared.clock.now() + shared.delayNow();
-      // A clock whose now() is not a finite number gives no deadline: the call is not hedged.
-      if (dueAt > -Infinity && dueAt < Infinity) shared.timer.add(this, dueAt);
+      const dueAt = readNow(shared.clock) + shared.delayNow();
+      // A clock whose now() throws or is not a finite number gives no deadline, and one whose
+      // sleep fails cannot arm the timer: the call is not hedged, and settles with its attempts.
+      if (dueAt > -Infinity && dueAt < Infinity) {
+        try {
+          shared.timer.add(this, dueAt);
+        } catch {
+          // Not hedged (the timer took the entry out again).
+        }
+      }
     }
   }
 
@@ -110,7 +150,7 @@ export class HedgedCall<T> implements HedgeDue {
     // instead leaves out every slow first attempt a hedge beat, so the learned percentile sinks
     // below the service's and the budget goes to fast calls (docs/resilience.md, "Slow-tail
     // figure"). Finagle's BackupRequestFilter likewise records the superseded original's time.
-    this.#shared.learn(this.#shared.clock.now() - this.#start);
+    this.#shared.learn(readNow(this.#shared.clock) - this.#start);
     this.#finish();
     if (this.#more !== undefined) this.#abortAll(winner, undefined);
     this.#resolve(value);

@@ -129,8 +129,13 @@ export function hedging(options?: HedgingOptions): Hedging {
       const idempotent =
         c.idempotent !== false && (c.method === undefined || IDEMPOTENT.has(String(c.method).toUpperCase()));
       if (signal?.aborted) return Promise.reject(signal.reason);
+      try {
+        budget.recordRequest?.();
+      } catch (error) {
+        // The budget's own failure fails this call, before any attempt.
+        return Promise.reject(error);
+      }
       calls++;
-      budget.recordRequest?.();
       return new Promise<Awaited<T>>((resolve, reject) => {
         new HedgedCall(shared, operation, signal, idempotent, resolve, reject);
       });

@@ -22,9 +22,14 @@ export {
   type ConcurrencyLimit,
   type ConcurrencyLimitOptions,
   concurrencyLimit,
-  LimitExceededError,
 } from './concurrency-limit.js';
-export { BrokenCircuitError, type CircuitState } from './errors.js';
+export {
+  BrokenCircuitError,
+  type CircuitState,
+  isBrokenCircuitError,
+  isLimitExceededError,
+  LimitExceededError,
+} from './errors.js';
 export { type Gradient2Options, gradient2 } from './gradient2.js';
 export { type HedgeBudget, type HedgeBudgetOptions, hedgeBudget } from './hedge-budget.js';
 export { type HedgeCallOptions, type Hedging, type HedgingOptions, hedging } from './hedging.js';

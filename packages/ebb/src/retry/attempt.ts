@@ -1,3 +1,4 @@
+import { isThenable } from '../core/boundary.js';
 import type { AttemptContext } from './contexts.js';
 
 /**
@@ -36,14 +37,8 @@ export class Attempt implements AttemptContext {
 
 /** An operation as the executor calls it. @internal */
 export type Operation<T> = (context: AttemptContext) => T | PromiseLike<T>;
-/** True for anything with a callable `then`: promises of any realm and other thenables. @internal */
-export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
+// True for anything with a callable `then` (a throwing `then` getter reads as none).
+export { isThenable } from '../core/boundary.js';
 /**
  * Calls `hook(context)` if there is a hook, then `next` — once its promise fulfils, when it
  * returns one. A hook that throws or rejects hands its error to `fail`. @internal

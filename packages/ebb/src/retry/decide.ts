@@ -1,5 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { defaultRetryIf, FinalError, isA, RetryError, retryAfterOf } from './errors.js';
+import { predicate } from '../core/boundary.js';
+import { defaultRetryIf, isFinal, RetryError, retryAfterOf } from './errors.js';
 import { DEFAULTS, deadlineOf, type Prepared } from './options.js';
 
 /**
@@ -14,7 +15,7 @@ import { DEFAULTS, deadlineOf, type Prepared } from './options.js';
  */
 
 /**
- * Whether `error` is worth another attempt: never for a `FinalError`; else the caller's
+ * Whether `error` is worth another attempt: never for a `FinalError` (of any copy of ebb); else the caller's
  * `retryIf`, or {@link defaultRetryIf}. May return a promise (an async `retryIf`).
  */
 export function classify<C>(
@@ -22,7 +23,7 @@ export function classify<C>(
   error: unknown,
   context: C,
 ): boolean | PromiseLike<boolean> {
-  if (isA(error, FinalError)) return false;
+  if (isFinal(error)) return false;
   return retryIf ? retryIf(error, context) : defaultRetryIf(error);
 }
 
@@ -105,7 +106,7 @@ export function decide(
     const detail = `the next wait (${Math.round(wait)} ms) would end past maxElapsedMs (${maxElapsedMs} ms)`;
     return new RetryError('elapsed', attempt, elapsed, error, detail);
   }
-  if (o.budget && !o.budget.tryAcquireRetry(error)) {
+  if (o.budget && !predicate('retry()', 'budget.tryAcquireRetry', o.budget.tryAcquireRetry(error))) {
     return new RetryError('budget', attempt, elapsed, error, 'the retry budget refused another retry', fromFailure);
   }
   return wait;

@@ -4,10 +4,10 @@ import { isNetworkError } from './network-error.js';
  * Reads `value[key]` from a value that came from user code: a throwing getter or a revoked
  * proxy reads as undefined instead of throwing out of the executor. @internal
  */
-export function prop(value: unknown, key: string): unknown {
+export function prop(value: unknown, key: PropertyKey): unknown {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
   try {
-    return (value as Record<string, unknown>)[key];
+    return (value as Record<PropertyKey, unknown>)[key];
   } catch {
     return undefined;
   }
@@ -38,6 +38,32 @@ export function describeThrown(value: unknown): string {
   }
 }
 
+/**
+ * The brand every error class of ebb carries (a getter on its prototype, whose value is the
+ * class's stable `code`): a `Symbol.for` symbol, the same in every copy of ebb loaded in one
+ * process — an ESM and a CommonJS build side by side, or two versions in one dependency tree —
+ * where `instanceof` sees two unrelated classes. @internal
+ */
+export const EBB_ERROR: unique symbol = Symbol.for('ebb.error.code');
+
+/**
+ * Whether `value` is ebb's error of class `C` (stable `code`, `name`), from this copy of ebb or
+ * any other: `instanceof` first (this copy); else the brand's code; else — an error made by a
+ * copy of ebb older than the brand — its `code` and `name` together. Never throws: a revoked
+ * proxy or a throwing getter is simply not ebb's error. @internal
+ */
+export function isEbbError(
+  value: unknown,
+  C: abstract new (...args: never[]) => unknown,
+  code: string,
+  name: string,
+): boolean {
+  if (isA(value, C)) return true;
+  const brand = prop(value, EBB_ERROR);
+  if (brand !== undefined) return brand === code;
+  return prop(value, 'code') === code && prop(value, 'name') === name;
+}
+
 /** Why an executor gave up. */
 export type GiveUpReason =
   /** The policy's `maxAttempts` were used up. */
@@ -58,7 +84,7 @@ export type GiveUpReason =
  */
 export class RetryError extends Error {
   override readonly name = 'RetryError';
-  /** Stable across versions, for matching without `instanceof` (across realms or copies). */
+  /** Stable across versions, for matching without `instanceof` (across realms or copies): see {@link isRetryError}. */
   readonly code = 'EBB_RETRY_GAVE_UP';
   /** Why the executor gave up. */
   readonly reason: GiveUpReason;
@@ -92,6 +118,23 @@ export class RetryError extends Error {
     this.attempts = attempts;
     this.elapsedMs = elapsedMs;
   }
+
+  /** The brand other copies of ebb recognise it by: its code. @internal */
+  get [EBB_ERROR](): string {
+    return this.code;
+  }
+}
+
+/**
+ * True for a {@link RetryError} — from this copy of ebb or any other loaded in the same process
+ * (an ESM and a CommonJS build, two versions), where `instanceof` is false. Recognised by its
+ * stable `code` (`'EBB_RETRY_GAVE_UP'`), never throws.
+ *
+ * @example
+ * try { await retry(op); } catch (e) { if (isRetryError(e)) log(e.reason, e.attempts); }
+ */
+export function isRetryError(value: unknown): value is RetryError {
+  return isEbbError(value, RetryError, 'EBB_RETRY_GAVE_UP', 'RetryError');
 }
 
 /** True for the errors aborts produce (`AbortError`), which the default classifier never retries. */
@@ -114,13 +157,28 @@ export function isAbortError(error: unknown): boolean {
  */
 export class FinalError extends Error {
   override readonly name = 'FinalError';
-  /** Stable across versions, for matching without `instanceof`. */
+  /** Stable across versions, for matching without `instanceof`: see {@link isFinal}. */
   readonly code = 'EBB_FINAL';
 
   /** @param error what the caller receives — usually an `Error`, but any value is passed on as is. */
   constructor(error: unknown) {
     super(`final: ${describeThrown(error)}`, { cause: error });
   }
+
+  /** The brand other copies of ebb recognise it by: its code. @internal */
+  get [EBB_ERROR](): string {
+    return this.code;
+  }
+}
+
+/**
+ * True for what `stop(error)` (or `new FinalError(error)`) made — from this copy of ebb or any
+ * other in the process. `retry()`, `poll()` and `retrySync()` use it: a `stop()` thrown by an
+ * operation that imported another copy of ebb (the CommonJS build beside the ESM one, another
+ * version) ends the run at once, as it should. Recognised by its stable `code` (`'EBB_FINAL'`).
+ */
+export function isFinal(value: unknown): value is FinalError {
+  return isEbbError(value, FinalError, 'EBB_FINAL', 'FinalError');
 }
 
 /**
@@ -131,9 +189,9 @@ export function stop(error: unknown): FinalError {
   return new FinalError(error);
 }
 
-/** The error a caller receives for a failure: a FinalError's own error, else the failure as is. @internal */
+/** The error a caller receives for a failure: a FinalError's own error (any copy's), else the failure as is. @internal */
 export function unwrapFinal(error: unknown): unknown {
-  return isA(error, FinalError) ? (error as FinalError).cause : error;
+  return isFinal(error) ? prop(error, 'cause') : error;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { BackoffRun } from '../backoff/backoff.js';
+import { predicate, sleepOn as sleepChecked } from '../core/boundary.js';
 import { hostQueue } from '../core/clock.js';
 import type { Wakeup } from '../core/timer-queue.js';
 import { Attempt, callHook, isThenable, type Operation } from './attempt.js';
@@ -10,14 +11,9 @@ const noop = (): void => {};
 function isThrottle(error: unknown): boolean {
   return prop(error, 'throttled') === true;
 }
-/** A custom clock's `sleep()`, checked: a promise, or a TypeError naming the clock. */
-function sleepOn(o: Prepared, ms: number, signal: AbortSignal | undefined): PromiseLike<void> {
-  const slept = clockOf(o).sleep(ms, signal);
-  if (!isThenable<void>(slept)) {
-    throw new TypeError(`clock.sleep() returned ${slept === null ? 'null' : typeof slept}; expected a promise.`);
-  }
-  return slept;
-}
+/** The executor's clock's `sleep()`, checked (a promise, or a TypeError naming the clock). */
+const sleepOn = (o: Prepared, ms: number, signal: AbortSignal | undefined): PromiseLike<void> =>
+  sleepChecked(clockOf(o), ms, signal);
 /**
  * One operation after its first failure (or from the start, when it needs more than the
  * success path): a small state machine rather than an `async` function, so that an operation
@@ -147,6 +143,11 @@ export class Execution<T> implements Wakeup {
   /** The timer queue's call when the backoff sleep is over. */
   wake(): void {
     this.#next();
+  }
+
+  /** The timer queue's report that `wake` threw (it cannot: `#next` catches what it calls): this run fails with it. */
+  fail(error: unknown): void {
+    this.#fail(error);
   }
 
   #aborted(): void {
@@ -306,7 +307,7 @@ export class Execution<T> implements Wakeup {
     this.#attemptTimer = undefined;
     this.#ticket = undefined;
     const o = this.#o;
-    let verdict: boolean | PromiseLike<boolean>;
+    let verdict: unknown;
     try {
       o.rate?.record(isThrottle(error) ? 'throttled' : 'failure', ticket, error);
       if (deadline) {
@@ -327,12 +328,13 @@ export class Execution<T> implements Wakeup {
     this.#decide(error, verdict);
   }
 
-  #decide(error: unknown, retryable: boolean): void {
+  #decide(error: unknown, verdict: unknown): void {
     if (!this.#resolve) return;
     const o = this.#o;
     let step: number | RetryError;
     let elapsed: number;
     try {
+      const retryable = predicate('retry()', 'retryIf', verdict);
       elapsed = this.#elapsed();
       if (!retryable) {
         const own = unwrapFinal(error);

@@ -223,7 +223,7 @@ describe('a clock that misbehaves fails only its own operation, with a named err
     );
     await expect(
       retry(() => 'ok', { clock: clockWith(() => 0, (() => 5) as never), attemptTimeoutMs: 10 }),
-    ).rejects.toThrow('clock.sleep() returned number; expected a promise.');
+    ).rejects.toThrow('clock.sleep() returned 5; expected a promise.');
     const boom = new Error('sleep broke');
     await expect(
       retry(failTwice, {

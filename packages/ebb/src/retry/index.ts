@@ -1,4 +1,13 @@
-export { defaultRetryIf, FinalError, type GiveUpReason, isAbortError, RetryError, stop } from './errors.js';
+export {
+  defaultRetryIf,
+  FinalError,
+  type GiveUpReason,
+  isAbortError,
+  isFinal,
+  isRetryError,
+  RetryError,
+  stop,
+} from './errors.js';
 export type {
   AttemptContext,
   BudgetSuccess,
@@ -12,6 +21,6 @@ export type {
   RetryOptions,
   SuccessContext,
 } from './options.js';
-export { NotDoneError, type PollOptions, type PollResult, poll } from './poll.js';
+export { isNotDoneError, NotDoneError, type PollOptions, type PollResult, poll } from './poll.js';
 export { retry } from './retry.js';
 export { type RetrySyncOptions, retrySync, type SyncAttemptContext, type SyncClock } from './retry-sync.js';

@@ -1,6 +1,6 @@
 import { nonNegative } from '../core/validate.js';
 import { readClock } from './decide.js';
-import { defaultRetryIf } from './errors.js';
+import { defaultRetryIf, EBB_ERROR, isEbbError } from './errors.js';
 import { Execution } from './execution.js';
 import { type AttemptContext, clockOf, type Prepared, prepare, type RetryOptions } from './options.js';
 
@@ -22,9 +22,21 @@ export interface PollOptions extends RetryOptions {
  */
 export class NotDoneError extends Error {
   override readonly name = 'NotDoneError';
+  /** Stable across versions, for matching without `instanceof`: see {@link isNotDoneError}. */
+  readonly code = 'EBB_NOT_DONE';
   constructor(readonly attempt: number) {
     super(`check ${attempt} reported not done`);
   }
+
+  /** The brand other copies of ebb recognise it by: its code. @internal */
+  get [EBB_ERROR](): string {
+    return this.code;
+  }
+}
+
+/** True for a {@link NotDoneError}, from this copy of ebb or any other (by its `code`, `'EBB_NOT_DONE'`). */
+export function isNotDoneError(value: unknown): value is NotDoneError {
+  return isEbbError(value, NotDoneError, 'EBB_NOT_DONE', 'NotDoneError');
 }
 
 /**
@@ -60,7 +72,7 @@ export async function poll<T>(
   if (initialDelayMs > 0) await clock.sleep(initialDelayMs, o.signal);
   const userRetryIf = o.retryIf;
   const retryIf = (error: unknown, context: AttemptContext): boolean | PromiseLike<boolean> =>
-    error instanceof NotDoneError || (userRetryIf ? userRetryIf(error, context) : defaultRetryIf(error));
+    isNotDoneError(error) || (userRetryIf ? userRetryIf(error, context) : defaultRetryIf(error));
   const operation = async (context: AttemptContext): Promise<T> => {
     const result = await check(context);
     if (typeof result !== 'object' || result === null || typeof result.done !== 'boolean') {

@@ -1,4 +1,5 @@
 import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
+import { handled, predicate } from '../core/boundary.js';
 import type { Random } from '../core/random.js';
 import { invalid } from '../core/validate.js';
 import { isThenable } from './attempt.js';
@@ -115,12 +116,15 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
   let run: BackoffRun | undefined;
   /** After attempt `attempt` failed: the wait before the next one, or throws what the caller receives. */
   const afterFailure = (attempt: number, error: unknown, context: SyncAttemptContext): number => {
-    const retryable = classify(o.retryIf as SyncRetryIf | undefined, error, context);
-    if (isThenable(retryable)) {
+    const verdict: unknown = classify(o.retryIf as SyncRetryIf | undefined, error, context);
+    if (isThenable(verdict)) {
+      // Refused, and its rejection (if any) handled here: nobody will await it.
+      handled(verdict);
       throw new TypeError(
         `${where}: \`retryIf\` returned a promise; it must answer synchronously (use retry() for an async retryIf).`,
       );
     }
+    const retryable = predicate(where, 'retryIf', verdict);
     const elapsed = elapsedNow();
     if (!retryable) {
       const own = unwrapFinal(error);

@@ -1,0 +1,76 @@
+import type { Clock } from './clock.js';
+import { show } from './validate.js';
+
+/**
+ * The boundary rule's small helpers (docs/structure.md, "User code at the boundary"): what a
+ * user's function returns is checked where it enters, and nothing it throws escapes into a host
+ * callback. They hold no state and read no clock; each mechanism calls them at the points where
+ * it calls user code. @internal
+ */
+
+/**
+ * A predicate's answer, checked: `true` or `false`, else a `TypeError` naming the predicate and
+ * the value (a string `'false'`, `NaN`, `undefined` or a promise where a boolean is expected
+ * would otherwise be read by its truthiness, silently).
+ *
+ * @example
+ * predicate('concurrencyLimit()', 'isDrop', isDrop(error)); // TypeError: … `isDrop` returned "yes"; expected true or false.
+ */
+export function predicate(where: string, name: string, value: unknown): boolean {
+  if (value === true || value === false) return value;
+  // A promise refused here (an async predicate where a sync one is expected) may still reject:
+  // its rejection is this TypeError's business now, not an unhandled one.
+  if (isThenable(value)) handled(value);
+  throw new TypeError(`${where}: \`${name}\` returned ${describe(value)}; expected true or false.`);
+}
+
+const noop = (): void => {};
+
+/** Marks a user's promise as handled: a rejection nobody will read must not reach the host. */
+export function handled(value: PromiseLike<unknown>): void {
+  try {
+    value.then(undefined, noop);
+  } catch {
+    // A thenable whose then throws has nothing to reject.
+  }
+}
+
+/** A user value in a message: as {@link show} renders it, a thenable named as a promise. */
+export function describe(value: unknown): string {
+  return isThenable(value) ? 'a promise' : show(value);
+}
+
+/** True for anything with a callable `then`: promises of any realm and other thenables. */
+export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T> {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  try {
+    return typeof (value as PromiseLike<unknown>).then === 'function';
+  } catch {
+    // A revoked proxy or a throwing `then` getter is no promise ebb can wait for.
+    return false;
+  }
+}
+
+/**
+ * `clock.now()`, checked: a finite number, else a `TypeError` naming the clock. A mechanism reads
+ * its clock this way before it changes any state, so a clock that returns `NaN`, `undefined` or a
+ * string fails the call that read it and leaves the shared state as it was (NaN in a window or a
+ * rate would poison every later call). A throw throws through, to the same caller.
+ */
+export function readNow(clock: Clock): number {
+  const t: unknown = clock.now();
+  if (typeof t === 'number' && t - t === 0) return t;
+  throw new TypeError(`clock.now() returned ${describe(t)}; expected a finite number of milliseconds.`);
+}
+
+/**
+ * `clock.sleep(ms, signal)`, checked: the promise it returns, or a `TypeError` naming the clock
+ * when it returns anything else. A sleep that throws throws through, to the caller that asked.
+ */
+export function sleepOn(clock: Clock, ms: number, signal: AbortSignal | undefined): PromiseLike<void> {
+  const slept: unknown = clock.sleep(ms, signal);
+  if (!isThenable<void>(slept)) {
+    throw new TypeError(`clock.sleep() returned ${describe(slept)}; expected a promise.`);
+  }
+  return slept;
+}

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { retry } from '../retry/retry.js';
+import { aimd } from './aimd.js';
+import { concurrencyLimit } from './concurrency-limit.js';
+import type { LimitAlgorithm } from './limit-algorithm.js';
+
+const once = constant({ delayMs: 0, maxAttempts: 1 });
+const failing = () => Promise.reject(new Error('down'));
+
+describe('concurrencyLimit: a user function that misbehaves fails only its call and frees its slot', () => {
+  it('a throwing isDrop: the call rejects with its error, the slot is free, later calls are admitted', async () => {
+    const bug = new Error('bug');
+    const limiter = concurrencyLimit({
+      algorithm: aimd({ initialLimit: 2, minLimit: 2, maxLimit: 2 }),
+      isDrop: () => {
+        throw bug;
+      },
+    });
+    for (let i = 0; i < 2; i++) {
+      await expect(retry(failing, { rate: limiter, backoff: once })).rejects.toBe(bug);
+    }
+    expect(limiter.inflight).toBe(0);
+    await expect(retry(() => 'ok', { rate: limiter, backoff: once })).resolves.toBe('ok');
+    expect(limiter.inflight).toBe(0);
+  });
+
+  it.each([
+    ['NaN', Number.NaN],
+    ['undefined', undefined],
+    ['a string', 'yes'],
+    ['a promise', Promise.resolve(true)],
+  ])(
+    'an isDrop returning %s: a TypeError naming isDrop fails the call, no sample reaches the algorithm, the slot is free',
+    async (_, value) => {
+      const samples: unknown[] = [];
+      const algorithm: LimitAlgorithm = {
+        limit: 1,
+        update: (s) => samples.push(s),
+      };
+      const limiter = concurrencyLimit({ algorithm, isDrop: () => value as unknown as boolean });
+      const error = await retry(failing, { rate: limiter, backoff: once }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(
+        /^concurrencyLimit\(\): `isDrop` returned .*; expected true or false\.$/,
+      );
+      expect(samples).toEqual([]);
+      expect(limiter.inflight).toBe(0);
+      await expect(retry(() => 'ok', { rate: limiter, backoff: once })).resolves.toBe('ok');
+    },
+  );
+
+  it('an algorithm whose update throws: the call rejects with its error, the slot is free and goes to the next waiter', async () => {
+    const clock = virtualClock();
+    const bug = new Error('update bug');
+    const algorithm: LimitAlgorithm = {
+      limit: 1,
+      update: () => {
+        throw bug;
+      },
+    };
+    const limiter = concurrencyLimit({ algorithm, maxQueue: 1, clock });
+    const first = retry(() => clock.sleep(10).then(() => 'first'), { rate: limiter, backoff: once }).catch((e) => e);
+    const second = retry(() => 'second', { rate: limiter, backoff: once }).catch((e) => e);
+    expect(limiter.queued).toBe(1);
+    await clock.advance(10);
+    expect(await first).toBe(bug);
+    expect(await second).toBe(bug);
+    expect(limiter.inflight).toBe(0);
+    expect(limiter.queued).toBe(0);
+  });
+
+  it('an algorithm whose limit getter throws or returns garbage reads as a limit of 1', async () => {
+    for (const bad of [() => Number.NaN, () => 'lots', () => -3, () => undefined]) {
+      const algorithm = {
+        get limit() {
+          return bad() as number;
+        },
+        update() {},
+      };
+      const limiter = concurrencyLimit({ algorithm });
+      expect(limiter.limit).toBe(1);
+    }
+    const throwing = {
+      get limit(): number {
+        throw new Error('getter bug');
+      },
+      update() {},
+    };
+    const limiter = concurrencyLimit({ algorithm: throwing, maxQueue: 1, maxWaitMs: Infinity });
+    expect(limiter.limit).toBe(1);
+    let release: () => void = () => {};
+    const first = retry(() => new Promise<string>((r) => (release = () => r('first'))), {
+      rate: limiter,
+      backoff: once,
+    });
+    const second = retry(() => 'second', { rate: limiter, backoff: once });
+    await Promise.resolve();
+    expect([limiter.inflight, limiter.queued]).toEqual([1, 1]);
+    release();
+    await expect(first).resolves.toBe('first');
+    await expect(second).resolves.toBe('second');
+    expect([limiter.inflight, limiter.queued]).toEqual([0, 0]);
+  });
+
+  it("a clock whose sleep() throws while a request would wait: that request is refused with the clock's error, and nothing stays queued", async () => {
+    const bug = new Error('sleep bug');
+    let now = 0;
+    const clock = {
+      now: () => now,
+      sleep: () => {
+        throw bug;
+      },
+    };
+    const limiter = concurrencyLimit({ algorithm: aimd({ initialLimit: 1, minLimit: 1 }), maxQueue: 4, clock });
+    let release: () => void = () => {};
+    const first = retry(() => new Promise<string>((r) => (release = () => r('first'))), {
+      rate: limiter,
+      backoff: once,
+    });
+    await expect(retry(() => 'second', { rate: limiter, backoff: once })).rejects.toBe(bug);
+    expect(limiter.queued).toBe(0);
+    now = 5;
+    release();
+    await expect(first).resolves.toBe('first');
+    expect(limiter.inflight).toBe(0);
+  });
+
+  it("a clock whose now() throws when a slot is handed to a waiter: that waiter is refused with the clock's error, the slot is not lost", async () => {
+    const bug = new Error('now bug');
+    let broken = false;
+    const inner = virtualClock();
+    const clock = {
+      now: () => {
+        if (broken) throw bug;
+        return inner.now();
+      },
+      sleep: inner.sleep,
+    };
+    const limiter = concurrencyLimit({ algorithm: aimd({ initialLimit: 1, minLimit: 1 }), maxQueue: 1, clock });
+    let release: () => void = () => {};
+    const first = retry(() => new Promise<string>((r) => (release = () => r('first'))), {
+      rate: limiter,
+      backoff: once,
+    });
+    const second = retry(() => 'second', { rate: limiter, backoff: once });
+    await Promise.resolve();
+    broken = true;
+    release();
+    await expect(first).rejects.toBe(bug);
+    await expect(second).rejects.toBe(bug);
+    expect([limiter.inflight, limiter.queued]).toEqual([0, 0]);
+    broken = false;
+    await expect(retry(() => 'third', { rate: limiter, backoff: once })).resolves.toBe('third');
+    expect(inner.pending).toBe(0);
+  });
+});
