@@ -1,10 +1,11 @@
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
 import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffJSON, type BackoffRun, LIMITS, type LimitOptions } from './backoff.js';
+import { Backoff, type BackoffJSON, type BackoffRun } from './backoff.js';
 import { draw } from './draw.js';
 import { exponentialCurve } from './exponential.js';
 import { fullJitter } from './jitter-full.js';
+import { LIMITS, type LimitOptions } from './limits.js';
 import { SEGMENTS, type Segment } from './segment.js';
 import { DERIVE } from './with-options.js';
 

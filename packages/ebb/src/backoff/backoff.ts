@@ -1,10 +1,12 @@
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
-import { check, checkKeys, LIMIT_MS, optionsObject, type Rule, show } from '../core/validate.js';
+import { check, checkKeys, optionsObject, show } from '../core/validate.js';
 import { type Jitter, jitterOption } from './jitter.js';
 import { fullJitter } from './jitter-full.js';
+import { DEFAULT_ATTEMPTS, LIMITS, type LimitOptions } from './limits.js';
 import { type Curve, drawDelay, SEGMENTS, type Segment } from './segment.js';
 
+export type { LimitOptions } from './limits.js';
 export { MAX_DELAY_MS } from './segment.js';
 
 /** Per-operation state of a policy: each call of `next()` gives the wait after one more failed attempt. */
@@ -33,63 +35,6 @@ export interface BackoffPolicy {
   start(random?: Random): BackoffRun;
 }
 
-/** The options every curve accepts besides its own, and {@link withOptions} changes. All durations are milliseconds. */
-export interface LimitOptions {
-  /**
-   * How delays are randomized: a value such as `fullJitter` (the default), `equalJitter`,
-   * `noJitter` or `proportionalJitter(0.2)`. See {@link Jitter}.
-   */
-  readonly jitter?: Jitter;
-  /**
-   * Truncation: after `ceiling` failures the delay stops growing — rows after row `ceiling`
-   * repeat it (802.3's backoff limit of 10; the Qiita article's N). Default: none.
-   */
-  readonly ceiling?: number;
-  /**
-   * Caps the un-randomized delay before jitter, so proportional or additive jitter can still
-   * exceed it (Google's `maxIntervalMillis`, gRPC's `MAX_BACKOFF`). Default: none.
-   */
-  readonly maxIntervalMs?: number;
-  /**
-   * Hard cap: no delay is longer, with or without jitter. `Infinity` for none. Default: 20 s
-   * for `exponential()` unless `maxIntervalMs` is given; none for the other curves.
-   */
-  readonly maxDelayMs?: number;
-  /**
-   * Total calls of the operation, the first included (`3` means one call and two retries).
-   * Default 5, unless a finite `maxElapsedMs` stops the policy instead. `Infinity` retries
-   * until success, on purpose.
-   */
-  readonly maxAttempts?: number;
-  /**
-   * Time budget of the whole operation: the executor gives up rather than sleep past it.
-   * Default: none.
-   */
-  readonly maxElapsedMs?: number;
-}
-
-/** The limits every curve accepts besides `jitter`, with their rules. @internal */
-export const LIMITS: Readonly<Record<Exclude<keyof LimitOptions, 'jitter'>, Rule>> = {
-  ceiling: {
-    whole: true,
-    min: 1,
-    infinity: true,
-    fix: 'It is the failure count after which delays stop growing, such as 10.',
-  },
-  maxIntervalMs: LIMIT_MS,
-  maxDelayMs: { infinity: true, fix: 'It caps every wait, such as 20000 for 20 s; Infinity for none.' },
-  maxAttempts: {
-    whole: true,
-    min: 1,
-    infinity: true,
-    fix: '`maxAttempts` counts calls, the first included: 3 means one call and two retries.',
-  },
-  maxElapsedMs: LIMIT_MS,
-};
-
-/** The attempts a policy allows when neither `maxAttempts` nor a finite `maxElapsedMs` is given. @internal */
-export const DEFAULT_ATTEMPTS = 5;
-
 /** How a policy's description counts: `1 attempt`, `5 attempts`. */
 const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -112,12 +57,13 @@ export type BackoffJSON = Readonly<Record<string, unknown>>;
  * `maxAttempts` counts calls.
  */
 export class Backoff implements BackoffPolicy {
+  // `declare`: the constructor sets them; no field initializers in the output.
   /** @internal The stretches of the policy, in order: the internal representation (segment.ts). */
-  readonly [SEGMENTS]: readonly Segment[];
+  declare readonly [SEGMENTS]: readonly Segment[];
   /** Total calls allowed, the first included; `Infinity` when only time or nothing stops it. */
-  readonly maxAttempts: number;
+  declare readonly maxAttempts: number;
   /** Time budget of a whole operation in milliseconds; `Infinity` for none. */
-  readonly maxElapsedMs: number;
+  declare readonly maxElapsedMs: number;
 
   /** @internal Use the curve functions; the constructor trusts its input. */
   constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number) {
@@ -188,19 +134,25 @@ export function checkSegment(where: string, s: Segment): Segment {
 }
 
 /**
- * Builds a one-segment policy from a curve and the shared options (validated). `cap` is the
- * default `maxDelayMs`; `own` the draw of a curve that draws its own delays (slotted), which then
- * takes no `jitter` option. @internal
+ * Reads a curve's options object: refuses a non-object and unknown keys (the curve's own `keys`,
+ * the limits, and `jitter` unless the curve draws its own delays). @internal
  */
-export function fromCurve(
+export function curveOptions<T extends object>(
   where: string,
-  curve: Curve,
-  options: LimitOptions,
-  curveKeys: readonly string[],
-  cap = Infinity,
-  own?: Jitter,
-): Backoff {
-  checkKeys(where, options, [...curveKeys, ...(own ? [] : ['jitter']), ...Object.keys(LIMITS)]);
+  options: T | undefined,
+  keys: readonly string[],
+  ownDraw?: boolean,
+): Partial<T> {
+  const o = optionsObject(where, options) as Partial<T>;
+  checkKeys(where, o, [...keys, ...(ownDraw ? [] : ['jitter']), ...Object.keys(LIMITS)]);
+  return o;
+}
+
+/**
+ * Builds a one-segment policy from a curve and the shared options (validated). `cap` is the
+ * default `maxDelayMs`; `own` the draw of a curve that draws its own delays (slotted). @internal
+ */
+export function fromCurve(where: string, curve: Curve, options: LimitOptions, cap = Infinity, own?: Jitter): Backoff {
   const limit = (name: keyof typeof LIMITS, fallback = Infinity) =>
     check(where, name, options[name], LIMITS[name], fallback);
   const maxElapsedMs = limit('maxElapsedMs');
@@ -218,9 +170,6 @@ export function fromCurve(
     maxElapsedMs,
   );
 }
-
-/** Reads a curve's options object, rejecting non-objects. @internal */
-export const curveOptions = optionsObject as <T extends object>(where: string, options: T | undefined) => Partial<T>;
 
 class Run implements BackoffRun {
   readonly #backoff: Backoff;

@@ -32,11 +32,10 @@ export interface ConstantOptions extends LimitOptions {
  */
 export function constant(options?: ConstantOptions): Backoff {
   const where = 'constant()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['delayMs']);
   return fromCurve(
     where,
     makeCurve(CONSTANT, { type: 'constant' as const, delayMs: check(where, 'delayMs', o.delayMs, DURATION_MS, 100) }),
     o,
-    ['delayMs'],
   );
 }

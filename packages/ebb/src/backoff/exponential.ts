@@ -45,7 +45,7 @@ export interface ExponentialOptions extends LimitOptions {
  */
 export function exponential(options?: ExponentialOptions): Backoff {
   const where = 'exponential()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['initialDelayMs', 'multiplier']);
   return fromCurve(
     where,
     exponentialCurve(
@@ -53,7 +53,6 @@ export function exponential(options?: ExponentialOptions): Backoff {
       check(where, 'multiplier', o.multiplier, MULTIPLIER, 2),
     ),
     o,
-    ['initialDelayMs', 'multiplier'],
     o.maxIntervalMs === undefined ? 20_000 : Infinity,
   );
 }

@@ -66,18 +66,13 @@ export interface RowBounds {
 export function jitterOption(where: string, value: unknown, fallback: Jitter): Jitter {
   if (value === undefined) return fallback;
   if (typeof (value as Jitter | null)?.draw === 'function') return value as Jitter;
-  const kind = typeof value === 'string' ? value : (value as { kind?: unknown } | null)?.kind;
+  const kind = String(typeof value === 'object' ? (value as { kind?: unknown } | null)?.kind : value);
+  const name = /^(equal|decorrelated|proportional|additive)$/.test(kind) ? kind : kind === 'none' ? 'no' : 'full';
   return invalid(
     where,
     'jitter',
     value,
     'a jitter value',
-    `Import it from 'ebb': jitter: ${
-      kind === 'none'
-        ? 'noJitter'
-        : kind === 'proportional' || kind === 'additive'
-          ? `${kind}Jitter(…)`
-          : `${kind === 'equal' || kind === 'decorrelated' ? kind : 'full'}Jitter`
-    }.`,
+    `Import it from 'ebb': jitter: ${name}Jitter${/^[pa]/.test(name) ? '(…)' : ''}.`,
   );
 }

@@ -37,7 +37,7 @@ export interface LinearOptions extends LimitOptions {
  */
 export function linear(options?: LinearOptions): Backoff {
   const where = 'linear()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['initialDelayMs', 'incrementMs']);
   const initialDelayMs = check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100);
   return fromCurve(
     where,
@@ -47,6 +47,5 @@ export function linear(options?: LinearOptions): Backoff {
       incrementMs: check(where, 'incrementMs', o.incrementMs, DURATION_MS, initialDelayMs),
     }),
     o,
-    ['initialDelayMs', 'incrementMs'],
   );
 }

@@ -36,11 +36,11 @@ export interface SequenceOptions extends LimitOptions {
  */
 export function sequence(options: SequenceOptions): Backoff {
   const where = 'sequence()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['delaysMs']);
   const raw = o.delaysMs;
   if (!Array.isArray(raw) || raw.length === 0) {
     invalid(where, 'delaysMs', raw, 'a non-empty array of delays in ms', 'For example [100, 500, 2000].');
   }
   const delaysMs = Object.freeze(raw.map((d, i) => check(where, `delaysMs[${i}]`, d, DURATION_MS)));
-  return fromCurve(where, sequenceCurve(delaysMs), o, ['delaysMs']);
+  return fromCurve(where, sequenceCurve(delaysMs), o);
 }

@@ -80,7 +80,7 @@ export interface SlottedOptions extends Omit<LimitOptions, 'jitter'> {
  */
 export function slotted(options: SlottedOptions): Backoff {
   const where = 'slotted()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['slotMs', 'cwMin', 'cwMax'], true);
   const slotMs = check(where, 'slotMs', o.slotMs, DURATION_MS);
   if (slotMs === 0) invalid(where, 'slotMs', 0, 'a finite number > 0', 'The 802.3 slot at 10 Mb/s is 0.0512 ms.');
   const cwMin = check(where, 'cwMin', o.cwMin, { whole: true, fix: WINDOW_FIX }, 0);
@@ -92,12 +92,5 @@ export function slotted(options: SlottedOptions): Backoff {
     { whole: true, min: cwMin, fix: `${WINDOW_FIX} It must be >= cwMin (${cwMin}).` },
     Math.max(1023, cwMin),
   );
-  return fromCurve(
-    where,
-    makeCurve(SLOTTED, { type: 'slotted' as const, slotMs, cwMin, cwMax }),
-    o,
-    ['slotMs', 'cwMin', 'cwMax'],
-    Infinity,
-    SLOTS,
-  );
+  return fromCurve(where, makeCurve(SLOTTED, { type: 'slotted' as const, slotMs, cwMin, cwMax }), o, Infinity, SLOTS);
 }

@@ -1,6 +1,7 @@
 import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, checkSegment, LIMITS, type LimitOptions } from './backoff.js';
+import { Backoff, checkSegment } from './backoff.js';
 import { jitterOption } from './jitter.js';
+import { LIMITS, type LimitOptions } from './limits.js';
 import { SEGMENTS } from './segment.js';
 
 /**
