@@ -360,7 +360,7 @@ describe('unref, in a process of its own', () => {
     // Against a port nobody listens on now: each attempt is refused at once, then a 10-minute wait.
     const script = `
       import { createServer } from 'node:net';
-      import { constant } from 'ebb';
+      import { constant, noJitter } from 'ebb';
       import { withRetry } from 'ebb/http';
       const probe = createServer();
       await new Promise((r) => probe.listen(0, '127.0.0.1', r));
