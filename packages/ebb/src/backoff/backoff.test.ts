@@ -184,6 +184,8 @@ describe('defaults: jittered, capped and finite unless told otherwise', () => {
       ['fulll', 'fullJitter'],
       [{}, 'fullJitter'],
       [null, 'fullJitter'],
+      // A draw alone, without bounds describePolicy() could read, is not a jitter value.
+      [{ name: 'mine', draw: () => 1 }, 'fullJitter'],
     ];
     for (const [jitter, fix] of cases) {
       expect(() => exponential({ jitter: jitter as never })).toThrow(
@@ -291,6 +293,14 @@ describe('a policy prints as the schedule it is', () => {
     expect(JSON.stringify(slotted({ slotMs: 1, cwMax: 7 }))).toBe(
       '{"type":"slotted","slotMs":1,"cwMin":0,"cwMax":7,"maxAttempts":5}',
     );
+    // A slotted policy takes no jitter option, so its JSON names none (not even as undefined).
+    expect(slotted({ slotMs: 1 }).toJSON()).toStrictEqual({
+      type: 'slotted',
+      slotMs: 1,
+      cwMin: 0,
+      cwMax: 1023,
+      maxAttempts: 5,
+    });
     const c = chain(
       constant({ delayMs: 1, jitter: noJitter, maxAttempts: 2 }),
       constant({ jitter: additiveJitter(5) }),

@@ -65,7 +65,9 @@ export interface RowBounds {
  */
 export function jitterOption(where: string, value: unknown, fallback: Jitter): Jitter {
   if (value === undefined) return fallback;
-  if (typeof (value as Jitter | null)?.draw === 'function') return value as Jitter;
+  const j = value as Jitter | null;
+  // ebb's own values, from this copy of ebb or another: a draw, and bounds or rows to describe it.
+  if (typeof j?.draw === 'function' && (j.span || j.row)) return j;
   const kind = String(typeof value === 'object' ? (value as { kind?: unknown } | null)?.kind : value);
   const name = /^(equal|decorrelated|proportional|additive)$/.test(kind) ? kind : kind === 'none' ? 'no' : 'full';
   return invalid(
