@@ -278,7 +278,7 @@ describe('retries: the shorthand for the attempt limit', () => {
     }
   });
 
-  it('applies to the given Backoff value, and to retrySync; refused for a policy without withMaxAttempts', async () => {
+  it('applies to the given Backoff value, and to retrySync; refused for a custom policy, whose limit ebb cannot set', async () => {
     const clock = virtualClock(10);
     const waits: number[] = [];
     await outcome(
