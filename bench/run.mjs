@@ -364,7 +364,7 @@ figure('waiting', 'N retries waiting at once', () => {
     [
       '## N retries waiting at once',
       '',
-      `\`bench/figures/waiting.mjs\`: N operations (\`retry(op, { backoff: constant({ delayMs: 3_600_000, maxAttempts: 2 }) })\` on the system clock) fail once and wait together in the process-wide timer queue, a binary min-heap. *Heap per waiting retry*: heap used after GC per operation, the caller's promise included (*bare timer*: N \`new Promise(r => setTimeout(r, ms))\`, bench/figures/memory.mjs). *Schedule*: CPU time per retry from the call until its first failure is handled and its wait queued (a synchronous \`onRetry\` counts them); *fire*: CPU time per retry of one queue turn that pops 1,000 due retries and starts their second attempts; both with N others waiting, beside the same with an empty queue. *Queue add / pop*: the queue alone (the internal \`TimerQueue\`, compiled from its source), N entries due in an hour, then rounds of 1,000 adds of an entry due sooner than those but later than the one added before it (as retries with one delay arrive), and 1,000 pops of the top, as a fire does: an add climbs the levels shown (measured from the entries' heap slots), a pop sinks the heap's last entry from the top through all log2 N levels. Schedule and fire: CPU time (user + system), the median over rounds of 1,000; queue: the fastest round's wall time; then the median over ${processes} process${processes > 1 ? 'es' : ''} with the range, on ${runtimeName(main)}.`,
+      `\`bench/figures/waiting.mjs\`: N operations (\`retry(op, { backoff: constant({ delayMs: 3_600_000, jitter: noJitter, maxAttempts: 2 }) })\` on the system clock) fail once and wait together in the process-wide timer queue, a binary min-heap. *Heap per waiting retry*: heap used after GC per operation, the caller's promise included (*bare timer*: N \`new Promise(r => setTimeout(r, ms))\`, bench/figures/memory.mjs). *Schedule*: CPU time per retry from the call until its first failure is handled and its wait queued (a synchronous \`onRetry\` counts them); *fire*: CPU time per retry of one queue turn that pops 1,000 due retries and starts their second attempts; both with N others waiting, beside the same with an empty queue. *Queue add / pop*: the queue alone (the internal \`TimerQueue\`, compiled from its source), N entries due in an hour, then rounds of 1,000 adds of an entry due sooner than those but later than the one added before it (as retries with one delay arrive), and 1,000 pops of the top, as a fire does: an add climbs the levels shown (measured from the entries' heap slots), a pop sinks the heap's last entry from the top through all log2 N levels. Schedule and fire: CPU time (user + system), the median over rounds of 1,000; queue: the fastest round's wall time; then the median over ${processes} process${processes > 1 ? 'es' : ''} with the range, on ${runtimeName(main)}.`,
       '',
       table(
         [
@@ -417,9 +417,13 @@ figure('size', 'Bundle size', () => {
         '',
         `ebb's \`withRetry(fetch)\` from \`ebb/http\` with its defaults: ${fmt(ebb.http.minified)} B minified, ${fmt(ebb.http.gzip)} B gzip.`,
         '',
+        `ebb's policy alone (\`exponential(…).start().next()\`: curve, full jitter, validation, printing): ${fmt(ebb.policy.minified)} B minified, ${fmt(ebb.policy.gzip)} B gzip.`,
+        '',
         byModule("ebb's typical import", ebb.typical.modules),
         '',
         byModule('`withRetry(fetch)`', ebb.http.modules),
+        '',
+        byModule("ebb's policy alone", ebb.policy.modules),
       ].join('\n')
     : '';
   sections.push(

@@ -118,12 +118,12 @@ export const SUBJECTS = [
     minNode: 20,
     outageConfigs: ['default', 'recommended', 'patient'],
     async load() {
-      const { constant, presets, retry } = await import('ebb');
-      const patient = presets.default.withMaxAttempts(Infinity).withMaxElapsed(120_000);
+      const { constant, noJitter, presets, retry, withOptions } = await import('ebb');
+      const patient = withOptions(presets.default, { maxAttempts: Infinity, maxElapsedMs: 120_000 });
       return {
         successPath: (fn) => () => retry(fn),
         retryOnce: (ms) => {
-          const backoff = constant({ delayMs: ms, maxAttempts: 2 });
+          const backoff = constant({ delayMs: ms, jitter: noJitter, maxAttempts: 2 });
           return (op) => retry(op, { backoff });
         },
         // presets.default (100 ms × 2, full jitter, 20 s cap, 5 attempts) is the default and
@@ -136,7 +136,8 @@ export const SUBJECTS = [
         calls: {
           default: '`retry(op)`',
           recommended: '`retry(op)`: the default is the recommendation',
-          patient: '`retry(op, { backoff: presets.default.withMaxAttempts(Infinity).withMaxElapsed(120_000) })`',
+          patient:
+            '`retry(op, { backoff: withOptions(presets.default, { maxAttempts: Infinity, maxElapsedMs: 120_000 }) })`',
         },
       };
     },

@@ -7,7 +7,7 @@
 // stderr. The run is short either way (--quick is accepted for bench/run.mjs and changes nothing).
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { exponential, retry } from 'ebb';
+import { exponential, fullJitter, retry } from 'ebb';
 import { awsRetryQuota, ratioBudget, tokenBudget } from 'ebb/rate';
 
 const REQUESTS = 1000;
@@ -41,7 +41,7 @@ const call = async () => {
   if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
 };
 // Waits of a few ms: the outage outlasts them all, and the run stays well inside one ttl.
-const backoff = exponential({ initialDelayMs: 2, multiplier: 2, jitter: 'full', maxAttempts: MAX_ATTEMPTS });
+const backoff = exponential({ initialDelayMs: 2, multiplier: 2, jitter: fullJitter, maxAttempts: MAX_ATTEMPTS });
 
 const results = [];
 for (const s of subjects) {

@@ -9,7 +9,7 @@
 // instead of 25 s).
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { constant, retry } from 'ebb';
+import { constant, noJitter, retry } from 'ebb';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { sharedRate, sharedTokenBudget } from 'ebb/redis';
 import { simulateSharedRateCost } from 'ebb/sim';
@@ -64,7 +64,7 @@ async function load(options, seconds = SECONDS) {
           const res = await fetch(url);
           await res.arrayBuffer();
         },
-        { backoff: constant({ delayMs: 10, maxAttempts: 3 }), ...options },
+        { backoff: constant({ delayMs: 10, jitter: noJitter, maxAttempts: 3 }), ...options },
       ).then(() => latencies.push(performance.now() - t0)),
     );
   }

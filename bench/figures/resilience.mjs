@@ -30,7 +30,7 @@
 // --quick: 10 s; --max-open-ms caps the open period (default 8000). test/resilience/outage.test.ts runs a shortened outage and asserts on it.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { exponential, retry } from 'ebb';
+import { equalJitter, exponential, fullJitter, retry } from 'ebb';
 import { circuitBreaker } from 'ebb/resilience';
 
 const arg = (name, fallback) => {
@@ -83,12 +83,17 @@ async function runSubject(name) {
       name === 'ebb'
         ? circuitBreaker({
             consecutiveFailures: 5,
-            openBackoff: exponential({ initialDelayMs: INITIAL_OPEN, maxDelayMs: MAX_OPEN, jitter: 'equal' }),
+            openBackoff: exponential({
+              initialDelayMs: INITIAL_OPEN,
+              maxDelayMs: MAX_OPEN,
+              jitter: equalJitter,
+              maxAttempts: Infinity,
+            }),
             onStateChange: (c) => events.push({ at: now(), to: c.to, openMs: c.openMs }),
           })
         : undefined;
     const options = {
-      backoff: exponential({ initialDelayMs: 50, jitter: 'full', maxAttempts: 2 }),
+      backoff: exponential({ initialDelayMs: 50, jitter: fullJitter, maxAttempts: 2 }),
       ...(breaker ? { rate: breaker } : {}),
     };
     call = () => retry(({ signal }) => get(url, signal), options);

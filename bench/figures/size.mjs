@@ -3,11 +3,13 @@
 // the way each library's documentation writes it — and (b) the whole root entry (everything the
 // package exports). Minified bytes and gzip bytes (zlib level 9). Deterministic: one build each.
 //
-// For ebb also (c) `withRetry` from `ebb/http` with its defaults (`withRetry(fetch)`).
+// For ebb also (c) `withRetry` from `ebb/http` with its defaults (`withRetry(fetch)`), and (d) the
+// policy alone: `exponential(...)` and one wait drawn from it (`start().next()`), no executor —
+// the policy's share of the typical import (curve, full jitter, validation, printing).
 //
 // `node figures/size.mjs [SUBJECT…] [--ebb-from=DIR]` prints
 //   { esbuild, rows: [{ id, label, typical: { minified, gzip, inputs, modules? }, whole: { minified, gzip },
-//     http?: { minified, gzip, inputs, modules } }] }
+//     http?: { minified, gzip, inputs, modules }, policy?: { minified, gzip, inputs, modules } }] }
 // where `inputs` lists the typical bundle's inputs (esbuild's metafile, bytes in output: for ebb
 // these are dist/'s files, one per source module) and, for ebb, `modules` splits the same bundle by ebb source module:
 // esbuild reads the files' source maps (dist/**/*.js.map) and its output map attributes each span of
@@ -58,12 +60,15 @@ export * from '${name}';`,
 /** The two entry points per subject, as a user would write them. */
 const ENTRIES = {
   ebb: {
+    // Full jitter is every curve's default: the 1.0 spelling names no jitter.
     typical: `import { exponential, retry } from ${ebb};
-const backoff = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, jitter: 'full', maxAttempts: 5 });
+const backoff = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, maxAttempts: 5 });
 export const call = (op) => retry(op, { backoff });`,
     whole: `export * from ${ebb};`,
     http: `import { withRetry } from ${ebbHttp};
 export const get = withRetry(fetch);`,
+    policy: `import { exponential } from ${ebb};
+export const wait = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, maxAttempts: 5 }).start().next();`,
   },
   reference: {
     typical: `export { reference as call } from ${JSON.stringify(reference)};`,
@@ -202,6 +207,7 @@ for (const s of SUBJECTS) {
   const { minified, gzip } = await measure(e.whole, { from });
   const row = { id: s.id, label: s.label, typical, whole: { minified, gzip } };
   if (e.http) row.http = await measure(e.http, { modules: true, from });
+  if (e.policy) row.policy = await measure(e.policy, { modules: true, from });
   rows.push(row);
 }
 process.stdout.write(`${JSON.stringify({ esbuild: version, rows })}\n`);

@@ -25,7 +25,7 @@
 //   { node, n, probes, bytesPerRetry, baseline: { scheduleNs, fireNs }, scheduleNs, fireNs,
 //     queue: { addNs, popNs, addLevels } }   (addLevels: heap levels an add climbed, on average)
 import { fileURLToPath } from 'node:url';
-import { constant, retry } from 'ebb';
+import { constant, noJitter, retry } from 'ebb';
 import { build } from 'esbuild';
 
 // The queue alone (step 4) is the library's TimerQueue, internal and not exported, compiled from
@@ -76,7 +76,7 @@ async function probeRound() {
   let seconds = 0;
   let firsts = 0;
   let inFirstTurn = 0;
-  const backoff = constant({ delayMs: PROBE_MS, maxAttempts: 2 });
+  const backoff = constant({ delayMs: PROBE_MS, jitter: noJitter, maxAttempts: 2 });
   const error = new Error('503');
   const ops = [];
   // A synchronous onRetry: the executor queues the wait as soon as it returns, so one microtask
@@ -152,7 +152,7 @@ const fail = () => {
   calls++;
   return Promise.reject(shared);
 };
-const waitBackoff = constant({ delayMs: WAIT_MS, maxAttempts: 2 });
+const waitBackoff = constant({ delayMs: WAIT_MS, jitter: noJitter, maxAttempts: 2 });
 const keep = new Array(n).fill(undefined);
 await settleGc();
 const before = process.memoryUsage().heapUsed;

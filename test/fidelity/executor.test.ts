@@ -1,4 +1,13 @@
-import { awsStandardBackOff, googleExponentialBackOff, RetryError, type RetryOptions, retry, virtualClock } from 'ebb';
+import {
+  awsStandardBackoff,
+  googleExponentialBackoff,
+  noJitter,
+  RetryError,
+  type RetryOptions,
+  retry,
+  virtualClock,
+  withOptions,
+} from 'ebb';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -30,12 +39,15 @@ describe('Google: the budget is measured from the start of the operation', () =>
   it('the policy is not given a clock: the stop rule reads the elapsed time retry() passes', async () => {
     // The policy's own clock would be the system clock, which does not move during this test:
     // without the elapsed time from retry() the run would never see its budget spent.
-    const backoff = googleExponentialBackOff({
-      initialIntervalMs: 500,
-      multiplier: 1.5,
-      randomizationFactor: 0,
-      maxElapsedTimeMs: 1_000,
-    }).withMaxAttempts(20);
+    const backoff = withOptions(
+      googleExponentialBackoff({
+        initialIntervalMs: 500,
+        multiplier: 1.5,
+        randomizationFactor: 0,
+        maxElapsedTimeMs: 1_000,
+      }),
+      { maxAttempts: 20 },
+    );
     const { calls, outcome } = await drive({ backoff }, [new Error('down')]);
     expect(calls).toEqual([0, 500, 1_250]);
     expect(outcome).toBeInstanceOf(RetryError);
@@ -46,7 +58,7 @@ describe('Google: the budget is measured from the start of the operation', () =>
   });
 
   it('an attempt limit that is reached still says so', async () => {
-    const backoff = googleExponentialBackOff({ randomizationFactor: 0 }).withMaxAttempts(2);
+    const backoff = withOptions(googleExponentialBackoff({ randomizationFactor: 0 }), { maxAttempts: 2 });
     const { calls, outcome } = await drive({ backoff }, [new Error('down')]);
     expect(calls).toEqual([0, 500]);
     expect((outcome as RetryError).message).toContain('maxAttempts (2) reached');
@@ -59,7 +71,7 @@ describe('AWS standard mode: the throttling base and the hint bound, through ret
   const random = () => 0.5;
 
   it('a throttling error waits on the 1 s base, another on the 50 ms base (2026 behaviour)', async () => {
-    const backoff = awsStandardBackOff();
+    const backoff = awsStandardBackoff();
     // floor(0.5 · 1000) = 500, then floor(0.5 · 2000) = 1000.
     expect((await drive({ backoff, random }, [throttled])).calls).toEqual([0, 500, 1_500]);
     // floor(0.5 · 50) = 25, then floor(0.5 · 100) = 50.
@@ -67,13 +79,13 @@ describe('AWS standard mode: the throttling base and the hint bound, through ret
   });
 
   it('the pre-2026 behaviour: 500 ms and 100 ms bases', async () => {
-    const backoff = awsStandardBackOff({ behaviour: 'pre-2026' });
+    const backoff = awsStandardBackoff({ behaviour: 'pre-2026' });
     expect((await drive({ backoff, random }, [throttled])).calls).toEqual([0, 250, 750]);
     expect((await drive({ backoff, random }, [transient])).calls).toEqual([0, 50, 150]);
   });
 
   it('a server hint raises the wait to at most 5 s past the computed one, and never makes it give up', async () => {
-    const backoff = awsStandardBackOff();
+    const backoff = awsStandardBackoff();
     // The SDK: max(25, min(30_000, 25 + 5_000)) = 5_025; ebb's own rule would wait 30 s, and a
     // 90-s hint would give up over maxRetryAfterMs.
     const hinted = Object.assign(new Error('InternalError'), { retryAfterMs: 30_000 });
@@ -88,7 +100,7 @@ describe('AWS standard mode: the throttling base and the hint bound, through ret
   });
 
   it("other policies keep ebb's hint rule: wait at least the hint, give up past maxRetryAfterMs", async () => {
-    const backoff = awsStandardBackOff().withJitter('none');
+    const backoff = withOptions(awsStandardBackoff(), { jitter: noJitter });
     const hinted = Object.assign(new Error('x'), { retryAfterMs: 30_000 });
     const { calls } = await drive({ backoff }, [hinted]);
     expect(calls.slice(0, 2)).toEqual([0, 30_000]);

@@ -1,4 +1,4 @@
-// ebb's googleExponentialBackOff against Google's own ExponentialBackOff: the class in the jar of
+// ebb's googleExponentialBackoff against Google's own ExponentialBackOff: the class in the jar of
 // Debian's libgoogle-http-client-java (1.42.0), driven by test/fidelity/java/…/EbbGoogleDriver.java,
 // which this test compiles into a temporary directory. Same options, same random values, same
 // attempt durations: the same waits, digit for digit, and STOP at the same call; and the
@@ -8,7 +8,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Clock, googleExponentialBackOff, RetryError, retry, seeded, virtualClock } from 'ebb';
+import {
+  type Clock,
+  googleExponentialBackoff,
+  noJitter,
+  RetryError,
+  retry,
+  seeded,
+  virtualClock,
+  withOptions,
+} from 'ebb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recordSkip } from '../support/skips.mjs';
 
@@ -73,9 +82,9 @@ const line = (c: Case): string => `${c.options.join(' ')} ; ${c.randoms.join(' '
 /** ebb's answer to a case, in the driver's format. */
 function runEbb(c: Case, viaClock: boolean): string {
   const [initialIntervalMs, randomizationFactor, multiplier, maxIntervalMs, maxElapsedTimeMs] = c.options;
-  let policy: ReturnType<typeof googleExponentialBackOff>;
+  let policy: ReturnType<typeof googleExponentialBackoff>;
   try {
-    policy = googleExponentialBackOff({
+    policy = googleExponentialBackoff({
       initialIntervalMs,
       randomizationFactor,
       multiplier,
@@ -171,7 +180,7 @@ function cases(): { valid: Case[]; refused: Case[] } {
   return { valid, refused };
 }
 
-describe.skipIf(missing !== undefined)("googleExponentialBackOff against Google's ExponentialBackOff (Java)", () => {
+describe.skipIf(missing !== undefined)("googleExponentialBackoff against Google's ExponentialBackOff (Java)", () => {
   it('gives the same waits and STOP digit for digit over 1,200 option sets × 12 random sequences, and refuses what Java refuses', () => {
     const { valid, refused } = cases();
     const all = [...valid, ...refused];
@@ -194,10 +203,10 @@ describe.skipIf(missing !== undefined)("googleExponentialBackOff against Google'
   });
 });
 
-describe("googleExponentialBackOff through retry(): Google's stop rule, not ebb's deadline", () => {
+describe("googleExponentialBackoff through retry(): Google's stop rule, not ebb's deadline", () => {
   it('budget 1000 ms, 500 ms ×1.5, no jitter: 3 calls, at 0, 500 and 1250 ms (the second wait ends past the budget)', async () => {
     const clock = virtualClock(5_000);
-    const policy = googleExponentialBackOff({
+    const policy = googleExponentialBackoff({
       initialIntervalMs: 500,
       multiplier: 1.5,
       randomizationFactor: 0,
@@ -221,7 +230,7 @@ describe("googleExponentialBackOff through retry(): Google's stop rule, not ebb'
     expect(calls).toEqual([0, 500, 1_250]);
     expect(error).toBeInstanceOf(RetryError);
     // ebb's own rule on the same curve gives up before the wait that would end past 1000 ms: 2 calls.
-    const ebbRule = policy.withJitter('none');
+    const ebbRule = withOptions(policy, { jitter: noJitter });
     const ebbCalls: number[] = [];
     const ebbDone = retry(
       () => {

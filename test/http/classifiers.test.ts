@@ -1,4 +1,4 @@
-import { constant, presets } from 'ebb';
+import { constant, noJitter, presets } from 'ebb';
 import { aws, googleDrive, googleHttpClient, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectNoLeaks, readBody, startServer, type TestServer } from './support/server.js';
@@ -14,7 +14,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-const fast = constant({ delayMs: 10, maxAttempts: 4 });
+const fast = constant({ delayMs: 10, maxAttempts: 4, jitter: noJitter });
 
 /** Drive's error document ("Resolve errors"). */
 const driveError = (reason: string, message: string) =>

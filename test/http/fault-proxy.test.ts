@@ -1,4 +1,4 @@
-import { exponential, RetryError, retry, seeded } from 'ebb';
+import { exponential, fullJitter, RetryError, retry, seeded } from 'ebb';
 import { isNetworkError, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_MIX, type FaultProxy, startFaultProxy } from './support/fault-proxy.js';
@@ -89,7 +89,7 @@ describe('a fault-injecting TCP proxy (seeded): every accepted response exact, e
     proxy = await startFaultProxy(Number(new URL(upstream.origin).port), seeded(20261121));
     const f = withRetry(fetch, {
       attemptTimeoutMs: 250,
-      backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: 'full', maxAttempts: 4 }),
+      backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: fullJitter, maxAttempts: 4 }),
     });
     const outcomes = await pool(N, 8, async (i) => {
       try {
@@ -117,7 +117,7 @@ describe('a fault-injecting TCP proxy (seeded): every accepted response exact, e
     proxy = await startFaultProxy(Number(new URL(upstream.origin).port), seeded(42));
     const f = withRetry(fetch, {
       attemptTimeoutMs: 250,
-      backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: 'full', maxAttempts: 4 }),
+      backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: fullJitter, maxAttempts: 4 }),
     });
     let reads = 0;
     const bodies = await pool(N, 8, (i) =>
@@ -130,7 +130,13 @@ describe('a fault-injecting TCP proxy (seeded): every accepted response exact, e
         },
         {
           attemptTimeoutMs: 600,
-          backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: 'full', maxAttempts: 20 }),
+          backoff: exponential({
+            initialDelayMs: 10,
+            multiplier: 2,
+            maxDelayMs: 100,
+            jitter: fullJitter,
+            maxAttempts: 20,
+          }),
         },
       ),
     );

@@ -1,4 +1,4 @@
-import { exponential, seeded } from 'ebb';
+import { exponential, fullJitter, seeded } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIG, expectNoLeaks, readBody, startServer, type TestServer } from './support/server.js';
@@ -55,7 +55,13 @@ describe('load against a flaky server, over sockets', () => {
       }
     });
     const f = withRetry(fetch, {
-      backoff: exponential({ initialDelayMs: 20, multiplier: 2, maxDelayMs: 1000, jitter: 'full', maxAttempts: 30 }),
+      backoff: exponential({
+        initialDelayMs: 20,
+        multiplier: 2,
+        maxDelayMs: 1000,
+        jitter: fullJitter,
+        maxAttempts: 30,
+      }),
     });
     const started = performance.now();
     const results = await Promise.all(

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { exponential } from 'ebb';
+import { exponential, fullJitter } from 'ebb';
 import { shed, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, expectNoLeaks, startServer, type TestServer } from './support/server.js';
@@ -165,7 +165,13 @@ describe('shed over sockets', () => {
     );
     t = await startServer((req, res) => listener(req, res));
     const f = withRetry(fetch, {
-      backoff: exponential({ initialDelayMs: 20, multiplier: 2, maxDelayMs: 2000, jitter: 'full', maxAttempts: 20 }),
+      backoff: exponential({
+        initialDelayMs: 20,
+        multiplier: 2,
+        maxDelayMs: 2000,
+        jitter: fullJitter,
+        maxAttempts: 20,
+      }),
     });
     const statuses = await Promise.all(
       Array.from({ length: 100 }, (_, i) => f(`${t?.origin}/${i}`).then((r) => r.status)),

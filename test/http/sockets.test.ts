@@ -1,4 +1,4 @@
-import { constant } from 'ebb';
+import { constant, noJitter } from 'ebb';
 import { type FetchLike, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startServer, type TestServer } from './support/server.js';
@@ -34,7 +34,10 @@ async function giveUp(run: (url: string) => Promise<unknown>): Promise<unknown[]
 }
 
 const retrying = (init?: RequestInit) => (url: string) =>
-  withRetry(fetch, { attemptTimeoutMs: 200, backoff: constant({ delayMs: 50, maxAttempts: 3 }) })(url, init);
+  withRetry(fetch, { attemptTimeoutMs: 200, backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }) })(
+    url,
+    init,
+  );
 
 const bare = async (url: string) => {
   let last: unknown;
@@ -94,7 +97,10 @@ describe('connections after timed-out attempts', () => {
       };
       t = await startServer(() => {});
       const url = `${t.origin}/never`;
-      const f = withRetry(spy, { attemptTimeoutMs: 200, backoff: constant({ delayMs: 50, maxAttempts: 3 }) });
+      const f = withRetry(spy, {
+        attemptTimeoutMs: 200,
+        backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
+      });
       await Promise.all(Array.from({ length: OPERATIONS }, () => f(url, init).catch(() => {})));
       expect(seenInit.every((i) => (i as { dispatcher?: unknown }).dispatcher === dispatcher)).toBe(true);
       const server = t;

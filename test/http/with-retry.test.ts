@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { constant, RetryError, type VirtualClock, virtualClock } from 'ebb';
+import { constant, noJitter, RetryError, type VirtualClock, virtualClock } from 'ebb';
 import { aws, type HttpStatusError, standard, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
@@ -46,7 +46,7 @@ describe('statuses and Retry-After, over sockets', () => {
       res.writeHead(n < 3 ? 503 : 200, { 'content-type': 'text/plain' });
       res.end(n < 3 ? 'busy' : 'ok');
     });
-    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5 }) });
+    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }) });
     const res = await f(`${t.origin}/x`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('ok');
@@ -64,7 +64,7 @@ describe('statuses and Retry-After, over sockets', () => {
         res.end('slow down');
       } else res.end('ok');
     });
-    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5 }), clock });
+    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }), clock });
     const box = settle(f(`${t.origin}/x`));
     await drive(clock, () => box.done);
     expect((box.value as Response).status).toBe(200);
@@ -83,7 +83,11 @@ describe('statuses and Retry-After, over sockets', () => {
           res.end('busy');
         } else res.end('ok');
       });
-      const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5 }), retryOn, clock });
+      const f = withRetry(fetch, {
+        backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }),
+        retryOn,
+        clock,
+      });
       const box = settle(f(`${t.origin}/x`));
       await drive(clock, () => box.done);
       expect((box.value as Response).status).toBe(200);
@@ -105,7 +109,7 @@ describe('statuses and Retry-After, over sockets', () => {
       res.writeHead(429, { 'retry-after': '86400', 'content-type': 'text/plain' });
       res.end('come back tomorrow');
     });
-    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5 }), clock });
+    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }), clock });
     const res = await f(`${t.origin}/x`);
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('86400');
@@ -120,7 +124,7 @@ describe('statuses and Retry-After, over sockets', () => {
       res.writeHead(503, { 'content-length': String(BIG.length) });
       res.end(BIG);
     });
-    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3 }) });
+    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) });
     const res = await f(`${t.origin}/x`);
     expect(res.status).toBe(503);
     expect(t.seen).toHaveLength(3);
@@ -166,7 +170,9 @@ describe('resets, methods and cut-off bodies, over sockets', () => {
 
   it('a GET whose connection is reset before the answer is retried: 2 requests, then 200', async () => {
     const { t } = await resettingServer();
-    const res = await withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3 }) })(`${t.origin}/get`);
+    const res = await withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) })(
+      `${t.origin}/get`,
+    );
     expect(res.status).toBe(200);
     expect(t.seen).toHaveLength(2);
     await expectNoLeaks(t);
@@ -174,7 +180,7 @@ describe('resets, methods and cut-off bodies, over sockets', () => {
 
   it('a POST is not retried: the reset reaches the caller as fetch reports it; the server saw 1 request', async () => {
     const { t } = await resettingServer();
-    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3 }) });
+    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) });
     const error = await f(`${t.origin}/post`, { method: 'POST', body: 'order #1' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect((error as Error).message).toBe('fetch failed');
@@ -185,7 +191,7 @@ describe('resets, methods and cut-off bodies, over sockets', () => {
 
   it('a POST with Idempotency-Key is retried, and the server gets the same body twice', async () => {
     const { t, bodies } = await resettingServer();
-    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3 }) });
+    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) });
     const res = await f(`${t.origin}/post-key`, {
       method: 'POST',
       body: 'order #2',
@@ -205,7 +211,7 @@ describe('resets, methods and cut-off bodies, over sockets', () => {
     servers = [];
     const attempts: number[] = [];
     const f = withRetry(fetch, {
-      backoff: constant({ delayMs: 10, maxAttempts: 3 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }),
       onRetry: ({ attempt }) => {
         attempts.push(attempt);
       },
@@ -257,7 +263,10 @@ describe('a server that never answers', () => {
     const t = await serve((req, _res, seen) => {
       req.socket.once('close', () => closedAfter.push(performance.now() - seen.at));
     });
-    const f = withRetry(fetch, { attemptTimeoutMs: 200, backoff: constant({ delayMs: 50, maxAttempts: 3 }) });
+    const f = withRetry(fetch, {
+      attemptTimeoutMs: 200,
+      backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
+    });
     const started = performance.now();
     const error = await f(`${t.origin}/never`).catch((e: unknown) => e);
     const elapsed = performance.now() - started;
@@ -296,7 +305,7 @@ describe('bodies, over sockets', () => {
     });
   }
 
-  const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3 }) });
+  const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) });
   const bytes = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 31) % 251);
 
   it('resends string, ArrayBuffer, typed array, Blob, URLSearchParams and FormData bodies intact', async () => {
@@ -351,13 +360,13 @@ describe('unref, in a process of its own', () => {
     // Against a port nobody listens on now: each attempt is refused at once, then a 10-minute wait.
     const script = `
       import { createServer } from 'node:net';
-      import { constant } from 'ebb';
+      import { constant, noJitter } from 'ebb';
       import { withRetry } from 'ebb/http';
       const probe = createServer();
       await new Promise((r) => probe.listen(0, '127.0.0.1', r));
       const { port } = probe.address();
       await new Promise((r) => probe.close(r));
-      const f = withRetry(fetch, { backoff: constant({ delayMs: 600_000, maxAttempts: 3 }), unref: true,
+      const f = withRetry(fetch, { backoff: constant({ delayMs: 600_000, maxAttempts: 3, jitter: noJitter }), unref: true,
         onRetry: () => process.stdout.write('waiting\\n') });
       const done = () => process.stdout.write('settled\\n');
       f('http://127.0.0.1:' + port + '/').then(done, done);
@@ -382,7 +391,7 @@ describe('the caller signal, over sockets', () => {
     });
     const controller = new AbortController();
     const f = withRetry(fetch, {
-      backoff: constant({ delayMs: 60_000, maxAttempts: 3 }),
+      backoff: constant({ delayMs: 60_000, maxAttempts: 3, jitter: noJitter }),
       onRetry: () => {
         setTimeout(() => controller.abort(new Error('user left')), 20);
       },
@@ -413,7 +422,7 @@ describe('the caller signal, over sockets', () => {
     });
     const seen: [number, string, number | undefined][] = [];
     const f = withRetry(fetch, {
-      backoff: constant({ delayMs: 10, maxAttempts: 3 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }),
       onRetry: ({ error, response, attempt }) => {
         seen.push([attempt, (error as HttpStatusError).name, response?.status]);
       },

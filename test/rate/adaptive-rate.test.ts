@@ -10,7 +10,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exponential, retry, seeded, virtualClock } from 'ebb';
+import { exponential, fullJitter, retry, seeded, virtualClock } from 'ebb';
 import { adaptiveRate } from 'ebb/rate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -68,7 +68,7 @@ const settledAt = (from: number, to: number, r: number): number => {
 describe('adaptiveRate over real sockets', () => {
   it('50 clients settle within ±15 % of the server’s limit within 10 s, with under 10 % rejected, and again when it halves', async () => {
     const rate = adaptiveRate({ clock }); // the defaults: unlimited until the first 429
-    const backoff = exponential({ initialDelayMs: 100, maxDelayMs: 2000, jitter: 'full', maxAttempts: 4 });
+    const backoff = exponential({ initialDelayMs: 100, maxDelayMs: 2000, jitter: fullJitter, maxAttempts: 4 });
     const random = seeded(2026);
     let inflight = 0;
     const halveAt = 20_000;

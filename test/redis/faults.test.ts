@@ -5,7 +5,7 @@
 // again within 5 s of the restart.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { constant, retry } from '../../packages/ebb/src/index.js';
+import { constant, noJitter, retry } from '../../packages/ebb/src/index.js';
 import { type SharedEvent, type SharedTokenBudget, sharedTokenBudget } from '../../packages/ebb/src/redis/index.js';
 import { connectBoth, expectFellBackWhilePaused, type Phase, pauseKillRestart, quantile } from './support/faults.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
@@ -80,7 +80,7 @@ describe.skipIf(!enabled)('shared tokenBudget through Redis faults (real redis-s
               await res.arrayBuffer();
               if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
             },
-            { backoff: constant({ delayMs: 5, maxAttempts: 4 }), budget },
+            { backoff: constant({ delayMs: 5, maxAttempts: 4, jitter: noJitter }), budget },
           );
           ok++;
         } catch (error) {

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { constant } from 'ebb';
+import { constant, noJitter } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { hedging } from 'ebb/resilience';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,7 +66,7 @@ describe('withRetry({ hedge })', () => {
     const s = await start([300, 0], [200, 503]);
     const fetchHedged = withRetry(fetch, {
       hedge: hedging({ delayMs: 50, budget: always }),
-      backoff: constant({ delayMs: 0, maxAttempts: 1 }),
+      backoff: constant({ delayMs: 0, maxAttempts: 1, jitter: noJitter }),
     });
     const res = await fetchHedged(s.url);
     expect(res.status).toBe(200);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { constant, retry } from 'ebb';
+import { constant, noJitter, retry } from 'ebb';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 
@@ -12,7 +12,7 @@ describe('abort on the real clock', () => {
         calls++;
         throw new Error('down');
       },
-      { signal: controller.signal, backoff: constant({ delayMs: 600_000, maxAttempts: 100 }) },
+      { signal: controller.signal, backoff: constant({ delayMs: 600_000, maxAttempts: 100, jitter: noJitter }) },
     );
     const settled = p.then(
       () => 'resolved',
@@ -31,11 +31,11 @@ describe('abort on the real clock', () => {
 
   it('a process whose retry was aborted mid-wait exits soon after settling: no timer or listener is left', async () => {
     const script = `
-      import { retry, constant } from 'ebb';
+      import { retry, constant, noJitter } from 'ebb';
       const controller = new AbortController();
       setTimeout(() => controller.abort(new Error('cancelled')), 50);
       try {
-        await retry(() => { throw new Error('down'); }, { signal: controller.signal, backoff: constant({ delayMs: 600_000, maxAttempts: 100 }) });
+        await retry(() => { throw new Error('down'); }, { signal: controller.signal, backoff: constant({ delayMs: 600_000, maxAttempts: 100, jitter: noJitter }) });
       } catch (e) {
         process.stdout.write('settled ' + e.message + '\\n');
       }

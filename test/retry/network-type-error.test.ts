@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { constant, retry } from 'ebb';
+import { constant, noJitter, retry } from 'ebb';
 import { describe, expect, it } from 'vitest';
 
 /** A port on 127.0.0.1 that nothing listens on: bind port 0, note the port, close. */
@@ -20,7 +20,7 @@ describe('against a real socket: fetch’s TypeError is retried, a bug in the ca
         calls++;
         return fetch(url);
       },
-      { backoff: constant({ delayMs: 1, maxAttempts: 3 }) },
+      { backoff: constant({ delayMs: 1, maxAttempts: 3, jitter: noJitter }) },
     ).catch((e: unknown) => e);
     expect(calls).toBe(3);
     expect(error).toMatchObject({ name: 'RetryError', reason: 'attempts', attempts: 3 });
@@ -38,7 +38,7 @@ describe('against a real socket: fetch’s TypeError is retried, a bug in the ca
         const response = await fetch(url).catch(() => undefined);
         return (response as unknown as { body: { x: number } }).body.x; // undefined.body
       },
-      { backoff: constant({ delayMs: 1, maxAttempts: 3 }) },
+      { backoff: constant({ delayMs: 1, maxAttempts: 3, jitter: noJitter }) },
     ).catch((e: unknown) => e);
     expect(calls).toBe(1);
     expect(error).toBeInstanceOf(TypeError);

@@ -6,9 +6,12 @@ describe('flagMessage', () => {
     expect(flagMessage('exponential(): expected `multiplier` to be a finite number >= 1, got 0.5. Use 1.')).toBe(
       '--multiplier must be a finite number >= 1, got 0.5. Use 1.',
     );
-    expect(
-      flagMessage('withMaxAttempts(): expected `maxAttempts` to be a whole number >= 1 (or Infinity), got 0. x'),
-    ).toBe('--max-attempts must be a whole number >= 1 (or Infinity), got 0. x');
+    expect(flagMessage('withOptions(): expected `maxAttempts` to be a whole number >= 1 (or Infinity), got 0. x')).toBe(
+      '--max-attempts must be a whole number >= 1 (or Infinity), got 0. x',
+    );
+    expect(flagMessage('proportionalJitter(): expected `factor` to be a number from 0 to 1, got 2. x')).toBe(
+      '--jitter proportional:FACTOR must be a number from 0 to 1, got 2. x',
+    );
     expect(flagMessage('something else')).toBe('something else');
   });
 });

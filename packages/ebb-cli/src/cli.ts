@@ -25,8 +25,8 @@ const FLAG_OF: Record<string, string> = {
   maxAttempts: '--max-attempts',
   maxElapsedMs: '--max-elapsed',
   ceiling: '--ceiling',
-  'jitter.factor': '--jitter proportional:FACTOR',
-  'jitter.maxMs': '--jitter additive:DURATION',
+  factor: '--jitter proportional:FACTOR',
+  maxMs: '--jitter additive:DURATION',
 };
 
 /** Rewrites "exponential(): expected `multiplier` to be …" as "--multiplier must be …". */

@@ -4,16 +4,22 @@ import {
   defaultBackoff,
   describeRow,
   describePolicy as describeSchedule,
+  equalJitter,
   exponential,
   findPreset,
+  fullJitter,
   linear,
+  noJitter,
   presets,
+  proportionalJitter,
   type ScheduleRow,
   sequence,
+  withOptions,
 } from 'ebb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type DemoSettings, demo, demoPolicies, policySentence, shapeOf } from './demo.js';
+import type { PolicyShape } from './demo-policy.js';
 import { formatDuration } from './duration.js';
 
 /** Every number written in `text`. */
@@ -51,7 +57,10 @@ describe("the demo's policy and words are ebb's default, read from it", () => {
       const [plain, jittered] = demoPolicies(base);
       const scale = base / first.delayMs;
       // Row n of the default from another first wait: the default's row scaled, under the same cap.
-      const expected = describeSchedule(defaultBackoff.withMaxDelay(Number.POSITIVE_INFINITY), 1_000).rows.map((r) => {
+      const expected = describeSchedule(
+        withOptions(defaultBackoff, { maxDelayMs: Number.POSITIVE_INFINITY }),
+        1_000,
+      ).rows.map((r) => {
         const d = Math.min(cap, r.delayMs * scale);
         return [d, (r.minDelayMs / r.delayMs) * d, (r.maxDelayMs / r.delayMs) * d];
       });
@@ -113,17 +122,21 @@ const exponentials = fc
     maxDelayMs: o.multiplier === 1 ? o.initialDelayMs : Math.ceil(o.initialDelayMs * o.multiplier * capFactor),
   }));
 
+/** The policy a shape describes: its jitter is named in the shape ('full', 'equal'). */
+const policyOf = ({ jitter, ...o }: PolicyShape): Backoff =>
+  exponential({ ...o, jitter: jitter === 'full' ? fullJitter : equalJitter });
+
 describe('given another default, every number and word of the demo follows it', () => {
   it('reads the policy back exactly; both policies are the same curve and limits from the --base wait; the words quote only its numbers', () => {
     fc.assert(
       fc.property(exponentials, fc.integer({ min: 1, max: 5_000 }), (o, base) => {
-        const policy = exponential(o);
+        const policy = policyOf(o);
         expect(shapeOf(policy)).toEqual(o);
         expect(demoPolicies(o.initialDelayMs, policy)[1]?.backoff).toBe(policy);
         const [plain, jittered] = demoPolicies(base, policy);
         const expected = { ...o, initialDelayMs: base };
-        expect(rowsOf(jittered?.backoff as Backoff)).toEqual(rowsOf(exponential(expected)));
-        expect(rowsOf(plain?.backoff as Backoff)).toEqual(rowsOf(exponential({ ...expected, jitter: 'none' })));
+        expect(rowsOf(jittered?.backoff as Backoff)).toEqual(rowsOf(policyOf(expected)));
+        expect(rowsOf(plain?.backoff as Backoff)).toEqual(rowsOf(exponential({ ...expected, jitter: noJitter })));
         expect(jittered?.backoff.maxElapsedMs).toBe(o.maxElapsedMs);
         expect(plain?.backoff.maxElapsedMs).toBe(o.maxElapsedMs);
 
@@ -157,7 +170,7 @@ describe('given another default, every number and word of the demo follows it', 
       // 1 × (1 + 2^-52)^(2^53) is e^2: a cap of 8 ms is never met, and reads as e^2 ms).
       fc.property(exponentials, fc.double({ min: 1.001, max: 4, noNaN: true }), (o, multiplier) => {
         const maxDelayMs = Math.max(o.maxDelayMs, Math.ceil(o.initialDelayMs * multiplier));
-        const policy = exponential({ ...o, multiplier, maxDelayMs });
+        const policy = policyOf({ ...o, multiplier, maxDelayMs });
         const s = shapeOf(policy);
         expect({ ...s, multiplier }).toEqual({
           ...o,
@@ -165,14 +178,14 @@ describe('given another default, every number and word of the demo follows it', 
           maxDelayMs: multiplier === 1 ? o.initialDelayMs : maxDelayMs,
         });
         expect(Math.abs(s.multiplier - multiplier)).toBeLessThanOrEqual(4 * Number.EPSILON * multiplier);
-        expect(rowsOf(exponential({ ...s, maxDelayMs: s.maxDelayMs }))).toEqual(rowsOf(policy));
+        expect(rowsOf(policyOf({ ...s, maxDelayMs: s.maxDelayMs }))).toEqual(rowsOf(policy));
       }),
       { numRuns: 300 },
     );
   });
 
   it('reads a constant policy as the exponential curve ×1 it equals', () => {
-    const policy = constant({ delayMs: 300, maxAttempts: 4, jitter: 'equal' });
+    const policy = constant({ delayMs: 300, maxAttempts: 4, jitter: equalJitter });
     expect(shapeOf(policy)).toEqual({
       initialDelayMs: 300,
       multiplier: 1,
@@ -185,16 +198,19 @@ describe('given another default, every number and word of the demo follows it', 
 
   it('refuses a default it cannot restate, saying what it found: no jitter, another jitter or curve, no stop', () => {
     const cases: [Backoff, RegExp][] = [
-      [defaultBackoff.withJitter('none'), /full or equal jitter; this one draws its first wait from \[100, 100\]/],
       [
-        defaultBackoff.withJitter({ kind: 'proportional', factor: 0.5 }),
+        withOptions(defaultBackoff, { jitter: noJitter }),
+        /full or equal jitter; this one draws its first wait from \[100, 100\]/,
+      ],
+      [
+        withOptions(defaultBackoff, { jitter: proportionalJitter(0.5) }),
         /full or equal jitter; this one draws its first wait from \[50, 150\] around a first wait of 100 ms/,
       ],
       [presets.googleHttpClient, /full or equal jitter/],
       [presets.awsPolling, /full or equal jitter/],
-      [linear({ initialDelayMs: 100, incrementMs: 100, maxAttempts: 5, jitter: 'full' }), /exponential curve/],
-      [sequence({ delaysMs: [100, 300, 200], maxAttempts: 5, jitter: 'full' }), /exponential curve/],
-      [defaultBackoff.withMaxAttempts(Number.POSITIVE_INFINITY), /no `maxAttempts`/],
+      [linear({ initialDelayMs: 100, incrementMs: 100, maxAttempts: 5, jitter: fullJitter }), /exponential curve/],
+      [sequence({ delaysMs: [100, 300, 200], maxAttempts: 5, jitter: fullJitter }), /exponential curve/],
+      [withOptions(defaultBackoff, { maxAttempts: Number.POSITIVE_INFINITY }), /no `maxAttempts`/],
     ];
     for (const [policy, message] of cases) {
       expect(() => shapeOf(policy), String(message)).toThrow(TypeError);
@@ -212,7 +228,7 @@ describe('demo with another default (a small crowd against a real server on 127.
       multiplier: 3,
       maxDelayMs: 7_000,
       maxAttempts: 3,
-      jitter: 'equal',
+      jitter: equalJitter,
     });
     const settings: DemoSettings = { ...DEFAULT_SETTINGS, clients: 20, baseDelayMs: 250, policy };
     const { stdout, runs } = await demo(settings, false, { write: () => true });

@@ -2,7 +2,16 @@
 // The default's numbers are written once (ebb's backoff/default.ts); the demo restates none of them:
 // it reads them back from the policy's own exact description (describeRow), rebuilds the curve
 // from them only to change the first wait (--base), and writes its sentences from the same values.
-import { type Backoff, defaultBackoff, describeRow, exponential } from 'ebb';
+import {
+  type Backoff,
+  defaultBackoff,
+  describeRow,
+  equalJitter,
+  exponential,
+  fullJitter,
+  noJitter,
+  withOptions,
+} from 'ebb';
 import { formatDuration } from './duration.js';
 
 /** What the demo needs to know of the policy it compares with and without its jitter. */
@@ -25,7 +34,14 @@ const ROWS_CHECKED = 1_100;
 /** The same curve and limits as `shape`, from another first wait. */
 function rebuild(shape: PolicyShape, initialDelayMs: number): Backoff {
   const { multiplier, maxDelayMs, maxAttempts, maxElapsedMs, jitter } = shape;
-  return exponential({ initialDelayMs, multiplier, maxDelayMs, maxAttempts, maxElapsedMs, jitter });
+  return exponential({
+    initialDelayMs,
+    multiplier,
+    maxDelayMs,
+    maxAttempts,
+    maxElapsedMs,
+    jitter: jitter === 'full' ? fullJitter : equalJitter,
+  });
 }
 
 const sameRow = (a: ReturnType<typeof describeRow>, b: ReturnType<typeof describeRow>) =>
@@ -119,7 +135,12 @@ export function demoPolicies(baseDelayMs: number, policy: Backoff = defaultBacko
   const line = (jitter: string) =>
     [`${formatDuration(baseDelayMs)} ×${s.multiplier}`, jitter, ...limitWords(s)].join(', ');
   return [
-    { name: 'no-jitter', label: 'no jitter', backoff: jittered.withJitter('none'), description: line('no jitter') },
+    {
+      name: 'no-jitter',
+      label: 'no jitter',
+      backoff: withOptions(jittered, { jitter: noJitter }),
+      description: line('no jitter'),
+    },
     { name: 'ebb-default', label: 'ebb default', backoff: jittered, description: line(`${s.jitter} jitter`) },
   ];
 }

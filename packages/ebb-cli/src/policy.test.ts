@@ -1,4 +1,4 @@
-import { describePolicy, presets } from 'ebb';
+import { decorrelatedJitter, describePolicy, equalJitter, fullJitter, noJitter, presets } from 'ebb';
 import { describe, expect, it } from 'vitest';
 import { CUSTOM_DEFAULTS, parseJitter, policyFromFlags } from './policy.js';
 
@@ -24,7 +24,12 @@ describe('policyFromFlags', () => {
   });
 
   it('builds each custom curve from its flags', () => {
-    expect(maxima({ initial: '1s', multiplier: '3' })).toEqual([1_000, 3_000, 9_000, 27_000]);
+    // As exponential() builds it: capped at 20 s unless --max-delay or --max-interval says otherwise.
+    expect(maxima({ initial: '1s', multiplier: '3' })).toEqual([1_000, 3_000, 9_000, 20_000]);
+    expect(maxima({ initial: '1s', multiplier: '3', maxDelay: 'Infinity' })).toEqual([1_000, 3_000, 9_000, 27_000]);
+    expect(policyFromFlags({ initial: '1s', multiplier: '3' }).summary).toBe(
+      'exponential 1 s ×3, 20 s cap, full jitter, 5 attempts',
+    );
     expect(maxima({ curve: 'linear', initial: '1s', increment: '500ms' })).toEqual([1_000, 1_500, 2_000, 2_500]);
     expect(maxima({ delay: '2s' })).toEqual([2_000, 2_000, 2_000, 2_000]);
     expect(maxima({ slot: '1ms', cwMin: '1', cwMax: '7' })).toEqual([3, 7, 7, 7]);
@@ -83,14 +88,18 @@ describe('policyFromFlags', () => {
 
 describe('parseJitter', () => {
   it('reads every kind', () => {
-    expect(parseJitter('full')).toBe('full');
-    expect(parseJitter('decorrelated')).toBe('decorrelated');
-    expect(parseJitter('proportional:0.5')).toEqual({ kind: 'proportional', factor: 0.5 });
-    expect(parseJitter('additive:1s')).toEqual({ kind: 'additive', maxMs: 1_000 });
+    expect(parseJitter('none')).toBe(noJitter);
+    expect(parseJitter('full')).toBe(fullJitter);
+    expect(parseJitter('equal')).toBe(equalJitter);
+    expect(parseJitter('decorrelated')).toBe(decorrelatedJitter);
+    expect(parseJitter('proportional:0.5').name).toBe('proportional:0.5');
+    // The CLI's durations: 1s is 1000 ms, and a bare number needs a unit.
+    expect(parseJitter('additive:1s').name).toBe('additive:1000');
+    expect(() => parseJitter('additive:1000')).toThrow(/needs a unit/);
   });
 
   it('refuses the rest', () => {
-    for (const bad of ['', 'gauss', 'full:1', 'proportional', 'additive:', 'proportional:0.5:1']) {
+    for (const bad of ['', 'gauss', 'full:1', 'proportional', 'additive:', 'proportional:0.5:1', 'proportional:x']) {
       expect(() => parseJitter(bad)).toThrow(/--jitter expects|--jitter/);
     }
   });

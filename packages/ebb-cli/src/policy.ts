@@ -4,13 +4,15 @@ import {
   exponential,
   findPreset,
   type Jitter,
+  jitterNamed,
   type LimitOptions,
   linear,
   type PresetInfo,
   presetCatalog,
   slotted,
+  withOptions,
 } from 'ebb';
-import { formatDuration, parseDuration, parseNumber } from './duration.js';
+import { parseDuration, parseNumber } from './duration.js';
 import { UsageError } from './usage-error.js';
 
 /** The policy flags shared by `ebb schedule` and `ebb run`, as commander hands them over. */
@@ -52,19 +54,18 @@ const CURVE_ACCEPTS: Record<string, readonly (keyof typeof CURVE_FLAGS)[]> = {
   slotted: ['curve', 'slot', 'cwMin', 'cwMax'],
 };
 
-/** Parses `--jitter`: none, full, equal, decorrelated, proportional:0.5, additive:1s. */
+/**
+ * Parses `--jitter`: none, full, equal, decorrelated, proportional:0.5, additive:1s — the library's
+ * jitter names (`jitterNamed`), with the CLI's durations (and unit check) for `additive`.
+ */
 export function parseJitter(text: string): Jitter {
-  const [kind, arg, ...rest] = text.split(':');
-  if (rest.length === 0) {
-    if (arg === undefined && (kind === 'none' || kind === 'full' || kind === 'equal' || kind === 'decorrelated')) {
-      return kind;
-    }
-    if (kind === 'proportional' && arg !== undefined) {
-      return { kind, factor: parseNumber('--jitter proportional:FACTOR', arg) };
-    }
-    if (kind === 'additive' && arg !== undefined) {
-      return { kind, maxMs: parseDuration('--jitter additive:DURATION', arg) };
-    }
+  const [kind = '', arg, ...rest] = text.split(':');
+  const known = arg === undefined ? ['none', 'full', 'equal', 'decorrelated'] : ['proportional', 'additive'];
+  if (rest.length === 0 && known.includes(kind)) {
+    if (kind === 'proportional' && arg !== undefined) parseNumber('--jitter proportional:FACTOR', arg);
+    return jitterNamed(
+      kind === 'additive' && arg !== undefined ? `additive:${parseDuration('--jitter additive:DURATION', arg)}` : text,
+    );
   }
   throw new UsageError(
     `--jitter expects none, full, equal, decorrelated, proportional:FACTOR or additive:DURATION, got "${text}"`,
@@ -121,13 +122,7 @@ export function policyFromFlags(flags: PolicyFlags): {
         `${CURVE_FLAGS[curveFlags[0] as keyof typeof CURVE_FLAGS]} defines a custom curve and cannot be combined with the preset "${info.id}"; limit flags (--max-attempts, --max-delay, …) and --jitter can`,
       );
     }
-    let b = info.backoff;
-    if (limits.jitter !== undefined) b = b.withJitter(limits.jitter);
-    if (limits.maxIntervalMs !== undefined) b = b.withMaxInterval(limits.maxIntervalMs);
-    if (limits.maxDelayMs !== undefined) b = b.withMaxDelay(limits.maxDelayMs);
-    if (limits.ceiling !== undefined) b = b.withCeiling(limits.ceiling);
-    if (limits.maxAttempts !== undefined) b = b.withMaxAttempts(limits.maxAttempts);
-    if (limits.maxElapsedMs !== undefined) b = b.withMaxElapsed(limits.maxElapsedMs);
+    const b = Object.keys(limits).length > 0 ? withOptions(info.backoff, limits) : info.backoff;
     return { name: info.id, info, backoff: b };
   }
 
@@ -140,31 +135,27 @@ export function policyFromFlags(flags: PolicyFlags): {
   if (!accepted) throw new UsageError(`--curve expects exponential, linear, constant or slotted, got "${curve}"`);
   const stray = curveFlags.find((k) => !accepted.includes(k));
   if (stray) throw new UsageError(`${CURVE_FLAGS[stray]} does not apply to --curve ${curve}`);
-  if (curve !== 'slotted' && limits.jitter === undefined) limits.jitter = CUSTOM_DEFAULTS.jitter;
+  if (curve !== 'slotted' && limits.jitter === undefined) limits.jitter = jitterNamed(CUSTOM_DEFAULTS.jitter);
 
   const duration = (flag: string, v: string | undefined, fallback: number) =>
     v === undefined ? fallback : parseDuration(flag, v);
   const number = (flag: string, v: string | undefined, fallback: number) =>
     v === undefined ? fallback : parseNumber(flag, v);
-  // Every curve value is passed explicitly (CURVE_DEFAULTS where a flag is left out), so the
-  // summary states exactly what was built without reading the policy's internals.
+  // Every curve value is passed explicitly (CURVE_DEFAULTS where a flag is left out); the summary
+  // is the policy's own description (its toString), so it states what was built, defaults included.
   const d = CURVE_DEFAULTS;
   let backoff: Backoff;
-  let shape: string;
   if (curve === 'exponential') {
     const initialDelayMs = duration('--initial', flags.initial, d.initialDelayMs);
     const multiplier = number('--multiplier', flags.multiplier, d.multiplier);
     backoff = exponential({ ...limits, initialDelayMs, multiplier });
-    shape = `exponential ${formatDuration(initialDelayMs)} ×${multiplier}`;
   } else if (curve === 'linear') {
     const initialDelayMs = duration('--initial', flags.initial, d.initialDelayMs);
     const incrementMs = duration('--increment', flags.increment, initialDelayMs);
     backoff = linear({ ...limits, initialDelayMs, incrementMs });
-    shape = `linear ${formatDuration(initialDelayMs)} +${formatDuration(incrementMs)}`;
   } else if (curve === 'constant') {
     const delayMs = duration('--delay', flags.delay, d.delayMs);
     backoff = constant({ ...limits, delayMs });
-    shape = `constant ${formatDuration(delayMs)}`;
   } else {
     if (flags.slot === undefined) throw new UsageError('--curve slotted needs --slot, such as --slot 51.2us');
     if (limits.jitter !== undefined)
@@ -174,24 +165,9 @@ export function policyFromFlags(flags: PolicyFlags): {
     const cwMin = number('--cw-min', flags.cwMin, d.cwMin);
     const cwMax = number('--cw-max', flags.cwMax, Math.max(d.cwMax, cwMin));
     backoff = slotted({ ...limits, slotMs, cwMin, cwMax });
-    shape = `slotted ${formatDuration(slotMs)} slots, CW ${cwMin}…${cwMax}`;
   }
-  return { name: CUSTOM, backoff, summary: [shape, ...limitParts(limits)].join(', ') };
+  return { name: CUSTOM, backoff, summary: String(backoff) };
 }
 
-/** What a custom curve's flags mean when left out (the library's own defaults, stated for the summary). */
+/** What a custom curve's flags mean when left out (the library's own defaults, passed explicitly). */
 const CURVE_DEFAULTS = { initialDelayMs: 100, multiplier: 2, delayMs: 100, cwMin: 0, cwMax: 1023 } as const;
-
-/** The jitter and limits of a custom policy, as its summary words them. */
-function limitParts(l: LimitOptions): string[] {
-  const parts: string[] = [];
-  const j = l.jitter;
-  if (typeof j === 'object') {
-    parts.push(j.kind === 'proportional' ? `±${j.factor * 100} %` : `+U[0, ${formatDuration(j.maxMs)}]`);
-  } else if (j !== undefined && j !== 'none') parts.push(`${j} jitter`);
-  if (l.ceiling !== undefined && l.ceiling !== Infinity) parts.push(`ceiling ${l.ceiling}`);
-  if (l.maxIntervalMs !== undefined && l.maxIntervalMs !== Infinity)
-    parts.push(`interval cap ${formatDuration(l.maxIntervalMs)}`);
-  if (l.maxDelayMs !== undefined && l.maxDelayMs !== Infinity) parts.push(`cap ${formatDuration(l.maxDelayMs)}`);
-  return parts;
-}

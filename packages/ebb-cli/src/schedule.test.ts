@@ -60,7 +60,7 @@ describe('schedule', () => {
     expect(schedule({ preset: 'ethernet' }).stdout).toMatch(/stops: after attempt 16 \(maxAttempts\)/);
     expect(schedule({ preset: 'grpc-connect' }).stdout).toMatch(/never stops by itself/);
     expect(schedule({ initial: '1s', jitter: 'full', ceiling: '3', maxDelay: '2s' }).stdout).toMatch(
-      /^custom — exponential 1 s ×2, full jitter, ceiling 3, cap 2 s/,
+      /^custom — exponential 1 s ×2, ceiling 3, 2 s cap, full jitter, 5 attempts/,
     );
   });
 

@@ -1,4 +1,4 @@
-import { type Backoff, describePolicy, GoogleBackOff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
+import { type Backoff, describePolicy, GoogleBackoff, presetCatalog, type Schedule, sample, seeded } from 'ebb';
 import { formatDuration, parseNumber, parseSeed } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { table } from './table.js';
@@ -89,7 +89,7 @@ function sampled(name: string, backoff: Backoff, count: number, seed: number, js
       ? `shown: the first ${count} waits (--attempts)`
       : backoff.maxAttempts !== Infinity && delays.length === backoff.maxAttempts - 1
         ? `then gives up: attempt ${backoff.maxAttempts} is the last (maxAttempts)`
-        : backoff instanceof GoogleBackOff
+        : backoff instanceof GoogleBackoff
           ? `then stops: more than ${formatDuration(backoff.maxElapsedTimeMs)} had passed when the next wait was due (maxElapsedTimeMs, checked before each wait)`
           : `then gives up: the next wait would end past the ${formatDuration(backoff.maxElapsedMs)} budget (maxElapsedMs)`;
   if (json) return { stdout: `${JSON.stringify({ name, seed, rows }, null, 2)}\n` };
@@ -120,7 +120,7 @@ function stops(b: Backoff, s: Schedule): string {
           : `;\n       with attempts that fail at once, the last attempt is between ${early} and ${late ?? 'later'}`;
     parts.push(`stops: rather than wait past ${formatDuration(b.maxElapsedMs)} in all (maxElapsedMs)${when}`);
   }
-  if (b instanceof GoogleBackOff && b.maxElapsedTimeMs !== Infinity) {
+  if (b instanceof GoogleBackoff && b.maxElapsedTimeMs !== Infinity) {
     // Google's own rule (backoff/google.ts): the budget is checked before each wait, not after.
     parts.push(
       `stops: once more than ${formatDuration(b.maxElapsedTimeMs)} have passed when a wait is due (maxElapsedTimeMs; the last wait may end past it)`,

@@ -1,6 +1,6 @@
 // `ebb simulate contention` (Brooker's experiment), and the strategy names it shares with
 // `ebb simulate overload`.
-import { type Backoff, findPreset, presetCatalog } from 'ebb';
+import { type Backoff, findPreset, presetCatalog, withOptions } from 'ebb';
 import { brookerStrategies, simulateContention } from 'ebb/sim';
 import { contentionChart } from './charts.js';
 import { formatDuration, parseDuration } from './duration.js';
@@ -42,7 +42,7 @@ export function strategiesFrom(
       }
       b = preset.backoff;
     }
-    out[name] = maxAttempts === undefined ? b : b.withMaxAttempts(maxAttempts);
+    out[name] = maxAttempts === undefined ? b : withOptions(b, { maxAttempts });
   }
   return out;
 }

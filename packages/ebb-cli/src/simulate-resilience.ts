@@ -1,4 +1,4 @@
-import { exponential } from 'ebb';
+import { equalJitter, exponential } from 'ebb';
 import {
   aimd,
   bdp,
@@ -61,7 +61,12 @@ export async function outageModel(flags: OutageFlags, io: SimulateIO): Promise<S
   const openMs = flags.open === undefined ? 1_000 : parseDuration('--open', flags.open);
   const openMaxMs = flags.openMax === undefined ? 8_000 : parseDuration('--open-max', flags.openMax);
   if (openMaxMs < openMs) throw new UsageError(`--open-max (${flags.openMax}) must be at least --open`);
-  const openBackoff = exponential({ initialDelayMs: openMs, maxDelayMs: openMaxMs, jitter: 'equal' });
+  const openBackoff = exponential({
+    initialDelayMs: openMs,
+    maxDelayMs: openMaxMs,
+    jitter: equalJitter,
+    maxAttempts: Infinity,
+  });
   const breaker = ({ clock, random }: SimEnvironment) =>
     circuitBreaker({ consecutiveFailures: failures, openBackoff, clock, random });
   // The workers call at a steady pace, so simulated time measures the work of each run.

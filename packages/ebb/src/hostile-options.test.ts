@@ -3,13 +3,20 @@ import { describe, expect, it } from 'vitest';
 import type { Backoff } from './backoff/backoff.js';
 import { chain } from './backoff/chain.js';
 import { constant } from './backoff/constant.js';
+import { decorrelatedJitter } from './backoff/decorrelated.js';
 import { describePolicy, describeRow } from './backoff/describe.js';
 import { exponential } from './backoff/exponential.js';
+import { additiveJitter } from './backoff/jitter-additive.js';
+import { equalJitter } from './backoff/jitter-equal.js';
+import { fullJitter } from './backoff/jitter-full.js';
+import { noJitter } from './backoff/jitter-none.js';
+import { proportionalJitter } from './backoff/jitter-proportional.js';
 import { linear } from './backoff/linear.js';
 import { presets } from './backoff/presets.js';
 import { sample } from './backoff/sample.js';
 import { sequence } from './backoff/sequence.js';
 import { slotted } from './backoff/slotted.js';
+import { withOptions } from './backoff/with-options.js';
 import { seeded } from './core/random.js';
 import { virtualClock } from './core/virtual-clock.js';
 import { parseRetryAfter } from './http/retry-after.js';
@@ -22,11 +29,11 @@ import { simulateOverload } from './sim/overload.js';
 import { simulateWifi } from './sim/wifi.js';
 
 /*
- * Hostile options (the policy, HTTP and simulator half; the executor's and rate/'s are beside
- * them): every option of the public API fed
- * hostile values — fc.anything() and the boundary numbers — either throws a TypeError or
- * RangeError whose message names an option it was given (or a required one it lacks), or works:
- * the value it builds never yields a non-finite or negative delay, and nothing hangs.
+ * The policy, HTTP and simulator half of the hostile-input specification: every option of the
+ * public API fed hostile values — fc.anything() and the boundary numbers — either throws a
+ * TypeError or RangeError whose message names an option it was given (or a required one it
+ * lacks), or works: the value it builds never yields a non-finite or negative delay, and nothing
+ * hangs.
  */
 
 const BOUNDARY: unknown[] = [
@@ -151,19 +158,25 @@ function expectSaneDelays(b: Backoff, seed: number): void {
 }
 
 const LIMIT_KEYS = ['ceiling', 'maxIntervalMs', 'maxDelayMs', 'maxAttempts', 'maxElapsedMs'];
-const JITTER_KEYS = ['jitter.factor', 'jitter.maxMs'];
+/** The parameters of the jitter factories, which their own messages name. */
+const JITTER_KEYS = ['factor', 'maxMs'];
 
-/** A jitter option that is sometimes well-formed but with hostile numbers inside. */
-const hostileJitter = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('none', 'full', 'equal', 'decorrelated') },
+/**
+ * A jitter option, made inside the property's check (a factory fed a hostile number throws there,
+ * naming its parameter): a jitter value, sometimes built from hostile numbers; a 0.x string or
+ * object form; or anything at all.
+ */
+const hostileJitter: fc.Arbitrary<() => unknown> = fc.oneof(
   {
-    weight: 2,
-    arbitrary: fc.double({ min: 0, max: 1, noNaN: true }).map((factor) => ({ kind: 'proportional', factor })),
+    weight: 3,
+    arbitrary: fc.constantFrom<unknown>(noJitter, fullJitter, equalJitter, decorrelatedJitter).map((j) => () => j),
   },
-  { weight: 2, arbitrary: fc.nat(5_000).map((maxMs) => ({ kind: 'additive', maxMs })) },
-  { weight: 1, arbitrary: hostile },
-  { weight: 1, arbitrary: hostile.map((factor) => ({ kind: 'proportional', factor })) },
-  { weight: 1, arbitrary: hostile.map((maxMs) => ({ kind: 'additive', maxMs })) },
+  { weight: 2, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }).map((f) => () => proportionalJitter(f)) },
+  { weight: 2, arbitrary: fc.nat(5_000).map((ms) => () => additiveJitter(ms)) },
+  { weight: 1, arbitrary: fc.constantFrom('none', 'full', 'equal', 'decorrelated').map((j) => () => j) },
+  { weight: 1, arbitrary: hostile.map((j) => () => j) },
+  { weight: 1, arbitrary: hostile.map((f) => () => proportionalJitter(f as number)) },
+  { weight: 1, arbitrary: hostile.map((ms) => () => additiveJitter(ms as number)) },
 );
 
 /** Required options: present in every generated object, plausible or hostile. */
@@ -186,23 +199,25 @@ const curves: [
   ['slotted', slotted, ['slotMs', 'cwMin', 'cwMax'], { slotMs: mostlyPlausible }],
 ];
 
-describe('hostile options: every option of the public API either refused by name or working', () => {
+describe('hostile options: a named TypeError or RangeError, or a value that works', () => {
   for (const [name, build, keys, required] of curves) {
     it(`${name}(): every option hostile — a named TypeError/RangeError, or a policy with sane delays`, () => {
       const before = { ...seen };
       const withJitter = fc.tuple(hostileOptions([...keys, ...LIMIT_KEYS], required), hostileJitter, fc.boolean());
       fc.assert(
         fc.property(withJitter, fc.nat(), ([options, jitter, useJitter], seed) => {
-          const o =
+          const withJitter =
             useJitter &&
             name !== 'slotted' &&
             typeof options === 'object' &&
             options !== null &&
-            !Array.isArray(options)
-              ? { ...options, jitter }
-              : options;
-          const given = typeof o === 'object' && o !== null ? Object.keys(o) : [];
-          const b = outcome(() => build(o as never), [...given, ...Object.keys(required), ...JITTER_KEYS]);
+            !Array.isArray(options);
+          const given = typeof options === 'object' && options !== null ? Object.keys(options) : [];
+          if (withJitter) given.push('jitter');
+          const b = outcome(
+            () => build((withJitter ? { ...options, jitter: jitter() } : options) as never),
+            [...given, ...Object.keys(required), ...JITTER_KEYS],
+          );
           if (b) expectSaneDelays(b, seed);
         }),
         { numRuns: 400 },
@@ -211,28 +226,20 @@ describe('hostile options: every option of the public API either refused by name
     });
   }
 
-  it('every with… method of every preset, fed hostile values', () => {
-    const methods = [
-      ['withJitter', 'jitter'],
-      ['withMaxAttempts', 'maxAttempts'],
-      ['withMaxElapsed', 'maxElapsedMs'],
-      ['withMaxDelay', 'maxDelayMs'],
-      ['withMaxInterval', 'maxIntervalMs'],
-      ['withCeiling', 'ceiling'],
-    ] as const;
+  it('withOptions() on every preset, each option fed hostile values', () => {
     const names = Object.keys(presets) as (keyof typeof presets)[];
     const before = { ...seen };
     fc.assert(
       fc.property(
         fc.constantFrom(...names),
-        fc.constantFrom(...methods),
-        fc.oneof(hostile, hostileJitter),
+        fc.constantFrom('jitter', ...LIMIT_KEYS),
+        fc.oneof(
+          hostile.map((v) => () => v),
+          hostileJitter,
+        ),
         fc.nat(),
-        (preset, [method, option], value, seed) => {
-          const b = outcome(
-            () => (presets[preset][method] as (v: unknown) => Backoff)(value),
-            [option, ...JITTER_KEYS],
-          );
+        (preset, option, value, seed) => {
+          const b = outcome(() => withOptions(presets[preset], { [option]: value() }), [option, ...JITTER_KEYS]);
           if (b) expectSaneDelays(b, seed);
         },
       ),

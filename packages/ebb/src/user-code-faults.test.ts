@@ -10,6 +10,7 @@ import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { constant } from './backoff/constant.js';
+import { fullJitter } from './backoff/jitter-full.js';
 import type { Clock } from './core/clock.js';
 import { TimerQueue, type Wakeup } from './core/timer-queue.js';
 import { type VirtualClock, virtualClock } from './core/virtual-clock.js';
@@ -197,7 +198,7 @@ const executor: Site[] = [
         {},
         {
           A: {
-            backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: 'full' }),
+            backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: fullJitter }),
             random: env.inject(() => 0.5),
           },
         },

@@ -1,9 +1,13 @@
+import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
 import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffRun } from './backoff.js';
+import { Backoff, type BackoffJSON, type BackoffRun } from './backoff.js';
 import { draw } from './draw.js';
 import { exponentialCurve } from './exponential.js';
-import type { Segment } from './segment.js';
+import { fullJitter } from './jitter-full.js';
+import { LIMITS, type LimitOptions } from './limits.js';
+import { SEGMENTS, type Segment } from './segment.js';
+import { DERIVE } from './with-options.js';
 
 /*
  * The AWS SDKs' standard retry mode as the published JavaScript SDK computes it: the
@@ -30,7 +34,7 @@ import type { Segment } from './segment.js';
  * (The costs are `awsRetryQuota()`'s, in ebb/rate.)
  */
 
-/** The SDK behaviours {@link awsStandardBackOff} reproduces. */
+/** The SDK behaviours {@link awsStandardBackoff} reproduces. */
 export type AwsRetryBehaviour = '2026' | 'pre-2026';
 
 /** The delay bases of each behaviour, in ms. @internal */
@@ -46,15 +50,15 @@ const MAX_RETRY_DELAY_MS = 20_000;
 /** How far past the computed wait a server hint may push it (`delayFromErrorType + 5_000`). */
 const HINT_HEADROOM_MS = 5_000;
 
-/** Options of {@link awsStandardBackOff}. */
-export interface AwsStandardBackOffOptions {
+/** Options of {@link awsStandardBackoff}. */
+export interface AwsStandardBackoffOptions {
   /** Which SDK behaviour: `'2026'` (default: what the published SDK does today) or `'pre-2026'`. */
   readonly behaviour?: AwsRetryBehaviour;
   /** Calls in all, the first included. Default 3 (`DEFAULT_MAX_ATTEMPTS`). */
   readonly maxAttempts?: number;
 }
 
-const BEHAVIOUR = new WeakMap<AwsStandardBackOff, AwsRetryBehaviour>();
+const BEHAVIOUR = new WeakMap<AwsStandardBackoff, AwsRetryBehaviour>();
 
 /** Whether the SDK would call `error` THROTTLING: ebb marks such errors `throttled: true` (429, throttling codes). */
 function isThrottled(error: unknown): boolean {
@@ -72,14 +76,15 @@ function hintOf(error: unknown): number | undefined {
  * schedule (full jitter on base · 2^i, 20 s cap). A run whose `next()` is given the error
  * (`next(elapsedMs, error)`) also does what the SDK does with it: the throttling base after an
  * error marked `throttled: true`, and a server hint (`retryAfterMs`) bounded to 5 s past the
- * computed wait.
+ * computed wait. `withOptions()` keeps these rules for `maxAttempts`; any other option gives an
+ * ordinary ebb policy over the transient-error schedule.
  */
-export class AwsStandardBackOff extends Backoff {
-  /** @internal Use {@link awsStandardBackOff}. */
+export class AwsStandardBackoff extends Backoff {
+  /** @internal Use {@link awsStandardBackoff}. */
   constructor(behaviour: AwsRetryBehaviour, maxAttempts: number) {
     const segment: Segment = {
       curve: exponentialCurve(AWS_DELAY_BASES[behaviour].base, 2),
-      jitter: 'full',
+      jitter: fullJitter,
       ceiling: Infinity,
       maxIntervalMs: MAX_RETRY_DELAY_MS,
       maxDelayMs: Infinity,
@@ -98,8 +103,23 @@ export class AwsStandardBackOff extends Backoff {
     return new AwsRun(AWS_DELAY_BASES[this.behaviour], this.maxAttempts, random);
   }
 
-  override withMaxAttempts(maxAttempts: number): Backoff {
-    return new AwsStandardBackOff(this.behaviour, super.withMaxAttempts(maxAttempts).maxAttempts);
+  /** `AWS standard retry (2026) full jitter on 50 ms ×2 (1 s after throttling), 20 s cap, 3 attempts`. */
+  override toString(): string {
+    const b = AWS_DELAY_BASES[this.behaviour];
+    return `AWS standard retry (${this.behaviour}) full jitter on ${formatMs(b.base)} ×2 (${formatMs(b.throttling)} after throttling), ${formatMs(MAX_RETRY_DELAY_MS)} cap, ${this.maxAttempts < Infinity ? `${this.maxAttempts} attempts` : 'forever'}`;
+  }
+
+  /** `{ type: 'aws-standard', behaviour, maxAttempts }`. */
+  override toJSON(): BackoffJSON {
+    return { type: 'aws-standard', behaviour: this.behaviour, maxAttempts: this.maxAttempts };
+  }
+
+  /** `withOptions()`: the SDK's rules for `maxAttempts`, ebb's for the rest. @internal */
+  [DERIVE](o: LimitOptions, apply: (b: Backoff) => Backoff): Backoff {
+    const keys = Object.keys(o);
+    return keys.length === 1 && keys[0] === 'maxAttempts'
+      ? new AwsStandardBackoff(this.behaviour, check('withOptions()', 'maxAttempts', o.maxAttempts, LIMITS.maxAttempts))
+      : apply(new Backoff(this[SEGMENTS], this.maxAttempts, Infinity));
   }
 }
 
@@ -140,17 +160,18 @@ export function awsBoundedHint(delayMs: number, hintMs: number): number {
 }
 
 /**
- * The AWS SDKs' standard retry mode, as `@smithy/core`'s `StandardRetryStrategy` computes it:
+ * The AWS SDKs' standard retry mode, as `@smithy/core`'s `StandardRetryStrategy` computes it
+ * (its jitter is the SDK's: full jitter in whole milliseconds):
  * `behaviour: '2026'` (default) is what the published SDK does today, `'pre-2026'` what it did
  * by default up to `@smithy/core` 3.39.0. Pair with `aws` from `ebb/http` (which marks throttling
  * errors) and `awsRetryQuota()` from `ebb/rate` (the SDK's retry quota).
  *
  * @example
- * awsStandardBackOff({ behaviour: 'pre-2026', maxAttempts: 5 })
+ * awsStandardBackoff({ behaviour: 'pre-2026', maxAttempts: 5 })
  */
-export function awsStandardBackOff(options?: AwsStandardBackOffOptions): AwsStandardBackOff {
-  const where = 'awsStandardBackOff()';
-  const o = optionsObject(where, options) as AwsStandardBackOffOptions;
+export function awsStandardBackoff(options?: AwsStandardBackoffOptions): AwsStandardBackoff {
+  const where = 'awsStandardBackoff()';
+  const o = optionsObject(where, options) as AwsStandardBackoffOptions;
   checkKeys(where, o, ['behaviour', 'maxAttempts']);
   const behaviour = o.behaviour === undefined ? '2026' : o.behaviour;
   if (behaviour !== '2026' && behaviour !== 'pre-2026') {
@@ -168,5 +189,5 @@ export function awsStandardBackOff(options?: AwsStandardBackOffOptions): AwsStan
     },
     3,
   );
-  return new AwsStandardBackOff(behaviour, maxAttempts);
+  return new AwsStandardBackoff(behaviour, maxAttempts);
 }

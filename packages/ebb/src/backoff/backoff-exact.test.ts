@@ -1,50 +1,45 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Backoff, MAX_DELAY_MS, saidForever } from './backoff.js';
+import { Backoff, MAX_DELAY_MS } from './backoff.js';
 import { constant } from './constant.js';
+import { decorrelatedJitter } from './decorrelated.js';
 import { describePolicy, describeRow } from './describe.js';
 import { exponential } from './exponential.js';
-import { googleExponentialBackOff } from './google.js';
+import { googleExponentialBackoff } from './google.js';
+import { additiveJitter } from './jitter-additive.js';
 import { capped, locate, nominal, SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { delays, NEXT_BELOW_ONE, run } from './test-helpers.js';
+import { withOptions } from './with-options.js';
 
 // Exact specifications of backoff.ts written against the survivors of a mutation run
 // (docs/dev/mutation-backoff.md): each asserts the precise value or message a mutant changed.
 
-describe('with… methods: the method named in every message, and "said forever"', () => {
-  it('withJitter() names itself when the jitter value is refused', () => {
-    expect(() => exponential().withJitter('bogus' as never)).toThrow(
+describe('withOptions(): named in every message; nothing endless by accident', () => {
+  it('names itself when the jitter value is refused', () => {
+    expect(() => withOptions(exponential(), { jitter: 'bogus' as never })).toThrow(
       new TypeError(
-        `withJitter(): expected \`jitter\` to be 'none', 'full', 'equal', 'decorrelated', { kind: 'proportional', factor } or { kind: 'additive', maxMs }, got "bogus". Full jitter ('full') suits most clients.`,
+        `withOptions(): expected \`jitter\` to be a jitter value, got "bogus". Import it from 'ebb': jitter: fullJitter.`,
       ),
     );
   });
 
-  it('withCeiling() names itself when the segment cannot take a ceiling', () => {
-    expect(() => exponential({ jitter: 'decorrelated' }).withCeiling(3)).toThrow(
+  it('names itself when the segment cannot take a ceiling', () => {
+    expect(() => withOptions(exponential({ jitter: decorrelatedJitter }), { ceiling: 3 })).toThrow(
       new TypeError(
-        'withCeiling(): decorrelated jitter has no un-randomized curve for `ceiling` to act on; cap it with `maxDelayMs`.',
+        'withOptions(): decorrelated jitter has no un-randomized curve for `ceiling` to act on; cap it with `maxDelayMs`.',
       ),
     );
   });
 
-  it('withMaxAttempts(Infinity) says forever; a finite count after it takes that back', () => {
-    expect(saidForever(exponential().withMaxAttempts(Infinity))).toBe(true);
-    expect(saidForever(exponential({ maxAttempts: 5 }).withMaxAttempts(Infinity))).toBe(true);
-    expect(saidForever(exponential().withMaxAttempts(Infinity).withMaxAttempts(5))).toBe(false);
-    expect(saidForever(exponential())).toBe(false);
-  });
-
-  it('a Backoff built without the "forever" flag is not said forever, even with no limit at all', () => {
-    // GoogleBackOff's with… methods rebuild a plain Backoff from its segments without the flag.
-    const unlimited = googleExponentialBackOff({ maxElapsedTimeMs: Infinity }).withMaxDelay(1_000);
-    expect(unlimited.maxAttempts).toBe(Infinity);
-    expect(unlimited.maxElapsedMs).toBe(Infinity);
-    expect(saidForever(unlimited)).toBe(false);
-    expect(saidForever(googleExponentialBackOff().withMaxDelay(1_000))).toBe(false);
-    expect(saidForever(new Backoff(exponential()[SEGMENTS], Infinity, Infinity))).toBe(false);
-    expect(saidForever(new Backoff(exponential()[SEGMENTS], Infinity, Infinity, true))).toBe(true);
+  it('a policy without attempts or budget is one that was told maxAttempts: Infinity (or budget Infinity, for Google)', () => {
+    expect(withOptions(exponential(), { maxAttempts: Infinity }).maxAttempts).toBe(Infinity);
+    expect(withOptions(withOptions(exponential(), { maxAttempts: Infinity }), { maxAttempts: 5 }).maxAttempts).toBe(5);
+    // Google's budget is its run's rule: lifting it is Google's own "no budget" (Infinity).
+    const unlimited = withOptions(googleExponentialBackoff({ maxElapsedTimeMs: Infinity }), { maxDelayMs: 1_000 });
+    expect([unlimited.maxAttempts, unlimited.maxElapsedMs]).toEqual([Infinity, Infinity]);
+    // A Google policy made ordinary keeps its budget as ebb's deadline.
+    expect(withOptions(googleExponentialBackoff(), { maxDelayMs: 1_000 }).maxElapsedMs).toBe(900_000);
   });
 });
 
@@ -110,7 +105,7 @@ describe('locate', () => {
 
 describe('the final clamp at MAX_DELAY_MS', () => {
   it('additive jitter on a saturated row waits MAX_DELAY_MS, never more', () => {
-    const b = constant({ delayMs: MAX_DELAY_MS, jitter: { kind: 'additive', maxMs: 1_000 } });
+    const b = constant({ delayMs: MAX_DELAY_MS, jitter: additiveJitter(1_000) });
     expect(run(b, 2, 0.5)).toEqual([MAX_DELAY_MS, MAX_DELAY_MS]);
     expect(describePolicy(b, 1).rows).toEqual([
       {
@@ -128,12 +123,17 @@ describe('decorrelated jitter where previous · multiplier overflows', () => {
   it('a draw of 0 is initialDelayMs, the minimum describePolicy() reports, not the cap (bug: 0 × Infinity)', () => {
     // 1000 · 1e306 overflows on row 1: high = Infinity. Before the fix, 1000 + 0 · Infinity was
     // NaN, which the final clamp turned into MAX_DELAY_MS.
-    const b = exponential({ initialDelayMs: 1_000, multiplier: 1e306, jitter: 'decorrelated' });
+    const b = exponential({
+      initialDelayMs: 1_000,
+      multiplier: 1e306,
+      jitter: decorrelatedJitter,
+      maxDelayMs: Infinity,
+    });
     expect(run(b, 2, 0)).toEqual([1_000, 1_000]);
     expect(describePolicy(b, 2).rows.map((r) => r.minDelayMs)).toEqual([1_000, 1_000]);
     // Any draw above 0 lands on the cap: U[1000, Infinity) clamped.
     expect(run(b, 2, Number.MIN_VALUE)).toEqual([MAX_DELAY_MS, MAX_DELAY_MS]);
-    expect(run(b.withMaxDelay(5_000), 1, 0.5)).toEqual([5_000]);
+    expect(run(withOptions(b, { maxDelayMs: 5_000 }), 1, 0.5)).toEqual([5_000]);
     // Row 2 after a clamped row 1: previous · m = MAX_DELAY_MS · 1e306 overflows too.
     const draws = [0.5, 0];
     const mixed = b.start(() => draws.shift() as number);

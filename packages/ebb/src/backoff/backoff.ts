@@ -1,9 +1,12 @@
+import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
-import { check, checkKeys, LIMIT_MS, optionsObject, type Rule, show } from '../core/validate.js';
-import { type Jitter, normalizeJitter } from './jitter.js';
-import { checkSegment, drawDelay, kindOf } from './row.js';
-import { type Curve, SEGMENTS, type Segment } from './segment.js';
+import { check, checkKeys, optionsObject, show } from '../core/validate.js';
+import { type Jitter, jitterOption } from './jitter.js';
+import { fullJitter } from './jitter-full.js';
+import { DEFAULT_ATTEMPTS, LIMITS, type LimitOptions } from './limits.js';
+import { type Curve, drawDelay, SEGMENTS, type Segment } from './segment.js';
 
+export type { LimitOptions } from './limits.js';
 export { MAX_DELAY_MS } from './segment.js';
 
 /** Per-operation state of a policy: each call of `next()` gives the wait after one more failed attempt. */
@@ -32,99 +35,41 @@ export interface BackoffPolicy {
   start(random?: Random): BackoffRun;
 }
 
-/** The options every curve accepts besides its own. All durations are milliseconds. */
-export interface LimitOptions {
-  /**
-   * How delays are randomized; default `'none'`. See {@link Jitter}.
-   */
-  readonly jitter?: Jitter;
-  /**
-   * Truncation: after `ceiling` failures the delay stops growing — rows after row `ceiling`
-   * repeat it (802.3's backoff limit of 10; the Qiita article's N). Default: none.
-   */
-  readonly ceiling?: number;
-  /**
-   * Caps the un-randomized delay before jitter, so proportional or additive jitter can still
-   * exceed it (Google's `maxIntervalMillis`, gRPC's `MAX_BACKOFF`). Default: none.
-   */
-  readonly maxIntervalMs?: number;
-  /** Hard cap: no delay is longer, with or without jitter. Default: none. */
-  readonly maxDelayMs?: number;
-  /**
-   * Total calls of the operation, the first included (`3` means one call and two retries).
-   * Default: unlimited — but `retry()` and `poll()` refuse a policy that nothing stops (no
-   * `maxAttempts`, no `maxElapsedMs`) unless `maxAttempts: Infinity` is given explicitly.
-   */
-  readonly maxAttempts?: number;
-  /**
-   * Time budget of the whole operation: the executor gives up rather than sleep past it.
-   * Default: unlimited.
-   */
-  readonly maxElapsedMs?: number;
-}
+/** How a policy's description counts: `1 attempt`, `5 attempts`. */
+const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/**
- * The policies whose `maxAttempts: Infinity` was said explicitly (the option, or
- * `withMaxAttempts(Infinity)`): `retry()` and `poll()` run those forever when no time budget
- * stops them, and refuse the other unbounded ones (see `assertBounded`). Kept here rather than
- * as a field so the public shape of a `Backoff` does not change.
- */
-const forever = /* @__PURE__ */ new WeakSet<Backoff>();
-
-/** Whether `maxAttempts: Infinity` was given explicitly for `b` (or for the part that governs its end). @internal */
-export function saidForever(b: Backoff): boolean {
-  return forever.has(b);
-}
-
-/** The limits every curve accepts besides `jitter`, with their rules; leaving one out means none. */
-const LIMITS = {
-  ceiling: {
-    whole: true,
-    min: 1,
-    infinity: true,
-    fix: 'It is the failure count after which delays stop growing, such as 10.',
-  } as Rule,
-  maxIntervalMs: LIMIT_MS,
-  maxDelayMs: LIMIT_MS,
-  maxAttempts: {
-    whole: true,
-    min: 1,
-    infinity: true,
-    fix: '`maxAttempts` counts calls, the first included: 3 means one call and two retries.',
-  } as Rule,
-  maxElapsedMs: LIMIT_MS,
-};
-
-const LIMIT_KEYS = ['jitter', ...Object.keys(LIMITS)];
+/** The JSON form of a policy (`toJSON()`): the options that build it, jitter by name. */
+export type BackoffJSON = Readonly<Record<string, unknown>>;
 
 /**
  * An immutable backoff policy: which delay follows each failed attempt, and when to stop.
  *
  * One value can drive any number of concurrent operations: each operation calls `start()` and
- * gets its own run. The `with…` methods return new values and never change this one.
- * Build values with {@link exponential}, {@link linear}, {@link constant}, {@link slotted},
- * {@link sequence} and {@link chain}, or take one from `presets`.
+ * gets its own run. Build values with {@link exponential}, {@link linear}, {@link constant},
+ * {@link slotted}, {@link sequence} and {@link chain}, or take one from `presets`;
+ * {@link withOptions} derives a value with other limits or jitter.
+ *
+ * A policy prints as the schedule it is: `String(exponential())` is `exponential 100 ms ×2, 20 s
+ * cap, full jitter, 5 attempts` (Node's `util.inspect` and `console.log` show the same, as
+ * `Backoff { … }`), and `JSON.stringify` writes the options that build it, jitter by name.
  *
  * Counting: attempt 1 is the first call; row `n` is the wait after attempt `n` failed;
  * `maxAttempts` counts calls.
  */
 export class Backoff implements BackoffPolicy {
+  // `declare`: the constructor sets them; no field initializers in the output.
   /** @internal The stretches of the policy, in order: the internal representation (segment.ts). */
-  readonly [SEGMENTS]: readonly Segment[];
+  declare readonly [SEGMENTS]: readonly Segment[];
   /** Total calls allowed, the first included; `Infinity` when only time or nothing stops it. */
-  readonly maxAttempts: number;
+  declare readonly maxAttempts: number;
   /** Time budget of a whole operation in milliseconds; `Infinity` for none. */
-  readonly maxElapsedMs: number;
+  declare readonly maxElapsedMs: number;
 
-  /**
-   * @internal Use the curve functions; the constructor trusts its input. `unbounded`: the caller
-   * said `maxAttempts: Infinity` explicitly.
-   */
-  constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number, unbounded = false) {
+  /** @internal Use the curve functions; the constructor trusts its input. */
+  constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number) {
     this[SEGMENTS] = Object.freeze(segments.map((s) => Object.freeze({ ...s })));
     this.maxAttempts = maxAttempts;
     this.maxElapsedMs = maxElapsedMs;
-    if (unbounded && maxAttempts === Infinity) forever.add(this);
     Object.freeze(this);
   }
 
@@ -133,72 +78,98 @@ export class Backoff implements BackoffPolicy {
     return new Run(this, random);
   }
 
-  /** The same policy with another jitter (on every segment). */
-  withJitter(jitter: Jitter): Backoff {
-    return this.#map('withJitter', { jitter: normalizeJitter('withJitter()', jitter) });
+  /**
+   * The policy in one line, in units a person reads: each stretch's curve, caps and jitter, then
+   * what stops it — `exponential 100 ms ×2, 20 s cap, full jitter, 5 attempts`; `constant 1 s, no
+   * jitter, 1 wait, then exponential 1.6 s ×1.6, 2 min interval cap, ±20 % jitter, forever`.
+   */
+  toString(): string {
+    const { maxAttempts: n, maxElapsedMs: ms } = this;
+    const stretches = this[SEGMENTS].map((s) =>
+      [
+        s.curve,
+        s.ceiling < Infinity && `ceiling ${s.ceiling}`,
+        s.maxIntervalMs < Infinity && `${formatMs(s.maxIntervalMs)} interval cap`,
+        s.maxDelayMs < Infinity && `${formatMs(s.maxDelayMs)} cap`,
+        s.jitter,
+        s.rows < Infinity && count(s.rows, 'wait'),
+      ]
+        .filter(Boolean)
+        .join(', '),
+    );
+    const stop = [n < Infinity && count(n, 'attempt'), ms < Infinity && `within ${formatMs(ms)}`].filter(Boolean);
+    return `${stretches.join(', then ')}, ${stop.join(' ') || 'forever'}`;
   }
 
   /**
-   * The same policy stopping after `maxAttempts` calls in all. `Infinity` removes the limit and
-   * says so explicitly: `retry()` and `poll()` then accept the policy even without a time budget.
+   * The options that build this policy, as plain data: the curve's `type` and parameters, the
+   * jitter by name (`'full'`, `'proportional:0.2'`), the limits that are set, and `maxAttempts`
+   * (`Infinity` — `null` once in JSON — when it retries until success or its time budget). A
+   * chained policy lists its parts under `chain`, each with the `rows` it serves.
    */
-  withMaxAttempts(maxAttempts: number): Backoff {
-    // Said explicitly: the constructor records it when the value is Infinity, and only then.
-    return new Backoff(this[SEGMENTS], limit('withMaxAttempts', 'maxAttempts', maxAttempts), this.maxElapsedMs, true);
+  toJSON(): BackoffJSON {
+    const set = (o: object) =>
+      Object.fromEntries(Object.entries(o).filter(([, v]) => v !== Infinity && v !== undefined));
+    const parts = this[SEGMENTS].map(({ curve, jitter, ...limits }) =>
+      set({ ...curve, jitter: jitter.name, ...limits }),
+    );
+    return {
+      ...(parts.length > 1 ? { chain: parts } : parts[0]),
+      maxAttempts: this.maxAttempts,
+      ...set({ maxElapsedMs: this.maxElapsedMs }),
+    };
   }
 
-  /** The same policy with a time budget for the whole operation (`Infinity`: none). */
-  withMaxElapsed(maxElapsedMs: number): Backoff {
-    const ms = limit('withMaxElapsed', 'maxElapsedMs', maxElapsedMs);
-    return new Backoff(this[SEGMENTS], this.maxAttempts, ms, forever.has(this));
-  }
-
-  /** The same policy with a hard cap on every delay (`Infinity`: none). */
-  withMaxDelay(maxDelayMs: number): Backoff {
-    return this.#map('withMaxDelay', { maxDelayMs: limit('withMaxDelay', 'maxDelayMs', maxDelayMs) });
-  }
-
-  /** The same policy with the un-randomized delay capped before jitter (`Infinity`: none). */
-  withMaxInterval(maxIntervalMs: number): Backoff {
-    return this.#map('withMaxInterval', { maxIntervalMs: limit('withMaxInterval', 'maxIntervalMs', maxIntervalMs) });
-  }
-
-  /** The same policy truncated: rows after row `ceiling` repeat it. Single-segment policies only. */
-  withCeiling(ceiling: number): Backoff {
-    if (this[SEGMENTS].length > 1) {
-      throw new TypeError('withCeiling(): a chained policy has no single ceiling; set `ceiling` on its parts.');
-    }
-    return this.#map('withCeiling', { ceiling: limit('withCeiling', 'ceiling', ceiling) });
-  }
-
-  #map(method: string, change: Partial<Segment>): Backoff {
-    const segments = this[SEGMENTS].map((s) => checkSegment(`${method}()`, { ...s, ...change }));
-    return new Backoff(segments, this.maxAttempts, this.maxElapsedMs, forever.has(this));
+  /** Node's `util.inspect` (and so `console.log`): `Backoff { exponential 100 ms ×2, … }`. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `Backoff { ${this} }`;
   }
 }
 
-/** The value of a `with…()` method, checked by its limit's rule (required there). */
-function limit(method: string, name: keyof typeof LIMITS, value: unknown): number {
-  return check(`${method}()`, name, value, LIMITS[name]);
+/** Checks the combinations a segment cannot honour, so that no option is silently ignored. @internal */
+export function checkSegment(where: string, s: Segment): Segment {
+  s.curve.check?.(where, s);
+  s.jitter.check?.(where, s);
+  return s;
 }
 
-/** Builds a one-segment policy from a curve and the shared options (validated). @internal */
-export function fromCurve(where: string, curve: Curve, options: LimitOptions, curveKeys: readonly string[]): Backoff {
-  checkKeys(where, options, [...curveKeys, ...(curve.own ? LIMIT_KEYS.slice(1) : LIMIT_KEYS)]);
-  const limit = (name: keyof typeof LIMITS) => check(where, name, options[name], LIMITS[name], Infinity);
+/**
+ * Reads a curve's options object: refuses a non-object and unknown keys (the curve's own `keys`,
+ * the limits, and `jitter` unless the curve draws its own delays). @internal
+ */
+export function curveOptions<T extends object>(
+  where: string,
+  options: T | undefined,
+  keys: readonly string[],
+  ownDraw?: boolean,
+): Partial<T> {
+  const o = optionsObject(where, options) as Partial<T>;
+  checkKeys(where, o, [...keys, ...(ownDraw ? [] : ['jitter']), ...Object.keys(LIMITS)]);
+  return o;
+}
+
+/**
+ * Builds a one-segment policy from a curve and the shared options (validated). `cap` is the
+ * default `maxDelayMs`; `own` the draw of a curve that draws its own delays (slotted). @internal
+ */
+export function fromCurve(where: string, curve: Curve, options: LimitOptions, cap = Infinity, own?: Jitter): Backoff {
+  const limit = (name: keyof typeof LIMITS, fallback = Infinity) =>
+    check(where, name, options[name], LIMITS[name], fallback);
+  const maxElapsedMs = limit('maxElapsedMs');
   const segment = checkSegment(where, {
     curve,
-    jitter: normalizeJitter(where, options.jitter),
+    jitter: own ?? jitterOption(where, options.jitter, fullJitter),
     ceiling: limit('ceiling'),
     maxIntervalMs: limit('maxIntervalMs'),
-    maxDelayMs: limit('maxDelayMs'),
+    maxDelayMs: limit('maxDelayMs', cap),
     rows: Infinity,
   });
-  return new Backoff([segment], limit('maxAttempts'), limit('maxElapsedMs'), options.maxAttempts === Infinity);
+  return new Backoff(
+    [segment],
+    limit('maxAttempts', maxElapsedMs < Infinity ? Infinity : DEFAULT_ATTEMPTS),
+    maxElapsedMs,
+  );
 }
-
-/** Reads a curve's options object, rejecting non-objects. @internal */
-export const curveOptions = optionsObject as <T extends object>(where: string, options: T | undefined) => Partial<T>;
 
 class Run implements BackoffRun {
   readonly #backoff: Backoff;
@@ -227,9 +198,8 @@ class Run implements BackoffRun {
       s = b[SEGMENTS][++this.#segment] as Segment;
       this.#row = 1;
     }
-    const kind = kindOf(s);
-    const delay = drawDelay(s, this.#row, this.#random, this.#previous, kind);
-    if (kind.chained) this.#previous = delay;
+    const delay = drawDelay(s, this.#row, this.#random, this.#previous);
+    if (s.jitter.chained) this.#previous = delay;
     return delay;
   }
 }

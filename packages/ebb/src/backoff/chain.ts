@@ -1,16 +1,16 @@
 import { invalid } from '../core/validate.js';
-import { Backoff, saidForever } from './backoff.js';
+import { Backoff } from './backoff.js';
 import { SEGMENTS } from './segment.js';
 
 /**
  * Chains two policies: `first`'s rows until it runs out of attempts, then `second`'s rows from
  * its row 1. `first` must stop by attempts and have no time budget of its own; the result stops
- * when `second` does, and takes `second`'s time budget (and its explicit `maxAttempts: Infinity`,
- * if it has one).
+ * when `second` does (`maxAttempts` adds up: `first`'s waits, then `second`'s), and takes
+ * `second`'s time budget.
  *
  * @example
- * // one immediate retry, then exponential backoff
- * chain(constant({ delayMs: 0, maxAttempts: 2 }), exponential({ initialDelayMs: 100, jitter: 'full' }))
+ * // one immediate retry, then exponential backoff: 1 + 5 attempts in all
+ * chain(constant({ delayMs: 0, jitter: noJitter, maxAttempts: 2 }), exponential())
  */
 export function chain(first: Backoff, second: Backoff): Backoff {
   for (const [name, value] of [
@@ -40,6 +40,5 @@ export function chain(first: Backoff, second: Backoff): Backoff {
     [...head.filter((s) => s.rows > 0), ...second[SEGMENTS]],
     first.maxAttempts - 1 + second.maxAttempts,
     second.maxElapsedMs,
-    saidForever(second),
   );
 }

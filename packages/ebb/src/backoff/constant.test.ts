@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from './constant.js';
+import { proportionalJitter } from './jitter-proportional.js';
 import { SEGMENTS } from './segment.js';
 import { delays, run } from './test-helpers.js';
 
@@ -7,7 +8,7 @@ describe('constant', () => {
   it('waits delayMs after every failure (default 100)', () => {
     expect(delays(constant(), 3)).toEqual([100, 100, 100]);
     expect(delays(constant({ delayMs: 0 }), 2)).toEqual([0, 0]);
-    expect(run(constant({ delayMs: 1_000, jitter: { kind: 'proportional', factor: 0.2 } }), 2, 0)).toEqual([800, 800]);
+    expect(run(constant({ delayMs: 1_000, jitter: proportionalJitter(0.2) }), 2, 0)).toEqual([800, 800]);
   });
 
   it('rejects bad options', () => {

@@ -1,10 +1,16 @@
+import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
+type Constant = { readonly delayMs: number };
+
 const CONSTANT: CurveMaths = {
-  at(this: { readonly delayMs: number }) {
+  at(this: Constant) {
     return this.delayMs;
+  },
+  toString(this: Constant) {
+    return `constant ${formatMs(this.delayMs)}`;
   },
 };
 
@@ -17,20 +23,19 @@ export interface ConstantOptions extends LimitOptions {
 /**
  * The same wait after every failure (before jitter). `delayMs: 0` retries at once.
  *
- * Defaults: 100 ms, no jitter, no limit. Without `maxAttempts` or `maxElapsedMs`, `retry()` and
- * `poll()` refuse the policy (a `RangeError`) unless you say `maxAttempts: Infinity` to retry
- * forever on purpose.
+ * Defaults: 100 ms, full jitter, no cap, 5 attempts in all (none by default when you set a
+ * finite `maxElapsedMs`). `jitter: noJitter` waits exactly `delayMs`; `maxAttempts: Infinity`
+ * retries until success.
  *
  * @example
- * constant({ delayMs: 1_000, jitter: { kind: 'proportional', factor: 0.2 }, maxAttempts: 4 })
+ * constant({ delayMs: 1_000, jitter: proportionalJitter(0.2), maxAttempts: 4 })
  */
 export function constant(options?: ConstantOptions): Backoff {
   const where = 'constant()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['delayMs']);
   return fromCurve(
     where,
     makeCurve(CONSTANT, { type: 'constant' as const, delayMs: check(where, 'delayMs', o.delayMs, DURATION_MS, 100) }),
     o,
-    ['delayMs'],
   );
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seeded } from '../core/random.js';
-import { DecorrelatedMeans } from './decorrelated.js';
+import { DecorrelatedMeans, decorrelatedJitter } from './decorrelated.js';
 import { describePolicy, describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 
@@ -33,7 +33,7 @@ describe('decorrelated jitter means', () => {
 
   it('match a million-run simulation within 0.3 % once the cap binds (the AWS blog: 5 ms, ×3, 2 s)', () => {
     const mc = simulate(5, 3, 2_000, 30, 1_000_000);
-    const b = exponential({ initialDelayMs: 5, multiplier: 3, maxDelayMs: 2_000, jitter: 'decorrelated' });
+    const b = exponential({ initialDelayMs: 5, multiplier: 3, maxDelayMs: 2_000, jitter: decorrelatedJitter });
     const rows = describePolicy(b, 30).rows;
     rows.forEach((r, i) => {
       expect(Math.abs(r.meanDelayMs - (mc[i] as number)) / (mc[i] as number)).toBeLessThan(0.003);
@@ -41,7 +41,7 @@ describe('decorrelated jitter means', () => {
   });
 
   it('settle to the stationary mean, so far rows are computed at once', () => {
-    const b = exponential({ initialDelayMs: 10, multiplier: 2.5, maxDelayMs: 1_000, jitter: 'decorrelated' });
+    const b = exponential({ initialDelayMs: 10, multiplier: 2.5, maxDelayMs: 1_000, jitter: decorrelatedJitter });
     const far = describeRow(b, Number.MAX_SAFE_INTEGER).meanDelayMs;
     expect(far).toBeCloseTo(describeRow(b, 500).meanDelayMs, 9);
     const mc = simulate(10, 2.5, 1_000, 200, 200_000);
@@ -56,7 +56,7 @@ describe('decorrelated jitter means', () => {
 
   it('match the executor’s own draws where the cap binds (the clamp comes after the draw)', () => {
     // A policy whose cap binds from row 2: the draw min(cap, U[b, prev·m]) puts mass on the cap.
-    const b = exponential({ initialDelayMs: 100, multiplier: 10, maxDelayMs: 2_000, jitter: 'decorrelated' });
+    const b = exponential({ initialDelayMs: 100, multiplier: 10, maxDelayMs: 2_000, jitter: decorrelatedJitter });
     const random = seeded(31);
     const n = 400_000;
     const sums = [0, 0, 0];

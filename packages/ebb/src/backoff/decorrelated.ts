@@ -1,6 +1,7 @@
+import type { Random } from '../core/random.js';
 import { invalid } from '../core/validate.js';
 import { draw } from './draw.js';
-import type { JitterKind } from './jitter.js';
+import type { Jitter, RowBounds } from './jitter.js';
 import { clampOf, type Segment } from './segment.js';
 
 /**
@@ -170,15 +171,24 @@ export class DecorrelatedMeans {
 
 type Exponential = { readonly initialDelayMs: number; readonly multiplier: number };
 
+const meansOf = /* @__PURE__ */ new WeakMap<Segment, DecorrelatedMeans>();
+
 /**
- * `'decorrelated'`: `min(cap, U[b, previous·m])` from `X₀ = b` (AWS Architecture Blog, 2015),
- * exponential curves only. Its rows' bounds are exact; {@link decorrelatedRow} gives them with
- * the numeric mean, which `describeRow()` imports by name so that a program that only runs a
- * policy does not carry the mean's machinery.
+ * Decorrelated jitter (AWS Architecture Blog, "Exponential Backoff and Jitter", 2015): each wait
+ * is `min(cap, U[initial, previous·multiplier])`, from `X₀ = initialDelayMs` — every draw depends
+ * on the one before, so the waits wander rather than follow a curve. For exponential curves only
+ * (it reads `initialDelayMs` and `multiplier`), capped by `maxDelayMs` (it has no un-randomized
+ * curve for `ceiling` or `maxIntervalMs` to act on). `describePolicy()` gives its rows' exact
+ * bounds and a numeric mean (see above); importing it brings that computation along.
+ *
+ * @example
+ * exponential({ initialDelayMs: 5, multiplier: 3, maxDelayMs: 2_000, jitter: decorrelatedJitter })
  */
-export const decorrelatedJitter: JitterKind = {
+export const decorrelatedJitter: Jitter = /* @__PURE__ */ Object.freeze({
+  name: 'decorrelated',
+  toString: () => 'decorrelated jitter',
   chained: true,
-  draw(_d, random, s, k, previous) {
+  draw(_d: number, random: Random, s: Segment, k: number, previous: number) {
     const { initialDelayMs: base, multiplier } = s.curve as unknown as Exponential;
     // U[base, previous·m], clamped by the caller after the draw as the AWS formula has it, so the
     // cap carries a point mass. previous·m is kept under the envelope base·m^k that
@@ -190,7 +200,7 @@ export const decorrelatedJitter: JitterKind = {
     const r = draw(random);
     return r > 0 ? base + r * (high - base) : base;
   },
-  check(where, s) {
+  check(where: string, s: Segment) {
     if (s.curve.type !== 'exponential') {
       throw new TypeError(
         `${where}: decorrelated jitter grows from \`initialDelayMs\` by \`multiplier\`, so it needs an exponential curve, not ${s.curve.type}.`,
@@ -211,27 +221,26 @@ export const decorrelatedJitter: JitterKind = {
       );
     }
   },
-};
-
-const meansOf = /* @__PURE__ */ new WeakMap<Segment, DecorrelatedMeans>();
-
-/**
- * Row `k` of a decorrelated segment as `describeRow()` reports it (`attempt` is the global row):
- * the envelope `min(cap, b·m^k)` as delay and maximum, `min(b, cap)` as minimum, and the
- * numeric mean. @internal
- */
-export function decorrelatedRow(
-  s: Segment,
-  k: number,
-  attempt: number,
-): { attempt: number; delayMs: number; minDelayMs: number; maxDelayMs: number; meanDelayMs: number } {
-  const { initialDelayMs: b, multiplier: m } = s.curve as unknown as Exponential;
-  const cap = clampOf(s);
-  const envelope = Math.min(b * m ** k, cap);
-  let means = meansOf.get(s);
-  if (!means) {
-    means = new DecorrelatedMeans(b, m, cap);
-    meansOf.set(s, means);
-  }
-  return { attempt, delayMs: envelope, minDelayMs: Math.min(b, cap), maxDelayMs: envelope, meanDelayMs: means.mean(k) };
-}
+  /**
+   * Row `k` of a decorrelated segment as `describeRow()` reports it (`attempt` is the global
+   * row): the envelope `min(cap, b·m^k)` as delay and maximum, `min(b, cap)` as minimum, and the
+   * numeric mean.
+   */
+  row(s: Segment, k: number, attempt: number): RowBounds {
+    const { initialDelayMs: b, multiplier: m } = s.curve as unknown as Exponential;
+    const cap = clampOf(s);
+    const envelope = Math.min(b * m ** k, cap);
+    let means = meansOf.get(s);
+    if (!means) {
+      means = new DecorrelatedMeans(b, m, cap);
+      meansOf.set(s, means);
+    }
+    return {
+      attempt,
+      delayMs: envelope,
+      minDelayMs: Math.min(b, cap),
+      maxDelayMs: envelope,
+      meanDelayMs: means.mean(k),
+    };
+  },
+});

@@ -1,12 +1,10 @@
 import type { Backoff } from './backoff.js';
 import { exponential } from './exponential.js';
 
-/** The values of ebb's default policy: the one place they are written. */
-const DEFAULT = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 20_000, jitter: 'full', maxAttempts: 5 } as const;
-
 /**
  * ebb's default policy (`presets.default`, and what `retry()` uses when given no `backoff`):
- * exponential from 100 ms, ×2, capped at 20 s, full jitter, 5 attempts in all.
+ * exponential from 100 ms, ×2, capped at 20 s, full jitter, 5 attempts in all. It is
+ * `exponential()` with no options: its values are `exponential()`'s defaults, written there once.
  *
  * Why these numbers:
  * - **Full jitter** spreads a crowd of clients that failed together over the whole window, so
@@ -20,14 +18,13 @@ const DEFAULT = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 20_000, jitter
  *   wait to at most 1.5 s (100 + 200 + 400 + 800 ms), so failures surface quickly; retry
  *   budgets (`ebb/rate`) bound the fleet-wide amplification further.
  */
-export const defaultBackoff: Backoff = /* @__PURE__ */ exponential(DEFAULT);
+export const defaultBackoff: Backoff = /* @__PURE__ */ exponential();
 
 /**
- * The default policy in one line, written from its values: `100 ms ×2, 20 s cap, full jitter,
- * 5 attempts`. The preset catalog's title (and through it the CLI's help) reads this, so that a
- * change of the values changes every description. @internal
+ * The default policy in one line, as it prints without the curve's name: `100 ms ×2, 20 s cap,
+ * full jitter, 5 attempts`. The preset catalog's title (and through it the CLI's help) reads
+ * this, so that a change of the values changes every description. @internal
  */
 export function defaultSummary(): string {
-  const d = DEFAULT;
-  return `${d.initialDelayMs} ms ×${d.multiplier}, ${d.maxDelayMs / 1000} s cap, ${d.jitter} jitter, ${d.maxAttempts} attempts`;
+  return String(defaultBackoff).replace(/^exponential /, '');
 }

@@ -3,6 +3,7 @@ import type { Backoff } from './backoff.js';
 import { constant } from './constant.js';
 import { describePolicy } from './describe.js';
 import { exponential } from './exponential.js';
+import { noJitter } from './jitter-none.js';
 import { linear } from './linear.js';
 import { SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
@@ -28,7 +29,7 @@ describe('describePolicy() agrees with the run bit for bit', () => {
       for (const d of values) {
         for (const maxIntervalMs of limits) {
           for (const maxDelayMs of limits) {
-            const b = curve(d, { maxIntervalMs, maxDelayMs });
+            const b = curve(d, { maxIntervalMs, maxDelayMs, jitter: noJitter });
             const waits = run(b, 3);
             const rows = describePolicy(b, 3).rows;
             for (const [i, row] of rows.entries()) {

@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from './constant.js';
+import { decorrelatedJitter } from './decorrelated.js';
 import { clampedUniformMean, describePolicy, describeRow, MAX_ROWS } from './describe.js';
 import { exponential } from './exponential.js';
+import { additiveJitter } from './jitter-additive.js';
+import { equalJitter } from './jitter-equal.js';
+import { fullJitter } from './jitter-full.js';
+import { proportionalJitter } from './jitter-proportional.js';
 import { slotted } from './slotted.js';
 
 describe('describe', () => {
   it('gives the un-randomized delay and the exact min, max and mean of each row', () => {
-    const b = exponential({ initialDelayMs: 100, jitter: 'equal', maxAttempts: 4 });
+    const b = exponential({ initialDelayMs: 100, jitter: equalJitter, maxAttempts: 4 });
     expect(describePolicy(b, 10)).toEqual({
       rows: [
         { attempt: 1, delayMs: 100, minDelayMs: 50, maxDelayMs: 100, meanDelayMs: 75 },
@@ -26,7 +31,7 @@ describe('describe', () => {
 
   it('accounts for the clamp in the mean of jitter that can exceed maxDelayMs', () => {
     // additive: U[100, 300] clamped at 200 → half the mass at 200, half uniform on [100, 200].
-    const b = constant({ delayMs: 100, jitter: { kind: 'additive', maxMs: 200 }, maxDelayMs: 200 });
+    const b = constant({ delayMs: 100, jitter: additiveJitter(200), maxDelayMs: 200 });
     expect(describePolicy(b, 1).rows[0]).toEqual({
       attempt: 1,
       delayMs: 100,
@@ -37,7 +42,7 @@ describe('describe', () => {
   });
 
   it('computes any row directly, up to Number.MAX_SAFE_INTEGER', () => {
-    const b = exponential({ initialDelayMs: 1, maxDelayMs: 60_000, jitter: 'full' });
+    const b = exponential({ initialDelayMs: 1, maxDelayMs: 60_000, jitter: fullJitter });
     expect(describeRow(b, Number.MAX_SAFE_INTEGER)).toEqual({
       attempt: Number.MAX_SAFE_INTEGER,
       delayMs: 60_000,
@@ -50,7 +55,7 @@ describe('describe', () => {
   it('rejects bad arguments', () => {
     expect(() => describePolicy(exponential(), -1)).toThrow(/`count`/);
     // No hang on an endless policy: a million rows at most, describeRow for a far one.
-    expect(describePolicy(constant(), MAX_ROWS).rows).toHaveLength(MAX_ROWS);
+    expect(describePolicy(constant({ maxAttempts: Infinity }), MAX_ROWS).rows).toHaveLength(MAX_ROWS);
     expect(() => describePolicy(exponential(), MAX_ROWS + 1)).toThrow(
       new RangeError(
         'describePolicy(): expected `count` to be at most 1000000, got 1000001. For one far row, use describeRow(backoff, attempt).',
@@ -95,7 +100,7 @@ describe('describe', () => {
 
   it('gives the clamped range and mean of proportional jitter, and of a curve capped by maxIntervalMs', () => {
     // U[50, 150] clamped at 120: 70 % uniform on [50, 120] (mean 85), 30 % at 120.
-    const wide = constant({ delayMs: 100, jitter: { kind: 'proportional', factor: 0.5 }, maxDelayMs: 120 });
+    const wide = constant({ delayMs: 100, jitter: proportionalJitter(0.5), maxDelayMs: 120 });
     expect(describeRow(wide, 1)).toEqual({
       attempt: 1,
       delayMs: 100,
@@ -104,9 +109,9 @@ describe('describe', () => {
       meanDelayMs: 95.5,
     });
     // The cap also caps the curve: d = 40, U[20, 60] clamped at 40.
-    const low = constant({ delayMs: 100, jitter: { kind: 'proportional', factor: 0.5 }, maxDelayMs: 40 });
+    const low = constant({ delayMs: 100, jitter: proportionalJitter(0.5), maxDelayMs: 40 });
     expect(describeRow(low, 1)).toEqual({ attempt: 1, delayMs: 40, minDelayMs: 20, maxDelayMs: 40, meanDelayMs: 35 });
-    const interval = constant({ delayMs: 100, jitter: 'full', maxIntervalMs: 60 });
+    const interval = constant({ delayMs: 100, jitter: fullJitter, maxIntervalMs: 60 });
     expect(describeRow(interval, 1)).toEqual({
       attempt: 1,
       delayMs: 60,
@@ -115,7 +120,7 @@ describe('describe', () => {
       meanDelayMs: 30,
     });
     // Additive jitter is not clamped without maxDelayMs.
-    const added = constant({ delayMs: 100, jitter: { kind: 'additive', maxMs: 50 } });
+    const added = constant({ delayMs: 100, jitter: additiveJitter(50) });
     expect(describeRow(added, 1)).toEqual({
       attempt: 1,
       delayMs: 100,
@@ -126,7 +131,7 @@ describe('describe', () => {
   });
 
   it('gives decorrelated rows: envelope, initial delay as the minimum, means by E[d_k] = b + (m·E[d_k−1] − b)/2', () => {
-    const free = exponential({ initialDelayMs: 10, multiplier: 3, jitter: 'decorrelated' });
+    const free = exponential({ initialDelayMs: 10, multiplier: 3, jitter: decorrelatedJitter });
     const rows = describePolicy(free, 3).rows;
     expect(rows.map((r) => [r.attempt, r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
       [1, 30, 10, 30],
@@ -139,14 +144,14 @@ describe('describe', () => {
     expect(rows[2]?.meanDelayMs).toBeCloseTo(57.5, 9);
     // The same policy described twice (the means are cached per segment) gives the same rows.
     expect(describePolicy(free, 3)).toEqual(describePolicy(free, 3));
-    const capped = exponential({ initialDelayMs: 10, multiplier: 3, maxDelayMs: 50, jitter: 'decorrelated' });
+    const capped = exponential({ initialDelayMs: 10, multiplier: 3, maxDelayMs: 50, jitter: decorrelatedJitter });
     expect(describePolicy(capped, 3).rows.map((r) => [r.delayMs, r.minDelayMs, r.maxDelayMs])).toEqual([
       [30, 10, 30],
       [50, 10, 50],
       [50, 10, 50],
     ]);
     // A cap below the initial delay: every wait is the cap.
-    const under = exponential({ initialDelayMs: 100, maxDelayMs: 50, jitter: 'decorrelated' });
+    const under = exponential({ initialDelayMs: 100, maxDelayMs: 50, jitter: decorrelatedJitter });
     expect(describeRow(under, 2)).toEqual({ attempt: 2, delayMs: 50, minDelayMs: 50, maxDelayMs: 50, meanDelayMs: 50 });
   });
 

@@ -1,13 +1,5 @@
 import { check, invalid, type Rule } from '../core/validate.js';
 import { Backoff } from './backoff.js';
-import { decorrelatedRow } from './decorrelated.js';
-import { GoogleBackOff, googleRow } from './google.js';
-import { jitterName, type Span } from './jitter.js';
-import { additiveSpan } from './jitter-additive.js';
-import { equalSpan } from './jitter-equal.js';
-import { fullSpan } from './jitter-full.js';
-import { noneSpan } from './jitter-none.js';
-import { proportionalSpan } from './jitter-proportional.js';
 import { capped, clampOf, locate } from './segment.js';
 
 /** One row of a schedule: the wait after attempt `attempt` failed. All values in milliseconds. */
@@ -78,15 +70,6 @@ export function describePolicy(backoff: Backoff, rows: number): Schedule {
   return { rows: out, stopsAfterAttempt: backoff.maxAttempts === Infinity ? null : backoff.maxAttempts };
 }
 
-/** The bounds of each uniform jitter kind's draw, by kind (each from its kind's module). @internal */
-export const SPANS: Readonly<Record<string, Span>> = {
-  none: noneSpan,
-  full: fullSpan,
-  equal: equalSpan,
-  proportional: proportionalSpan,
-  additive: additiveSpan,
-};
-
 /**
  * One row of {@link describePolicy}: the wait after attempt `attempt` failed, for any attempt up to
  * `Number.MAX_SAFE_INTEGER` (the row is computed directly, not by iterating). It does not check
@@ -94,14 +77,13 @@ export const SPANS: Readonly<Record<string, Span>> = {
  */
 export function describeRow(backoff: Backoff, attempt: number): ScheduleRow {
   const n = check('describeRow()', 'attempt', attempt, ATTEMPT, 1);
-  // Google's waits are whole milliseconds drawn its own way (backoff/google.ts).
-  if (backoff instanceof GoogleBackOff) return googleRow(backoff, n);
   const [s, k] = locate(backoff, n);
-  const span = s.curve.span ?? SPANS[jitterName(s.jitter)];
-  // Decorrelated rows are a Markov chain, with no span: their module computes them.
-  if (!span) return decorrelatedRow(s, k, n);
+  const j = s.jitter;
+  // Decorrelated rows are a Markov chain, and Google's waits whole milliseconds drawn its own
+  // way: their jitter values compute their rows. The others are uniform on their span.
+  if (j.row) return j.row(s, k, n);
   const d = capped(s, k);
-  const [low, high] = span(d, s);
+  const [low, high] = (j.span as NonNullable<typeof j.span>)(d, s);
   const clamp = clampOf(s);
   return {
     attempt: n,

@@ -10,6 +10,7 @@ import { show } from '../core/validate.js';
 export function draw(random: Random): number {
   const r = random();
   if (typeof r === 'number' && r >= 0 && r < 1) return r + 0;
-  const message = `random() returned ${show(r)}; expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.`;
-  throw typeof r === 'number' ? new RangeError(message) : new TypeError(message);
+  throw new (typeof r === 'number' ? RangeError : TypeError)(
+    `random() returned ${show(r)}; expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.`,
+  );
 }

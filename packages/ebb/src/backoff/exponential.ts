@@ -1,11 +1,17 @@
+import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS, type Rule } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
+type Exponential = { readonly initialDelayMs: number; readonly multiplier: number };
+
 const EXPONENTIAL: CurveMaths = {
-  at(this: { readonly initialDelayMs: number; readonly multiplier: number }, n) {
+  at(this: Exponential, n) {
     // 0 * Infinity would be NaN: an initial delay of 0 stays 0 however large n gets.
     return this.initialDelayMs === 0 ? 0 : this.initialDelayMs * this.multiplier ** (n - 1);
+  },
+  toString(this: Exponential) {
+    return `exponential ${formatMs(this.initialDelayMs)} ×${this.multiplier}`;
   },
 };
 
@@ -28,18 +34,18 @@ export interface ExponentialOptions extends LimitOptions {
  * Exponential backoff: the wait after attempt `n` fails is `initialDelayMs · multiplier^(n−1)`,
  * then truncated by `ceiling`, capped, randomized by `jitter` and clamped by `maxDelayMs`.
  *
- * Defaults: 100 ms, ×2, no jitter, no cap, no limit. A bare `exponential()` has no end and no
- * spread, so `retry()` and `poll()` refuse it with a `RangeError` until it gets `maxAttempts` or
- * `maxElapsedMs` — or an explicit `maxAttempts: Infinity`, which means "retry forever" on
- * purpose. Real clients want jitter and a cap too; `presets.default` ({@link defaultBackoff}) has all
- * three.
+ * Defaults — ebb's default policy, so `exponential()` is {@link defaultBackoff}: 100 ms, ×2, capped
+ * at 20 s (`maxDelayMs`; none by default when you set `maxIntervalMs`), full jitter, 5 attempts
+ * in all (none by default when you set a finite `maxElapsedMs`). Say otherwise explicitly:
+ * `jitter: noJitter` for exact waits, `maxDelayMs: Infinity` for no cap, `maxAttempts: Infinity`
+ * to retry until success.
  *
  * @example
- * exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 10_000, jitter: 'full', maxAttempts: 6 })
+ * exponential({ initialDelayMs: 200, maxDelayMs: 10_000, maxAttempts: 6 }) // full jitter on 200, 400, 800 … ms
  */
 export function exponential(options?: ExponentialOptions): Backoff {
   const where = 'exponential()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['initialDelayMs', 'multiplier']);
   return fromCurve(
     where,
     exponentialCurve(
@@ -47,6 +53,6 @@ export function exponential(options?: ExponentialOptions): Backoff {
       check(where, 'multiplier', o.multiplier, MULTIPLIER, 2),
     ),
     o,
-    ['initialDelayMs', 'multiplier'],
+    o.maxIntervalMs === undefined ? 20_000 : Infinity,
   );
 }

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { awsStandardBackOff } from './aws.js';
+import { awsStandardBackoff } from './aws.js';
 import type { Backoff } from './backoff.js';
 import { describePolicy } from './describe.js';
-import { googleExponentialBackOff } from './google.js';
+import { googleExponentialBackoff } from './google.js';
 import { grpcRetryPolicy } from './grpc.js';
 
 /** Boundary numbers and hostile values for any option. */
@@ -67,14 +67,14 @@ function checkBuilder(build: (o: Record<string, unknown>) => Backoff, names: rea
 }
 
 describe('the fidelity builders take any input: a named TypeError/RangeError, or a finite policy', () => {
-  it('googleExponentialBackOff', () => {
+  it('googleExponentialBackoff', () => {
     checkBuilder(
-      (o) => googleExponentialBackOff(o),
+      (o) => googleExponentialBackoff(o),
       ['initialIntervalMs', 'randomizationFactor', 'multiplier', 'maxIntervalMs', 'maxElapsedTimeMs'],
     );
   });
-  it('awsStandardBackOff', () => {
-    checkBuilder((o) => awsStandardBackOff(o), ['behaviour', 'maxAttempts']);
+  it('awsStandardBackoff', () => {
+    checkBuilder((o) => awsStandardBackoff(o), ['behaviour', 'maxAttempts']);
   });
   it('grpcRetryPolicy', () => {
     checkBuilder(

@@ -2,19 +2,21 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { Backoff, saidForever } from './backoff.js';
+import { Backoff } from './backoff.js';
 import { describePolicy } from './describe.js';
-import { GoogleBackOff, googleExponentialBackOff, googleNextInterval, googleRandomizedInterval } from './google.js';
+import { GoogleBackoff, googleExponentialBackoff, googleNextInterval, googleRandomizedInterval } from './google.js';
+import { noJitter } from './jitter-none.js';
 import { presets } from './presets.js';
 import { sample } from './sample.js';
 import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
+import { withOptions } from './with-options.js';
 
 /** Waits of a run whose attempts all fail at once, on a clock that moves by each wait. */
 function instantFailures(b: Backoff, random: number, max = 50): number[] {
   let now = 0;
   const clock: Clock = { now: () => now, sleep: () => Promise.resolve() };
-  const run = (b as GoogleBackOff).start(always(random), clock);
+  const run = (b as GoogleBackoff).start(always(random), clock);
   const out: number[] = [];
   for (let i = 0; i < max; i++) {
     const wait = run.next();
@@ -25,21 +27,21 @@ function instantFailures(b: Backoff, random: number, max = 50): number[] {
   return out;
 }
 
-describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () => {
+describe("googleExponentialBackoff reproduces Google's ExponentialBackOff", () => {
   it('draws whole milliseconds: ExponentialBackOffTest#testGetRandomValueFromInterval', () => {
     // google-http-java-client, ExponentialBackOffTest: interval 2, factor 0.5 → [1, 3].
     expect([0, 0.33, 0.34, 0.66, 0.67, 0.99].map((r) => googleRandomizedInterval(0.5, r, 2))).toEqual([
       1, 1, 2, 2, 3, 3,
     ]);
     // The same through a run: the first wait is the initial interval randomized.
-    const b = googleExponentialBackOff({ initialIntervalMs: 2, randomizationFactor: 0.5 });
+    const b = googleExponentialBackoff({ initialIntervalMs: 2, randomizationFactor: 0.5 });
     expect([0, 0.33, 0.34, 0.66, 0.67, 0.99].map((r) => b.start(always(r), virtualClock()).next())).toEqual([
       1, 1, 2, 2, 3, 3,
     ]);
   });
 
   it('stops only once the budget is already spent, checked before the wait: 1000 ms, 500 ms ×1.5 → 3 calls', () => {
-    const b = googleExponentialBackOff({
+    const b = googleExponentialBackoff({
       initialIntervalMs: 500,
       multiplier: 1.5,
       randomizationFactor: 0,
@@ -56,15 +58,15 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
   });
 
   it('sample() applies the stop rule to attempts that fail at once', () => {
-    const b = googleExponentialBackOff({ randomizationFactor: 0, maxElapsedTimeMs: 1_000 });
+    const b = googleExponentialBackoff({ randomizationFactor: 0, maxElapsedTimeMs: 1_000 });
     expect(sample(b, { count: 10 })).toEqual([500, 750]);
-    expect(sample(b.withMaxElapsed(1_250), { count: 10 })).toEqual([500, 750, 1125]);
+    expect(sample(withOptions(b, { maxElapsedMs: 1_250 }), { count: 10 })).toEqual([500, 750, 1125]);
   });
 
   it('measures elapsed time on the clock given to start() when next() is not told it', () => {
     let now = 7_000; // a clock that does not start at 0
     const clock: Clock = { now: () => now, sleep: () => Promise.resolve() };
-    const run = googleExponentialBackOff({ randomizationFactor: 0, maxElapsedTimeMs: 10 }).start(always(0), clock);
+    const run = googleExponentialBackoff({ randomizationFactor: 0, maxElapsedTimeMs: 10 }).start(always(0), clock);
     now += 10;
     expect(run.next()).toBe(500);
     now += 1;
@@ -77,12 +79,12 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
       [3, 1.2],
       [1_000, 1.001],
     ] as const) {
-      const b = googleExponentialBackOff({ initialIntervalMs, multiplier, randomizationFactor: 0 });
+      const b = googleExponentialBackoff({ initialIntervalMs, multiplier, randomizationFactor: 0 });
       expect(describePolicy(b, 5).rows.map((r) => r.delayMs)).toEqual(Array(5).fill(initialIntervalMs));
       expect(instantFailures(b, 0.5, 5)).toEqual(Array(5).fill(initialIntervalMs));
     }
     // Slow growth is tabulated up to a bound, and runs keep computing past it.
-    const slow = googleExponentialBackOff({
+    const slow = googleExponentialBackoff({
       initialIntervalMs: 1_000_000_000,
       multiplier: 1 + 1e-9,
       maxIntervalMs: 2_000_000_000,
@@ -118,7 +120,7 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
       [2_000_000_000, 0.25],
       [2_147_483_647, 0],
     ] as const) {
-      const b = googleExponentialBackOff({
+      const b = googleExponentialBackoff({
         initialIntervalMs: interval,
         maxIntervalMs: interval,
         randomizationFactor: f,
@@ -129,7 +131,7 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
     }
     // Interval 2^31 − 1, factor 0.5: draws from 1073741823 up, half of them clamped at 2^31 − 1,
     // so the mean is about (1.61e9 + 2.15e9) / 2, not 2^31 − 1.
-    const top = googleExponentialBackOff({ initialIntervalMs: 2_147_483_647, maxIntervalMs: 2_147_483_647 });
+    const top = googleExponentialBackoff({ initialIntervalMs: 2_147_483_647, maxIntervalMs: 2_147_483_647 });
     expect(describePolicy(top, 1).rows[0]?.meanDelayMs).toBeCloseTo(
       ((1_073_741_823.5 + 2_147_483_647) / 2 + 2_147_483_647) / 2,
       -2,
@@ -153,7 +155,7 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
   });
 
   it('tabulates at most 10,000 intervals for describePolicy(); runs compute every one', () => {
-    const slow = googleExponentialBackOff({
+    const slow = googleExponentialBackoff({
       initialIntervalMs: 1_000_000_000,
       multiplier: 1 + 1e-9,
       maxIntervalMs: 2_000_000_000,
@@ -164,14 +166,14 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
     expect(curve.delaysMs[9_999]).toBe(1_000_009_999);
   });
 
-  it('withMaxInterval and withCeiling give an ebb policy over the same intervals', () => {
-    const g = googleExponentialBackOff({ randomizationFactor: 0, maxElapsedTimeMs: 5_000 });
-    const interval = g.withMaxInterval(1_000);
-    expect(interval).not.toBeInstanceOf(GoogleBackOff);
+  it('withOptions() with maxIntervalMs or ceiling gives an ebb policy over the same intervals', () => {
+    const g = googleExponentialBackoff({ randomizationFactor: 0, maxElapsedTimeMs: 5_000 });
+    const interval = withOptions(g, { maxIntervalMs: 1_000 });
+    expect(interval).not.toBeInstanceOf(GoogleBackoff);
     expect(interval.maxElapsedMs).toBe(5_000);
     expect(describePolicy(interval, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 1_000, 1_000]);
-    const ceiling = g.withCeiling(2);
-    expect(ceiling).not.toBeInstanceOf(GoogleBackOff);
+    const ceiling = withOptions(g, { ceiling: 2 });
+    expect(ceiling).not.toBeInstanceOf(GoogleBackoff);
     expect(ceiling.maxElapsedMs).toBe(5_000);
     expect(describePolicy(ceiling, 4).rows.map((r) => r.delayMs)).toEqual([500, 750, 750, 750]);
   });
@@ -212,8 +214,8 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
       [{ maxElapsedTimeMs: -1 }, /`maxElapsedTimeMs`/],
     ];
     for (const [options, message] of bad) {
-      expect(() => googleExponentialBackOff(options)).toThrow(RangeError);
-      expect(() => googleExponentialBackOff(options)).toThrow(message);
+      expect(() => googleExponentialBackoff(options)).toThrow(RangeError);
+      expect(() => googleExponentialBackoff(options)).toThrow(message);
     }
     for (const value of [null, '500', {}, [], true]) {
       for (const name of [
@@ -223,17 +225,17 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
         'maxIntervalMs',
         'maxElapsedTimeMs',
       ]) {
-        expect(() => googleExponentialBackOff({ [name]: value })).toThrow(TypeError);
-        expect(() => googleExponentialBackOff({ [name]: value })).toThrow(new RegExp(`\`${name}\``));
+        expect(() => googleExponentialBackoff({ [name]: value })).toThrow(TypeError);
+        expect(() => googleExponentialBackoff({ [name]: value })).toThrow(new RegExp(`\`${name}\``));
       }
     }
     // Java accepts these, and so does ebb.
-    expect(googleExponentialBackOff({ multiplier: Infinity }).multiplier).toBe(Infinity);
-    expect(googleExponentialBackOff({ randomizationFactor: 0 }).randomizationFactor).toBe(0);
+    expect(googleExponentialBackoff({ multiplier: Infinity }).multiplier).toBe(Infinity);
+    expect(googleExponentialBackoff({ randomizationFactor: 0 }).randomizationFactor).toBe(0);
   });
 
   it('names the option, the value and the fix in each message', () => {
-    const w = 'googleExponentialBackOff()';
+    const w = 'googleExponentialBackoff()';
     const int = (name: string, min: number, got: string, fix: string) =>
       `${w}: expected \`${name}\` to be a whole number from ${min} to 2147483647 (a Java int), got ${got}. ${fix}`;
     const ms = 'The Java client counts whole milliseconds, such as 500.';
@@ -274,22 +276,25 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
         ),
       ],
     ];
-    for (const [options, error] of cases) expect(() => googleExponentialBackOff(options)).toThrow(error);
-    expect(() => googleExponentialBackOff(5 as never)).toThrow(
+    for (const [options, error] of cases) expect(() => googleExponentialBackoff(options)).toThrow(error);
+    expect(() => googleExponentialBackoff(5 as never)).toThrow(
       new TypeError(`${w}: expected an options object, got 5.`),
     );
-    expect(() => presets.googleHttpClient.withMaxElapsed(undefined as never)).toThrow(
+    expect(() => withOptions(presets.googleHttpClient, { maxElapsedMs: null as never })).toThrow(
       new TypeError(
-        'withMaxElapsed(): expected `maxElapsedMs` to be a whole number of ms from 1 to 2147483647, or Infinity, got undefined. For example 900000.',
+        `withOptions(): expected \`maxElapsedMs\` to be a whole number from 1 to 2147483647 (a Java int), got null. ${budget}`,
       ),
     );
-    expect(() => presets.googleHttpClient.withMaxElapsed(0)).toThrow(
+    expect(() => withOptions(presets.googleHttpClient, { maxElapsedMs: 0 })).toThrow(
       new RangeError(
-        `withMaxElapsed(): expected \`maxElapsedMs\` to be a whole number from 1 to 2147483647 (a Java int), got 0. ${budget}`,
+        `withOptions(): expected \`maxElapsedMs\` to be a whole number from 1 to 2147483647 (a Java int), got 0. ${budget}`,
       ),
+    );
+    expect(() => withOptions(presets.googleHttpClient, { maxAttempts: 0 })).toThrow(
+      /withOptions\(\): expected `maxAttempts` to be a whole number >= 1/,
     );
     // The bounds themselves are accepted.
-    const widest = googleExponentialBackOff({
+    const widest = googleExponentialBackoff({
       initialIntervalMs: 2_147_483_647,
       maxIntervalMs: 2_147_483_647,
       maxElapsedTimeMs: 2_147_483_647,
@@ -298,29 +303,41 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
       2_147_483_647, 2_147_483_647, 2_147_483_647,
     ]);
     expect(
-      googleExponentialBackOff({ initialIntervalMs: 1, maxIntervalMs: 1, maxElapsedTimeMs: 1 }).maxIntervalMs,
+      googleExponentialBackoff({ initialIntervalMs: 1, maxIntervalMs: 1, maxElapsedTimeMs: 1 }).maxIntervalMs,
     ).toBe(1);
-    expect(googleExponentialBackOff({ multiplier: 1 }).multiplier).toBe(1);
+    expect(googleExponentialBackoff({ multiplier: 1 }).multiplier).toBe(1);
   });
 
-  it('counts a finite budget as a stop for retry(), and nothing else as an explicit "forever"', () => {
-    // The budget is the run's own rule: a finite one ends the run, so retry() must accept the policy.
-    expect(saidForever(googleExponentialBackOff())).toBe(true);
-    expect(saidForever(googleExponentialBackOff({ maxElapsedTimeMs: Infinity }))).toBe(false);
-    expect(saidForever(googleExponentialBackOff().withMaxAttempts(3))).toBe(false);
-    expect(saidForever(googleExponentialBackOff().withMaxElapsed(Infinity))).toBe(false);
-    expect(saidForever(googleExponentialBackOff({ maxElapsedTimeMs: Infinity }).withMaxElapsed(5))).toBe(true);
+  it('prints as the Java class it reproduces', () => {
+    expect(String(presets.googleHttpClient)).toBe(
+      'Google ExponentialBackOff 500 ms ×1.5, ±50 % (whole ms), 1 min interval cap, within 15 min',
+    );
+    expect(
+      String(googleExponentialBackoff({ randomizationFactor: 0, maxIntervalMs: 2_500, maxElapsedTimeMs: Infinity })),
+    ).toBe('Google ExponentialBackOff 500 ms ×1.5, 2.5 s interval cap, no time budget');
+    expect(String(withOptions(presets.googleHttpClient, { maxAttempts: 3 }))).toBe(
+      'Google ExponentialBackOff 500 ms ×1.5, ±50 % (whole ms), 1 min interval cap, 3 attempts, within 15 min',
+    );
+    expect(presets.googleHttpClient.toJSON()).toEqual({
+      type: 'google',
+      initialIntervalMs: 500,
+      randomizationFactor: 0.5,
+      multiplier: 1.5,
+      maxIntervalMs: 60_000,
+      maxElapsedTimeMs: 900_000,
+      maxAttempts: Infinity,
+    });
   });
 
   it("has the Java builder's defaults, readable on the value", () => {
-    const g = googleExponentialBackOff();
+    const g = googleExponentialBackoff();
     expect([g.initialIntervalMs, g.randomizationFactor, g.multiplier, g.maxIntervalMs, g.maxElapsedTimeMs]).toEqual([
       500, 0.5, 1.5, 60_000, 900_000,
     ]);
     expect([g.maxAttempts, g.maxElapsedMs]).toEqual([Infinity, Infinity]);
-    expect(g[SEGMENTS][0]?.jitter).toEqual({ kind: 'proportional', factor: 0.5 });
-    expect(googleExponentialBackOff({ randomizationFactor: 0 })[SEGMENTS][0]?.jitter).toBe('none');
-    const given = googleExponentialBackOff({
+    expect(g[SEGMENTS][0]?.jitter.name).toBe('proportional:0.5');
+    expect(googleExponentialBackoff({ randomizationFactor: 0 })[SEGMENTS][0]?.jitter.name).toBe('none');
+    const given = googleExponentialBackoff({
       initialIntervalMs: 7,
       randomizationFactor: 0.25,
       multiplier: 3,
@@ -337,17 +354,37 @@ describe("googleExponentialBackOff reproduces Google's ExponentialBackOff", () =
     expect(given[SEGMENTS][0]?.curve).toEqual({ type: 'sequence', delaysMs: [7, 21, 63, 100] });
   });
 
-  it('withMaxAttempts and withMaxElapsed keep Google rules; the other with… give an ebb policy with the budget as deadline', () => {
+  it('withOptions() keeps Google rules for maxAttempts and maxElapsedMs; any other option gives an ebb policy with the budget as deadline', () => {
     const g = presets.googleHttpClient;
-    const limited = g.withMaxAttempts(3);
-    expect(limited).toBeInstanceOf(GoogleBackOff);
+    const limited = withOptions(g, { maxAttempts: 3 });
+    expect(limited).toBeInstanceOf(GoogleBackoff);
     expect(instantFailures(limited, 0)).toEqual([250, 375, -1]);
-    const short = g.withMaxElapsed(600);
-    expect(short).toBeInstanceOf(GoogleBackOff);
-    expect((short as GoogleBackOff).maxElapsedTimeMs).toBe(600);
-    expect(short.withJitter('none').maxElapsedMs).toBe(600);
-    const capped = g.withMaxDelay(1_000);
-    expect(capped).not.toBeInstanceOf(GoogleBackOff);
+    const short = withOptions(g, { maxElapsedMs: 600 });
+    expect(short).toBeInstanceOf(GoogleBackoff);
+    expect((short as GoogleBackoff).maxElapsedTimeMs).toBe(600);
+    expect([short.maxAttempts, short.maxElapsedMs]).toEqual([Infinity, Infinity]);
+    const both = withOptions(g, { maxAttempts: 4, maxElapsedMs: Infinity });
+    expect([both instanceof GoogleBackoff, (both as GoogleBackoff).maxElapsedTimeMs, both.maxAttempts]).toEqual([
+      true,
+      Infinity,
+      4,
+    ]);
+    const plain = withOptions(short, { jitter: noJitter });
+    expect(plain).not.toBeInstanceOf(GoogleBackoff);
+    expect(plain.maxElapsedMs).toBe(600);
+    expect(describePolicy(plain, 2).rows.map((r) => [r.minDelayMs, r.maxDelayMs])).toEqual([
+      [500, 500],
+      [750, 750],
+    ]);
+    // Made ordinary, it draws proportional jitter of the same factor (continuous, not whole ms).
+    const ordinary = withOptions(g, { maxIntervalMs: 60_000 });
+    expect(describePolicy(ordinary, 3).rows[2]).toMatchObject({
+      delayMs: 1_125,
+      minDelayMs: 562.5,
+      maxDelayMs: 1_687.5,
+    });
+    const capped = withOptions(g, { maxDelayMs: 1_000 });
+    expect(capped).not.toBeInstanceOf(GoogleBackoff);
     expect(capped).toBeInstanceOf(Backoff);
     expect(capped.maxElapsedMs).toBe(900_000);
     expect(describePolicy(capped, 3).rows.map((r) => r.maxDelayMs)).toEqual([750, 1_000, 1_000]);

@@ -1,11 +1,16 @@
 import { type Clock, clockOption } from '../core/clock.js';
+import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffRun } from './backoff.js';
+import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { Backoff, type BackoffJSON, type BackoffRun } from './backoff.js';
 import { draw } from './draw.js';
-import type { Jitter } from './jitter.js';
+import type { Jitter, RowBounds } from './jitter.js';
+import { noJitter } from './jitter-none.js';
+import { proportionalJitter } from './jitter-proportional.js';
+import { LIMITS, type LimitOptions } from './limits.js';
 import { SEGMENTS, type Segment } from './segment.js';
 import { sequenceCurve } from './sequence.js';
+import { DERIVE } from './with-options.js';
 
 /*
  * Google's `ExponentialBackOff` (google-http-java-client, `com.google.api.client.util`), as the
@@ -78,8 +83,8 @@ function intervalTable(initialMs: number, multiplier: number, maxMs: number): nu
   return out;
 }
 
-/** Options of {@link googleExponentialBackOff}, named as the Java builder names them (in ms). */
-export interface GoogleExponentialBackOffOptions {
+/** Options of {@link googleExponentialBackoff}, named as the Java builder names them (in ms). */
+export interface GoogleExponentialBackoffOptions {
   /** Default 500. A whole number of ms from 1 to 2^31 − 1. */
   readonly initialIntervalMs?: number;
   /** Default 0.5: each wait is drawn in whole ms from [interval·(1−f), interval·(1+f)]; 0 <= f < 1. */
@@ -110,10 +115,24 @@ interface GoogleParams {
 }
 
 // Backoff values are frozen, so a subclass cannot add fields: its parameters live here.
-const PARAMS = new WeakMap<GoogleBackOff, GoogleParams>();
+const PARAMS = new WeakMap<GoogleBackoff, GoogleParams>();
 
-function paramsOf(b: GoogleBackOff): GoogleParams {
+function paramsOf(b: GoogleBackoff): GoogleParams {
   return PARAMS.get(b) as GoogleParams;
+}
+
+/**
+ * Google's whole-millisecond draw as a jitter value: what `describeRow()` reads for a Google
+ * policy's rows (`googleRow`). Runs of a {@link GoogleBackoff} draw through `GoogleRun`, which
+ * also applies the stop rule. @internal
+ */
+function googleJitter(factor: number): Jitter {
+  return Object.freeze({
+    name: factor === 0 ? 'none' : `proportional:${factor}`,
+    toString: () => `±${+(factor * 100).toPrecision(3)} % (whole ms)`,
+    draw: (d: number, random: Random) => googleRandomizedInterval(factor, draw(random), d),
+    row: (s: Segment, k: number, attempt: number) => googleRow(s, factor, k, attempt),
+  });
 }
 
 /**
@@ -127,29 +146,26 @@ function paramsOf(b: GoogleBackOff): GoogleParams {
  * `describePolicy()` shows the intervals and the whole-millisecond range and mean of the waits
  * exactly (for interval 1125 and factor 0.5: 562 to 1688 ms).
  *
- * `withMaxAttempts()` and `withMaxElapsed()` keep Google's rules; `withJitter()`,
- * `withMaxDelay()`, `withMaxInterval()` and `withCeiling()` leave them: the result is an
- * ordinary ebb policy with these intervals and `maxElapsedTimeMs` as ebb's deadline (give up
- * rather than sleep past it).
+ * `withOptions()` keeps Google's rules for `maxAttempts` and `maxElapsedMs` (the budget stays
+ * Google's); any other option gives an ordinary ebb policy with these intervals, proportional
+ * jitter of the same factor, and `maxElapsedTimeMs` as ebb's deadline (give up rather than sleep
+ * past it).
  */
-export class GoogleBackOff extends Backoff {
-  /** @internal Use {@link googleExponentialBackOff}. */
+export class GoogleBackoff extends Backoff {
+  /** @internal Use {@link googleExponentialBackoff}. */
   constructor(params: GoogleParams, maxAttempts: number) {
-    const jitter: Jitter =
-      params.randomizationFactor === 0 ? 'none' : { kind: 'proportional', factor: params.randomizationFactor };
     const segment: Segment = {
       curve: sequenceCurve(
         Object.freeze(intervalTable(params.initialIntervalMs, params.multiplier, params.maxIntervalMs)),
       ),
-      jitter,
+      jitter: googleJitter(params.randomizationFactor),
       ceiling: Infinity,
       maxIntervalMs: Infinity,
       maxDelayMs: Infinity,
       rows: Infinity,
     };
-    // The budget is the run's own (checked before each wait, as Java does), so the executor sees
-    // none; a finite one stops the policy, which retry() must therefore not refuse as unbounded.
-    super([segment], maxAttempts, Infinity, params.maxElapsedTimeMs !== Infinity);
+    // The budget is the run's own (checked before each wait, as Java does), so the executor sees none.
+    super([segment], maxAttempts, Infinity);
     PARAMS.set(this, Object.freeze({ ...params }));
   }
 
@@ -184,31 +200,49 @@ export class GoogleBackOff extends Backoff {
     return new GoogleRun(p, this.maxAttempts, random, clock ?? p.clock);
   }
 
-  override withMaxAttempts(maxAttempts: number): Backoff {
-    return new GoogleBackOff(paramsOf(this), super.withMaxAttempts(maxAttempts).maxAttempts);
+  /** `Google ExponentialBackOff 500 ms ×1.5, ±50 % (whole ms), 1 min interval cap, within 15 min`. */
+  override toString(): string {
+    const p = paramsOf(this);
+    return [
+      `Google ExponentialBackOff ${formatMs(p.initialIntervalMs)} ×${p.multiplier}`,
+      p.randomizationFactor && this[SEGMENTS][0]?.jitter,
+      `${formatMs(p.maxIntervalMs)} interval cap`,
+      this.maxAttempts < Infinity && `${this.maxAttempts} attempts`,
+      p.maxElapsedTimeMs < Infinity ? `within ${formatMs(p.maxElapsedTimeMs)}` : 'no time budget',
+    ]
+      .filter(Boolean)
+      .join(', ');
   }
 
-  override withMaxElapsed(maxElapsedMs: number): Backoff {
-    const ms = budget('withMaxElapsed()', 'maxElapsedMs', maxElapsedMs, Number.NaN);
-    return new GoogleBackOff({ ...paramsOf(this), maxElapsedTimeMs: ms }, this.maxAttempts);
+  /** The builder's options (`type: 'google'`), and `maxAttempts`. */
+  override toJSON(): BackoffJSON {
+    const { clock: _, ...p } = paramsOf(this);
+    return { type: 'google', ...p, maxAttempts: this.maxAttempts };
   }
 
-  override withJitter(jitter: Jitter): Backoff {
-    return this.#ebb().withJitter(jitter);
-  }
-  override withMaxDelay(maxDelayMs: number): Backoff {
-    return this.#ebb().withMaxDelay(maxDelayMs);
-  }
-  override withMaxInterval(maxIntervalMs: number): Backoff {
-    return this.#ebb().withMaxInterval(maxIntervalMs);
-  }
-  override withCeiling(ceiling: number): Backoff {
-    return this.#ebb().withCeiling(ceiling);
-  }
-
-  /** These intervals under ebb's rules: the budget becomes the executor's deadline. */
-  #ebb(): Backoff {
-    return new Backoff(this[SEGMENTS], this.maxAttempts, paramsOf(this).maxElapsedTimeMs);
+  /** `withOptions()`: Google's rules for `maxAttempts` and `maxElapsedMs`, ebb's for the rest. @internal */
+  [DERIVE](o: LimitOptions, apply: (b: Backoff) => Backoff): Backoff {
+    const p = paramsOf(this);
+    if (Object.keys(o).every((k) => k === 'maxAttempts' || k === 'maxElapsedMs')) {
+      return new GoogleBackoff(
+        {
+          ...p,
+          maxElapsedTimeMs:
+            o.maxElapsedMs === undefined
+              ? p.maxElapsedTimeMs
+              : budget('withOptions()', 'maxElapsedMs', o.maxElapsedMs, Number.NaN),
+        },
+        o.maxAttempts === undefined
+          ? this.maxAttempts
+          : check('withOptions()', 'maxAttempts', o.maxAttempts, LIMITS.maxAttempts),
+      );
+    }
+    // These intervals under ebb's rules: continuous jitter, and the budget as the executor's deadline.
+    const s = this[SEGMENTS][0] as Segment;
+    const f = p.randomizationFactor;
+    return apply(
+      new Backoff([{ ...s, jitter: f === 0 ? noJitter : proportionalJitter(f) }], this.maxAttempts, p.maxElapsedTimeMs),
+    );
   }
 }
 
@@ -223,14 +257,9 @@ function floorIntegral(x: number): number {
  * the draw at random 0 to the draw at random 1 − 2^−53, mean `E[floor(min + r·(max − min + 1))]`.
  * @internal
  */
-export function googleRow(
-  b: GoogleBackOff,
-  n: number,
-): { attempt: number; delayMs: number; minDelayMs: number; maxDelayMs: number; meanDelayMs: number } {
-  const p = paramsOf(b);
-  const c = b[SEGMENTS][0]?.curve as { readonly delaysMs: readonly number[] };
+export function googleRow(s: Segment, f: number, n: number, attempt = n): RowBounds {
+  const c = s.curve as unknown as { readonly delaysMs: readonly number[] };
   const interval = c.delaysMs[Math.min(n, c.delaysMs.length) - 1] as number;
-  const f = p.randomizationFactor;
   const low = googleRandomizedInterval(f, 0, interval);
   const high = googleRandomizedInterval(f, 1 - 2 ** -53, interval);
   const delta = f * interval;
@@ -241,7 +270,7 @@ export function googleRow(
   const end = a + width;
   const saturated = end > JAVA_INT_MAX ? end - JAVA_INT_MAX : 0;
   const mean = (floorIntegral(end - saturated) - floorIntegral(a) + saturated * JAVA_INT_MAX) / width;
-  return { attempt: n, delayMs: interval, minDelayMs: low, maxDelayMs: high, meanDelayMs: mean };
+  return { attempt, delayMs: interval, minDelayMs: low, maxDelayMs: high, meanDelayMs: mean };
 }
 
 class GoogleRun implements BackoffRun {
@@ -309,17 +338,18 @@ function budget(where: string, name: string, value: unknown, fallback: number): 
 }
 
 /**
- * Google's `ExponentialBackOff` (google-http-java-client) with its builder's parameters;
- * `presets.googleHttpClient` is this with the defaults. Runs reproduce the Java class digit for
- * digit, including its stop rule (see {@link GoogleBackOff}); the builder's checks are enforced
- * with the same bounds.
+ * Google's `ExponentialBackOff` (google-http-java-client, `com.google.api.client.util`) with its
+ * builder's parameters; `presets.googleHttpClient` is this with the defaults. Runs reproduce the
+ * Java class digit for digit, including its stop rule (see {@link GoogleBackoff}); the builder's
+ * checks are enforced with the same bounds. Its jitter is the class's own (±`randomizationFactor`,
+ * whole milliseconds), and it stops by its time budget only, as Java's does.
  *
  * @example
- * googleExponentialBackOff({ initialIntervalMs: 100, maxElapsedTimeMs: 30_000 })
+ * googleExponentialBackoff({ initialIntervalMs: 100, maxElapsedTimeMs: 30_000 })
  */
-export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptions): GoogleBackOff {
-  const where = 'googleExponentialBackOff()';
-  const o = optionsObject(where, options) as GoogleExponentialBackOffOptions;
+export function googleExponentialBackoff(options?: GoogleExponentialBackoffOptions): GoogleBackoff {
+  const where = 'googleExponentialBackoff()';
+  const o = optionsObject(where, options) as GoogleExponentialBackoffOptions;
   checkKeys(where, o, [
     'initialIntervalMs',
     'randomizationFactor',
@@ -353,7 +383,7 @@ export function googleExponentialBackOff(options?: GoogleExponentialBackOffOptio
     `It must be a whole number >= initialIntervalMs (${initial}).`,
   );
   const elapsed = budget(where, 'maxElapsedTimeMs', o.maxElapsedTimeMs, 900_000);
-  return new GoogleBackOff(
+  return new GoogleBackoff(
     {
       initialIntervalMs: initial,
       randomizationFactor: factor,

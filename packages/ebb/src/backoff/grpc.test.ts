@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describePolicy } from './describe.js';
 import { grpcRetryPolicy } from './grpc.js';
+import { fullJitter } from './jitter-full.js';
 import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
 
@@ -99,7 +100,7 @@ describe('grpcRetryPolicy follows gRFC A6', () => {
     expect(b[SEGMENTS]).toEqual([
       {
         curve: { type: 'exponential', initialDelayMs: 100, multiplier: 2 },
-        jitter: 'full',
+        jitter: fullJitter,
         ceiling: Infinity,
         maxIntervalMs: 1_000,
         maxDelayMs: Infinity,

@@ -1,6 +1,7 @@
 import { check, checkKeys, optionsObject, type Rule } from '../core/validate.js';
 import { Backoff } from './backoff.js';
 import { exponentialCurve } from './exponential.js';
+import { fullJitter } from './jitter-full.js';
 
 /** Options of {@link grpcRetryPolicy}: gRFC A6's `retryPolicy`, durations in ms. */
 export interface GrpcRetryPolicyOptions {
@@ -54,7 +55,7 @@ export function grpcRetryPolicy(options: GrpcRetryPolicyOptions): Backoff {
     [
       {
         curve: exponentialCurve(initial, multiplier),
-        jitter: 'full',
+        jitter: fullJitter,
         ceiling: Infinity,
         maxIntervalMs: max,
         maxDelayMs: Infinity,

@@ -1,13 +1,17 @@
 import { draw } from './draw.js';
-import type { JitterKind, Span } from './jitter.js';
+import type { Jitter } from './jitter.js';
 
 /**
- * `'full'`: `r·d`, uniform in [0, d), mean d/2 (AWS Architecture Blog, "Exponential Backoff and
+ * Full jitter, ebb's default: each wait is `r·d`, uniform in [0, d), mean d/2 — the most spread
+ * and the least work for a crowd of clients (AWS Architecture Blog, "Exponential Backoff and
  * Jitter", Brooker, 2015).
+ *
+ * @example
+ * exponential({ initialDelayMs: 200, jitter: fullJitter }) // waits in [0, 200), [0, 400), …
  */
-export const fullJitter: JitterKind = {
-  draw: (d, random) => draw(random) * d,
-};
-
-/** The bounds of {@link fullJitter}'s draw, for `describeRow()`. */
-export const fullSpan: Span = (d) => [0, d];
+export const fullJitter: Jitter = /* @__PURE__ */ Object.freeze({
+  name: 'full',
+  toString: () => 'full jitter',
+  draw: (d: number, random: () => number) => draw(random) * d,
+  span: (d: number) => [0, d] as const,
+});

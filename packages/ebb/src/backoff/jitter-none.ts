@@ -1,9 +1,13 @@
-import type { JitterKind, Span } from './jitter.js';
+import type { Jitter } from './jitter.js';
 
-/** `'none'`: every wait is the curve's delay `d`. */
-export const noJitter: JitterKind = {
-  draw: (d) => d,
-};
-
-/** The bounds of {@link noJitter}'s draw, for `describeRow()`. */
-export const noneSpan: Span = (d) => [d, d];
+/**
+ * No jitter: every wait is the curve's delay `d`. For schedules a source fixes exactly (SIP's
+ * timers, a polling interval) and for tests; clients that retry against a shared service come
+ * back in lockstep without jitter.
+ */
+export const noJitter: Jitter = /* @__PURE__ */ Object.freeze({
+  name: 'none',
+  toString: () => 'no jitter',
+  draw: (d: number) => d,
+  span: (d: number) => [d, d] as const,
+});

@@ -1,112 +1,80 @@
 import type { Random } from '../core/random.js';
 import { invalid } from '../core/validate.js';
-import { decorrelatedJitter } from './decorrelated.js';
-import { additiveJitter } from './jitter-additive.js';
-import { equalJitter } from './jitter-equal.js';
-import { fullJitter } from './jitter-full.js';
-import { noJitter } from './jitter-none.js';
-import { proportionalJitter } from './jitter-proportional.js';
 import type { Segment } from './segment.js';
 
 /**
- * How a delay is randomized. With `d` the un-randomized delay of a row (after any cap) and `r`
- * a draw from `Random` in [0, 1):
+ * How a delay is randomized: a value you import and pass as `jitter`. With `d` the
+ * un-randomized delay of a row (after any cap) and `r` a draw from `Random` in [0, 1):
  *
- * | kind | delay | source |
+ * | value | delay | source |
  * |---|---|---|
- * | `'none'` | `d` | |
- * | `'full'` | `r·d`, in [0, d) | AWS Architecture Blog, "Exponential Backoff and Jitter" (Brooker, 2015) |
- * | `'equal'` | `d/2 + r·d/2`, in [d/2, d) | same |
- * | `'decorrelated'` | `min(cap, U[initial, previous·multiplier])` | same; exponential curves only |
- * | `{ kind: 'proportional', factor }` | `d·(1 − factor + 2·factor·r)`, in [d(1−f), d(1+f)] | Google HTTP client's randomization factor, gRPC's ±20 % |
- * | `{ kind: 'additive', maxMs }` | `d + r·maxMs`, in [d, d + maxMs] | Google Drive's "+ random_number_milliseconds" |
+ * | `fullJitter` (the default) | `r·d`, in [0, d) | AWS Architecture Blog, "Exponential Backoff and Jitter" (Brooker, 2015) |
+ * | `equalJitter` | `d/2 + r·d/2`, in [d/2, d) | same |
+ * | `decorrelatedJitter` | `min(cap, U[initial, previous·multiplier])` | same; exponential curves only |
+ * | `proportionalJitter(factor)` | `d·(1 − f + 2·f·r)`, in [d(1−f), d(1+f)] | Google HTTP client's randomization factor, gRPC's ±20 % |
+ * | `additiveJitter(maxMs)` | `d + r·maxMs`, in [d, d + maxMs] | Google Drive's "+ random_number_milliseconds" |
+ * | `noJitter` | `d` | |
  *
  * Full jitter is the usual choice for clients that retry against a shared service: it spreads
  * retries the most and does the least work (Brooker's simulation, reproduced by `ebb simulate
  * contention`). Proportional and additive jitter can push a delay above the curve's cap;
  * `maxDelayMs` clamps the final delay, `maxIntervalMs` only the un-randomized one.
+ *
+ * Each value is one frozen object carrying its draw and its bounds, which the run, `describePolicy()`
+ * and `sample()` all read; the fields other than `name` are ebb's own (build jitter values with
+ * the exports above, not by hand). `jitterNamed('proportional:0.5')` gives a value from its name.
  */
-export type Jitter =
-  | 'none'
-  | 'full'
-  | 'equal'
-  | 'decorrelated'
-  | { readonly kind: 'proportional'; readonly factor: number }
-  | { readonly kind: 'additive'; readonly maxMs: number };
-
-/**
- * One kind of jitter, in one module (`jitter-full.ts`, …, `decorrelated.ts`): how it is written,
- * checked and drawn; the same module exports its bounds (a {@link Span}) for `describeRow()`, as
- * a separate value so that a program that never describes a policy does not carry them. A new
- * kind is a new module, one entry in {@link KINDS}, its written form in {@link FORMS} and its
- * span in `describe.ts`'s `SPANS` (tests check that the three list the same kinds). @internal
- */
-export interface JitterKind {
-  /** Object forms only: checks the fields and returns the jitter, frozen. String forms have none. */
-  parse?(where: string, value: object): Jitter;
+export interface Jitter {
+  /** Its name in `jitterNamed()`, the CLI's `--jitter` and `toJSON()`: `'full'`, `'proportional:0.2'`, `'additive:1000'`. */
+  readonly name: string;
+  /** How a policy's description names it: `full jitter`, `±20 % jitter`, `+0–1 s jitter`. */
+  toString(): string;
   /**
    * The wait of row `k` before the final clamp (`maxDelayMs`): `d` is the row's un-randomized
-   * delay after caps, `previous` the segment's last wait (for kinds marked `chained`).
+   * delay after caps; `previous` the segment's last wait, kept by the run for a `chained` kind.
+   * @internal
    */
-  draw(d: number, random: Random, s: Segment, k: number, previous: number): number;
-  /** Each draw depends on the previous one: the run keeps it. */
+  readonly draw: (d: number, random: Random, s: Segment, k: number, previous: number) => number;
+  /**
+   * The bounds of a uniform draw, `[low, high]` (a point when equal): `describeRow()` takes the
+   * row's minimum, maximum and mean (the midpoint, or the clamped uniform's mean under
+   * `maxDelayMs`) from them. A kind whose draw is not uniform has `row` instead. @internal
+   */
+  readonly span?: (d: number, s: Segment) => readonly [low: number, high: number];
+  /** Decorrelated jitter's rows, a Markov chain: `describeRow()`'s row `k` of segment `s`. @internal */
+  readonly row?: (s: Segment, k: number, attempt: number) => RowBounds;
+  /** Each draw depends on the previous one: the run keeps it. @internal */
   readonly chained?: boolean;
-  /** Refuses a segment this kind cannot honour (decorrelated: other curves, caps before jitter). */
-  check?(where: string, s: Segment): void;
+  /** Refuses a segment this kind cannot honour (decorrelated: other curves, caps before jitter). @internal */
+  readonly check?: (where: string, s: Segment) => void;
+}
+
+/** A row of `describeRow()`, as a jitter kind with its own rows computes it. @internal */
+export interface RowBounds {
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly minDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly meanDelayMs: number;
 }
 
 /**
- * The bounds of a kind's draw: it is uniform on [low, high] (a point when they are equal), so
- * `describeRow()` takes the row's minimum, maximum and mean from them, under the clamp.
- * Decorrelated jitter has none: its rows are a Markov chain (`decorrelated.ts` computes them). @internal
+ * Checks a `jitter` option: a jitter value, or `fallback` when left out. The 0.x string and
+ * object forms (`'full'`, `{ kind: 'proportional', factor }`) are refused with the import that
+ * replaces them. @internal
  */
-export type Span = (d: number, s: Segment) => readonly [low: number, high: number];
-
-/** Every kind by the name the option uses (`'full'`, or the object form's `kind`), in documentation order. */
-export const KINDS: Readonly<Record<string, JitterKind>> = {
-  none: noJitter,
-  full: fullJitter,
-  equal: equalJitter,
-  decorrelated: decorrelatedJitter,
-  proportional: proportionalJitter,
-  additive: additiveJitter,
-};
-
-/**
- * How each kind is written, in the order of {@link KINDS}, for the message that refuses a bad
- * `jitter` (a literal: building it from the kinds would put these strings in every bundle twice
- * over). @internal
- */
-export const FORMS =
-  "'none', 'full', 'equal', 'decorrelated', { kind: 'proportional', factor } or { kind: 'additive', maxMs }";
-
-/** The kind of a (normalized) jitter. @internal */
-export function jitterKind(jitter: Jitter): JitterKind {
-  return KINDS[jitterName(jitter)] as JitterKind;
-}
-
-/** The name of a (normalized) jitter's kind: `'full'`, `'proportional'`. @internal */
-export function jitterName(jitter: Jitter): string {
-  return typeof jitter === 'string' ? jitter : jitter.kind;
-}
-
-/** Validates a jitter option and returns it normalized (a frozen copy for the object forms). @internal */
-export function normalizeJitter(where: string, value: unknown): Jitter {
-  if (value === undefined) return 'none';
-  const isObject = typeof value === 'object' && value !== null;
-  const name = isObject ? (value as { kind?: unknown }).kind : value;
-  const kind = typeof name === 'string' && Object.hasOwn(KINDS, name) ? KINDS[name] : undefined;
-  if (kind?.parse && isObject) return kind.parse(where, value);
-  if (kind && !kind.parse && !isObject) return name as Jitter;
-  return invalid(where, 'jitter', value, FORMS, "Full jitter ('full') suits most clients.");
-}
-
-/**
- * Jitter as a short label, as the CLI writes it: `full`, `proportional:0.5`, `additive:1000ms` —
- * an object form's kind and its one parameter (with `ms` when the parameter is a duration). @internal
- */
-export function jitterLabel(jitter: Jitter): string {
-  if (typeof jitter === 'string') return jitter;
-  const [name, value] = Object.entries(jitter)[1] as [string, number];
-  return `${jitter.kind}:${value}${name.endsWith('Ms') ? 'ms' : ''}`;
+export function jitterOption(where: string, value: unknown, fallback: Jitter): Jitter {
+  if (value === undefined) return fallback;
+  const j = value as Jitter | null;
+  // ebb's own values, from this copy of ebb or another: a draw, and bounds or rows to describe it.
+  if (typeof j?.draw === 'function' && (j.span || j.row)) return j;
+  const kind = String(typeof value === 'object' ? (value as { kind?: unknown } | null)?.kind : value);
+  const name = /^(equal|decorrelated|proportional|additive)$/.test(kind) ? kind : kind === 'none' ? 'no' : 'full';
+  return invalid(
+    where,
+    'jitter',
+    value,
+    'a jitter value',
+    `Import it from 'ebb': jitter: ${name}Jitter${/^[pa]/.test(name) ? '(…)' : ''}.`,
+  );
 }

@@ -1,10 +1,16 @@
+import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
+type Linear = { readonly initialDelayMs: number; readonly incrementMs: number };
+
 const LINEAR: CurveMaths = {
-  at(this: { readonly initialDelayMs: number; readonly incrementMs: number }, n) {
+  at(this: Linear, n) {
     return this.initialDelayMs + this.incrementMs * (n - 1);
+  },
+  toString(this: Linear) {
+    return `linear ${formatMs(this.initialDelayMs)} +${formatMs(this.incrementMs)}`;
   },
 };
 
@@ -23,16 +29,15 @@ export interface LinearOptions extends LimitOptions {
  * Gentler than exponential growth; it does not shed load fast enough for a service in
  * trouble, so prefer it for local contention (a lock, a file) over remote services.
  *
- * Defaults: 100 ms, + `initialDelayMs`, no jitter, no cap, no limit. Without `maxAttempts` or
- * `maxElapsedMs`, `retry()` and `poll()` refuse the policy (a `RangeError`) unless you say
- * `maxAttempts: Infinity` to retry forever on purpose.
+ * Defaults: 100 ms, + `initialDelayMs`, full jitter, no cap, 5 attempts in all (none by default
+ * when you set a finite `maxElapsedMs`).
  *
  * @example
- * linear({ initialDelayMs: 100, incrementMs: 50, maxAttempts: 5 }) // 100, 150, 200, 250 ms
+ * linear({ initialDelayMs: 100, incrementMs: 50, jitter: noJitter }) // 100, 150, 200, 250 ms
  */
 export function linear(options?: LinearOptions): Backoff {
   const where = 'linear()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['initialDelayMs', 'incrementMs']);
   const initialDelayMs = check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100);
   return fromCurve(
     where,
@@ -42,6 +47,5 @@ export function linear(options?: LinearOptions): Backoff {
       incrementMs: check(where, 'incrementMs', o.incrementMs, DURATION_MS, initialDelayMs),
     }),
     o,
-    ['initialDelayMs', 'incrementMs'],
   );
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { seeded } from '../core/random.js';
-import { saidForever } from './backoff.js';
 import { findPreset, presetCatalog } from './catalog.js';
 import { describePolicy, describeRow } from './describe.js';
-import { googleExponentialBackOff, presets, truncatedBinary } from './presets.js';
+import { googleExponentialBackoff } from './google.js';
+import { fullJitter } from './jitter-full.js';
+import { presets, truncatedBinary } from './presets.js';
 import { sample } from './sample.js';
 import { SEGMENTS } from './segment.js';
 import { always, NEXT_BELOW_ONE, run } from './test-helpers.js';
@@ -39,8 +40,8 @@ describe('presets reproduce their sources', () => {
     expect(describeRow(presets.googleHttpClient, 3)).toMatchObject({ minDelayMs: 562, maxDelayMs: 1688 });
   });
 
-  it('googleExponentialBackOff: every builder option is honoured', () => {
-    const b = googleExponentialBackOff({
+  it('googleExponentialBackoff: every builder option is honoured', () => {
+    const b = googleExponentialBackoff({
       initialIntervalMs: 100,
       randomizationFactor: 0.1,
       multiplier: 2,
@@ -55,9 +56,9 @@ describe('presets reproduce their sources', () => {
       [350, 315, 386],
     ]);
     expect(b.maxElapsedTimeMs).toBe(5_000);
-    expect(() => googleExponentialBackOff({ randomizationFactor: 1 })).toThrow(/`randomizationFactor`/);
-    expect(() => googleExponentialBackOff({ maxIntervalMs: 100 })).toThrow(/`maxIntervalMs`.*from 500 to/);
-    expect(() => googleExponentialBackOff({ initialIntervalMs: 0.5 })).toThrow(/`initialIntervalMs`/);
+    expect(() => googleExponentialBackoff({ randomizationFactor: 1 })).toThrow(/`randomizationFactor`/);
+    expect(() => googleExponentialBackoff({ maxIntervalMs: 100 })).toThrow(/`maxIntervalMs`.*from 500 to/);
+    expect(() => googleExponentialBackoff({ initialIntervalMs: 0.5 })).toThrow(/`initialIntervalMs`/);
   });
 
   it('google-drive: 2^n s + U[0, 1000] ms, 32 s cap, 6 attempts', () => {
@@ -75,10 +76,13 @@ describe('presets reproduce their sources', () => {
     expect(run(presets.googleDrive, 6, 0.5)).toEqual([1_500, 2_500, 4_500, 8_500, 16_500, -1]);
   });
 
-  it('aws-simpledb: U[0, 4^n × 100 ms)', () => {
-    expect(column('awsSimpleDb', 5, 'maxDelayMs')).toEqual([400, 1_600, 6_400, 25_600, 102_400]);
-    expect(column('awsSimpleDb', 5, 'minDelayMs')).toEqual([0, 0, 0, 0, 0]);
+  it("aws-simpledb: U[0, 4^n × 100 ms), no cap; the source names no limit, so ebb's default of 5 attempts", () => {
+    expect(column('awsSimpleDb', 9, 'maxDelayMs')).toEqual([400, 1_600, 6_400, 25_600]);
+    expect(column('awsSimpleDb', 9, 'minDelayMs')).toEqual([0, 0, 0, 0]);
     expect(column('awsSimpleDb', 3, 'meanDelayMs')).toEqual([200, 800, 3_200]);
+    // No cap: row 9 (past the default's stop) is still 4^9 × 100 ms.
+    expect(describeRow(presets.awsSimpleDb, 9).maxDelayMs).toBe(4 ** 9 * 100);
+    expect(describePolicy(presets.awsSimpleDb, 9).stopsAfterAttempt).toBe(5);
   });
 
   it('aws-polling: 2^n × 100 ms after the n-th poll, no jitter, 60 s cap, 10 polls', () => {
@@ -121,7 +125,7 @@ describe('presets reproduce their sources', () => {
   it('truncatedBinary(): a = T / 2^(N−1), ×2, full jitter, truncated at N, forever on purpose; exact messages', () => {
     const segment = {
       curve: { type: 'exponential', initialDelayMs: 10_000 / 512, multiplier: 2 },
-      jitter: 'full',
+      jitter: fullJitter,
       ceiling: 10,
       maxIntervalMs: Infinity,
       maxDelayMs: Infinity,
@@ -136,7 +140,7 @@ describe('presets reproduce their sources', () => {
       ceiling: 1,
     });
     const b = truncatedBinary({ ceiling: 2 });
-    expect([b.maxAttempts, b.maxElapsedMs, saidForever(b)]).toEqual([Infinity, Infinity, true]);
+    expect([b.maxAttempts, b.maxElapsedMs]).toEqual([Infinity, Infinity]);
     const w = 'truncatedBinary()';
     expect(() => truncatedBinary({ ceiling: Infinity })).toThrow(
       new RangeError(

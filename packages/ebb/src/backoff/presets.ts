@@ -1,22 +1,19 @@
 import { check, checkKeys, DURATION_MS, optionsObject } from '../core/validate.js';
-import { awsStandardBackOff } from './aws.js';
+import { awsStandardBackoff } from './aws.js';
 import type { Backoff } from './backoff.js';
 import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { defaultBackoff } from './default.js';
 import { exponential } from './exponential.js';
-import { googleExponentialBackOff } from './google.js';
-
-export {
-  type AwsRetryBehaviour,
-  AwsStandardBackOff,
-  type AwsStandardBackOffOptions,
-  awsStandardBackOff,
-} from './aws.js';
-export { GoogleBackOff, type GoogleExponentialBackOffOptions, googleExponentialBackOff } from './google.js';
-export { type GrpcRetryPolicyOptions, grpcRetryPolicy } from './grpc.js';
-
+import { googleExponentialBackoff } from './google.js';
+import { additiveJitter } from './jitter-additive.js';
+import { fullJitter } from './jitter-full.js';
+import { noJitter } from './jitter-none.js';
+import { proportionalJitter } from './jitter-proportional.js';
 import { slotted } from './slotted.js';
+
+// Each preset states its source's jitter, cap and stop explicitly, so that ebb's defaults (full
+// jitter, a 20 s cap on exponential(), 5 attempts) never change what a preset reproduces.
 
 /** Options of {@link truncatedBinary}. */
 export interface TruncatedBinaryOptions {
@@ -45,7 +42,8 @@ export function truncatedBinary(options?: TruncatedBinaryOptions): Backoff {
     initialDelayMs: t / 2 ** (n - 1),
     multiplier: 2,
     ceiling: n,
-    jitter: 'full',
+    maxDelayMs: Infinity,
+    jitter: fullJitter,
     maxAttempts: Infinity,
   });
 }
@@ -74,7 +72,7 @@ export const presets = /* @__PURE__ */ Object.freeze({
    * nine waits before the 10th try total about 37 s on average. So `stopsAfterAttempt` is null:
    * only the time budget stops this policy.
    */
-  googleHttpClient: /* @__PURE__ */ googleExponentialBackOff(),
+  googleHttpClient: /* @__PURE__ */ googleExponentialBackoff(),
   /**
    * Google Drive API ("Usage limits", exponential backoff): `min(2^n s + random_ms, maximum_backoff)`
    * with n = 0, 1, 2, … — waits of 1, 2, 4, 8, 16 s, each plus U[0, 1000] ms, capped at 32 s
@@ -88,17 +86,24 @@ export const presets = /* @__PURE__ */ Object.freeze({
   googleDrive: /* @__PURE__ */ exponential({
     initialDelayMs: 1_000,
     multiplier: 2,
-    jitter: { kind: 'additive', maxMs: 1_000 },
+    jitter: /* @__PURE__ */ additiveJitter(1_000),
     maxDelayMs: 32_000,
     maxAttempts: 6,
   }),
   /**
    * Amazon SimpleDB ("Error Retries and Exponential Backoff", SimpleDB Developer Guide): the n-th
    * retry waits a random time in [0, 4^n × 100 ms): [0, 400), [0, 1600), [0, 6400) … ms. The
-   * source names no attempt limit or cap (add `.withMaxAttempts()`); it retries 5xx only. Pairs
-   * with `aws` from `ebb/http` (5xx, 429 and throttling codes, no other 4xx).
+   * source names no attempt limit and no cap: the preset has no cap and ebb's default of 5
+   * attempts (`withOptions(presets.awsSimpleDb, { maxAttempts })` for another count); it retries
+   * 5xx only. Pairs with `aws` from `ebb/http` (5xx, 429 and throttling codes, no other 4xx).
    */
-  awsSimpleDb: /* @__PURE__ */ exponential({ initialDelayMs: 400, multiplier: 4, jitter: 'full' }),
+  awsSimpleDb: /* @__PURE__ */ exponential({
+    initialDelayMs: 400,
+    multiplier: 4,
+    maxDelayMs: Infinity,
+    jitter: fullJitter,
+    maxAttempts: 5,
+  }),
   /**
    * The polling loop of the AWS General Reference's "Error retries and exponential backoff in
    * AWS": wait `2^retries × 100 ms`, no jitter (the page: collisions are not the concern there),
@@ -107,25 +112,31 @@ export const presets = /* @__PURE__ */ Object.freeze({
    * `initialDelayMs`). The page leaves `MAX_WAIT_INTERVAL` and `MAX_RETRIES` undefined; ebb uses
    * 60 s and 10 polls.
    */
-  awsPolling: /* @__PURE__ */ exponential({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 10 }),
+  awsPolling: /* @__PURE__ */ exponential({
+    initialDelayMs: 200,
+    multiplier: 2,
+    maxDelayMs: 60_000,
+    jitter: noJitter,
+    maxAttempts: 10,
+  }),
   /**
    * The AWS SDKs' standard retry mode as the published SDK for JavaScript computes it today
    * (`@smithy/util-retry` 4.6.2, its code in `@smithy/core` 3.41.0, where "the 2026 retry
    * behaviour" is on by default since 3.40.0): retry i (from 0) waits
    * `floor(random · min(base · 2^i, 20 s))` — full jitter, the cap before it — with base 50 ms,
    * or 1 s after a throttling error; a server hint raises the wait by at most 5 s; 3 attempts.
-   * See {@link awsStandardBackOff}. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from
+   * See {@link awsStandardBackoff}. Pairs with `aws` from `ebb/http` and `awsRetryQuota()` from
    * `ebb/rate` (the SDK's retry quota: a throttling retry costs 5, any other 14).
    */
-  awsStandard: /* @__PURE__ */ awsStandardBackOff(),
+  awsStandard: /* @__PURE__ */ awsStandardBackoff(),
   /** The same value as `awsStandard`: the 2026 behaviour is the SDK's default now. */
-  awsStandard2026: /* @__PURE__ */ awsStandardBackOff(),
+  awsStandard2026: /* @__PURE__ */ awsStandardBackoff(),
   /**
    * The standard mode as the SDK did it by default before the 2026 behaviour (`@smithy/core`
    * up to 3.39.0 without `SMITHY_NEW_RETRIES_2026=true`): base 100 ms, 500 ms after a throttling
    * error, 20 s cap, 3 attempts. Pair with `awsRetryQuota({ behaviour: 'pre-2026' })`.
    */
-  awsStandardPre2026: /* @__PURE__ */ awsStandardBackOff({ behaviour: 'pre-2026' }),
+  awsStandardPre2026: /* @__PURE__ */ awsStandardBackoff({ behaviour: 'pre-2026' }),
   /**
    * IEEE 802.3 CSMA/CD truncated binary exponential backoff: after the c-th collision wait k
    * slots, k uniform in 0 … 2^min(c, 10) − 1 (backoffLimit 10), slot 512 bit times = 51.2 µs at
@@ -146,13 +157,25 @@ export const presets = /* @__PURE__ */ Object.freeze({
    * T1 = 500 ms and doubles up to T2 = 4 s; Timer F (64·T1 = 32 s) ends the transaction. With
    * instant failures that is 11 transmissions, at 0, 0.5, 1.5, 3.5, 7.5, 11.5 … 31.5 s.
    */
-  sip: /* @__PURE__ */ exponential({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 4_000, maxElapsedMs: 32_000 }),
+  sip: /* @__PURE__ */ exponential({
+    initialDelayMs: 500,
+    multiplier: 2,
+    maxDelayMs: 4_000,
+    jitter: noJitter,
+    maxElapsedMs: 32_000,
+  }),
   /**
    * SIP INVITE client transaction over UDP (RFC 3261 §17.1.1.2): Timer A starts at T1 = 500 ms
    * and doubles with no cap; Timer B (64·T1 = 32 s) ends it: 7 transmissions, at 0, 0.5, 1.5,
    * 3.5, 7.5, 15.5 and 31.5 s.
    */
-  sipInvite: /* @__PURE__ */ exponential({ initialDelayMs: 500, multiplier: 2, maxElapsedMs: 32_000 }),
+  sipInvite: /* @__PURE__ */ exponential({
+    initialDelayMs: 500,
+    multiplier: 2,
+    maxDelayMs: Infinity,
+    jitter: noJitter,
+    maxElapsedMs: 32_000,
+  }),
   /**
    * gRPC connection backoff (grpc/grpc doc/connection-backoff.md): INITIAL_BACKOFF 1 s,
    * MULTIPLIER 1.6, JITTER ±20 %, MAX_BACKOFF 120 s. The first wait is exactly 1 s (the spec sets
@@ -161,15 +184,17 @@ export const presets = /* @__PURE__ */ Object.freeze({
    * waits are deadlines measured from the start of each connection attempt (with a 20 s
    * MIN_CONNECT_TIMEOUT); as a retry schedule they are the waits between attempts. No limit: a
    * channel reconnects until it succeeds, so the preset says `maxAttempts: Infinity` explicitly
-   * and `retry()` accepts it (`.withMaxAttempts(n)` to stop earlier).
+   * and `retry()` runs it until success (`withOptions(presets.grpcConnect, { maxAttempts })` to
+   * stop earlier).
    */
   grpcConnect: /* @__PURE__ */ chain(
-    /* @__PURE__ */ constant({ delayMs: 1_000, maxAttempts: 2 }),
+    /* @__PURE__ */ constant({ delayMs: 1_000, jitter: noJitter, maxAttempts: 2 }),
     /* @__PURE__ */ exponential({
       initialDelayMs: 1_600,
       multiplier: 1.6,
       maxIntervalMs: 120_000,
-      jitter: { kind: 'proportional', factor: 0.2 },
+      maxDelayMs: Infinity,
+      jitter: /* @__PURE__ */ proportionalJitter(0.2),
       maxAttempts: Infinity,
     }),
   ),

@@ -3,13 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { type Random, seeded } from '../core/random.js';
 import type { Backoff } from './backoff.js';
 import { constant } from './constant.js';
+import { decorrelatedJitter } from './decorrelated.js';
 import { describeRow } from './describe.js';
 import { exponential } from './exponential.js';
 import type { Jitter } from './jitter.js';
+import { additiveJitter } from './jitter-additive.js';
+import { equalJitter } from './jitter-equal.js';
+import { fullJitter } from './jitter-full.js';
+import { noJitter } from './jitter-none.js';
+import { proportionalJitter } from './jitter-proportional.js';
 import { linear } from './linear.js';
 import { presets } from './presets.js';
-import { drawDelay } from './row.js';
-import { locate, SEGMENTS } from './segment.js';
+import { drawDelay, locate, SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
 import { slotted } from './slotted.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
@@ -32,9 +37,9 @@ const multiplier = fc.oneof(
 );
 const limit = (arb: fc.Arbitrary<number>) => fc.option(fc.oneof(arb, fc.constant(Infinity)), { nil: undefined });
 const jitter: fc.Arbitrary<Jitter> = fc.oneof(
-  fc.constantFrom<Jitter>('none', 'full', 'equal'),
-  fc.double({ min: 0, max: 1, noNaN: true }).map((factor) => ({ kind: 'proportional', factor }) as const),
-  duration.map((maxMs) => ({ kind: 'additive', maxMs }) as const),
+  fc.constantFrom<Jitter>(noJitter, fullJitter, equalJitter),
+  fc.double({ min: 0, max: 1, noNaN: true }).map(proportionalJitter),
+  duration.map(additiveJitter),
 );
 const limits = fc.record({
   jitter,
@@ -76,7 +81,7 @@ const policy: fc.Arbitrary<Backoff> = fc.oneof(
       ),
       maxDelayMs: limit(duration),
     })
-    .map((o) => exponential({ ...o, jitter: 'decorrelated' })),
+    .map((o) => exponential({ ...o, jitter: decorrelatedJitter })),
 );
 
 const everyPreset = Object.values(presets);
@@ -160,7 +165,7 @@ describe('every policy, every row: finite, non-negative, inside its own bounds',
 function sampleMean(b: Backoff, n: number, random: Random, minDraws = 100_000): number {
   const [s, k] = locate(b, n);
   const draw =
-    s.jitter === 'decorrelated'
+    s.jitter === decorrelatedJitter
       ? () => {
           let previous = Number.NaN;
           for (let j = 1; j <= k; j++) previous = drawDelay(s, j, random, previous);
@@ -206,7 +211,7 @@ describe.skipIf(process.env.EBB_MUTATION === '1')(
           // (4/3)^n) and a sample underestimates their variance, so check rows 1–4 with a million
           // draws (about 15 standard errors inside 2 %). describePolicy()'s accuracy further out is
           // tested against long simulations in decorrelated.test.ts.
-          if (b[SEGMENTS][0]?.jitter === 'decorrelated') expectMean(b, Math.min(n, 4), random, 1_000_000);
+          if (b[SEGMENTS][0]?.jitter === decorrelatedJitter) expectMean(b, Math.min(n, 4), random, 1_000_000);
           else expectMean(b, n, random);
         }),
         { numRuns: 60 },

@@ -7,7 +7,13 @@ import { retry } from '../retry/retry.js';
 import type { Backoff } from './backoff.js';
 import { chain } from './chain.js';
 import { constant } from './constant.js';
+import { decorrelatedJitter } from './decorrelated.js';
 import { exponential } from './exponential.js';
+import { additiveJitter } from './jitter-additive.js';
+import { equalJitter } from './jitter-equal.js';
+import { fullJitter } from './jitter-full.js';
+import { noJitter } from './jitter-none.js';
+import { proportionalJitter } from './jitter-proportional.js';
 import { presets } from './presets.js';
 import { sample } from './sample.js';
 import { slotted } from './slotted.js';
@@ -15,13 +21,13 @@ import { NEXT_BELOW_ONE } from './test-helpers.js';
 
 /** Every way a policy draws: each jitter kind, the slotted window, decorrelated jitter, a chain. */
 const drawing: Record<string, Backoff> = {
-  full: exponential({ initialDelayMs: 100, jitter: 'full' }),
-  equal: exponential({ initialDelayMs: 100, jitter: 'equal' }),
-  proportional: exponential({ initialDelayMs: 100, jitter: { kind: 'proportional', factor: 0.5 } }),
-  additive: exponential({ initialDelayMs: 100, jitter: { kind: 'additive', maxMs: 50 } }),
-  decorrelated: exponential({ initialDelayMs: 100, multiplier: 3, jitter: 'decorrelated', maxDelayMs: 5_000 }),
+  full: exponential({ initialDelayMs: 100, jitter: fullJitter }),
+  equal: exponential({ initialDelayMs: 100, jitter: equalJitter }),
+  proportional: exponential({ initialDelayMs: 100, jitter: proportionalJitter(0.5) }),
+  additive: exponential({ initialDelayMs: 100, jitter: additiveJitter(50) }),
+  decorrelated: exponential({ initialDelayMs: 100, multiplier: 3, jitter: decorrelatedJitter, maxDelayMs: 5_000 }),
   slotted: slotted({ slotMs: 1, cwMin: 15 }),
-  chain: chain(constant({ delayMs: 0, maxAttempts: 2 }), exponential({ jitter: 'full' })),
+  chain: chain(constant({ delayMs: 0, jitter: noJitter, maxAttempts: 2 }), exponential({ jitter: fullJitter })),
   googleHttpClient: presets.googleHttpClient,
 };
 
@@ -64,7 +70,8 @@ describe('a Random outside [0, 1): refused by name, never a NaN or negative dela
     for (const policy of Object.values(drawing)) {
       for (const r of [0, -0, NEXT_BELOW_ONE]) {
         const run = policy.start(() => r);
-        for (let i = 0; i < 5; i++) {
+        // Four waits: the default 5 attempts of most of these policies.
+        for (let i = 0; i < 4; i++) {
           const d = run.next();
           expect(Number.isFinite(d) && d >= 0).toBe(true);
           expect(Object.is(d, -0)).toBe(false);
@@ -74,7 +81,7 @@ describe('a Random outside [0, 1): refused by name, never a NaN or negative dela
   });
 
   it('leaves a seeded() generator unaffected: the same delays as the formula fed the same stream', () => {
-    const policy = exponential({ initialDelayMs: 100, multiplier: 2, jitter: 'full', maxAttempts: 9 });
+    const policy = exponential({ initialDelayMs: 100, multiplier: 2, jitter: fullJitter, maxAttempts: 9 });
     fc.assert(
       fc.property(fc.integer(), (seed) => {
         const stream = seeded(seed);
@@ -86,7 +93,7 @@ describe('a Random outside [0, 1): refused by name, never a NaN or negative dela
   });
 
   it('makes retry() reject with that error, neither a 2^53 ms wait (NaN) nor a false give-up (-0.5)', async () => {
-    const backoff = constant({ delayMs: 100, jitter: 'full', maxAttempts: 3 });
+    const backoff = constant({ delayMs: 100, jitter: fullJitter, maxAttempts: 3 });
     for (const [value, shown, type] of hostile) {
       const clock = virtualClock(1_000);
       let calls = 0;

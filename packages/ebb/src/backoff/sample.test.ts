@@ -3,28 +3,36 @@ import { seeded } from '../core/random.js';
 import { constant } from './constant.js';
 import { MAX_ROWS } from './describe.js';
 import { exponential } from './exponential.js';
+import { fullJitter } from './jitter-full.js';
+import { noJitter } from './jitter-none.js';
 import { presets } from './presets.js';
 import { sample } from './sample.js';
 import { always } from './test-helpers.js';
 
 describe('sample', () => {
   it('returns the delays a run would sleep, stopping at maxAttempts', () => {
-    expect(sample(exponential({ initialDelayMs: 10, maxAttempts: 4 }))).toEqual([10, 20, 40]);
+    expect(sample(exponential({ initialDelayMs: 10, jitter: noJitter, maxAttempts: 4 }))).toEqual([10, 20, 40]);
+    // The default: 5 attempts, so 4 delays.
+    expect(sample(exponential(), { random: always(0.5) })).toEqual([50, 100, 200, 400]);
   });
 
   it('stops before a delay that would end past the time budget (never sleeps past the deadline)', () => {
     // 100 + 200 + 400 = 700 <= 1000; the next (800) would end at 1500.
-    expect(sample(exponential({ initialDelayMs: 100, maxElapsedMs: 1_000 }), { count: 100 })).toEqual([100, 200, 400]);
+    const within = (maxElapsedMs: number) => exponential({ initialDelayMs: 100, jitter: noJitter, maxElapsedMs });
+    expect(sample(within(1_000), { count: 100 })).toEqual([100, 200, 400]);
     // exactly on the deadline is allowed
-    expect(sample(exponential({ initialDelayMs: 100, maxElapsedMs: 700 }), { count: 100 })).toEqual([100, 200, 400]);
+    expect(sample(within(700), { count: 100 })).toEqual([100, 200, 400]);
   });
 
   it('count caps the number of delays', () => {
-    expect(sample(constant({ delayMs: 1 }), { count: 3 })).toEqual([1, 1, 1]);
+    expect(sample(constant({ delayMs: 1, jitter: noJitter, maxAttempts: Infinity }), { count: 3 })).toEqual([1, 1, 1]);
+    expect(sample(constant({ delayMs: 1, jitter: noJitter }), { count: 3 })).toEqual([1, 1, 1]);
+    // maxAttempts ends the run before the count.
+    expect(sample(constant({ delayMs: 1, jitter: noJitter }), { count: 9 })).toEqual([1, 1, 1, 1]);
   });
 
   it('random drives the jitter, so a seed reproduces a run', () => {
-    const b = exponential({ jitter: 'full', maxAttempts: 6 });
+    const b = exponential({ jitter: fullJitter, maxAttempts: 6 });
     expect(sample(b, { random: always(0.5) })).toEqual([50, 100, 200, 400, 800]);
     expect(sample(b, { random: seeded(9) })).toEqual(sample(b, { random: seeded(9) }));
     expect(sample(b, { random: seeded(9) })).not.toEqual(sample(b, { random: seeded(10) }));
@@ -32,16 +40,19 @@ describe('sample', () => {
 
   it('asks for count when the policy may never stop', () => {
     expect(() => sample(constant({ delayMs: 0, maxElapsedMs: 10 }))).toThrow(/pass `count`/);
-    expect(() => sample(constant(), { count: Infinity })).toThrow(/`count`/);
+    const forever = constant({ maxAttempts: Infinity });
+    expect(() => sample(forever)).toThrow(/pass `count`/);
+    expect(() => sample(forever, { count: Infinity })).toThrow(/`count`/);
     expect(() => sample(constant(), { count: -1 })).toThrow(RangeError);
   });
 
   it('refuses what would never return: more than MAX_ROWS delays, by count or by maxAttempts', () => {
-    expect(sample(constant({ delayMs: 0 }), { count: MAX_ROWS })).toHaveLength(MAX_ROWS);
-    expect(() => sample(constant(), { count: MAX_ROWS + 1 })).toThrow(
+    const forever = constant({ delayMs: 0, maxAttempts: Infinity });
+    expect(sample(forever, { count: MAX_ROWS })).toHaveLength(MAX_ROWS);
+    expect(() => sample(forever, { count: MAX_ROWS + 1 })).toThrow(
       `sample(): this would draw ${MAX_ROWS + 1} delays, more than ${MAX_ROWS}; pass a smaller \`count\``,
     );
-    expect(() => sample(constant(), { count: 2 ** 53 })).toThrow(RangeError);
+    expect(() => sample(forever, { count: 2 ** 53 })).toThrow(RangeError);
     expect(() => sample(constant({ maxAttempts: 2 ** 53 - 1 }))).toThrow(/more than 1000000; pass a smaller `count`/);
     // A count above the limit is fine when maxAttempts ends the run first.
     expect(sample(constant({ maxAttempts: 3 }), { count: 2 ** 53 - 1 })).toHaveLength(2);
@@ -58,10 +69,10 @@ describe('sample', () => {
     expect(() => sample(presets.default, { foo: 1 } as never)).toThrow(
       new TypeError('sample(): unknown option `foo`. Known options: count, random.'),
     );
-    expect(() => sample(exponential())).toThrow(
+    expect(() => sample(exponential({ maxAttempts: Infinity }))).toThrow(
       new TypeError('sample(): this policy has no `maxAttempts`, so it may never stop; pass `count`.'),
     );
-    expect(() => sample(exponential(), { count: Infinity })).toThrow(
+    expect(() => sample(exponential({ maxAttempts: Infinity }), { count: Infinity })).toThrow(
       new RangeError(
         'sample(): expected `count` to be a whole number >= 0, got Infinity. It is the number of delays, such as 10.',
       ),
@@ -85,9 +96,10 @@ describe('sample', () => {
   });
 
   it('takes count: Infinity where maxAttempts ends the run, and hands a custom policy the elapsed time', () => {
-    expect(sample(exponential({ maxAttempts: 3 }), { count: Infinity })).toEqual([100, 200]);
-    expect(sample(exponential({ maxAttempts: 3 }), { count: 1 })).toEqual([100]);
-    expect(sample(exponential({ maxAttempts: 3 }), { count: 0 })).toEqual([]);
+    const three = exponential({ maxAttempts: 3, jitter: noJitter });
+    expect(sample(three, { count: Infinity })).toEqual([100, 200]);
+    expect(sample(three, { count: 1 })).toEqual([100]);
+    expect(sample(three, { count: 0 })).toEqual([]);
     const seen: unknown[] = [];
     const custom = {
       maxElapsedMs: 10,

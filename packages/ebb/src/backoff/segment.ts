@@ -1,16 +1,16 @@
 /**
  * The internal representation of a policy, and the arithmetic every row shares. Nothing here is
  * exported from the package: a `Backoff` is read through its public fields, `describePolicy()`,
- * `describeRow()` and `sample()`.
+ * `describeRow()`, `sample()` and its printed forms (`toString()`, `toJSON()`).
  *
  * A policy is a list of segments. A segment is a curve (the un-randomized delay of each row, its
- * maths owned by the curve's module: `exponential.ts`, `constant.ts`, `linear.ts`,
- * `sequence.ts`, `slotted.ts`), a jitter (its draw, bounds and mean owned by the jitter kind's
+ * maths and its printed name owned by the curve's module: `exponential.ts`, `constant.ts`,
+ * `linear.ts`, `sequence.ts`, `slotted.ts`), a jitter value (its draw and bounds owned by its
  * module: `jitter-*.ts`, `decorrelated.ts`) and its caps. A bundler keeps only the curve modules
- * a program calls; the jitter kinds come with any curve that accepts the `jitter` option, since
- * the option names them at run time.
+ * and jitter values a program imports.
  */
-import type { Jitter, JitterKind, Span } from './jitter.js';
+import type { Random } from '../core/random.js';
+import type { Jitter } from './jitter.js';
 
 /**
  * Delays saturate here: `Number.MAX_SAFE_INTEGER` ms, about 285,000 years. Growth that would
@@ -21,20 +21,19 @@ export const MAX_DELAY_MS: number = Number.MAX_SAFE_INTEGER;
 
 /**
  * The key of a `Backoff`'s segments. The package does not export it, so the representation is
- * not part of the public shape of a `Backoff` (only `maxAttempts`, `maxElapsedMs` and the methods
- * are); `describePolicy()`, `describeRow()` and `sample()` are the public ways to read a policy. @internal
+ * not part of the public shape of a `Backoff` (only `maxAttempts`, `maxElapsedMs`, `start()` and
+ * the printed forms are); `describePolicy()`, `describeRow()` and `sample()` are the public ways
+ * to read a policy. @internal
  */
 export const SEGMENTS: unique symbol = Symbol();
 
-/** What a curve's module gives its curve values (their prototype): the maths of one row. @internal */
+/** What a curve's module gives its curve values (their prototype): the maths of one row, and its name. @internal */
 export interface CurveMaths {
   /** The un-randomized delay of row `n` (ceiling already applied), before caps; `cap` is the segment's. */
   at(n: number, cap: number): number;
-  /** A curve that draws its own delay (slotted) replaces the jitter kind with this one… */
-  readonly own?: JitterKind;
-  /** …and gives the bounds of that draw. */
-  readonly span?: Span;
-  /** Refuses a segment this curve cannot honour (slotted: any jitter). */
+  /** The curve as a policy's description starts: `exponential 100 ms ×2`, `constant 1 s`. */
+  toString(): string;
+  /** Refuses a segment this curve cannot honour (slotted: any jitter but its own slot draw). */
   check?(where: string, s: Segment): void;
 }
 
@@ -60,6 +59,7 @@ export function makeCurve<T extends object>(maths: CurveMaths, data: T): CurveMa
  */
 export interface Segment {
   readonly curve: Curve;
+  /** The jitter value; for a slotted curve, its own slot draw. */
   readonly jitter: Jitter;
   /** Rows after this one repeat it: the failure count is truncated at `ceiling`. */
   readonly ceiling: number;
@@ -91,6 +91,17 @@ export function capped(s: Segment, k: number): number {
 /** The clamp on a segment's final delay. @internal */
 export function clampOf(s: Segment): number {
   return Math.min(s.maxDelayMs, MAX_DELAY_MS);
+}
+
+/**
+ * Draws the wait of row `k` of segment `s` under its clamp. `previous` is the last wait of this
+ * segment (for decorrelated jitter; ignored by the others and on row 1). Finite and non-negative
+ * for every `k` up to `Number.MAX_SAFE_INTEGER` and every `random` in [0, 1). @internal
+ */
+export function drawDelay(s: Segment, k: number, random: Random, previous: number): number {
+  const d = s.jitter.draw(capped(s, k), random, s, k, previous);
+  const clamp = clampOf(s);
+  return d < clamp ? d : clamp;
 }
 
 /** Where global row `n` falls: the segment and the row within it. @internal */

@@ -5,7 +5,9 @@ import { delays } from './test-helpers.js';
 
 describe('sequence', () => {
   it('reads the table and repeats its last entry', () => {
-    expect(delays(sequence({ delaysMs: [0, 1_000, 5_000] }), 5)).toEqual([0, 1_000, 5_000, 5_000, 5_000]);
+    expect(delays(sequence({ delaysMs: [0, 1_000, 5_000], maxAttempts: 6 }), 5)).toEqual([
+      0, 1_000, 5_000, 5_000, 5_000,
+    ]);
   });
 
   it('keeps its own copy of the table', () => {

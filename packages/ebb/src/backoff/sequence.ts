@@ -1,3 +1,4 @@
+import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS, invalid } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
@@ -6,6 +7,9 @@ const SEQUENCE: CurveMaths = {
   at(this: { readonly delaysMs: readonly number[] }, n) {
     const d = this.delaysMs;
     return d[(n < d.length ? n : d.length) - 1] as number;
+  },
+  toString(this: { readonly delaysMs: readonly number[] }) {
+    return `sequence ${this.delaysMs.map(formatMs).join(' ')}`;
   },
 };
 
@@ -23,20 +27,20 @@ export interface SequenceOptions extends LimitOptions {
 /**
  * An explicit table of waits: row `n` is `delaysMs[n−1]`, and the last entry repeats. For
  * schedules that are written down rather than computed (an SLA's retry table, the integer
- * intervals of Google's client), with the usual jitter and limits on top. As with every curve,
- * `retry()` and `poll()` refuse it without `maxAttempts` or `maxElapsedMs` (say
- * `maxAttempts: Infinity` to retry forever on purpose).
+ * intervals of Google's client), with the usual jitter and limits on top: by default full
+ * jitter, no cap and 5 attempts in all (none by default when you set a finite `maxElapsedMs`).
+ * Give `jitter: noJitter` to wait exactly the table's values.
  *
  * @example
- * sequence({ delaysMs: [0, 1_000, 5_000, 30_000], maxAttempts: 5 })
+ * sequence({ delaysMs: [0, 1_000, 5_000, 30_000], jitter: noJitter }) // 5 attempts, 4 waits
  */
 export function sequence(options: SequenceOptions): Backoff {
   const where = 'sequence()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['delaysMs']);
   const raw = o.delaysMs;
   if (!Array.isArray(raw) || raw.length === 0) {
     invalid(where, 'delaysMs', raw, 'a non-empty array of delays in ms', 'For example [100, 500, 2000].');
   }
   const delaysMs = Object.freeze(raw.map((d, i) => check(where, `delaysMs[${i}]`, d, DURATION_MS)));
-  return fromCurve(where, sequenceCurve(delaysMs), o, ['delaysMs']);
+  return fromCurve(where, sequenceCurve(delaysMs), o);
 }

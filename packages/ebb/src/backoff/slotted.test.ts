@@ -1,18 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describePolicy } from './describe.js';
+import { fullJitter } from './jitter-full.js';
 import { SEGMENTS } from './segment.js';
 import { slotted } from './slotted.js';
 import { always, NEXT_BELOW_ONE } from './test-helpers.js';
+import { withOptions } from './with-options.js';
 
 describe('slotted', () => {
   it('doubles the window from cwMin+1 up to cwMax+1 and waits (W−1)·slot at most', () => {
-    const b = slotted({ slotMs: 1, cwMin: 15, cwMax: 1023 });
+    const b = slotted({ slotMs: 1, cwMin: 15, cwMax: 1023, maxAttempts: 9 });
     expect(describePolicy(b, 8).rows.map((r) => r.maxDelayMs)).toEqual([31, 63, 127, 255, 511, 1023, 1023, 1023]);
   });
 
   it('defaults to the 802.3 window: cwMin 0, cwMax 1023', () => {
-    const rows = describePolicy(slotted({ slotMs: 1 }), 12).rows;
+    const rows = describePolicy(slotted({ slotMs: 1, maxAttempts: Infinity }), 12).rows;
     expect(rows.map((r) => r.maxDelayMs)).toEqual([1, 3, 7, 15, 31, 63, 127, 255, 511, 1023, 1023, 1023]);
   });
 
@@ -53,7 +55,7 @@ describe('slotted', () => {
         fc.constantFrom('maxDelayMs', 'maxIntervalMs'),
         fc.integer({ min: 1, max: 12 }),
         (slotMs, cwMin, cap, option, row) => {
-          const policy = slotted({ slotMs, cwMin, cwMax: 1023, [option]: cap });
+          const policy = slotted({ slotMs, cwMin, cwMax: 1023, [option]: cap, maxAttempts: Infinity });
           const run = policy.start(always(NEXT_BELOW_ONE));
           let d = 0;
           for (let i = 0; i < row; i++) d = run.next();
@@ -68,10 +70,14 @@ describe('slotted', () => {
   });
 
   it('takes no jitter: the slot draw is its jitter', () => {
-    expect(() => slotted({ slotMs: 1, jitter: 'full' } as object as { slotMs: number })).toThrow(
+    expect(() => slotted({ slotMs: 1, jitter: fullJitter } as object as { slotMs: number })).toThrow(
       /unknown option `jitter`/,
     );
-    expect(() => slotted({ slotMs: 1 }).withJitter('full')).toThrow(/slotted policy draws its own random slot count/);
+    expect(() => withOptions(slotted({ slotMs: 1 }), { jitter: fullJitter })).toThrow(
+      /slotted policy draws its own random slot count/,
+    );
+    // Options that leave the jitter alone keep the slot draw.
+    expect(describePolicy(withOptions(slotted({ slotMs: 1 }), { maxDelayMs: 2 }), 2).rows[1]?.maxDelayMs).toBe(2);
   });
 
   it('rejects bad options', () => {

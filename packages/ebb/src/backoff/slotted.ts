@@ -1,7 +1,8 @@
+import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS, invalid } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
 import { draw } from './draw.js';
-import type { JitterKind } from './jitter.js';
+import type { Jitter } from './jitter.js';
 import { type CurveMaths, capOf, makeCurve } from './segment.js';
 
 const WINDOW_FIX = 'Windows are counted in slots minus one, as the standards write CWmin and CWmax.';
@@ -18,8 +19,15 @@ function cappedWindow(curve: Slots, k: number, cap: number): number {
   return Math.min(slotWindow(curve, k), Math.floor(cap / curve.slotMs) + 1);
 }
 
-/** The slot draw, which stands in for jitter: a whole number of slots, uniform in 0 … W−1. */
-const SLOTS: JitterKind = {
+/**
+ * The slot draw, which stands in for jitter: a whole number of slots, uniform in 0 … W−1. Its
+ * longest wait, (W−1) slots, is the row's delay; the mean of a whole number of slots uniform in
+ * 0 … W−1 is (W−1)/2 slots, the same as a continuous draw on [0, d]: hence its span. It has no
+ * name, so `toJSON()` writes no `jitter` for a slotted policy. @internal
+ */
+export const SLOTS: Jitter = {
+  name: undefined as unknown as string,
+  toString: () => 'random slot count',
   draw(_d, random, s, k) {
     const c = s.curve as unknown as Slots;
     const cap = capOf(s);
@@ -31,18 +39,18 @@ const SLOTS: JitterKind = {
     // (17 × 0.1 = 1.7000000000000002 with a 1.7 ms cap): clamp the residue.
     return Math.min(d, cap);
   },
+  span: (d) => [0, d],
 };
 
 const SLOTTED: CurveMaths = {
   at(this: Slots, n, cap) {
     return (cappedWindow(this, n, cap) - 1) * this.slotMs;
   },
-  own: SLOTS,
-  // The longest wait, (W−1) slots, is the row's delay; the mean of a whole number of slots
-  // uniform in 0 … W−1 is (W−1)/2 slots, the same as a continuous draw on [0, d].
-  span: (d) => [0, d],
+  toString(this: Slots) {
+    return `slotted ${formatMs(this.slotMs)} slots, CW ${this.cwMin}…${this.cwMax}`;
+  },
   check(where, s) {
-    if (s.jitter !== 'none') {
+    if (s.jitter !== SLOTS) {
       throw new TypeError(`${where}: a slotted policy draws its own random slot count; \`jitter\` cannot apply to it.`);
     }
   },
@@ -65,13 +73,14 @@ export interface SlottedOptions extends Omit<LimitOptions, 'jitter'> {
  *
  * The draw is discrete and built in, so a slotted policy takes no `jitter`. Its mean after `c`
  * failures is `(W−1)/2` slots: with `cwMin` 0, the Wikipedia article's E(c) = (2^c − 1)/2.
+ * Default: 5 attempts in all (none by default when you set a finite `maxElapsedMs`).
  *
  * @example
  * slotted({ slotMs: 0.0512, cwMin: 0, cwMax: 1023, maxAttempts: 16 }) // 802.3, as presets.ethernet
  */
 export function slotted(options: SlottedOptions): Backoff {
   const where = 'slotted()';
-  const o = curveOptions(where, options);
+  const o = curveOptions(where, options, ['slotMs', 'cwMin', 'cwMax'], true);
   const slotMs = check(where, 'slotMs', o.slotMs, DURATION_MS);
   if (slotMs === 0) invalid(where, 'slotMs', 0, 'a finite number > 0', 'The 802.3 slot at 10 Mb/s is 0.0512 ms.');
   const cwMin = check(where, 'cwMin', o.cwMin, { whole: true, fix: WINDOW_FIX }, 0);
@@ -83,9 +92,5 @@ export function slotted(options: SlottedOptions): Backoff {
     { whole: true, min: cwMin, fix: `${WINDOW_FIX} It must be >= cwMin (${cwMin}).` },
     Math.max(1023, cwMin),
   );
-  return fromCurve(where, makeCurve(SLOTTED, { type: 'slotted' as const, slotMs, cwMin, cwMax }), o, [
-    'slotMs',
-    'cwMin',
-    'cwMax',
-  ]);
+  return fromCurve(where, makeCurve(SLOTTED, { type: 'slotted' as const, slotMs, cwMin, cwMax }), o, Infinity, SLOTS);
 }

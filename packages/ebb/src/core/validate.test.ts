@@ -87,7 +87,7 @@ describe('option validation, exactly: boundaries, defaults and every message par
     expect(show(true)).toBe('true');
     expect(show(false)).toBe('false');
     expect(show(undefined)).toBe('undefined');
-    expect(show(Symbol('s'))).toBe('an symbol');
+    expect(show(Symbol('s'))).toBe('Symbol(s)');
     expect(show(0)).toBe('0');
   });
 

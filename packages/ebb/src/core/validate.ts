@@ -11,14 +11,23 @@
  * (NaN included) is a `RangeError`. Nothing is clamped silently.
  */
 
-/** Renders a value the way a reader would type it: strings quoted, numbers as JS prints them. */
+/**
+ * Renders a value the way a reader would type it: strings quoted, numbers, booleans, `null`,
+ * `undefined`, symbols and bigints (`10n`) as JS writes them; objects, arrays and functions by
+ * their kind (`an object`), never their contents.
+ */
 export function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'function') return 'a function';
-  if (Array.isArray(value)) return 'an array';
-  return `an ${typeof value}`;
+  return typeof value === 'string'
+    ? JSON.stringify(value)
+    : typeof value === 'bigint'
+      ? `${value}n`
+      : typeof value === 'function'
+        ? 'a function'
+        : Array.isArray(value)
+          ? 'an array'
+          : typeof value === 'object' && value
+            ? 'an object'
+            : String(value);
 }
 
 /** Throws a `TypeError` or `RangeError` naming `where`, the option, the value and a fix. */

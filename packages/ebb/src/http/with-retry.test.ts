@@ -2,6 +2,8 @@ import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { fullJitter } from '../backoff/jitter-full.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import type { HedgeCallOptions, Hedging } from '../resilience/hedging.js';
 import { RetryError } from '../retry/errors.js';
@@ -66,7 +68,7 @@ async function run(
   const s = scripted(clock, steps);
   const retries: HttpRetryContext[] = [];
   const f = withRetry(s.fetchImpl, {
-    backoff: constant({ delayMs: 100, maxAttempts: 5 }),
+    backoff: constant({ delayMs: 100, maxAttempts: 5, jitter: noJitter }),
     clock,
     onRetry: (c) => {
       retries.push(c);
@@ -123,7 +125,7 @@ describe('withRetry: statuses', () => {
 
 describe('withRetry: executor options pass through', () => {
   it('random drives the jitter: with random() = 0.5, full-jitter waits are half of each window', async () => {
-    const backoff = exponential({ initialDelayMs: 100, multiplier: 2, jitter: 'full', maxAttempts: 4 });
+    const backoff = exponential({ initialDelayMs: 100, multiplier: 2, jitter: fullJitter, maxAttempts: 4 });
     const r = await run([503], { backoff, random: () => 0.5 });
     expect(r.retries.map((c) => c.delayMs)).toEqual([50, 100, 200]);
     expect(r.calls.map((c) => c.at)).toEqual([0, 50, 150, 350]);
@@ -176,7 +178,7 @@ describe('withRetry: server hints', () => {
     const clock = virtualClock();
     const s = scripted(clock, [withHeaders(503, { 'retry-after': '9'.repeat(400) }), 200]);
     const f = withRetry(s.fetchImpl, {
-      backoff: constant({ delayMs: 100, maxAttempts: 5 }),
+      backoff: constant({ delayMs: 100, maxAttempts: 5, jitter: noJitter }),
       clock,
       maxRetryAfterMs: Infinity,
       onRetry: (c) => {
@@ -352,7 +354,10 @@ describe('withRetry: errors', () => {
         const signal = call.init?.signal as AbortSignal;
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
-    const r = await run([hang], { attemptTimeoutMs: 200, backoff: constant({ delayMs: 50, maxAttempts: 3 }) });
+    const r = await run([hang], {
+      attemptTimeoutMs: 200,
+      backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
+    });
     expect(r.calls.map((c) => c.at)).toEqual([0, 250, 500]);
     expect(r.error).toBeInstanceOf(RetryError);
     expect(((r.error as RetryError).cause as Error).name).toBe('TimeoutError');
@@ -412,7 +417,7 @@ describe('withRetry: the caller signal', () => {
     const clock = virtualClock();
     const s = scripted(clock, [503]);
     const controller = new AbortController();
-    const f = withRetry(s.fetchImpl, { backoff: constant({ delayMs: 1000, maxAttempts: 5 }), clock });
+    const f = withRetry(s.fetchImpl, { backoff: constant({ delayMs: 1000, maxAttempts: 5, jitter: noJitter }), clock });
     const p = f('http://127.0.0.1/x', { signal: controller.signal }).catch((e: unknown) => e);
     await clock.advance(500);
     expect(s.calls).toHaveLength(1);
@@ -658,7 +663,7 @@ describe('withRetry: the classifier, in detail', () => {
     const t = tracked(503);
     const own = new HttpStatusError(t.response, 'GET', 'http://127.0.0.1/x', undefined, false);
     const r = await run([own], {
-      backoff: constant({ delayMs: 100, maxAttempts: 2 }),
+      backoff: constant({ delayMs: 100, maxAttempts: 2, jitter: noJitter }),
       retryOn: ({ response }) => response === undefined,
     });
     expect(r.calls).toHaveLength(2);
@@ -783,7 +788,7 @@ describe('withRetry: without AbortSignal.any (runtimes before Node.js 20.3)', ()
       const f = withRetry(s.fetchImpl, {
         clock,
         attemptTimeoutMs: 100,
-        backoff: constant({ delayMs: 50, maxAttempts: 3 }),
+        backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
       });
       const p = f('http://127.0.0.1/x', { signal: caller.signal }).catch((e) => e);
       await clock.runAll();

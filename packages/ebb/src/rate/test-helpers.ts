@@ -1,6 +1,7 @@
 // Shared by the rate tests: an overloaded service simulated on a virtual clock, and a fleet of
 // clients retrying against it through a shared controller. Not part of the package.
 import { exponential } from '../backoff/exponential.js';
+import { fullJitter } from '../backoff/jitter-full.js';
 import type { Clock } from '../core/clock.js';
 import { seeded } from '../core/random.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
@@ -60,7 +61,7 @@ export interface FleetOptions {
 export async function runFleet(o: FleetOptions): Promise<{ waits: number[][] }> {
   const { clock } = o;
   const end = o.seconds * 1000;
-  const backoff = exponential({ initialDelayMs: 50, maxDelayMs: 2000, jitter: 'full', maxAttempts: 4 });
+  const backoff = exponential({ initialDelayMs: 50, maxDelayMs: 2000, jitter: fullJitter, maxAttempts: 4 });
   const random = seeded(7);
   const waits: number[][] = Array.from({ length: o.clients }, () => []);
   const client = async (n: number) => {

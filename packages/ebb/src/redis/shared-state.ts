@@ -1,5 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
+import { fullJitter } from '../backoff/jitter-full.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import { invalid, nonNegative, show } from '../core/validate.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
@@ -74,7 +75,7 @@ export const RECONNECT = exponential({
   initialDelayMs: 100,
   multiplier: 2,
   maxDelayMs: 2000,
-  jitter: 'full',
+  jitter: fullJitter,
   maxAttempts: Infinity,
 });
 

@@ -1,5 +1,6 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
+import { equalJitter } from '../backoff/jitter-equal.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
@@ -7,8 +8,13 @@ import type { BreakerSnapshot, CircuitBreakerOptions, StateChange } from './brea
 import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
 import type { CircuitState } from './errors.js';
 
-/** The default open period: 5 s doubling to 60 s, each period in [d/2, d). */
-const defaultOpenBackoff = /* @__PURE__ */ exponential({ initialDelayMs: 5_000, maxDelayMs: 60_000, jitter: 'equal' });
+/** The default open period: 5 s doubling to 60 s, each period in [d/2, d), for as long as the circuit keeps opening. */
+const defaultOpenBackoff = /* @__PURE__ */ exponential({
+  initialDelayMs: 5_000,
+  maxDelayMs: 60_000,
+  jitter: equalJitter,
+  maxAttempts: Infinity,
+});
 
 const STATES: readonly string[] = ['closed', 'open', 'half-open', 'isolated'];
 /** A restored `openings` replays the backoff this many steps at most: a hostile snapshot cannot stall the constructor. */

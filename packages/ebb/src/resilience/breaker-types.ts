@@ -84,8 +84,9 @@ export interface CircuitBreakerOptions {
   readonly successesToClose?: number;
   /**
    * The length of each open period: the first opening waits `next()` of a fresh run, each failed
-   * probe the following step; closing starts over. A policy that stops (-1) keeps its last period.
-   * Default: 5 s doubling to 60 s, equal jitter (each period in [d/2, d)).
+   * probe the following step; closing starts over. A policy that stops (-1) keeps its last period:
+   * give yours `maxAttempts: Infinity` (a curve stops after 5 attempts by default), as the default
+   * does. Default: 5 s doubling to 60 s, equal jitter (each period in [d/2, d)).
    */
   readonly openBackoff?: BackoffPolicy;
   /**

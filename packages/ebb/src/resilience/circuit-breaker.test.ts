@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { fullJitter } from '../backoff/jitter-full.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { seeded } from '../core/random.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { retry } from '../retry/retry.js';
@@ -9,7 +11,7 @@ import { type CircuitBreakerOptions, circuitBreaker, type StateChange } from './
 import { BrokenCircuitError } from './errors.js';
 
 /** 1 s, 2 s, 4 s, 8 s, 8 s, … with no jitter: open periods exact. */
-const doubling = exponential({ initialDelayMs: 1_000, maxDelayMs: 8_000 });
+const doubling = exponential({ initialDelayMs: 1_000, maxDelayMs: 8_000, jitter: noJitter });
 
 function setup(options: CircuitBreakerOptions = {}) {
   const clock = virtualClock(1_000);
@@ -102,7 +104,7 @@ describe('circuitBreaker: transitions', () => {
   it('keeps the last period when the open backoff stops', async () => {
     const { clock, breaker, fail } = setup({
       consecutiveFailures: 1,
-      openBackoff: exponential({ initialDelayMs: 100, multiplier: 3, maxAttempts: 3 }),
+      openBackoff: exponential({ initialDelayMs: 100, multiplier: 3, maxAttempts: 3, jitter: noJitter }),
     });
     const periods: number[] = [];
     fail();
@@ -325,13 +327,17 @@ describe('circuitBreaker: snapshot and restore', () => {
 describe('circuitBreaker: with retry()', () => {
   it('one breaker guards many operations; an open circuit fails the next operation at once without calling it', async () => {
     const clock = virtualClock();
-    const breaker = circuitBreaker({ clock, consecutiveFailures: 3, openBackoff: constant({ delayMs: 10_000 }) });
+    const breaker = circuitBreaker({
+      clock,
+      consecutiveFailures: 3,
+      openBackoff: constant({ delayMs: 10_000, jitter: noJitter }),
+    });
     let calls = 0;
     const down = () => {
       calls++;
       throw new Error('503');
     };
-    const opts = { rate: breaker, clock, backoff: constant({ delayMs: 100, maxAttempts: 2 }) };
+    const opts = { rate: breaker, clock, backoff: constant({ delayMs: 100, maxAttempts: 2, jitter: noJitter }) };
     const first = retry(down, opts).catch((e: unknown) => e);
     const second = retry(down, opts).catch((e: unknown) => e);
     await clock.advance(100);
@@ -348,7 +354,11 @@ describe('circuitBreaker: with retry()', () => {
 
   it('an abort during a probe frees the probe slot', async () => {
     const clock = virtualClock();
-    const breaker = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: constant({ delayMs: 1_000 }) });
+    const breaker = circuitBreaker({
+      clock,
+      consecutiveFailures: 1,
+      openBackoff: constant({ delayMs: 1_000, jitter: noJitter }),
+    });
     breaker.record('failure', breaker.acquire(), new Error('x'));
     await clock.advance(1_000);
     const controller = new AbortController();
@@ -370,7 +380,7 @@ describe('circuitBreaker: with retry()', () => {
       rate: breaker,
       clock,
       attemptTimeoutMs: 50,
-      backoff: constant({ delayMs: 10, maxAttempts: 2 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 2, jitter: noJitter }),
     });
     const settled = probe.catch((e: unknown) => e);
     await clock.runAll();
@@ -469,7 +479,7 @@ describe('circuitBreaker: invariants under random use', () => {
             consecutiveFailures: 2,
             halfOpenProbes: probes,
             retriesOnly,
-            openBackoff: exponential({ initialDelayMs: 100, maxDelayMs: 1_000, jitter: 'full' }),
+            openBackoff: exponential({ initialDelayMs: 100, maxDelayMs: 1_000, jitter: fullJitter }),
             onStateChange: (c) => {
               if (c.to === 'open') openings.push(c.openMs as number);
             },

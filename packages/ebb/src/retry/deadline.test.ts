@@ -1,21 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
+import { decorrelatedJitter } from '../backoff/decorrelated.js';
 import { exponential } from '../backoff/exponential.js';
 import type { Jitter } from '../backoff/jitter.js';
+import { additiveJitter } from '../backoff/jitter-additive.js';
+import { equalJitter } from '../backoff/jitter-equal.js';
+import { fullJitter } from '../backoff/jitter-full.js';
+import { noJitter } from '../backoff/jitter-none.js';
+import { proportionalJitter } from '../backoff/jitter-proportional.js';
 import { linear } from '../backoff/linear.js';
 import { seeded } from '../core/random.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
 import { retry } from './retry.js';
 
-const jitter = fc.constantFrom<Jitter>(
-  'none',
-  'full',
-  'equal',
-  { kind: 'proportional', factor: 0.5 },
-  { kind: 'additive', maxMs: 500 },
-);
+const jitter = fc.constantFrom<Jitter>(noJitter, fullJitter, equalJitter, proportionalJitter(0.5), additiveJitter(500));
 const budget = fc.integer({ min: 0, max: 100_000 });
 const policy = fc.oneof(
   fc
@@ -48,7 +48,7 @@ const policy = fc.oneof(
       multiplier: fc.double({ min: 1, max: 4, noNaN: true }),
       maxElapsedMs: budget,
     })
-    .map((o) => exponential({ ...o, jitter: 'decorrelated' })),
+    .map((o) => exponential({ ...o, jitter: decorrelatedJitter })),
 );
 
 describe('maxElapsedMs: total virtual time never exceeds it', () => {

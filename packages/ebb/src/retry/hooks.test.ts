@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { refQueue } from '../core/timer-queue.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { withRetry } from '../http/with-retry.js';
@@ -18,7 +19,7 @@ function recorded(extra: RetryOptions = {}) {
   const log: [string, unknown][] = [];
   const options: RetryOptions = {
     clock,
-    backoff: exponential({ initialDelayMs: 100, maxAttempts: 3 }),
+    backoff: exponential({ initialDelayMs: 100, maxAttempts: 3, jitter: noJitter }),
     onFailedAttempt: (c) => {
       log.push(['onFailedAttempt', { ...c }]);
     },
@@ -165,7 +166,9 @@ describe('hooks: order and arguments', () => {
   });
 
   it('the deadline running out during an attempt: onFailedAttempt (give-up, elapsed), onGiveUp', async () => {
-    const { clock, log, options } = recorded({ backoff: constant({ delayMs: 10, maxElapsedMs: 50 }) });
+    const { clock, log, options } = recorded({
+      backoff: constant({ delayMs: 10, maxElapsedMs: 50, jitter: noJitter }),
+    });
     const { error } = (await outcome(
       retry(({ signal }) => clock.sleep(1_000, signal), options),
       clock,
@@ -189,7 +192,7 @@ describe('hooks: order and arguments', () => {
     };
     const p = retry(({ attempt }) => (attempt === 1 ? Promise.reject(e1) : 'ok'), {
       clock,
-      backoff: constant({ delayMs: 10, maxAttempts: 2 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 2, jitter: noJitter }),
       onFailedAttempt: slow('onFailedAttempt'),
       onRetry: slow('onRetry'),
       onSuccess: slow('onSuccess'),
@@ -225,7 +228,7 @@ describe('hooks that throw or reject: the operation rejects with that error and 
           },
           {
             clock,
-            backoff: constant({ delayMs: 10, maxAttempts: 1 + (key === 'onGiveUp' ? 0 : 1) }),
+            backoff: constant({ delayMs: 10, maxAttempts: 1 + (key === 'onGiveUp' ? 0 : 1), jitter: noJitter }),
             attemptTimeoutMs: 1_000,
             [key]: hook,
           },
@@ -241,7 +244,7 @@ describe('hooks that throw or reject: the operation rejects with that error and 
     const timers = trackHostTimers();
     try {
       const error = await retry(() => Promise.reject(e1), {
-        backoff: constant({ delayMs: 10_000, maxAttempts: 2 }),
+        backoff: constant({ delayMs: 10_000, maxAttempts: 2, jitter: noJitter }),
         onRetry: () => {
           throw hookError;
         },
@@ -275,14 +278,14 @@ describe('retries: the shorthand for the attempt limit', () => {
     }
   });
 
-  it('applies to the given Backoff value, and to retrySync; refused for a policy without withMaxAttempts', async () => {
+  it('applies to the given Backoff value, and to retrySync; refused for a custom policy, whose limit ebb cannot set', async () => {
     const clock = virtualClock(10);
     const waits: number[] = [];
     await outcome(
       retry(() => Promise.reject(e1), {
         clock,
         retries: 2,
-        backoff: constant({ delayMs: 5, maxAttempts: 10 }),
+        backoff: constant({ delayMs: 5, maxAttempts: 10, jitter: noJitter }),
         onRetry: (c) => {
           waits.push(c.delayMs);
         },
@@ -325,7 +328,7 @@ describe('retrySync and poll: the same hooks', () => {
           now += ms;
         },
       },
-      backoff: exponential({ initialDelayMs: 100, maxAttempts: 3 }),
+      backoff: exponential({ initialDelayMs: 100, maxAttempts: 3, jitter: noJitter }),
       onFailedAttempt: (c: object) => log.push(['onFailedAttempt', { ...c }]),
       onRetry: (c: object) => log.push(['onRetry', { ...c }]),
       onGiveUp: (c: object) => log.push(['onGiveUp', { ...c }]),
@@ -383,7 +386,7 @@ describe('retrySync and poll: the same hooks', () => {
     const log: string[] = [];
     const p = poll(({ attempt }) => (attempt < 3 ? { done: false } : { done: true, value: 'job' }), {
       clock,
-      backoff: constant({ delayMs: 10, maxAttempts: 5 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }),
       onFailedAttempt: (c) => {
         log.push(`${c.attempt}:${(c.error as Error).name}:${c.next}`);
       },
@@ -413,7 +416,7 @@ describe('withRetry forwards the new executor options', () => {
       {
         clock,
         retries: 2,
-        backoff: constant({ delayMs: 10, maxAttempts: 9 }),
+        backoff: constant({ delayMs: 10, maxAttempts: 9, jitter: noJitter }),
         onFailedAttempt: (c) => {
           log.push(`${c.attempt}:${c.next}`);
         },

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { fullJitter } from '../backoff/jitter-full.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import type { Clock } from '../core/clock.js';
 import { refQueue } from '../core/timer-queue.js';
 import { virtualClock } from '../core/virtual-clock.js';
@@ -162,7 +164,7 @@ describe('a policy run returning anything but a finite delay >= 0 or -1 fails on
         if (++calls === 1) throw new Error('once');
         return 'ok';
       },
-      { backoff: constant({ delayMs: 5, maxAttempts: 3 }) },
+      { backoff: constant({ delayMs: 5, maxAttempts: 3, jitter: noJitter }) },
     );
     await expect(hostile).rejects.toThrow(RangeError);
     await expect(ordinary).resolves.toBe('ok');
@@ -182,7 +184,7 @@ describe('a clock that misbehaves fails only its own operation, with a named err
     if (c.attempt < 3) throw new Error('x');
     return 'ok';
   };
-  const fast = constant({ delayMs: 0, maxAttempts: 5 });
+  const fast = constant({ delayMs: 0, maxAttempts: 5, jitter: noJitter });
 
   it('now() returning NaN, a string or Infinity, at the start or later', async () => {
     for (const bad of [Number.NaN, '12', Infinity, undefined]) {
@@ -293,7 +295,11 @@ describe('messages built from thrown values never throw', () => {
       };
       const clock = virtualClock(99);
       const error = await errorOf(
-        retry(thrower, { clock, backoff: constant({ delayMs: 1, maxAttempts: 2 }), retryIf: () => true }),
+        retry(thrower, {
+          clock,
+          backoff: constant({ delayMs: 1, maxAttempts: 2, jitter: noJitter }),
+          retryIf: () => true,
+        }),
         clock,
       );
       expect(error).toBeInstanceOf(RetryError);
@@ -303,7 +309,7 @@ describe('messages built from thrown values never throw', () => {
       try {
         retrySync(thrower, {
           clock: { now: () => 0, sleepSync: () => {} },
-          backoff: constant({ delayMs: 1, maxAttempts: 2 }),
+          backoff: constant({ delayMs: 1, maxAttempts: 2, jitter: noJitter }),
           retryIf: () => true,
         });
       } catch (e) {
@@ -322,7 +328,7 @@ describe('messages built from thrown values never throw', () => {
           () => {
             throw value;
           },
-          { clock, backoff: constant({ delayMs: 1, maxAttempts: 2 }) },
+          { clock, backoff: constant({ delayMs: 1, maxAttempts: 2, jitter: noJitter }) },
         ),
         clock,
       );
@@ -353,20 +359,20 @@ describe('a hostile policy, Random and Clock beside 1,000 ordinary retries: only
             if (attempt <= failures) throw new Error(`op ${i} attempt ${attempt}`);
             return i;
           },
-          { clock, backoff: exponential({ initialDelayMs: 10, maxAttempts: 4 }) },
+          { clock, backoff: exponential({ initialDelayMs: 10, maxAttempts: 4, jitter: noJitter }) },
         ).then((value) => ({ value, at: clock.now() - t0 })),
       );
     }
     const hostilePolicy = retry(alwaysFail, { clock, backoff: policy([10, Number.NaN]) });
     const hostileRandom = retry(alwaysFail, {
       clock,
-      backoff: exponential({ initialDelayMs: 10, maxAttempts: 4, jitter: 'full' }),
+      backoff: exponential({ initialDelayMs: 10, maxAttempts: 4, jitter: fullJitter }),
       random: () => -0.5,
     });
     let reads = 0;
     const hostileClock = retry(alwaysFail, {
       clock: { now: () => (++reads > 2 ? Number.NaN : clock.now()), sleep: (ms, s) => clock.sleep(ms, s) },
-      backoff: constant({ delayMs: 10, maxAttempts: 4 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 4, jitter: noJitter }),
     });
     const hostile = [hostilePolicy, hostileRandom, hostileClock].map((p) =>
       p.then(

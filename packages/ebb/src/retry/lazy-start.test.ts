@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { presets } from '../backoff/presets.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
@@ -48,12 +49,20 @@ describe('which calls start without a clock reading', () => {
   const cases: [string, RetryOptions | undefined, boolean][] = [
     ['no options', undefined, true],
     ['empty options', {}, true],
-    ['an exponential() policy', { backoff: exponential({ initialDelayMs: 10, maxAttempts: 3 }) }, true],
+    [
+      'an exponential({ jitter: noJitter }) policy',
+      { backoff: exponential({ initialDelayMs: 10, maxAttempts: 3, jitter: noJitter }) },
+      true,
+    ],
     ['retries', { retries: 2 }, true],
     ['retryIf', { retryIf: () => true }, true],
     ['maxRetryAfterMs', { maxRetryAfterMs: 5 }, true],
     ['unref (still the system clock)', { unref: true }, true],
-    ['a time budget', { backoff: constant({ delayMs: 1, maxAttempts: 3, maxElapsedMs: 100 }) }, false],
+    [
+      'a time budget',
+      { backoff: constant({ delayMs: 1, maxAttempts: 3, maxElapsedMs: 100, jitter: noJitter }) },
+      false,
+    ],
     ['a preset with a time budget (SIP)', { backoff: presets.sip }, false],
     ["Google's policy (its run reads the elapsed time)", { backoff: presets.googleHttpClient }, false],
     ["AWS's standard mode (its own run)", { backoff: presets.awsStandard }, false],
@@ -96,7 +105,7 @@ describe('the executor with a lazy start', () => {
       return ctx.attempt;
     };
     const result = await outcome(
-      execute(op, prepared({ clock: c, backoff: constant({ delayMs: 40, maxAttempts: 3 }) }, true)),
+      execute(op, prepared({ clock: c, backoff: constant({ delayMs: 40, maxAttempts: 3, jitter: noJitter }) }, true)),
       c.clock,
     );
     expect(result.value).toBe(2);
@@ -114,7 +123,7 @@ describe('the executor with a lazy start', () => {
       if (ctx.attempt < durations.length) throw new Error(`attempt ${ctx.attempt}`);
       return 'done';
     };
-    const backoff = constant({ delayMs: delay, maxAttempts: durations.length });
+    const backoff = constant({ delayMs: delay, maxAttempts: durations.length, jitter: noJitter });
     return { seen, result: await outcome(execute(op, prepared({ clock: c, backoff }, lazy)), c.clock) };
   }
 
@@ -148,7 +157,7 @@ describe('the executor with a lazy start', () => {
       await c.clock.sleep(25);
       throw new Error('down');
     };
-    const backoff = constant({ delayMs: 10, maxAttempts: 3 });
+    const backoff = constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter });
     const { error } = await outcome(execute(op, prepared({ clock: c, backoff }, true)), c.clock);
     expect(error).toBeInstanceOf(RetryError);
     // Three attempts of 25 ms and two waits of 10 ms: 95 ms in all, the first 25 left out.
@@ -165,7 +174,7 @@ describe('the executor with a lazy start', () => {
       await c.clock.sleep(25);
       throw new Error('down');
     };
-    const backoff = constant({ delayMs: 10, maxAttempts: 3 });
+    const backoff = constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter });
     const { error } = await outcome(execute(op, prepared({ clock: c, backoff }, false)), c.clock);
     expect(error).toMatchObject({ reason: 'attempts', attempts: 3, elapsedMs: 95 });
     expect((error as Error).message).toMatch(/^Gave up after 3 attempts in 95 ms: maxAttempts \(3\) reached\./);

@@ -80,7 +80,7 @@ describe('retry() options: every refusal, exactly', () => {
       'retries on a custom policy',
       { retries: 2, backoff: policy() },
       TypeError,
-      'retry(): `retries` sets the attempt limit of a Backoff value (withMaxAttempts()); this custom policy has none. Stop in its next() (return -1) instead.',
+      'retry(): `retries` sets the attempt limit of a Backoff value (withOptions()); this custom policy has none. Stop in its next() (return -1) instead.',
     ],
     [
       'a custom policy with maxElapsedMs NaN',

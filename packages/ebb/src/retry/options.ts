@@ -1,6 +1,6 @@
-import type { BackoffPolicy } from '../backoff/backoff.js';
-import { assertBounded } from '../backoff/bounded.js';
+import { Backoff, type BackoffPolicy } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
+import { withOptions } from '../backoff/with-options.js';
 import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
@@ -35,8 +35,8 @@ export interface RetryOptions {
   /**
    * Shorthand for the policy's attempt limit, counted as retries: `retries: 3` is
    * `maxAttempts: 4` (one call and up to three retries), `Infinity` retries until something else
-   * stops it. It replaces the limit of `backoff` (through its `withMaxAttempts()`, so a custom
-   * policy without that method is refused). Default: the policy's own limit.
+   * stops it. It replaces the limit of a `Backoff` value (as `withOptions(backoff, { maxAttempts })`;
+   * a custom policy is refused). Default: the policy's own limit.
    */
   readonly retries?: number;
   /**
@@ -255,19 +255,16 @@ export function prepare(
         'For example 3: one call and up to three retries.',
       );
     }
-    const policy = (backoff ?? DEFAULTS.backoff) as BackoffPolicy & { withMaxAttempts?: (n: number) => BackoffPolicy };
-    if (typeof policy.withMaxAttempts !== 'function') {
+    const policy = backoff ?? DEFAULTS.backoff;
+    if (!(policy instanceof Backoff)) {
       throw new TypeError(
-        `${where}: \`retries\` sets the attempt limit of a Backoff value (withMaxAttempts()); this custom policy has none. Stop in its next() (return -1) instead.`,
+        `${where}: \`retries\` sets the attempt limit of a Backoff value (withOptions()); this custom policy has none. Stop in its next() (return -1) instead.`,
       );
     }
-    backoff = policy.withMaxAttempts(retries + 1);
+    backoff = withOptions(policy, { maxAttempts: retries + 1 });
   }
   const p: { -readonly [K in keyof Prepared]: Prepared[K] } = {};
   if (backoff !== undefined) {
-    // A Backoff nothing stops (no maxAttempts, no maxElapsedMs) is refused unless the caller
-    // said maxAttempts: Infinity (or retries: Infinity): a forgotten limit is not a retry forever.
-    assertBounded(where, backoff);
     // Read once: a getter cannot move the deadline during a run.
     const maxElapsedMs = (backoff as { maxElapsedMs?: unknown }).maxElapsedMs;
     if (!limit(maxElapsedMs)) {

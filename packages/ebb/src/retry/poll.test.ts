@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { presets } from '../backoff/presets.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import type { RetryError } from './errors.js';
@@ -42,7 +43,10 @@ describe('poll', () => {
   it('gives up when the policy runs out while the work is still not done, with NotDoneError as cause', async () => {
     const clock = virtualClock();
     const check = vi.fn((): PollResult<never> => ({ done: false }));
-    const out = await settle(poll(check, { clock, backoff: constant({ delayMs: 10, maxAttempts: 4 }) }), clock);
+    const out = await settle(
+      poll(check, { clock, backoff: constant({ delayMs: 10, maxAttempts: 4, jitter: noJitter }) }),
+      clock,
+    );
     expect(check).toHaveBeenCalledTimes(4);
     const error = (out as { error: RetryError }).error;
     expect(error).toMatchObject({ reason: 'attempts', attempts: 4 });
@@ -91,7 +95,10 @@ describe('poll', () => {
   it('honours the time budget and server hints like retry()', async () => {
     const clock = virtualClock();
     const out = await settle(
-      poll(() => ({ done: false }), { clock, backoff: exponential({ initialDelayMs: 100, maxElapsedMs: 1_000 }) }),
+      poll(() => ({ done: false }), {
+        clock,
+        backoff: exponential({ initialDelayMs: 100, maxElapsedMs: 1_000, jitter: noJitter }),
+      }),
       clock,
     );
     expect((out as { error: RetryError }).error.reason).toBe('elapsed');
@@ -161,7 +168,7 @@ describe('poll, exactly', () => {
         {
           clock,
           initialDelayMs: 30,
-          backoff: constant({ delayMs: 7, maxAttempts: 3 }),
+          backoff: constant({ delayMs: 7, maxAttempts: 3, jitter: noJitter }),
           retryIf: (_e, c) => {
             contexts.push(c.attempt);
             return true;
@@ -185,7 +192,7 @@ describe('poll, exactly', () => {
           if (c.attempt === 1) throw new Error('transient');
           return (undefined as unknown as { x: PollResult<number> }).x;
         },
-        { clock, backoff: constant({ delayMs: 1, maxAttempts: 5 }) },
+        { clock, backoff: constant({ delayMs: 1, maxAttempts: 5, jitter: noJitter }) },
       ),
       clock,
     );

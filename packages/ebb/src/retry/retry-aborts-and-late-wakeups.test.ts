@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
@@ -60,7 +61,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
           calls.push(attempt);
           return thenableFn(attempt === 1, `v${attempt}`) as unknown as PromiseLike<string>;
         },
-        { clock, backoff: constant({ delayMs: 7, maxAttempts: 3 }), ...options },
+        { clock, backoff: constant({ delayMs: 7, maxAttempts: 3, jitter: noJitter }), ...options },
       );
       await clock.runAll();
       await expect(done).resolves.toBe('v2');
@@ -74,7 +75,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
     const done = retry(() => new Promise<never>(() => {}), {
       clock,
       attemptTimeoutMs: 100,
-      backoff: constant({ delayMs: 10, maxAttempts: 5, maxElapsedMs: 100 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }),
     }).catch((e: unknown) => e);
     await clock.runAll();
     const error = (await done) as RetryError;
@@ -132,7 +133,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
         succeeded = true;
         return 'ok';
       },
-      { clock, backoff: constant({ delayMs: 5, maxAttempts: 3 }) },
+      { clock, backoff: constant({ delayMs: 5, maxAttempts: 3, jitter: noJitter }) },
     );
     await inner.runAll();
     await expect(done).resolves.toBe('ok');
@@ -162,7 +163,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
         {
           clock,
           rate,
-          backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100 }),
+          backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }),
           onFailedAttempt: ({ attempt, next }) => {
             events.push(`failed ${attempt} ${next}`);
           },
@@ -194,7 +195,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
         starts.push(c.t - 1_000);
         throw new Error(`fail ${attempt}`);
       },
-      { clock, backoff: constant({ delayMs: 40, maxAttempts: 5, maxElapsedMs: 100 }) },
+      { clock, backoff: constant({ delayMs: 40, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }) },
     ).catch((e: unknown) => e)) as RetryError;
     // Attempt 2 starts at 90 (within the deadline, although 50 ms late); its wait would end at
     // 130 > 100, so the executor gives up after it without sleeping.
@@ -210,7 +211,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
         starts.push(c.t);
         throw new Error(`fail ${attempt}`);
       },
-      { clock, backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100 }) },
+      { clock, backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }) },
     ).catch((e: unknown) => e)) as RetryError;
     expect(starts).toEqual([0]);
     expect(late.reason).toBe('elapsed');
@@ -237,7 +238,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
       () => {
         throw new Error('fail');
       },
-      { clock, rate, signal: controller.signal, backoff: constant({ delayMs: 100, maxAttempts: 3 }) },
+      { clock, rate, signal: controller.signal, backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }) },
     ).catch((e: unknown) => e);
     await clock.advance(10);
     controller.abort('stop');
@@ -299,7 +300,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
         calls++;
         throw new Error('fail');
       },
-      { clock, rate, backoff: constant({ delayMs: 10, maxAttempts: 3 }) },
+      { clock, rate, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) },
     ).catch((e: unknown) => e);
     await inner.runAll();
     const error = await done;
@@ -337,7 +338,7 @@ describe('retry: the first attempt, rate tickets, bad clocks and signals', () =>
           calls++;
           return { attempt, elapsedMs };
         },
-        { clock, backoff: constant({ delayMs: 1, maxAttempts: 3, maxElapsedMs }) },
+        { clock, backoff: constant({ delayMs: 1, maxAttempts: 3, maxElapsedMs, jitter: noJitter }) },
       );
       expect(calls).toBe(1);
       // Read at the call (0), then as attempt 1 starts (1): already at or past the budget.
@@ -366,7 +367,7 @@ describe('retry: the first attempt, rate tickets, bad clocks and signals', () =>
       {
         clock,
         rate,
-        backoff: constant({ delayMs: 10, maxAttempts: 3, maxElapsedMs: 50 }),
+        backoff: constant({ delayMs: 10, maxAttempts: 3, maxElapsedMs: 50, jitter: noJitter }),
         onFailedAttempt: ({ next }) => {
           hooks.push(`failed ${next}`);
         },
@@ -416,7 +417,7 @@ describe('retry: the first attempt, rate tickets, bad clocks and signals', () =>
       {
         clock,
         signal,
-        backoff: constant({ delayMs: 10, maxAttempts: 3 }),
+        backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }),
         onRetry: () => signal.abortSilently('stop'),
       },
     ).catch((e: unknown) => e);
@@ -437,7 +438,7 @@ describe('retry: the first attempt, rate tickets, bad clocks and signals', () =>
         calls++;
         throw new Error('fail');
       },
-      { clock, signal, rate, backoff: constant({ delayMs: 10, maxAttempts: 3 }) },
+      { clock, signal, rate, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) },
     ).catch((e: unknown) => e);
     // During the 10 ms wait: no event, so the wait runs its course.
     void clock.sleep(5).then(() => signal.abortSilently('stop'));

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { refQueue } from '../core/timer-queue.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
@@ -40,7 +41,7 @@ describe('the deadline is checked after rate.acquire(), whose wait counts agains
           calls++;
           return 'never';
         },
-        { clock, backoff: constant({ delayMs: 10, maxElapsedMs: 100 }), rate: slowRate(clock, 200) },
+        { clock, backoff: constant({ delayMs: 10, maxElapsedMs: 100, jitter: noJitter }), rate: slowRate(clock, 200) },
       ),
       clock,
     )) as { error: RetryError };
@@ -57,7 +58,11 @@ describe('the deadline is checked after rate.acquire(), whose wait counts agains
     const boom = new Error('boom');
     const rate = slowRate(clock, 40);
     const { error } = (await outcome(
-      retry(() => Promise.reject(boom), { clock, backoff: constant({ delayMs: 10, maxElapsedMs: 60 }), rate }),
+      retry(() => Promise.reject(boom), {
+        clock,
+        backoff: constant({ delayMs: 10, maxElapsedMs: 60, jitter: noJitter }),
+        rate,
+      }),
       clock,
     )) as { error: RetryError };
     expect(error).toMatchObject({ reason: 'elapsed', attempts: 1, elapsedMs: 90, cause: boom });
@@ -72,7 +77,7 @@ describe('the deadline is checked after rate.acquire(), whose wait counts agains
     const result = await outcome(
       retry((c) => c.elapsedMs, {
         clock,
-        backoff: constant({ delayMs: 10, maxElapsedMs: 100 }),
+        backoff: constant({ delayMs: 10, maxElapsedMs: 100, jitter: noJitter }),
         rate: slowRate(clock, 100),
       }),
       clock,
@@ -144,7 +149,7 @@ describe('deadlines and hints at their exact boundaries, on a clock that does no
           seen.push(c.elapsedMs);
           return Promise.reject(new Error('x'));
         },
-        { clock, backoff: constant({ delayMs: 25, maxAttempts: 3 }) },
+        { clock, backoff: constant({ delayMs: 25, maxAttempts: 3, jitter: noJitter }) },
       ),
       clock,
     )) as { error: RetryError };
@@ -165,7 +170,7 @@ describe('deadlines and hints at their exact boundaries, on a clock that does no
             seen.push(c.elapsedMs);
             throw new Error('x');
           },
-          { clock, backoff: constant({ delayMs: 50, maxElapsedMs }) },
+          { clock, backoff: constant({ delayMs: 50, maxElapsedMs, jitter: noJitter }) },
         ),
         clock,
       )) as { error: RetryError };
@@ -203,7 +208,7 @@ describe('on the real clock: wait lengths and timer release', () => {
         if (c.attempt < 3) throw new Error('x');
         return c.attempt;
       },
-      { backoff: constant({ delayMs: 40, maxAttempts: 3 }) },
+      { backoff: constant({ delayMs: 40, maxAttempts: 3, jitter: noJitter }) },
     );
     expect(value).toBe(3);
     for (const gap of [(starts[1] as number) - (starts[0] as number), (starts[2] as number) - (starts[1] as number)]) {
@@ -219,7 +224,7 @@ describe('on the real clock: wait lengths and timer release', () => {
       const controller = new AbortController();
       const p = retry(() => Promise.reject(new Error('x')), {
         signal: controller.signal,
-        backoff: constant({ delayMs: 600_000, maxAttempts: 100 }),
+        backoff: constant({ delayMs: 600_000, maxAttempts: 100, jitter: noJitter }),
       }).catch((e: unknown) => e);
       await new Promise((resolve) => setImmediate(resolve));
       await new Promise((resolve) => setImmediate(resolve));
@@ -253,7 +258,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
       retry((c) => (c.attempt < 2 ? Promise.reject(new Error('x')) : 1), {
         clock,
         signal: controller.signal,
-        backoff: constant({ delayMs: 5, maxAttempts: 3 }),
+        backoff: constant({ delayMs: 5, maxAttempts: 3, jitter: noJitter }),
       }),
       clock,
     );
@@ -296,7 +301,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
           }
           return 'second';
         },
-        { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 1_000, maxAttempts: 3 }) },
+        { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 1_000, maxAttempts: 3, jitter: noJitter }) },
       ),
       clock,
     );
@@ -353,7 +358,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     const slow = await outcome(
       retry(({ signal }) => clock2.sleep(1_000, signal), {
         clock: clock2,
-        backoff: constant({ delayMs: 1, maxElapsedMs: 70 }),
+        backoff: constant({ delayMs: 1, maxElapsedMs: 70, jitter: noJitter }),
       }),
       clock2,
     );
@@ -368,7 +373,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     await outcome(
       retry(() => 1, {
         clock,
-        backoff: constant({ delayMs: 1, maxElapsedMs: 10 }),
+        backoff: constant({ delayMs: 1, maxElapsedMs: 10, jitter: noJitter }),
         rate: { acquire: (signal) => clock.sleep(50, signal), record: () => {} },
         onFailedAttempt: (c) => {
           log.push(`failed ${c.attempt}`);
@@ -389,7 +394,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     const result = await outcome(
       retry((c) => (c.attempt === 1 ? Promise.reject(new Error('x')) : 'ok'), {
         clock,
-        backoff: constant({ delayMs: 5, maxAttempts: 3 }),
+        backoff: constant({ delayMs: 5, maxAttempts: 3, jitter: noJitter }),
       }),
       base,
     );
@@ -409,7 +414,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
       retry(({ signal }) => base.sleep(10_000, signal), {
         clock: late,
         attemptTimeoutMs: 50,
-        backoff: constant({ delayMs: 10, maxElapsedMs: 100 }),
+        backoff: constant({ delayMs: 10, maxElapsedMs: 100, jitter: noJitter }),
       }),
       base,
     );
@@ -447,7 +452,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     let release: () => void = () => {};
     const p = retry(() => Promise.reject(new Error('x')), {
       signal: controller.signal,
-      backoff: constant({ delayMs: 60_000, maxAttempts: 3 }),
+      backoff: constant({ delayMs: 60_000, maxAttempts: 3, jitter: noJitter }),
       onRetry: () =>
         new Promise<void>((resolve) => {
           release = resolve;
@@ -469,7 +474,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     const p = retry(() => Promise.reject(new Error('x')), {
       clock: deaf,
       signal: controller.signal,
-      backoff: constant({ delayMs: 100, maxAttempts: 3 }),
+      backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }),
       rate: {
         acquire: () => {
           acquires++;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import * as validateModule from '../core/validate.js';
 import * as decideModule from './decide.js';
 import * as errorsModule from './errors.js';
@@ -54,7 +55,9 @@ describe('retrySync', () => {
       if (c.attempt < 3) throw new Error('locked');
       return c;
     });
-    expect(retrySync(op, { clock, backoff: exponential({ initialDelayMs: 10, maxAttempts: 100 }) })).toEqual({
+    expect(
+      retrySync(op, { clock, backoff: exponential({ initialDelayMs: 10, maxAttempts: 100, jitter: noJitter }) }),
+    ).toEqual({
       attempt: 3,
       elapsedMs: 30,
     });
@@ -70,7 +73,7 @@ describe('retrySync', () => {
         () => {
           throw boom;
         },
-        { clock, backoff: constant({ delayMs: 5, maxAttempts: 3 }) },
+        { clock, backoff: constant({ delayMs: 5, maxAttempts: 3, jitter: noJitter }) },
       );
     } catch (e) {
       error = e;
@@ -96,7 +99,7 @@ describe('retrySync', () => {
         () => {
           throw new Error('x');
         },
-        { clock, backoff: constant({ delayMs: 400, maxElapsedMs: 1_000 }) },
+        { clock, backoff: constant({ delayMs: 400, maxElapsedMs: 1_000, jitter: noJitter }) },
       ),
     ).toThrow(/would end past maxElapsedMs/);
     expect(clock.sleeps).toEqual([400, 400]);
@@ -109,7 +112,7 @@ describe('retrySync', () => {
       },
       {
         clock: c2,
-        backoff: constant({ delayMs: 1, maxAttempts: 100 }),
+        backoff: constant({ delayMs: 1, maxAttempts: 100, jitter: noJitter }),
         onRetry: (r) => void calls.push(r.delayMs),
       },
     );
@@ -132,7 +135,7 @@ describe('retrySync', () => {
       () => {
         if (++n < 2) throw new Error('once');
       },
-      { backoff: constant({ delayMs: 30, maxAttempts: 100 }) },
+      { backoff: constant({ delayMs: 30, maxAttempts: 100, jitter: noJitter }) },
     );
     expect(performance.now() - start).toBeGreaterThanOrEqual(29);
   });
@@ -166,7 +169,7 @@ describe('retrySync: pinned by its mutation survivors', () => {
         },
         {
           clock,
-          backoff: constant({ delayMs: 10, maxAttempts: 5 }),
+          backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }),
           onFailedAttempt: (c) => {
             if (c.next === 'final') log.push({ ...c });
           },
@@ -217,7 +220,7 @@ describe('retrySync: the default clock and the blocking probe', () => {
         seen.push(elapsedMs);
         if (attempt < 2) throw new Error('x');
       },
-      { clock, backoff: constant({ delayMs: 0, maxAttempts: 5 }) },
+      { clock, backoff: constant({ delayMs: 0, maxAttempts: 5, jitter: noJitter }) },
     );
     // Readings: the start (1), after the failure (2), attempt 2's start (3).
     expect(seen).toEqual([0, 2]);
@@ -233,7 +236,7 @@ describe('retrySync: the default clock and the blocking probe', () => {
           seen.push(elapsedMs);
           if (attempt < 3) throw new Error('x');
         },
-        { backoff: constant({ delayMs: 0, maxAttempts: 5 }) },
+        { backoff: constant({ delayMs: 0, maxAttempts: 5, jitter: noJitter }) },
       );
     } finally {
       spy.mockRestore();
@@ -260,7 +263,7 @@ describe('retrySync: the default clock and the blocking probe', () => {
           if (++n < 2) throw new Error('x');
           return 'done';
         },
-        { clock, backoff: constant({ delayMs: 3, maxAttempts: 5 }) },
+        { clock, backoff: constant({ delayMs: 3, maxAttempts: 5, jitter: noJitter }) },
       ),
     ).toBe('done');
     expect(clock.sleeps).toEqual([3]);
@@ -285,7 +288,7 @@ describe('retrySync: what its RetryError says', () => {
         () => {
           throw new Error('locked');
         },
-        { clock, backoff: constant({ delayMs: 25, maxAttempts: 3 }) },
+        { clock, backoff: constant({ delayMs: 25, maxAttempts: 3, jitter: noJitter }) },
       );
     } catch (e) {
       error = e;

@@ -1,8 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { presets } from '../backoff/presets.js';
 import { sample } from '../backoff/sample.js';
+import { withOptions } from '../backoff/with-options.js';
 import type { Clock } from '../core/clock.js';
 import { seeded } from '../core/random.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
@@ -68,7 +70,9 @@ describe('retry: outcomes', () => {
     const op = vi.fn((c: AttemptContext) => {
       throw errors[c.attempt - 1];
     });
-    const { error, clock } = await settle(op, { backoff: exponential({ initialDelayMs: 100, maxAttempts: 3 }) });
+    const { error, clock } = await settle(op, {
+      backoff: exponential({ initialDelayMs: 100, maxAttempts: 3, jitter: noJitter }),
+    });
     expect(op).toHaveBeenCalledTimes(3);
     expect(op.mock.calls.map(([c]) => c.attempt)).toEqual([1, 2, 3]);
     expect(error).toBeInstanceOf(RetryError);
@@ -100,7 +104,7 @@ describe('retry: outcomes', () => {
       presets.default,
       presets.googleDrive,
       presets.awsStandard,
-      presets.grpcConnect.withMaxAttempts(8),
+      withOptions(presets.grpcConnect, { maxAttempts: 8 }),
     ]) {
       const { clock } = await settle(() => fail(), { backoff, random: seeded(99) });
       expect(clock.sleeps).toEqual(sample(backoff, { random: seeded(99) }));
@@ -113,7 +117,10 @@ describe('retry: outcomes', () => {
       throw c.attempt === 2 ? fatal : new Error('transient');
     });
     const retryIf = vi.fn((e: unknown, _c: AttemptContext) => !(e instanceof TypeError));
-    const { error, clock } = await settle(op, { retryIf, backoff: constant({ delayMs: 10, maxAttempts: 100 }) });
+    const { error, clock } = await settle(op, {
+      retryIf,
+      backoff: constant({ delayMs: 10, maxAttempts: 100, jitter: noJitter }),
+    });
     expect(error).toBe(fatal);
     expect(op).toHaveBeenCalledTimes(2);
     expect(clock.sleeps).toEqual([10]);
@@ -155,7 +162,7 @@ describe('retry: outcomes', () => {
       () => {
         throw undefined;
       },
-      { backoff: constant({ delayMs: 1, maxAttempts: 2 }) },
+      { backoff: constant({ delayMs: 1, maxAttempts: 2, jitter: noJitter }) },
     );
     expect(error).toBeInstanceOf(RetryError);
     expect((error as RetryError).cause).toBeUndefined();
@@ -172,7 +179,10 @@ describe('retry: onRetry', () => {
         if (c.attempt <= 3) throw errors[c.attempt - 1];
         return 'ok';
       },
-      { backoff: exponential({ initialDelayMs: 100, maxAttempts: 100 }), onRetry: (c) => void calls.push(c) },
+      {
+        backoff: exponential({ initialDelayMs: 100, maxAttempts: 100, jitter: noJitter }),
+        onRetry: (c) => void calls.push(c),
+      },
     );
     expect(value).toBe('ok');
     expect(calls).toEqual([
@@ -197,7 +207,7 @@ describe('retry: onRetry', () => {
           await clock.sleep(5);
           order.push('onRetry end');
         },
-        backoff: constant({ delayMs: 1, maxAttempts: 100 }),
+        backoff: constant({ delayMs: 1, maxAttempts: 100, jitter: noJitter }),
       },
       clock,
     );
@@ -229,7 +239,7 @@ describe('retry: abort', () => {
     const p = retry(op, {
       clock,
       signal: controller.signal,
-      backoff: constant({ delayMs: 600_000, maxAttempts: 100 }),
+      backoff: constant({ delayMs: 600_000, maxAttempts: 100, jitter: noJitter }),
     });
     await clock.advance(1_000);
     expect(op).toHaveBeenCalledTimes(1);
@@ -291,7 +301,7 @@ describe('retry: abort', () => {
     const remove = vi.spyOn(controller.signal, 'removeEventListener');
     await settle((c) => (c.attempt < 3 ? fail() : 1), {
       signal: controller.signal,
-      backoff: constant({ delayMs: 5, maxAttempts: 100 }),
+      backoff: constant({ delayMs: 5, maxAttempts: 100, jitter: noJitter }),
     });
     expect(add.mock.calls.length).toBeGreaterThan(0);
     expect(remove.mock.calls.length).toBe(add.mock.calls.length);
@@ -307,7 +317,7 @@ describe('retry: attemptTimeoutMs', () => {
         signal.addEventListener('abort', () => aborts.push([attempt, clock.now(), (signal.reason as Error).name]));
         return new Promise(() => {});
       },
-      { attemptTimeoutMs: 200, backoff: constant({ delayMs: 1_000, maxAttempts: 3 }) },
+      { attemptTimeoutMs: 200, backoff: constant({ delayMs: 1_000, maxAttempts: 3, jitter: noJitter }) },
       clock,
     );
     expect(aborts).toEqual([
@@ -336,7 +346,7 @@ describe('retry: attemptTimeoutMs', () => {
         expect(c.signal.aborted).toBe(false);
         return 'fast';
       },
-      { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 0, maxAttempts: 100 }) },
+      { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 0, maxAttempts: 100, jitter: noJitter }) },
     );
     await clock.runAll();
     expect(await p).toBe('fast');
@@ -347,7 +357,9 @@ describe('retry: attemptTimeoutMs', () => {
 describe('retry: deadlines (maxElapsedMs)', () => {
   it('never starts a wait that would end past the deadline: gives up at once instead', async () => {
     const op = vi.fn(() => fail());
-    const { error, clock } = await settle(op, { backoff: exponential({ initialDelayMs: 100, maxElapsedMs: 1_000 }) });
+    const { error, clock } = await settle(op, {
+      backoff: exponential({ initialDelayMs: 100, maxElapsedMs: 1_000, jitter: noJitter }),
+    });
     // 100 + 200 + 400 = 700; the next wait (800) would end at 1500.
     expect(clock.sleeps).toEqual([100, 200, 400]);
     expect(op).toHaveBeenCalledTimes(4);
@@ -363,7 +375,7 @@ describe('retry: deadlines (maxElapsedMs)', () => {
         signal = c.signal;
         await clock.sleep(10_000, c.signal);
       },
-      { backoff: constant({ delayMs: 100, maxElapsedMs: 2_000 }) },
+      { backoff: constant({ delayMs: 100, maxElapsedMs: 2_000, jitter: noJitter }) },
       clock,
     );
     expect(clock.now()).toBe(2_000);
@@ -378,13 +390,13 @@ describe('retry: server hints (retryAfterMs)', () => {
 
   it('makes the next wait at least the hint', async () => {
     const { clock, value } = await settle((c) => (c.attempt === 1 ? Promise.reject(hinted(1_000)) : 'ok'), {
-      backoff: constant({ delayMs: 10, maxAttempts: 100 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 100, jitter: noJitter }),
     });
     expect(value).toBe('ok');
     expect(clock.sleeps).toEqual([1_000]);
     // …and never shortens a longer backoff delay.
     const { clock: c2 } = await settle((c) => (c.attempt === 1 ? Promise.reject(hinted(5)) : 'ok'), {
-      backoff: constant({ delayMs: 10, maxAttempts: 100 }),
+      backoff: constant({ delayMs: 10, maxAttempts: 100, jitter: noJitter }),
     });
     expect(c2.sleeps).toEqual([10]);
   });
@@ -422,7 +434,7 @@ describe('retry: server hints (retryAfterMs)', () => {
     for (const bad of [Number.NaN, -5, -Infinity, '1000']) {
       const { clock } = await settle(
         (c) => (c.attempt === 1 ? Promise.reject(Object.assign(new Error(), { retryAfterMs: bad })) : 1),
-        { backoff: constant({ delayMs: 7, maxAttempts: 100 }) },
+        { backoff: constant({ delayMs: 7, maxAttempts: 100, jitter: noJitter }) },
       );
       expect(clock.sleeps).toEqual([7]);
     }
@@ -443,7 +455,7 @@ describe('retry: shared controllers', () => {
     const throttled = Object.assign(new Error('slow down'), { throttled: true });
     await settle((c) => (c.attempt === 1 ? Promise.reject(throttled) : c.attempt === 2 ? fail() : 'ok'), {
       rate,
-      backoff: constant({ delayMs: 1, maxAttempts: 100 }),
+      backoff: constant({ delayMs: 1, maxAttempts: 100, jitter: noJitter }),
     });
     expect(events).toEqual(['acquire', 'throttled', 'acquire', 'failure', 'acquire', 'success']);
   });
@@ -474,7 +486,7 @@ describe('retry: shared controllers', () => {
     };
     await settle((c) => (c.attempt < 3 ? fail() : 'ok'), {
       rate,
-      backoff: constant({ delayMs: 1, maxAttempts: 100 }),
+      backoff: constant({ delayMs: 1, maxAttempts: 100, jitter: noJitter }),
     });
     expect(seen).toEqual([
       ['failure', 'ticket 1'],
@@ -485,7 +497,10 @@ describe('retry: shared controllers', () => {
 
   it('tells the budget of every retryable failure, the last one included, and of no final one', async () => {
     const budget = { recordFailure: vi.fn(), tryAcquireRetry: vi.fn(() => true), recordSuccess: vi.fn() };
-    const { error } = await settle(() => fail(), { budget, backoff: constant({ delayMs: 1, maxAttempts: 3 }) });
+    const { error } = await settle(() => fail(), {
+      budget,
+      backoff: constant({ delayMs: 1, maxAttempts: 3, jitter: noJitter }),
+    });
     expect(error).toMatchObject({ reason: 'attempts', attempts: 3 });
     expect(budget.recordFailure).toHaveBeenCalledTimes(3);
     expect(budget.tryAcquireRetry).toHaveBeenCalledTimes(2);
@@ -504,7 +519,7 @@ describe('retry: shared controllers', () => {
         if (c.attempt < 3) throw errors[c.attempt - 1];
         return 'ok';
       },
-      { budget, backoff: constant({ delayMs: 1, maxAttempts: 100 }) },
+      { budget, backoff: constant({ delayMs: 1, maxAttempts: 100, jitter: noJitter }) },
     );
     await settle(() => 'at once', { budget });
     expect(budget.recordSuccess.mock.calls).toEqual([
@@ -529,7 +544,7 @@ describe('retry: options', () => {
         seen.push(c.elapsedMs);
         if (c.attempt < 3) fail();
       },
-      { backoff: constant({ delayMs: 250, maxAttempts: 100 }) },
+      { backoff: constant({ delayMs: 250, maxAttempts: 100, jitter: noJitter }) },
     );
     expect(seen).toEqual([0, 250, 500]);
   });
@@ -540,7 +555,7 @@ describe('retry: options', () => {
     const p = retry(() => fail(), {
       unref: true,
       signal: controller.signal,
-      backoff: constant({ delayMs: 60_000, maxAttempts: 100 }),
+      backoff: constant({ delayMs: 60_000, maxAttempts: 100, jitter: noJitter }),
     });
     await new Promise((r) => setImmediate(r));
     const timer = spy.mock.results.at(-1)?.value as NodeJS.Timeout;

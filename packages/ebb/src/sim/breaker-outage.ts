@@ -1,4 +1,5 @@
 import { exponential } from '../backoff/exponential.js';
+import { fullJitter } from '../backoff/jitter-full.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { CircuitBreaker, StateChange } from '../resilience/circuit-breaker.js';
@@ -138,7 +139,7 @@ export async function simulateBreakerOutage(options?: BreakerOutageOptions): Pro
   }
   const delay = networkDelay(where, o.network ?? { meanMs: 1, sdMs: 0.2 }, random);
   const retryOptions: RetryOptions = {
-    backoff: exponential({ initialDelayMs: 50, jitter: 'full', maxAttempts: 2 }),
+    backoff: exponential({ initialDelayMs: 50, jitter: fullJitter, maxAttempts: 2 }),
     clock,
     random,
     ...(breaker ? { rate: breaker } : {}),

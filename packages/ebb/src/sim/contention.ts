@@ -1,6 +1,10 @@
 import { Backoff, type BackoffPolicy, type BackoffRun } from '../backoff/backoff.js';
 import { constant } from '../backoff/constant.js';
+import { decorrelatedJitter } from '../backoff/decorrelated.js';
 import { exponential } from '../backoff/exponential.js';
+import { equalJitter } from '../backoff/jitter-equal.js';
+import { fullJitter } from '../backoff/jitter-full.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { detached } from './detached.js';
@@ -28,10 +32,10 @@ export interface BrookerOptions {
  *
  * - `none`: retry at once — `constant({ delayMs: 0 })`.
  * - `exponential`: `min(cap, base · 2^n)` — `exponential({ initialDelayMs: 2·base, multiplier: 2, maxDelayMs: cap })`.
- * - `full`: `U[0, min(cap, base · 2^n)]` — the same with `jitter: 'full'`.
- * - `equal`: `v/2 + U[0, v/2]` — the same with `jitter: 'equal'`.
+ * - `full`: `U[0, min(cap, base · 2^n)]` — the same with `jitter: fullJitter`.
+ * - `equal`: `v/2 + U[0, v/2]` — the same with `jitter: equalJitter`.
  * - `decorrelated`: `min(cap, U[base, 3 · previous])` from `previous = base` —
- *   `exponential({ initialDelayMs: base, multiplier: 3, maxDelayMs: cap, jitter: 'decorrelated' })`.
+ *   `exponential({ initialDelayMs: base, multiplier: 3, maxDelayMs: cap, jitter: decorrelatedJitter })`.
  *
  * None of them stops by itself, as in the post: each says `maxAttempts: Infinity` explicitly, so
  * `retry()` accepts them too.
@@ -45,15 +49,15 @@ export function brookerStrategies(options?: BrookerOptions): Record<BrookerStrat
   if (base === 0) invalid(where, 'baseMs', 0, 'a number > 0', 'The post uses 5 ms.');
   const expo = { initialDelayMs: 2 * base, multiplier: 2, maxDelayMs: cap, maxAttempts: Infinity };
   return {
-    none: constant({ delayMs: 0, maxAttempts: Infinity }),
-    exponential: exponential(expo),
-    full: exponential({ ...expo, jitter: 'full' }),
-    equal: exponential({ ...expo, jitter: 'equal' }),
+    none: constant({ delayMs: 0, jitter: noJitter, maxAttempts: Infinity }),
+    exponential: exponential({ ...expo, jitter: noJitter }),
+    full: exponential({ ...expo, jitter: fullJitter }),
+    equal: exponential({ ...expo, jitter: equalJitter }),
     decorrelated: exponential({
       initialDelayMs: base,
       multiplier: 3,
       maxDelayMs: cap,
-      jitter: 'decorrelated',
+      jitter: decorrelatedJitter,
       maxAttempts: Infinity,
     }),
   };

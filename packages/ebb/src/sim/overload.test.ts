@@ -126,12 +126,12 @@ describe('simulateOverload', () => {
     await expect(simulateOverload({ budget: {} as never })).rejects.toThrow(/`budget`/);
   });
 
-  it('simulates a policy that never stops (which retry() refuses) as retrying until the horizon', async () => {
+  it('simulates a policy that never stops (maxAttempts: Infinity) as retrying until the horizon', async () => {
     const endless = await simulateOverload({
       clients: 20,
       outageMs: 100_000,
       horizonMs: 20_000,
-      backoff: exponential(),
+      backoff: exponential({ maxAttempts: Infinity }),
     });
     expect(endless.unfinished).toBe(20);
     expect(endless.giveUpReasons).toEqual({});

@@ -1,4 +1,4 @@
-import { Backoff, type BackoffPolicy } from '../backoff/backoff.js';
+import type { BackoffPolicy } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
 import type { Clock } from '../core/clock.js';
 import { type Random, seeded } from '../core/random.js';
@@ -63,9 +63,8 @@ export interface OverloadOptions {
   /** One-way network delay. Default `|N(10, 2)|` ms. */
   readonly network?: NetworkModel;
   /**
-   * Each client's policy. Default `presets.default`. A `Backoff` with neither `maxAttempts` nor
-   * `maxElapsedMs`, which `retry()` itself refuses, is simulated as if it said
-   * `maxAttempts: Infinity`: its clients retry until they succeed or the horizon ends the run.
+   * Each client's policy. Default `presets.default`. A policy that never stops
+   * (`maxAttempts: Infinity`, no `maxElapsedMs`) retries until it succeeds or the horizon ends the run.
    */
   readonly backoff?: BackoffPolicy;
   /** The classifier: which failures to retry (the executor's `retryIf`). Default: all. */
@@ -187,10 +186,7 @@ function settingsOf(where: string, options: OverloadOptions | undefined) {
     invalid(where, 'retryIf', o.retryIf, 'a function (error, context) => boolean');
   }
   networkDelay(where, o.network, Math.random); // checks the model before anything runs
-  const backoff =
-    o.backoff instanceof Backoff && o.backoff.maxAttempts === Infinity && o.backoff.maxElapsedMs === Infinity
-      ? o.backoff.withMaxAttempts(Infinity)
-      : (o.backoff ?? defaultBackoff);
+  const backoff = o.backoff ?? defaultBackoff;
   const shape: OverloadShape = {
     clients,
     startWindowMs,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { exponential } from '../backoff/exponential.js';
+import { equalJitter } from '../backoff/jitter-equal.js';
 import { ratioBudget } from '../rate/index.js';
 import {
   aimd,
@@ -18,7 +19,7 @@ import type { SimEnvironment } from './overload.js';
 import { simulateSlowTail } from './slow-tail.js';
 
 // The breaker of bench/figures/resilience.mjs: 5 failures, 1 s doubling to 8 s, equal jitter.
-const openBackoff = exponential({ initialDelayMs: 1_000, maxDelayMs: 8_000, jitter: 'equal' });
+const openBackoff = exponential({ initialDelayMs: 1_000, maxDelayMs: 8_000, jitter: equalJitter });
 const breaker = ({ clock, random }: SimEnvironment) => circuitBreaker({ clock, random, openBackoff });
 
 describe('simulateBreakerOutage', () => {
