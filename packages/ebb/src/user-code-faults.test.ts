@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { constant } from './backoff/constant.js';
 import { fullJitter } from './backoff/jitter-full.js';
+import { noJitter } from './backoff/jitter-none.js';
 import type { Clock } from './core/clock.js';
 import { TimerQueue, type Wakeup } from './core/timer-queue.js';
 import { type VirtualClock, virtualClock } from './core/virtual-clock.js';
@@ -113,7 +114,7 @@ function operation(env: Env, call: Call) {
     });
 }
 
-const policy = constant({ delayMs: 10, maxAttempts: 3 });
+const policy = constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter });
 
 /** Starts A and B through `retry()` with the shared options, each with its own signal and extras. */
 function both(
@@ -374,7 +375,7 @@ function breakerSite(
     start: (env) => {
       const breaker = circuitBreaker({
         consecutiveFailures: 2,
-        openBackoff: constant({ delayMs: 20 }),
+        openBackoff: constant({ delayMs: 20, jitter: noJitter, maxAttempts: Infinity }),
         clock: env.clock,
         ...build(env),
       });
@@ -405,7 +406,7 @@ const breakerSites: Site[] = [
     start: (env) => {
       const breaker = circuitBreaker({
         consecutiveFailures: 2,
-        openBackoff: constant({ delayMs: 20 }),
+        openBackoff: constant({ delayMs: 20, jitter: noJitter, maxAttempts: Infinity }),
         clock: env.clock,
       });
       breaker.subscribe(env.inject(() => undefined));

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { retry } from '../retry/retry.js';
 import { type CircuitBreakerOptions, circuitBreaker, type StateChange } from './circuit-breaker.js';
 import { BrokenCircuitError } from './errors.js';
 
 /** 1 s, 2 s, 4 s, 8 s, … with no jitter: open periods exact. */
-const doubling = exponential({ initialDelayMs: 1_000, maxDelayMs: 8_000 });
+const doubling = exponential({ initialDelayMs: 1_000, maxDelayMs: 8_000, jitter: noJitter, maxAttempts: Infinity });
 const hang = () => new Promise<never>(() => {});
 
 function setup(options: CircuitBreakerOptions = {}) {
