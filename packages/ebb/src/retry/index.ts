@@ -1,9 +1,19 @@
-export { defaultRetryIf, FinalError, type GiveUpReason, isAbortError, RetryError, stop } from './errors.js';
+export {
+  defaultIsFailure,
+  type FailureVerdict,
+  FinalError,
+  type GiveUpReason,
+  isAbortError,
+  type Result,
+  RetryError,
+  stop,
+} from './errors.js';
 export type {
   AttemptContext,
   BudgetSuccess,
   FailedAttemptContext,
   GiveUpContext,
+  IsFailure,
   NextStep,
   Outcome,
   RateController,
