@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clockOption, systemClock } from './clock.js';
+import { clockOption, systemClock, unrefSystemClock } from './clock.js';
 import { hostQueue } from './host-queues.js';
 import { refQueue, unrefQueue } from './timer-queue.js';
 

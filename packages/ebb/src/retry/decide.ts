@@ -24,16 +24,16 @@ function describeValue(value: unknown): string {
         : typeof value;
 }
 
-/** The error for a bad value from `source`: a RangeError for a number, else a TypeError. */
-function bad(source: string, value: unknown, expected: string): Error {
+/** The error for a bad value from `source`: a RangeError for a number out of range (`range`), else a TypeError. */
+function bad(source: string, value: unknown, expected: string, range = typeof value === 'number'): Error {
   const message = `${source} returned ${describeValue(value)}; expected ${expected}.`;
-  return typeof value === 'number' ? new RangeError(message) : new TypeError(message);
+  return range ? new RangeError(message) : new TypeError(message);
 }
 
 /** Starts the policy's run for one operation, checking that it is one. */
 export function startRun(o: Prepared): BackoffRun {
   const run = (o.backoff ?? DEFAULTS.backoff).start(o.random);
-  if (typeof run?.next !== 'function') throw bad('backoff.start()', run, 'a run { next() }');
+  if (typeof run?.next !== 'function') throw bad('backoff.start()', run, 'a run { next() }', false);
   return run;
 }
 

@@ -222,7 +222,7 @@ describe('defect 1: a clock that misbehaves fails only its own operation, with a
       'clock.sleep() returned null; expected a promise.',
     );
     await expect(
-      retry(() => 'ok', { clock: clockWith(() => 0, (() => 5) as never), attemptTimeoutMs: 10 }),
+      retry(failTwice, { clock: clockWith(() => 0, (() => 5) as never), backoff: fast }),
     ).rejects.toThrow('clock.sleep() returned number; expected a promise.');
     const boom = new Error('sleep broke');
     await expect(
@@ -293,7 +293,7 @@ describe('defect 3: messages built from thrown values never throw', () => {
       };
       const clock = virtualClock(99);
       const error = await errorOf(
-        retry(thrower, { clock, backoff: constant({ delayMs: 1, maxAttempts: 2 }), retryIf: () => true }),
+        retry(thrower, { clock, backoff: constant({ delayMs: 1, maxAttempts: 2 }), isFailure: () => true }),
         clock,
       );
       expect(error).toBeInstanceOf(RetryError);
@@ -304,7 +304,7 @@ describe('defect 3: messages built from thrown values never throw', () => {
         retrySync(thrower, {
           clock: { now: () => 0, sleepSync: () => {} },
           backoff: constant({ delayMs: 1, maxAttempts: 2 }),
-          retryIf: () => true,
+          isFailure: () => true,
         });
       } catch (e) {
         syncError = e;
