@@ -9,32 +9,45 @@ const now = (): number => performance.now();
  * queue. A tab does not hold 100,000 waiting retries, and the queue is 1.6 kB of a small bundle;
  * here each wait is one `setTimeout`, whose handle the entry keeps in its `slot` (a browser's
  * handle is a positive integer; Node's converts to one), re-armed until the due time on
- * `performance.now()` has come — a host timer may fire a little early, and one longer than 2^31 − 1 ms
- * cannot be armed at once.
+ * `performance.now()` has come — a host timer may fire a little early, and one longer than
+ * 2^31 − 1 ms cannot be armed at once.
  * @internal
  */
-const queue: HostQueue = {
-  now,
-  add(entry, dueAt) {
-    if (!(dueAt >= 0 && dueAt < Infinity)) {
-      throw new RangeError(`TimerQueue.add(): expected a due time that is a finite number >= 0, got ${String(dueAt)}.`);
-    }
-    const fire = () => {
-      const left = Math.ceil(dueAt - now());
-      if (left > 0) entry.slot = +setTimeout(fire, left < MAX_TIMER_MS ? left : MAX_TIMER_MS);
-      else {
-        entry.slot = -1;
-        entry.wake();
+const queueOf = (unref: boolean): HostQueue => {
+  const queue: HostQueue = {
+    now,
+    add(entry, dueAt) {
+      if (!(dueAt >= 0 && dueAt < Infinity)) {
+        throw new RangeError(
+          `TimerQueue.add(): expected a due time that is a finite number >= 0, got ${String(dueAt)}.`,
+        );
       }
-    };
-    queue.remove(entry);
-    entry.slot = +setTimeout(fire, Math.max(0, Math.min(Math.ceil(dueAt - now()), MAX_TIMER_MS)));
-  },
-  remove(entry) {
-    if (entry.slot !== -1) clearTimeout(entry.slot);
-    entry.slot = -1;
-  },
+      const arm = (): void => {
+        const left = Math.ceil(dueAt - now());
+        const timer = setTimeout(fire, left < 0 ? 0 : left < MAX_TIMER_MS ? left : MAX_TIMER_MS);
+        // Outside browsers (a runtime that took this build), `unref` still means what it says.
+        if (unref) (timer as { unref?: () => void }).unref?.();
+        entry.slot = +timer;
+      };
+      const fire = (): void => {
+        if (dueAt > now()) arm();
+        else {
+          entry.slot = -1;
+          entry.wake();
+        }
+      };
+      queue.remove(entry);
+      arm();
+    },
+    remove(entry) {
+      if (entry.slot !== -1) clearTimeout(entry.slot);
+      entry.slot = -1;
+    },
+  };
+  return queue;
 };
+const refQueue = /* @__PURE__ */ queueOf(false);
+const unrefQueue = /* @__PURE__ */ queueOf(true);
 
-/** The one queue of a browser build: `unref` means nothing there. @internal */
-export const hostQueue = (_unref?: boolean): HostQueue => queue;
+/** The queue whose timers hold a process open, or (`unref`) the one whose timers do not. @internal */
+export const hostQueue = (unref?: boolean): HostQueue => (unref ? unrefQueue : refQueue);

@@ -1,14 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
-import { hostQueue, systemClock, unrefSystemClock } from '../core/clock.js';
-import { refQueue, unrefQueue } from '../core/timer-queue.js';
+import { hostQueue } from '../core/host-queues.js';
+import { refQueue, TimerQueue, unrefQueue } from '../core/timer-queue.js';
 import { retry } from './retry.js';
 import { trackHostTimers } from './test-helpers.js';
 
 // The executor as the browser build has it (package.json `exports`, condition `browser`):
 // host-queues.ts replaced by host-queues.browser.ts, as tsdown.config.ts's plugin does. Every
-// wait is then one host timer of the clock's own sleep, and the guarantees stay: the wait ends
-// when due, an abort cuts it short and leaves no timer, `unref` unrefs it in Node.js.
+// wait is then one host timer, and the guarantees stay: the wait ends when due, never sooner,
+// an abort cuts it short and leaves no timer, `unref` unrefs it in Node.js.
 vi.mock('../core/host-queues.js', () => import('../core/host-queues.browser.js'));
 
 /** Lets the executor reach its wait: the failure's handlers run in a few turns. */
@@ -17,9 +17,36 @@ const turns = async (n = 3) => {
 };
 
 describe('the browser build: no process-wide timer queue', () => {
-  it('the system clocks have no queue', () => {
-    expect(hostQueue(systemClock)).toBeUndefined();
-    expect(hostQueue(unrefSystemClock)).toBeUndefined();
+  it('the host queue is not the process-wide timer queue', () => {
+    expect(hostQueue()).not.toBeInstanceOf(TimerQueue);
+    expect(hostQueue(true)).not.toBeInstanceOf(TimerQueue);
+    expect(hostQueue(false)).toBe(hostQueue());
+  });
+
+  it('a wake-up never comes before its due time, and a due time that is not a finite number >= 0 is refused', async () => {
+    const queue = hostQueue();
+    const woke: number[] = [];
+    const due = queue.now() + 30;
+    let done: () => void = () => {};
+    const entry = {
+      slot: -1,
+      dueAt: 0,
+      order: 0,
+      wake: () => {
+        woke.push(queue.now());
+        done();
+      },
+    };
+    queue.add(entry, due);
+    expect(entry.slot).not.toBe(-1);
+    expect(woke).toEqual([]); // never within add()
+    await new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    expect(woke).toHaveLength(1);
+    expect(woke[0]).toBeGreaterThanOrEqual(due);
+    expect(entry.slot).toBe(-1);
+    for (const bad of [Number.NaN, -1, Infinity]) expect(() => queue.add(entry, bad)).toThrow(RangeError);
   });
 
   it('a wait is one host timer, not a queue entry; it fires and the next attempt runs', async () => {

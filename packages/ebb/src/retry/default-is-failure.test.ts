@@ -91,7 +91,11 @@ describe('defaultIsFailure: errors from the caller’s own code are no failure (
       expect(await callsFor(make)).toBe(4);
     }
     // The message must be the whole message (Deno's: its start); a bug that merely mentions fetch is final.
-    for (const message of ['fetch failed!', 'Cannot read properties of undefined (reading \'fetch\')', 'sending request for url']) {
+    for (const message of [
+      'fetch failed!',
+      "Cannot read properties of undefined (reading 'fetch')",
+      'sending request for url',
+    ]) {
       expect(defaultRetryIf(new TypeError(message))).toBe(false);
     }
   });
@@ -111,7 +115,9 @@ describe('defaultIsFailure: errors from the caller’s own code are no failure (
   it("values are never failures; an error with throttled: true is 'throttled'", () => {
     expect(defaultIsFailure({ ok: true, value: { status: 503 } })).toBe(false);
     expect(defaultIsFailure({ ok: true, value: undefined })).toBe(false);
-    expect(defaultIsFailure({ ok: false, error: Object.assign(new Error('429'), { throttled: true }) })).toBe('throttled');
+    expect(defaultIsFailure({ ok: false, error: Object.assign(new Error('429'), { throttled: true }) })).toBe(
+      'throttled',
+    );
     expect(defaultIsFailure({ ok: false, error: Object.assign(new Error('x'), { throttled: 'yes' }) })).toBe(true);
     expect(defaultIsFailure({ ok: false, error: new Error('x') })).toBe(true);
   });

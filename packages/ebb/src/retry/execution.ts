@@ -61,8 +61,6 @@ export class Execution<T> implements Wakeup {
    */
   #failure: unknown;
   #value = false;
-  /** Cuts a custom clock's sleep short when the run ends. */
-  #sleeper: AbortController | undefined;
   #resolve: ((value: Awaited<T>) => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
 
@@ -131,7 +129,6 @@ export class Execution<T> implements Wakeup {
     this.#resolve = this.#reject = this.#current = undefined;
     // Only an execution waiting in the host queue has a slot.
     if (this.slot !== -1) hostQueue(this.#o.unref).remove(this);
-    this.#sleeper?.abort();
     this.#source?.removeEventListener('abort', this);
     if (ok) resolve(value as Awaited<T>);
     else reject(value);
@@ -196,7 +193,7 @@ export class Execution<T> implements Wakeup {
       // wait was planned to end in time): no attempt starts after the deadline.
       const ok = this.#value;
       const failure = this.#failure;
-      const detail = `maxElapsedMs (${deadline} ms) ran out while waiting (the wake-up came late)`;
+      const detail = `maxElapsedMs (${deadline} ms) ran out while waiting (the wake-up came late) before attempt ${attempts + 1}`;
       this.#giveUp(ok, ok ? failure : new RetryError('elapsed', attempts, elapsedMs, failure, detail), {
         attempts,
         error: ok ? undefined : failure,
@@ -316,8 +313,10 @@ export class Execution<T> implements Wakeup {
       queue.add(this, queue.now() + delay);
       return;
     }
-    this.#sleeper = new AbortController();
-    const slept = clock.sleep(delay, this.#sleeper.signal);
+    // The abort source cuts the sleep short: the caller's signal, or the pipeline context's own
+    // (made now: only a custom clock needs one).
+    const source = this.#source;
+    const slept = clock.sleep(delay, source instanceof Attempt ? source.signal : (source as AbortSignal | undefined));
     if (!isThenable(slept)) {
       throw new TypeError(`clock.sleep() returned ${slept === null ? 'null' : typeof slept}; expected a promise.`);
     }

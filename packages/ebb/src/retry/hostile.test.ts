@@ -221,9 +221,9 @@ describe('defect 1: a clock that misbehaves fails only its own operation, with a
     await expect(retry(failTwice, { clock: clockWith(() => 0, (() => null) as never), backoff: fast })).rejects.toThrow(
       'clock.sleep() returned null; expected a promise.',
     );
-    await expect(
-      retry(failTwice, { clock: clockWith(() => 0, (() => 5) as never), backoff: fast }),
-    ).rejects.toThrow('clock.sleep() returned number; expected a promise.');
+    await expect(retry(failTwice, { clock: clockWith(() => 0, (() => 5) as never), backoff: fast })).rejects.toThrow(
+      'clock.sleep() returned number; expected a promise.',
+    );
     const boom = new Error('sleep broke');
     await expect(
       retry(failTwice, {
