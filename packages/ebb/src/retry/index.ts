@@ -8,6 +8,8 @@ export {
   RetryError,
   stop,
 } from './errors.js';
+export { type FallbackOptions, fallback } from './fallback.js';
+export type { Mechanism } from './mechanism.js';
 export type {
   AttemptContext,
   BudgetSuccess,
@@ -22,6 +24,9 @@ export type {
   RetryOptions,
   SuccessContext,
 } from './options.js';
+export { type ExecuteOptions, type Pipeline, type PipelineOptions, pipeline } from './pipeline.js';
 export { NotDoneError, type PollOptions, type PollResult, poll } from './poll.js';
 export { retry } from './retry.js';
 export { type RetrySyncOptions, retrySync, type SyncAttemptContext, type SyncClock } from './retry-sync.js';
+export { type RetryingOptions, retrying } from './retrying.js';
+export { type TimeoutOptions, timeout } from './timeout.js';
