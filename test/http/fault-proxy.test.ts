@@ -1,4 +1,4 @@
-import { exponential, pipeline, RetryError, retry, retrying, seeded, timeout } from 'ebb';
+import { exponential, pipeline, RetryError, retrying, seeded, timeout } from 'ebb';
 import { isNetworkError, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_MIX, type FaultProxy, startFaultProxy } from './support/fault-proxy.js';
