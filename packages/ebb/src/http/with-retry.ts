@@ -419,8 +419,8 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       );
     };
 
-    const o: Prepared = { ...prepared, full: true, isFailure, onRetry: hook };
-    return execute(operation, o, callerSignal, Scope).catch((error: unknown) => {
+    const o: Prepared = { ...prepared, full: true, isFailure, onRetry: hook, Context: Scope };
+    return execute(operation, o, callerSignal).catch((error: unknown) => {
       // Giving up after a retried response: that response is the answer, as fetch gives it.
       if (error instanceof RetryError && error.cause instanceof HttpStatusError && retryable.has(error.cause)) {
         return error.cause.response;

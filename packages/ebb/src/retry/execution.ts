@@ -4,21 +4,9 @@ import type { Wakeup } from '../core/timer-queue.js';
 import { Attempt, isThenable, type Operation } from './attempt.js';
 import { decide, readClock, startRun } from './decide.js';
 import { defaultIsFailure, isFinalError, RetryError, unwrapFinal } from './errors.js';
-import { deadlineOf, type Prepared, timeOf } from './options.js';
+import { type AbortSource, deadlineOf, type Prepared, timeOf } from './options.js';
 
-/**
- * What an execution listens to for an abort: the caller's `AbortSignal`, or in a pipeline the
- * context the retry runs in (which aborts without making a signal). @internal
- */
-export interface AbortSource {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  addEventListener(type: 'abort', listener: EventListenerObject): void;
-  removeEventListener(type: 'abort', listener: EventListenerObject): void;
-}
-
-/** The context class of an execution's attempts: `Attempt`, or a pipeline's, which inner mechanisms can watch. @internal */
-export type ContextClass = new (attempt: number, elapsedMs: number, parent?: AbortSource) => Attempt;
+export type { AbortSource };
 
 type Hook = ((context: never) => unknown) | undefined;
 
@@ -41,7 +29,6 @@ export class Execution<T> implements Wakeup {
   readonly #operation: Operation<T>;
   readonly #o: Prepared;
   readonly #source: AbortSource | undefined;
-  readonly #Context: ContextClass;
   /** The first clock reading; NaN until attempt 1 failed, on a lazy start. */
   #start: number;
   /** A lazy start: elapsed time counts from attempt 1's failure. */
@@ -64,12 +51,11 @@ export class Execution<T> implements Wakeup {
   #resolve: ((value: Awaited<T>) => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
 
-  constructor(operation: Operation<T>, o: Prepared, start: number, source?: AbortSource, Context?: ContextClass) {
+  constructor(operation: Operation<T>, o: Prepared, start: number, source?: AbortSource) {
     this.#operation = operation;
     this.#o = o;
     this.#start = start;
     this.#source = source;
-    this.#Context = Context ?? Attempt;
     this.#lazy = Number.isNaN(start);
     this.#last = this.#lazy ? -Infinity : start;
   }
@@ -203,7 +189,7 @@ export class Execution<T> implements Wakeup {
       });
       return;
     }
-    const context = new this.#Context(attempts + 1, elapsedMs, this.#source);
+    const context = new (this.#o.Context ?? Attempt)(attempts + 1, elapsedMs, this.#source);
     this.#attempt++;
     this.#current = context;
     let result: T | PromiseLike<T>;

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { type HostQueue, hostQueue } from '../core/host-queues.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
+import type { Attempt } from './attempt.js';
 import type {
   AttemptContext,
   FailedAttemptContext,
@@ -94,6 +95,20 @@ export interface RetryOptions<T = unknown> {
 }
 
 /**
+ * What an execution listens to for an abort: the caller's `AbortSignal`, or in a pipeline the
+ * context the retry runs in (which aborts without making a signal). @internal
+ */
+export interface AbortSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: EventListenerObject): void;
+  removeEventListener(type: 'abort', listener: EventListenerObject): void;
+}
+
+/** The context class of an execution's attempts: `Attempt`, or a pipeline's, which inner mechanisms can watch. @internal */
+export type ContextClass = new (attempt: number, elapsedMs: number, parent?: AbortSource) => Attempt;
+
+/**
  * Options after validation: only what the caller set, the executor's defaults ({@link DEFAULTS})
  * standing for the rest, so that an operation waiting in its backoff holds a small object.
  * @internal
@@ -124,6 +139,8 @@ export interface Prepared {
   readonly unref?: true;
   readonly random?: Random;
   readonly budget?: RetryBudget;
+  /** The class of the attempts' contexts; default `Attempt` (a pipeline's retry: its `Scope`). */
+  readonly Context?: ContextClass;
 }
 
 /** The executor's defaults, the one place they are written. @internal */

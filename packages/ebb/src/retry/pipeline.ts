@@ -29,6 +29,43 @@ export interface Pipeline {
   execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<Awaited<T>>;
 }
 
+/**
+ * One call with a caller's signal: the pipeline listens to the signal (and nothing else does),
+ * aborts the call's root scope — every mechanism watching it, every attempt's signal — and
+ * rejects with the reason at once, whatever the mechanisms do; the listener goes when the call
+ * settles.
+ */
+class SignalledCall<T> implements EventListenerObject {
+  readonly #signal: AbortSignal;
+  readonly #root: Scope;
+  #resolve: ((value: T) => void) | undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+
+  constructor(signal: AbortSignal, root: Scope, resolve: (value: T) => void, reject: (reason: unknown) => void) {
+    this.#signal = signal;
+    this.#root = root;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    signal.addEventListener('abort', this);
+  }
+
+  handleEvent(): void {
+    const reason = this.#signal.reason;
+    this.#root.abort(reason);
+    this.settle(false, reason);
+  }
+
+  settle(ok: boolean, value: unknown): void {
+    const resolve = this.#resolve;
+    const reject = this.#reject as (reason: unknown) => void;
+    if (!resolve) return;
+    this.#resolve = this.#reject = undefined;
+    this.#signal.removeEventListener('abort', this);
+    if (ok) resolve(value as T);
+    else reject(value);
+  }
+}
+
 /** Calls the operation, turning a throw into a rejection: every `next` returns a promise. */
 function call<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, context: AttemptContext): Promise<T> {
   try {
@@ -102,12 +139,20 @@ export function pipeline(mechanisms: readonly (Mechanism | RateController)[], op
         const run = (i: number, context: AttemptContext): Promise<T> => {
           if (i === n) return call(operation, context) as Promise<T>;
           try {
-            return (steps[i] as Mechanism).execute((c) => run(i + 1, c), context);
+            return Promise.resolve((steps[i] as Mechanism).execute((c) => run(i + 1, c), context));
           } catch (error) {
             return Promise.reject(error);
           }
         };
-        return run(0, new Scope(1, 0, signal)) as Promise<Awaited<T>>;
+        if (signal === undefined) return run(0, new Scope(1, 0)) as Promise<Awaited<T>>;
+        const root = new Scope(1, 0, signal, true);
+        return new Promise<Awaited<T>>((resolve, reject) => {
+          const call = new SignalledCall<Awaited<T>>(signal, root, resolve, reject);
+          run(0, root).then(
+            (value) => call.settle(true, value),
+            (error: unknown) => call.settle(false, error),
+          );
+        });
       } catch (error) {
         return Promise.reject(error);
       }

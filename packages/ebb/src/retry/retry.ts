@@ -1,8 +1,8 @@
 import { invalid } from '../core/validate.js';
 import { Attempt, isThenable, type Operation } from './attempt.js';
 import { readClock } from './decide.js';
-import { type AbortSource, type ContextClass, Execution } from './execution.js';
-import { NO_OPTIONS, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
+import { Execution } from './execution.js';
+import { type AbortSource, NO_OPTIONS, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
 
 // The executor's parts, where other modules and tests have always found them.
 export { Attempt, Execution, isThenable };
@@ -66,14 +66,13 @@ export function retry<T>(operation: Operation<T>, options?: RetryOptions<Awaited
 }
 
 /**
- * `retry()` after its options were prepared: `source` aborts it (default the options' signal),
- * `Context` makes its attempts' contexts. @internal
+ * `retry()` after its options were prepared: `source` aborts it (default the options' signal).
+ * @internal
  */
 export function execute<T>(
   operation: Operation<T>,
   o: Prepared,
   source: AbortSource | undefined = o.signal,
-  Context: ContextClass = Attempt,
 ): Promise<Awaited<T>> {
   let start: number;
   try {
@@ -84,10 +83,10 @@ export function execute<T>(
   } catch (error) {
     return Promise.reject(error);
   }
-  const run = () => new Execution<T>(operation, o, start, source, Context);
+  const run = () => new Execution<T>(operation, o, start, source);
   if (o.full || source) return new Promise((resolve, reject) => run().start(resolve, reject));
   // The success path: one call, one `then`; nothing else is allocated but the context.
-  const context = new Context(1, 0);
+  const context = new (o.Context ?? Attempt)(1, 0);
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);

@@ -31,9 +31,9 @@ export function retryingAs(where: string, options: object | undefined): Mechanis
   if (typeof options === 'object' && options !== null && 'signal' in options) {
     throw new TypeError(`${where}: \`signal\` is per call: pass it to pipeline.execute(operation, { signal }).`);
   }
-  const o: Prepared = prepare(where, options);
+  const o: Prepared = { ...prepare(where, options), Context: Scope };
   return {
     execute: <V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> =>
-      execute(next, o, sourceOf(context), Scope) as Promise<V>,
+      execute(next, o, sourceOf(context)) as Promise<V>,
   };
 }

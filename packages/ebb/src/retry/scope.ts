@@ -7,10 +7,10 @@ import type { AbortSource } from './execution.js';
  * without making a signal — an `AbortSignal` costs about 1.7 µs to make in Node.js 20, more than
  * the whole success path of a pipeline is allowed (bench/, the pipeline's overhead).
  *
- * Aborts reach a scope two ways: the mechanism that made it aborts it (a retry aborts its running
- * attempt, a timeout its child on expiry), or — for the call's root scope — its `parent`, the
- * caller's signal, to which the scope listens only while something watches it, so a long-lived
- * signal of the caller keeps no listener once the call settles.
+ * A scope is aborted by whoever made it — the pipeline aborts a call's root scope when the
+ * caller's signal aborts, a retry its running attempt's, a timeout its child's on expiry — and
+ * tells its watchers. `parent` is only read: a scope counts as aborted when its parent is (a
+ * signal that turned aborted without an event still stops the next step).
  * @internal
  */
 export class Scope extends Attempt implements AbortSource {
@@ -35,41 +35,28 @@ export class Scope extends Attempt implements AbortSource {
     return this.#aborted ? this.#reason : this.#parent?.reason;
   }
 
+  /** Aborts this scope: its signal (if made), then every watcher, each once. */
   override abort(reason: unknown): boolean {
     if (!super.abort(reason)) return false;
     this.#aborted = true;
     this.#reason = reason;
     const watchers = this.#watchers;
-    this.#unlink();
+    this.#watchers = undefined;
     for (const w of watchers ?? []) w.handleEvent(undefined as unknown as Event);
     return true;
   }
 
-  /** The parent aborted (EventListener protocol). */
-  handleEvent(): void {
-    this.abort((this.#parent as AbortSource).reason);
-  }
-
+  /** Watches this scope's abort (the `AbortSignal` protocol, for `'abort'`). */
   addEventListener(_type: 'abort', listener: EventListenerObject): void {
     if (this.#aborted) return;
-    if (!this.#watchers) {
-      this.#watchers = [];
-      this.#parent?.addEventListener('abort', this);
-    }
+    this.#watchers ??= [];
     this.#watchers.push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: EventListenerObject): void {
     const watchers = this.#watchers;
     const i = watchers ? watchers.indexOf(listener) : -1;
-    if (i < 0) return;
-    (watchers as EventListenerObject[]).splice(i, 1);
-    if (!watchers?.length) this.#unlink();
-  }
-
-  #unlink(): void {
-    if (this.#watchers) this.#parent?.removeEventListener('abort', this);
-    this.#watchers = undefined;
+    if (i >= 0) (watchers as EventListenerObject[]).splice(i, 1);
   }
 }
 
