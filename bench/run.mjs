@@ -26,6 +26,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const FIGURES = [
   'overhead',
+  'pipeline',
   'memory',
   'waiting',
   'size',
@@ -619,6 +620,7 @@ for (const [name, title] of [
   ['brownout', 'Adaptive concurrency limit under a brownout (real node:http server)'],
   ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
   ['resilience-overhead', 'Success-path overhead of the breaker, the concurrency limit and hedging'],
+  ['pipeline', 'Success-path overhead of a composed pipeline, beside cockatiel and p-retry'],
   ['redis', 'Shared budgets and rate on Redis: commands per request and latency (ebb/redis)'],
 ]) {
   figure(name, title, () => {
@@ -769,7 +771,7 @@ const header = [
     .map((x) => fmt(x, 2))
     .join(' / ')}.`,
   `Runtimes: ${runtimes.map(runtimeName).join('; ')}. Date: ${new Date().toISOString().slice(0, 10)}. Commit ${commit || 'unknown'}${dirty}; ebb's build from ${snapshot.builtAt.toISOString().slice(0, 16).replace('T', ' ')} UTC.${quick ? ' **--quick** (fewer processes, shorter measurements).' : ''}`,
-  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`waiting\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`, \`limits-hints\`, \`redis\`, \`resilience\`, \`brownout\`, \`slow-tail\`).`,
+  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`pipeline\`, \`memory\`, \`waiting\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`, \`limits-hints\`, \`redis\`, \`resilience\`, \`brownout\`, \`slow-tail\`).`,
   ...(staleDist ? ['', `**Warning:** ${staleDist}.`] : []),
   ...(failures.length ? ['', `**Incomplete:** ${failures.join(', ')} failed (see below).`] : []),
   '',
