@@ -44,7 +44,8 @@ export class NotDoneError extends Error {
  * and while the answer is "not ready" (or a retryable error such as throttling), wait longer by
  * `options.backoff` and check again.
  *
- * `check` returns `{ done: true, value }` or `{ done: false }`; a thrown error goes through
+ * `check` returns `{ done: true, value }` or `{ done: false }` (the value's type is inferred from
+ * the `done: true` branch, so `{ done: false }` adds no `undefined` to it); a thrown error goes through
  * `isFailure` (by default as in `retry()`: every error but an abort, a `FinalError` and a bug in
  * the check's own code continues; pass a classifier such as `ebb/http`'s to stop on client
  * errors). Limits, time budget, abort and server hints behave as
@@ -57,10 +58,11 @@ export class NotDoneError extends Error {
  *   return s.state === 'SUCCEEDED' ? { done: true, value: s } : { done: false };
  * }, { backoff: presets.awsPolling, initialDelayMs: 100 });
  */
-export async function poll<T>(
-  check: (context: AttemptContext) => PollResult<T> | PromiseLike<PollResult<T>>,
-  options?: PollOptions<T>,
-): Promise<T> {
+export async function poll<R extends PollResult<unknown>>(
+  check: (context: AttemptContext) => R | PromiseLike<R>,
+  options?: PollOptions<Extract<R, { done: true }>['value']>,
+): Promise<Extract<R, { done: true }>['value']> {
+  type T = Extract<R, { done: true }>['value'];
   if (typeof check !== 'function') {
     throw new TypeError(`poll(): expected \`check\` to be a function, got ${check === null ? 'null' : typeof check}.`);
   }
