@@ -406,6 +406,23 @@ figure('size', 'Bundle size', () => {
         byModule("ebb's typical import", ebb.typical.modules),
         '',
         byModule('`withRetry(fetch)`', ebb.http.modules),
+        ...(ebb.executor
+          ? [
+              '',
+              `ebb's executor alone (\`retry\` with a hand-written policy, the default policy's module stubbed): ${fmt(ebb.executor.minified)} B minified, ${fmt(ebb.executor.gzip)} B gzip; marginal gzip bytes by source module: ${ebb.executor.marginal.map((i) => `\`${i.path}\` ${fmt(i.gzip)}`).join(', ')}.`,
+            ]
+          : []),
+        ...(ebb.mechanisms
+          ? [
+              '',
+              `Each pipeline mechanism's marginal gzip bytes over \`pipeline([retrying()])\` (${fmt(ebb.mechanisms['pipeline([retrying()])'])} B): ${Object.entries(
+                ebb.mechanisms,
+              )
+                .filter(([k]) => k !== 'pipeline([retrying()])')
+                .map(([k, v]) => `\`${k}\` ${fmt(v)}`)
+                .join(', ')}.`,
+            ]
+          : []),
       ].join('\n')
     : '';
   sections.push(

@@ -16,12 +16,9 @@ const now = (): number => performance.now();
 const queueOf = (unref: boolean): HostQueue => {
   const queue: HostQueue = {
     now,
+    // No check of dueAt here: each entry has a timer of its own, so a bad one (which the
+    // executor refuses before it gets here) could stall no other.
     add(entry, dueAt) {
-      if (!(dueAt >= 0 && dueAt < Infinity)) {
-        throw new RangeError(
-          `TimerQueue.add(): expected a due time that is a finite number >= 0, got ${String(dueAt)}.`,
-        );
-      }
       const arm = (): void => {
         const left = Math.ceil(dueAt - now());
         const timer = setTimeout(fire, left < 0 ? 0 : left < MAX_TIMER_MS ? left : MAX_TIMER_MS);

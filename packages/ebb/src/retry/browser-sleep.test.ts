@@ -23,7 +23,7 @@ describe('the browser build: no process-wide timer queue', () => {
     expect(hostQueue(false)).toBe(hostQueue());
   });
 
-  it('a wake-up never comes before its due time, and a due time that is not a finite number >= 0 is refused', async () => {
+  it('a wake-up never comes before its due time, and never within add()', async () => {
     const queue = hostQueue();
     const woke: number[] = [];
     const due = queue.now() + 30;
@@ -46,7 +46,6 @@ describe('the browser build: no process-wide timer queue', () => {
     expect(woke).toHaveLength(1);
     expect(woke[0]).toBeGreaterThanOrEqual(due);
     expect(entry.slot).toBe(-1);
-    for (const bad of [Number.NaN, -1, Infinity]) expect(() => queue.add(entry, bad)).toThrow(RangeError);
   });
 
   it('a wait is one host timer, not a queue entry; it fires and the next attempt runs', async () => {

@@ -242,28 +242,17 @@ export class Execution<T> implements Wakeup {
     const elapsedMs = this.#elapsed();
     if (!verdict) outcome = unwrapFinal(outcome);
     this.#run ??= verdict ? startRun(o) : undefined;
+    // The next wait (a number), the RetryError to give up with, or none for an error that is no failure.
     const step = verdict ? decide(o, this.#run as BackoffRun, attempt, outcome, elapsedMs, this.#lazy) : undefined;
+    const retrying = typeof step === 'number';
     const error = ok ? undefined : outcome;
     const value = ok ? outcome : undefined;
-    if (typeof step === 'number') {
-      // Kept for the budget's recordSuccess, and as the outcome when the deadline passes during the wait.
-      if (o.budget || deadlineOf(o) !== Infinity) {
-        this.#failure = outcome;
-        this.#value = ok;
-      }
-      this.#hook(
-        o.onFailedAttempt,
-        () => ({ attempt, error, value, elapsedMs, next: 'retry', delayMs: step, reason: undefined }),
-        () =>
-          this.#hook(
-            o.onRetry,
-            () => ({ attempt, error, value, delayMs: step, elapsedMs }),
-            () => this.#sleep(step),
-          ),
-      );
-      return;
+    // Kept for the budget's recordSuccess, and as the outcome when the deadline passes during the wait.
+    if (retrying && (o.budget || deadlineOf(o) !== Infinity)) {
+      this.#failure = outcome;
+      this.#value = ok;
     }
-    const reason = step ? step.reason : 'final';
+    const reason = retrying ? undefined : (step?.reason ?? 'final');
     this.#hook(
       o.onFailedAttempt,
       () => ({
@@ -271,11 +260,19 @@ export class Execution<T> implements Wakeup {
         error,
         value,
         elapsedMs,
-        next: step ? 'give-up' : 'final',
-        delayMs: undefined,
-        reason: step?.reason,
+        next: retrying ? 'retry' : step ? 'give-up' : 'final',
+        delayMs: retrying ? step : undefined,
+        reason: reason === 'final' ? undefined : reason,
       }),
-      () => this.#giveUp(ok, ok ? outcome : (step ?? outcome), { attempts: attempt, error, value, elapsedMs, reason }),
+      retrying
+        ? () =>
+            this.#hook(
+              o.onRetry,
+              () => ({ attempt, error, value, delayMs: step, elapsedMs }),
+              () => this.#sleep(step),
+            )
+        : () =>
+            this.#giveUp(ok, ok ? outcome : (step ?? outcome), { attempts: attempt, error, value, elapsedMs, reason }),
     );
   }
 
