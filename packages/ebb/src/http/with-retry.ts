@@ -1,3 +1,4 @@
+import { unrefSystemClock } from '../core/clock.js';
 import { invalid, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
 import { type Result as Outcome, RetryError } from '../retry/errors.js';
@@ -309,7 +310,9 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
   const inner: Mechanism[] = [];
   if (rate !== undefined) inner.push(guard(rate));
   if (attemptTimeoutMs !== undefined && attemptTimeoutMs !== Infinity) {
-    inner.push(timeout(attemptTimeoutMs, prepared.clock ? { clock: prepared.clock } : undefined));
+    // On the caller's clock; with `unref`, on the system clock whose timers do not hold the process.
+    const clock = prepared.clock ?? (prepared.unref ? unrefSystemClock : undefined);
+    inner.push(timeout(attemptTimeoutMs, clock ? { clock } : undefined));
   }
   const through = (
     i: number,

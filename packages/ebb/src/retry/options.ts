@@ -246,7 +246,8 @@ export function prepare(
     const kind = key === 'clock' && sync ? ['now', 'sleepSync'] : (SPEC[key] as string);
     const expected = expects(value, kind);
     if (expected) invalid(where, key, value, expected, FIXES[key]);
-    p[key] = value;
+    // `unref: false` is the default: nothing to keep.
+    if (value !== false || key !== 'unref') p[key] = value;
   }
   const backoff = o.backoff as BackoffPolicy | undefined;
   if (backoff) {
@@ -265,7 +266,6 @@ export function prepare(
   }
   if (o.unref && o.clock)
     throw new TypeError(`${where}: \`unref\` is for the system clock; a custom \`clock\` decides how it waits.`);
-  if (!o.unref) delete p.unref;
   const set = (keys: string[]) => keys.some((key) => o[key] !== undefined);
   // A time budget, or any option of FULL, needs the executor from attempt 1.
   const deadline = p.maxElapsedMs !== undefined && p.maxElapsedMs !== Infinity;
