@@ -1,4 +1,3 @@
-import { unrefSystemClock } from '../core/clock.js';
 import { invalid, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
 import { type Result as Outcome, RetryError } from '../retry/errors.js';
@@ -14,7 +13,7 @@ import {
 } from '../retry/options.js';
 import { execute, isThenable } from '../retry/retry.js';
 import { Scope } from '../retry/scope.js';
-import { timeout } from '../retry/timeout.js';
+import { timeoutOn } from '../retry/timeout.js';
 import { isReplayableBody } from './body.js';
 import { type HttpClassifier, type HttpResult, type HttpVerdict, readTextPrefix, standard } from './classifier.js';
 import { isNotSentError } from './network-error.js';
@@ -310,9 +309,8 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
   const inner: Mechanism[] = [];
   if (rate !== undefined) inner.push(guard(rate));
   if (attemptTimeoutMs !== undefined && attemptTimeoutMs !== Infinity) {
-    // On the caller's clock; with `unref`, on the system clock whose timers do not hold the process.
-    const clock = prepared.clock ?? (prepared.unref ? unrefSystemClock : undefined);
-    inner.push(timeout(attemptTimeoutMs, clock ? { clock } : undefined));
+    // On the caller's clock, or on the host queue (with `unref`, the one that does not hold the process).
+    inner.push(timeoutOn(attemptTimeoutMs, prepared.clock, prepared.unref === true));
   }
   const through = (
     i: number,

@@ -27,6 +27,7 @@ class TimedCall<T> implements Wakeup, EventListenerObject {
   slot = -1;
   readonly #child: Scope;
   readonly #ms: number;
+  readonly #unref: boolean;
   readonly #source: AbortSource | undefined;
   /** Cuts a custom clock's sleep short. */
   #sleeper: AbortController | undefined;
@@ -38,11 +39,13 @@ class TimedCall<T> implements Wakeup, EventListenerObject {
     ms: number,
     source: AbortSource | undefined,
     clock: Clock | undefined,
+    unref: boolean,
     resolve: (value: T) => void,
     reject: (reason: unknown) => void,
   ) {
     this.#child = child;
     this.#ms = ms;
+    this.#unref = unref;
     this.#source = source;
     this.#resolve = resolve;
     this.#reject = reject;
@@ -54,7 +57,7 @@ class TimedCall<T> implements Wakeup, EventListenerObject {
         () => {},
       );
     } else {
-      const queue = hostQueue();
+      const queue = hostQueue(unref);
       queue.add(this, queue.now() + ms);
     }
   }
@@ -80,7 +83,7 @@ class TimedCall<T> implements Wakeup, EventListenerObject {
     const reject = this.#reject as (reason: unknown) => void;
     if (!resolve) return;
     this.#resolve = this.#reject = undefined;
-    if (this.slot !== -1) hostQueue().remove(this);
+    if (this.slot !== -1) hostQueue(this.#unref).remove(this);
     this.#sleeper?.abort();
     this.#source?.removeEventListener('abort', this);
     if (ok) resolve(value as T);
@@ -115,6 +118,14 @@ export function timeout(ms: number, options?: TimeoutOptions): Mechanism {
   if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock.sleep !== 'function')) {
     invalid(where, 'clock', clock, 'an object with now() and sleep()');
   }
+  return timeoutOn(ms, clock, false);
+}
+
+/**
+ * {@link timeout} with its options checked: on `clock`, or on the host queue — the one whose timer
+ * does not hold a Node.js process open with `unref` (`withRetry()`'s attempt timeout). @internal
+ */
+export function timeoutOn(ms: number, clock: Clock | undefined, unref: boolean): Mechanism {
   return {
     execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
       const source = sourceOf(context);
@@ -123,7 +134,7 @@ export function timeout(ms: number, options?: TimeoutOptions): Mechanism {
         const child = new Scope(context.attempt, context.elapsedMs, undefined, true);
         let call: TimedCall<T>;
         try {
-          call = new TimedCall<T>(child, ms, source, clock, resolve, reject);
+          call = new TimedCall<T>(child, ms, source, clock, unref, resolve, reject);
         } catch (error) {
           reject(error);
           return;
