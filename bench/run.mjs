@@ -26,6 +26,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const FIGURES = [
   'overhead',
+  'pipeline',
   'memory',
   'waiting',
   'size',
@@ -424,6 +425,23 @@ figure('size', 'Bundle size', () => {
         byModule('`withRetry(fetch)`', ebb.http.modules),
         '',
         byModule("ebb's policy alone", ebb.policy.modules),
+        ...(ebb.executor
+          ? [
+              '',
+              `ebb's executor alone (\`retry\` with a hand-written policy, the default policy's module stubbed): ${fmt(ebb.executor.minified)} B minified, ${fmt(ebb.executor.gzip)} B gzip; marginal gzip bytes by source module: ${ebb.executor.marginal.map((i) => `\`${i.path}\` ${fmt(i.gzip)}`).join(', ')}.`,
+            ]
+          : []),
+        ...(ebb.mechanisms
+          ? [
+              '',
+              `Each pipeline mechanism's marginal gzip bytes over \`pipeline([retrying()])\` (${fmt(ebb.mechanisms['pipeline([retrying()])'])} B): ${Object.entries(
+                ebb.mechanisms,
+              )
+                .filter(([k]) => k !== 'pipeline([retrying()])')
+                .map(([k, v]) => `\`${k}\` ${fmt(v)}`)
+                .join(', ')}.`,
+            ]
+          : []),
       ].join('\n')
     : '';
   sections.push(
@@ -639,6 +657,7 @@ for (const [name, title] of [
   ['limit-defaults', 'Concurrency-limit defaults against servers of a few slots and of many (real node:http server)'],
   ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
   ['resilience-overhead', 'Success-path overhead of the breaker, the concurrency limit and hedging'],
+  ['pipeline', 'Success-path overhead of a composed pipeline, beside cockatiel and p-retry'],
   ['redis', 'Shared budgets and rate on Redis: commands per request and latency (ebb/redis)'],
 ]) {
   figure(name, title, () => {
@@ -789,7 +808,7 @@ const header = [
     .map((x) => fmt(x, 2))
     .join(' / ')}.`,
   `Runtimes: ${runtimes.map(runtimeName).join('; ')}. Date: ${new Date().toISOString().slice(0, 10)}. Commit ${commit || 'unknown'}${dirty}; ebb's build from ${snapshot.builtAt.toISOString().slice(0, 16).replace('T', ' ')} UTC.${quick ? ' **--quick** (fewer processes, shorter measurements).' : ''}`,
-  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`memory\`, \`waiting\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`, \`limits-hints\`, \`redis\`, \`resilience\`, \`brownout\`, \`limit-defaults\`, \`slow-tail\`).`,
+  `Reproduce: \`npm run build && npm run bench\` (${fmt((Date.now() - began) / 1000)} s for this run), or one figure: \`npm run bench -- overhead\` (\`pipeline\`, \`memory\`, \`waiting\`, \`size\`, \`outage\`, \`timers\`, \`sim\`, \`amplification\`, \`limits\`, \`limits-hints\`, \`redis\`, \`resilience\`, \`brownout\`, \`limit-defaults\`, \`slow-tail\`).`,
   ...(staleDist ? ['', `**Warning:** ${staleDist}.`] : []),
   ...(failures.length ? ['', `**Incomplete:** ${failures.join(', ')} failed (see below).`] : []),
   '',

@@ -6,7 +6,8 @@
 // client went away is dropped. Capacity is CAPACITY / BASE_MS requests per ms (8 / 100 ms = 80 a
 // second). `ebb simulate brownout` runs the same server in virtual time.//
 // Clients send an open-loop load (a request every 1000 / rate ms, whatever came back) through
-// retry() with one attempt (no retries: the brownout, not retry amplification, is measured):
+// a pipeline of one attempt (no retries: the brownout, not retry amplification, is measured) —
+// the limit when there is one, around the attempt's timeout (20 × BASE_MS):
 //   unloaded      no limit, at half the capacity — the reference p99;
 //   none          no limit, at 1.5 × capacity;
 //   aimd/vegas/gradient2/bdp  a concurrencyLimit with that algorithm and no queue of its own (its
@@ -30,7 +31,7 @@
 // `node figures/brownout.mjs [--quick] [--seconds=N]` prints one JSON document. Default 10 s a
 // subject (--quick: 3 s).
 import { createServer } from 'node:http';
-import { constant, retry } from 'ebb';
+import { pipeline, timeout } from 'ebb';
 import { aimd, bdp, concurrencyLimit, gradient2, vegas } from 'ebb/resilience';
 import { forkServer, listenForParent } from '../lib/child-server.mjs';
 
@@ -101,11 +102,8 @@ async function main() {
     const latencies = [];
     let refused = 0;
     let failed = 0;
-    const options = {
-      backoff: constant({ delayMs: 0, maxAttempts: 1 }),
-      attemptTimeoutMs: 20 * BASE_MS,
-      ...(limiter ? { rate: limiter } : {}),
-    };
+    // One attempt a call: the limit (when there is one) around the attempt's timeout.
+    const through = pipeline(limiter ? [limiter, timeout(20 * BASE_MS)] : [timeout(20 * BASE_MS)]);
     const pending = [];
     const t0 = performance.now();
     const interval = 1000 / rate;
@@ -117,7 +115,7 @@ async function main() {
       sent++;
       const start = performance.now();
       pending.push(
-        retry(get, options).then(
+        through.execute(get).then(
           () => latencies.push(performance.now() - start),
           (e) => (e?.name === 'LimitExceededError' ? refused++ : failed++),
         ),

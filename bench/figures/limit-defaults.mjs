@@ -5,8 +5,8 @@
 // The server is the brownout's (figures/brownout.mjs): SLOTS requests at a time, each taking
 // SERVICE_MS while nobody waits; beyond SLOTS, requests wait in a FIFO queue, and one that starts
 // while more than SLOTS others wait takes 10 × SERVICE_MS (an overloaded server thrashes). Its
-// capacity is SLOTS / SERVICE_MS requests per ms. Clients send an open-loop load through retry()
-// with one attempt and a 20 × SERVICE_MS attempt timeout:
+// capacity is SLOTS / SERVICE_MS requests per ms. Clients send an open-loop load, one attempt
+// each through the limit and a 20 × SERVICE_MS timeout (`pipeline([limit, timeout(ms)])`):
 //   unloaded                  no limit, at half the capacity: the reference p99;
 //   none                      no limit, at 1.5 × capacity;
 //   concurrencyLimit()        the defaults as shipped (bdp(), which starts at 1);
@@ -25,8 +25,8 @@
 // slots at 400 ms (100 a second: a larger server at a rate this machine's event loop still keeps
 // up with).
 import { createServer } from 'node:http';
-import { constant, retry } from 'ebb';
-import { aimd, bdp, concurrencyLimit, gradient2, vegas } from 'ebb/resilience';
+import { pipeline, timeout } from 'ebb';
+import { aimd, bdp, concurrencyLimit, gradient2, isLimitExceededError, vegas } from 'ebb/resilience';
 import { forkServer, listenForParent } from '../lib/child-server.mjs';
 
 const argOf = (name) => process.argv.find((x) => x.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -124,11 +124,9 @@ async function measure(url, slots, serviceMs) {
     const latencies = [];
     let refused = 0;
     let failed = 0;
-    const options = {
-      backoff: constant({ delayMs: 0, maxAttempts: 1 }),
-      attemptTimeoutMs: 20 * serviceMs,
-      ...(limiter ? { rate: limiter } : {}),
-    };
+    // One attempt, bounded at 20 × the service time; a refusal is not retried.
+    const limit = timeout(20 * serviceMs);
+    const call = pipeline(limiter ? [limiter, limit] : [limit]);
     const pending = [];
     const t0 = performance.now();
     const interval = 1000 / rate;
@@ -139,9 +137,9 @@ async function measure(url, slots, serviceMs) {
       sent++;
       const start = performance.now();
       pending.push(
-        retry(get, options).then(
+        call.execute(get).then(
           () => latencies.push(performance.now() - start),
-          (e) => (e?.code === 'EBB_LIMIT_EXCEEDED' ? refused++ : failed++),
+          (e) => (isLimitExceededError(e) ? refused++ : failed++),
         ),
       );
     }

@@ -9,7 +9,7 @@
 // instead of 25 s).
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { constant, noJitter, retry } from 'ebb';
+import { constant, noJitter, pipeline, retrying } from 'ebb';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { sharedRate, sharedTokenBudget } from 'ebb/redis';
 import { simulateSharedRateCost } from 'ebb/sim';
@@ -48,8 +48,10 @@ async function commandsSinceReset() {
 }
 
 /** 50 requests a second for `seconds`, open loop, with `options` (a budget or a rate); returns latencies (ms) and the count. */
-async function load(options, seconds = SECONDS) {
+async function load({ rate, ...options }, seconds = SECONDS) {
   const latencies = [];
+  const retry = retrying({ backoff: constant({ delayMs: 10, jitter: noJitter, maxAttempts: 3 }), ...options });
+  const through = pipeline(rate ? [retry, rate] : [retry]);
   const pending = [];
   const start = performance.now();
   const total = RATE * seconds;
@@ -59,13 +61,12 @@ async function load(options, seconds = SECONDS) {
     if (wait > 0) await sleep(wait);
     const t0 = performance.now();
     pending.push(
-      retry(
-        async () => {
+      through
+        .execute(async () => {
           const res = await fetch(url);
           await res.arrayBuffer();
-        },
-        { backoff: constant({ delayMs: 10, jitter: noJitter, maxAttempts: 3 }), ...options },
-      ).then(() => latencies.push(performance.now() - t0)),
+        })
+        .then(() => latencies.push(performance.now() - t0)),
     );
   }
   await Promise.all(pending);

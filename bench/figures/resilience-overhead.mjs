@@ -2,8 +2,8 @@
 // per call of an operation that returns a resolved promise at once, through
 //   floor            the operation alone (awaited);
 //   retry            ebb's retry() with no hook;
-//   retry + breaker  retry() with a circuitBreaker as `rate`;
-//   retry + limit    retry() with a concurrencyLimit (aimd) as `rate`;
+//   retry + breaker  a pipeline: retrying() with a circuitBreaker inside;
+//   retry + limit    a pipeline: retrying() with a concurrencyLimit (aimd) inside;
 //   retry + limit (bdp)  the same with bdp(): per sample a delivery-rate sample and a scan of its
 //                    10 rounds' means;
 //   breaker.run      the breaker without retry();
@@ -24,7 +24,7 @@
 // rounds, interleaved with this build's: a paired before/after in one process.
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { retry } from 'ebb';
+import { pipeline, retry, retrying } from 'ebb';
 import { aimd, bdp, circuitBreaker, concurrencyLimit, hedging } from 'ebb/resilience';
 
 const quick = process.argv.includes('--quick');
@@ -37,6 +37,9 @@ const cockatiel = c.circuitBreaker(c.handleAll, { halfOpenAfter: 10_000, breaker
 const breaker = circuitBreaker();
 const limiter = concurrencyLimit({ algorithm: aimd() });
 const bdpLimiter = concurrencyLimit({ algorithm: bdp() });
+const withBreaker = pipeline([retrying(), breaker]);
+const withLimit = pipeline([retrying(), limiter]);
+const withBdp = pipeline([retrying(), bdpLimiter]);
 const hedger = hedging({ delayMs: 1_000 });
 const learned = hedging();
 const withSignal = (signal) => Promise.resolve(signal);
@@ -49,9 +52,9 @@ const learnedBefore = before?.hedging();
 const subjects = {
   floor: () => op(),
   retry: () => retry(op),
-  'retry + breaker': () => retry(op, { rate: breaker }),
-  'retry + limit': () => retry(op, { rate: limiter }),
-  'retry + limit (bdp)': () => retry(op, { rate: bdpLimiter }),
+  'retry + breaker': () => withBreaker.execute(op),
+  'retry + limit': () => withLimit.execute(op),
+  'retry + limit (bdp)': () => withBdp.execute(op),
   'breaker.run': () => breaker.run(op),
   'hedging.run': () => hedger.run(op),
   'hedging.run (learned)': () => learned.run(op),

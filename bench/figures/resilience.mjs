@@ -4,9 +4,9 @@
 // 200 afterwards. WORKERS workers call it in a loop (a call, then THINK_MS of think time) for
 // OUTAGE + AFTER ms. Each call is one operation with up to 2 attempts (50 ms backoff, full
 // jitter), through:
-//   - none:       ebb's retry() alone;
-//   - ebb:        ebb's retry() with an ebb circuitBreaker as its `rate` hook (5 consecutive
-//                 failures; open period 1 s doubling to 8 s, equal jitter; 1 probe);
+//   - none:       ebb's retrying() alone;
+//   - ebb:        ebb's pipeline([retrying(), circuitBreaker()]) (5 consecutive failures; open
+//                 period 1 s doubling to 8 s, equal jitter; 1 probe; a refusal ends the call);
 //   - cockatiel:  cockatiel 3's wrap(retry, circuitBreaker) with the same thresholds
 //                 (ConsecutiveBreaker(5), halfOpenAfter: ExponentialBackoff 1 s → 8 s).
 // Subjects run one after another (one at a time on a shared machine).
@@ -30,8 +30,8 @@
 // --quick: 10 s; --max-open-ms caps the open period (default 8000). test/resilience/outage.test.ts runs a shortened outage and asserts on it.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { equalJitter, exponential, fullJitter, retry } from 'ebb';
-import { circuitBreaker } from 'ebb/resilience';
+import { defaultIsFailure, equalJitter, exponential, fullJitter, pipeline, retrying } from 'ebb';
+import { circuitBreaker, isBrokenCircuitError } from 'ebb/resilience';
 
 const arg = (name, fallback) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
@@ -92,11 +92,15 @@ async function runSubject(name) {
             onStateChange: (c) => events.push({ at: now(), to: c.to, openMs: c.openMs }),
           })
         : undefined;
-    const options = {
+    // The breaker inside the retry; its refusal ends the call at once (cockatiel's setup below
+    // does the same: its retry does not handle BrokenCircuitError), so the figure measures the
+    // breaker's fail-fast rather than a retry waiting out the open period.
+    const retry = retrying({
       backoff: exponential({ initialDelayMs: 50, jitter: fullJitter, maxAttempts: 2 }),
-      ...(breaker ? { rate: breaker } : {}),
-    };
-    call = () => retry(({ signal }) => get(url, signal), options);
+      isFailure: (o) => !isBrokenCircuitError(o.error) && defaultIsFailure(o),
+    });
+    const through = pipeline(breaker ? [retry, breaker] : [retry]);
+    call = () => through.execute(({ signal }) => get(url, signal));
   } else {
     const c = await loadCockatiel();
     const breaker = c.circuitBreaker(c.handleAll, {

@@ -3,13 +3,20 @@
 // the way each library's documentation writes it — and (b) the whole root entry (everything the
 // package exports). Minified bytes and gzip bytes (zlib level 9). Deterministic: one build each.
 //
-// For ebb also (c) `withRetry` from `ebb/http` with its defaults (`withRetry(fetch)`), and (d) the
+// For ebb also (c) `withRetry` from `ebb/http` with its defaults (`withRetry(fetch)`); (d) the
 // policy alone: `exponential(...)` and one wait drawn from it (`start().next()`), no executor —
-// the policy's share of the typical import (curve, full jitter, validation, printing).
+// the policy's share of the typical import (curve, full jitter, validation, printing); (e) the
+// executor alone: `retry` with a hand-written policy object, the default policy's module
+// (backoff/default.js, which the executor imports for calls without a policy) replaced by a
+// hand-written one, so the bundle holds the executor, its validation and its messages and no
+// curve — reported per module as minified bytes and as marginal gzip bytes (the bundle's gzip
+// minus the gzip of the same bundle without that module's spans); (f) each pipeline mechanism's
+// marginal bytes: the gzip of `pipeline([retrying(), m])` minus that of `pipeline([retrying()])`.
 //
 // `node figures/size.mjs [SUBJECT…] [--ebb-from=DIR]` prints
 //   { esbuild, rows: [{ id, label, typical: { minified, gzip, inputs, modules? }, whole: { minified, gzip },
-//     http?: { minified, gzip, inputs, modules }, policy?: { minified, gzip, inputs, modules } }] }
+//     http?: { minified, gzip, inputs, modules }, policy?: { minified, gzip, inputs, modules },
+//     executor?: { minified, gzip, inputs, modules, marginal }, mechanisms?: { [name]: gzip } }] }
 // where `inputs` lists the typical bundle's inputs (esbuild's metafile, bytes in output: for ebb
 // these are dist/'s files, one per source module) and, for ebb, `modules` splits the same bundle by ebb source module:
 // esbuild reads the files' source maps (dist/**/*.js.map) and its output map attributes each span of
@@ -69,6 +76,9 @@ export const call = (op) => retry(op, { backoff });`,
 export const get = withRetry(fetch);`,
     policy: `import { exponential } from ${ebb};
 export const wait = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, maxAttempts: 5 }).start().next();`,
+    executor: `import { retry } from ${ebb};
+const backoff = { maxElapsedMs: Infinity, start: () => ({ next: () => 100 }) };
+export const call = (op) => retry(op, { backoff });`,
   },
   reference: {
     typical: `export { reference as call } from ${JSON.stringify(reference)};`,
@@ -166,7 +176,47 @@ function bySource(code, map) {
     .sort((a, b) => b.bytes - a.bytes);
 }
 
-async function measure(contents, { modules = false, from = resolveDir } = {}) {
+/** The default policy's module as a stub: a policy that stops after attempt 1. */
+const stubDefaultPolicy = {
+  name: 'stub-default-policy',
+  setup(b) {
+    b.onResolve({ filter: /backoff\/default\.js$/ }, () => ({ path: 'default-policy', namespace: 'stub' }));
+    b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
+      contents: 'export const defaultBackoff = { maxElapsedMs: Infinity, start: () => ({ next: () => -1 }) };',
+      loader: 'js',
+    }));
+  },
+};
+
+/** Marginal gzip bytes per source module: the bundle's gzip minus that of the bundle without the module's spans. */
+function marginalGzip(code, map) {
+  const lines = code.split('\n');
+  const owner = lines.map((l) => new Array(l.length + 1).fill(-1));
+  const all = [...segments(map.mappings)];
+  for (let i = 0; i < all.length; i++) {
+    const s = all[i];
+    const next = all[i + 1];
+    const end = next && next.line === s.line ? next.column : lines[s.line].length + 1;
+    for (let c = s.column; c < end; c++) owner[s.line][c] = s.source;
+  }
+  const total = gzipSync(code, { level: 9 }).length;
+  return map.sources
+    .map((source, i) => {
+      let rest = '';
+      for (let l = 0; l < lines.length; l++) {
+        for (let c = 0; c <= lines[l].length; c++)
+          if (owner[l][c] !== i) rest += c < lines[l].length ? lines[l][c] : '\n';
+      }
+      return {
+        path: source.replace(/^.*?\/src\//, '').replace(/^<stdin>$/, 'entry'),
+        gzip: total - gzipSync(rest, { level: 9 }).length,
+      };
+    })
+    .filter((x) => x.gzip > 0)
+    .sort((a, b) => b.gzip - a.gzip);
+}
+
+async function measure(contents, { modules = false, from = resolveDir, plugins = [] } = {}) {
   const result = await build({
     stdin: { contents, resolveDir: from, sourcefile: 'entry.mjs', loader: 'js' },
     bundle: true,
@@ -175,6 +225,7 @@ async function measure(contents, { modules = false, from = resolveDir } = {}) {
     write: false,
     metafile: true,
     logLevel: 'silent',
+    plugins,
     // The map only attributes bytes; it leaves the code unchanged (no sourceMappingURL comment).
     ...(modules ? { sourcemap: 'external', outfile: 'entry.js' } : {}),
   });
@@ -192,6 +243,7 @@ async function measure(contents, { modules = false, from = resolveDir } = {}) {
   if (modules) {
     const map = JSON.parse(result.outputFiles.find((f) => f.path.endsWith('.map')).text);
     measured.modules = bySource(js.text, map);
+    measured.marginal = marginalGzip(js.text, map);
   }
   return measured;
 }
@@ -208,6 +260,23 @@ for (const s of SUBJECTS) {
   const row = { id: s.id, label: s.label, typical, whole: { minified, gzip } };
   if (e.http) row.http = await measure(e.http, { modules: true, from });
   if (e.policy) row.policy = await measure(e.policy, { modules: true, from });
+  if (e.executor) row.executor = await measure(e.executor, { modules: true, from, plugins: [stubDefaultPolicy] });
+  if (s.id === 'ebb') {
+    const ebbResilience = ebb.replace(/index\.js|'ebb'/, (m) => (m === "'ebb'" ? "'ebb/resilience'" : 'resilience.js'));
+    const with_ = (imports, m) =>
+      `import { pipeline, retrying${imports.root ?? ''} } from ${ebb};${imports.resilience ? `\nimport { ${imports.resilience} } from ${ebbResilience};` : ''}
+export const p = pipeline([retrying()${m ? `, ${m}` : ''}]);`;
+    const base = (await measure(with_({}, ''), { from })).gzip;
+    row.mechanisms = { 'pipeline([retrying()])': base };
+    for (const [name, imports, m] of [
+      ['timeout(ms)', { root: ', timeout' }, 'timeout(1000)'],
+      ['fallback(value)', { root: ', fallback' }, 'fallback(0)'],
+      ['circuitBreaker()', { resilience: 'circuitBreaker' }, 'circuitBreaker()'],
+      ['concurrencyLimit()', { resilience: 'concurrencyLimit' }, 'concurrencyLimit()'],
+    ]) {
+      row.mechanisms[name] = (await measure(with_(imports, m), { from })).gzip - base;
+    }
+  }
   rows.push(row);
 }
 process.stdout.write(`${JSON.stringify({ esbuild: version, rows })}\n`);

@@ -51,8 +51,8 @@ export default defineConfig([
       {
         name: 'ebb-browser-host-queues',
         resolveId(source: string, importer: string | undefined) {
-          if (source === './host-queues.js' && importer !== undefined) {
-            return join(dirname(importer), 'host-queues.browser.ts');
+          if (source.endsWith('/host-queues.js') && importer !== undefined) {
+            return join(dirname(importer), source.replace(/host-queues\.js$/, 'host-queues.browser.ts'));
           }
           return null;
         },

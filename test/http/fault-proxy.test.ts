@@ -1,4 +1,4 @@
-import { exponential, fullJitter, RetryError, retry, seeded } from 'ebb';
+import { exponential, fullJitter, pipeline, RetryError, retrying, seeded, timeout } from 'ebb';
 import { isNetworkError, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAULT_MIX, type FaultProxy, startFaultProxy } from './support/fault-proxy.js';
@@ -120,25 +120,25 @@ describe('a fault-injecting TCP proxy (seeded): every accepted response exact, e
       backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: fullJitter, maxAttempts: 4 }),
     });
     let reads = 0;
+    const reading = pipeline([
+      retrying({
+        backoff: exponential({
+          initialDelayMs: 10,
+          multiplier: 2,
+          maxDelayMs: 100,
+          jitter: fullJitter,
+          maxAttempts: 20,
+        }),
+      }),
+      timeout(600),
+    ]);
     const bodies = await pool(N, 8, (i) =>
-      retry(
-        async ({ signal }) => {
-          reads++;
-          const res = await f(`${proxy?.origin}/blob/${i}`, { signal });
-          if (res.status !== 200) throw new Error(`status ${res.status}`);
-          return Buffer.from(await res.arrayBuffer());
-        },
-        {
-          attemptTimeoutMs: 600,
-          backoff: exponential({
-            initialDelayMs: 10,
-            multiplier: 2,
-            maxDelayMs: 100,
-            jitter: fullJitter,
-            maxAttempts: 20,
-          }),
-        },
-      ),
+      reading.execute(async ({ signal }) => {
+        reads++;
+        const res = await f(`${proxy?.origin}/blob/${i}`, { signal });
+        if (res.status !== 200) throw new Error(`status ${res.status}`);
+        return Buffer.from(await res.arrayBuffer());
+      }),
     );
     const wrong = bodies.map((b, i) => (b.equals(blob(i)) ? -1 : i)).filter((i) => i >= 0);
     expect(wrong).toEqual([]);

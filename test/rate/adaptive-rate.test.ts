@@ -10,7 +10,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exponential, fullJitter, retry, seeded, virtualClock } from 'ebb';
+import { exponential, fullJitter, pipeline, retrying, seeded, virtualClock } from 'ebb';
 import { adaptiveRate } from 'ebb/rate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -84,7 +84,8 @@ describe('adaptiveRate over real sockets', () => {
       }
     };
     const client = async () => {
-      while (clock.now() < end) await retry(call, { rate, clock, backoff, random }).catch(() => {});
+      const through = pipeline([retrying({ clock, backoff, random }), rate]);
+      while (clock.now() < end) await through.execute(call).catch(() => {});
     };
     const clients = Array.from({ length: 50 }, client);
     const settle = async () => {

@@ -163,7 +163,7 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
       backoff,
       ...(seed === undefined ? {} : { random: seeded(seed) }),
       signal: controller.signal,
-      retryIf: (error) =>
+      isFailure: ({ error }) =>
         error instanceof AttemptFailed &&
         !error.permanent &&
         (retryOn === undefined || error.status === EXIT_TIMEOUT || retryOn.has(error.status)),

@@ -112,7 +112,7 @@ and writes its chart with --svg FILE or --png FILE.`,
     .option('--base <duration>', 'base of the named strategies (default 100ms)')
     .option('--cap <duration>', 'cap of the named strategies (default 10s)')
     .option('--max-attempts <n>', 'attempts per client, for every strategy (default: the strategy’s own)')
-    .option('--attempt-timeout <duration>', "the executor's attemptTimeoutMs")
+    .option('--attempt-timeout <duration>', 'the time limit of each attempt (a timeout inside the retry)')
     .option('--budget <kind>', 'token[:MAX[:RATIO]], ratio[:SHARE] or aws-quota (from ebb/rate)')
     .addOption(new Option('--rate <kind>', 'a rate controller from ebb/rate').choices(['adaptive', 'aws-adaptive']))
     .option('--horizon <duration>', 'stop simulating then (default 10m)')

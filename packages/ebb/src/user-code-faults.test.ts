@@ -1,7 +1,8 @@
 // The boundary rule as a property (docs/structure.md, "User code at the boundary"): in every
 // mechanism, a user function that throws, returns garbage (NaN, undefined, a string) or a promise
 // that never settles fails only the call it belongs to, releases everything that call held, and
-// never escapes into a host callback. Each case runs two concurrent calls through one mechanism on
+// never escapes into a host callback. Each case runs two concurrent calls through one mechanism (the
+// executor, a pipeline's mechanisms, a guard inside a retrying()) on
 // a virtual clock — the call the fault belongs to (A) and an unrelated one (B) — once with every
 // user function well behaved (the baseline) and once with one of them misbehaving at its n-th
 // call; then it checks what each call ended with, the mechanism's resting values (slots, queue,
@@ -29,9 +30,15 @@ import { concurrencyLimit } from './resilience/concurrency-limit.js';
 import { hedgeBudget } from './resilience/hedge-budget.js';
 import { hedging } from './resilience/hedging.js';
 import type { LimitAlgorithm } from './resilience/limit-algorithm.js';
-import type { AttemptContext, RetryOptions } from './retry/options.js';
+import type { Result } from './retry/errors.js';
+import { fallback } from './retry/fallback.js';
+import type { Mechanism } from './retry/mechanism.js';
+import type { AttemptContext, RateController, RetryOptions } from './retry/options.js';
+import { pipeline } from './retry/pipeline.js';
 import { poll } from './retry/poll.js';
 import { retry } from './retry/retry.js';
+import { retrying } from './retry/retrying.js';
+import { timeout } from './retry/timeout.js';
 
 type Fault = 'throws' | 'NaN' | 'undefined' | 'string' | 'never';
 const FAULTS: readonly Fault[] = ['throws', 'NaN', 'undefined', 'string', 'never'];
@@ -50,9 +57,24 @@ type Call = 'A' | 'B';
  * - `repaired`: a bad answer is repaired (the call goes on, unhedged or at a limit of 1): no fault
  *   changes what any call ends with;
  * - `operation`: the operation itself: a throw is a failed attempt, a value is its result;
- *   the call ends somehow (it is not stuck), the unrelated call as in the baseline.
+ *   the call ends somehow (it is not stuck), the unrelated call as in the baseline;
+ * - `attempt`: a guard's function inside a `retrying()`: its throw fails the attempt (a refusal),
+ *   which the retry judges like any failure — the call succeeds on a later attempt, or fails with
+ *   its own operation's failure or with the fault (as the error, or a `RetryError`'s cause);
+ * - `result`: its value is the call's result, whatever it is (a fallback's): a throw rejects the
+ *   call with it, a promise that never settles holds the call until its signal aborts.
  */
-type Use = 'checked' | 'awaited' | 'hook' | 'void' | 'opaque' | 'listener' | 'repaired' | 'operation';
+type Use =
+  | 'checked'
+  | 'awaited'
+  | 'hook'
+  | 'void'
+  | 'opaque'
+  | 'listener'
+  | 'repaired'
+  | 'operation'
+  | 'attempt'
+  | 'result';
 
 interface Env {
   readonly clock: VirtualClock;
@@ -134,6 +156,27 @@ function both(
   return { a: one('A'), b: one('B') };
 }
 
+/**
+ * Starts A and B through a pipeline, each with its own signal: `mechanisms(call)` builds the
+ * call's mechanisms (shared ones are the same objects for both calls).
+ */
+function piped(
+  env: Env,
+  mechanisms: (call: Call) => readonly (Mechanism | RateController)[],
+  op: (call: Call) => (c: AttemptContext) => unknown = (call) => operation(env, call),
+): Pick<Started, 'a' | 'b'> {
+  const one = (call: Call) => pipeline(mechanisms(call)).execute(op(call), { signal: env.signal[call] });
+  return { a: one('A'), b: one('B') };
+}
+
+/** `retrying()` with the default policy and the virtual clock, and `extra`. */
+const retryOn = (env: Env, extra: RetryOptions = {}) => retrying({ backoff: policy, clock: env.clock, ...extra });
+
+/** Starts A and B through `pipeline([retrying(), guard])`, the guard shared by both. */
+function guarded(env: Env, guard: RateController): Pick<Started, 'a' | 'b'> {
+  return piped(env, () => [retryOn(env), guard]);
+}
+
 /** A clock whose now() and sleep() are user functions to inject faults into. */
 function faultyClock(env: Env, which: 'now' | 'sleep'): Clock {
   const c = env.clock;
@@ -159,15 +202,26 @@ const executor: Site[] = [
       resting: () => ({}),
     }),
   },
-  ...(['retryIf'] as const).map(
-    (callback): Site => ({
-      mechanism: 'retry',
-      callback,
-      use: 'awaited',
-      names: /retryIf/,
-      start: (env) => ({ ...both(env, {}, { A: { retryIf: env.inject(() => true) } }), resting: () => ({}) }),
+  {
+    mechanism: 'retry',
+    callback: 'isFailure',
+    use: 'awaited',
+    names: /isFailure/,
+    start: (env) => ({
+      ...both(env, {}, { A: { isFailure: env.inject((o: Result) => !o.ok) } }),
+      resting: () => ({}),
     }),
-  ),
+  },
+  {
+    mechanism: 'retry',
+    callback: 'backoff.start',
+    use: 'checked',
+    names: /backoff\.start\(\)/,
+    start: (env) => {
+      const start = env.inject(() => policy.start());
+      return { ...both(env, {}, { A: { backoff: { maxElapsedMs: Infinity, start } as never } }), resting: () => ({}) };
+    },
+  },
   ...(['onRetry', 'onFailedAttempt', 'onGiveUp', 'onSuccess'] as const).map(
     (callback): Site => ({
       mechanism: 'retry',
@@ -219,47 +273,6 @@ const executor: Site[] = [
       }),
     }),
   ),
-  ...(['acquire', 'record'] as const).map(
-    (method): Site => ({
-      mechanism: 'retry',
-      callback: `rate.${method}`,
-      use: method === 'acquire' ? 'opaque' : 'void',
-      start: (env) => {
-        // Tickets handed out and not yet handed back (to record or release, whatever they do then).
-        let held = 0;
-        const acquire = env.inject(
-          (signal?: AbortSignal) => signal,
-          (signal?: AbortSignal) => method === 'acquire' && signal === env.signal.A,
-        );
-        const record = env.inject<[string, unknown, unknown], undefined>(
-          () => undefined,
-          (_o, ticket) => method === 'record' && ticket === env.signal.A,
-        );
-        const rate = {
-          acquire: (signal?: AbortSignal) => {
-            const ticket: unknown = acquire(signal);
-            if (ticket instanceof Promise) {
-              // A ticket is held once it is delivered (this one, never: the fault).
-              return ticket.then((t) => {
-                held++;
-                return t;
-              });
-            }
-            held++;
-            return ticket;
-          },
-          record: (o: string, t?: unknown, d?: unknown) => {
-            held--;
-            return record(o, t, d);
-          },
-          release: () => {
-            held--;
-          },
-        };
-        return { ...both(env, { rate: rate as never }), resting: () => ({ ticketsHeld: held }) };
-      },
-    }),
-  ),
   ...(['recordRequest', 'recordFailure', 'tryAcquireRetry', 'recordSuccess'] as const).map(
     (method): Site => ({
       mechanism: 'retry',
@@ -290,6 +303,148 @@ const executor: Site[] = [
         poll(check(call), { backoff: policy, clock: env.clock, signal: env.signal[call] }) as Promise<unknown>;
       return { a: one('A'), b: one('B'), resting: () => ({}) };
     },
+  },
+];
+
+/** A pipeline's own mechanisms and a guard of the user's (`{ acquire, record, release }`) inside a retry. */
+const pipelineSites: Site[] = [
+  ...(['acquire', 'record'] as const).map(
+    (method): Site => ({
+      mechanism: 'pipeline guard',
+      callback: method,
+      use: method === 'acquire' ? 'opaque' : 'void',
+      useFor: { throws: 'attempt' },
+      start: (env) => {
+        // Tickets handed out and not yet handed back (to record or release, whatever they do then),
+        // by A's guard and B's: one count, each call its own guard.
+        let held = 0;
+        const guardOf = (call: Call): RateController => {
+          const good = {
+            acquire: (_s?: AbortSignal): unknown => call,
+            record: (..._: unknown[]): unknown => undefined,
+          };
+          const acquire = call === 'A' && method === 'acquire' ? env.inject(good.acquire) : good.acquire;
+          const record = call === 'A' && method === 'record' ? env.inject(good.record) : good.record;
+          return {
+            acquire: (signal?: AbortSignal) => {
+              const ticket = acquire(signal);
+              if (ticket instanceof Promise) {
+                // A ticket is held once it is delivered (this one, never: the fault).
+                return ticket.then((t) => {
+                  held++;
+                  return t;
+                });
+              }
+              held++;
+              return ticket;
+            },
+            record: (o, t, d) => {
+              held--;
+              record(o, t, d);
+            },
+            release: () => {
+              held--;
+            },
+          };
+        };
+        const guards = { A: guardOf('A'), B: guardOf('B') };
+        return { ...piped(env, (call) => [retryOn(env), guards[call]]), resting: () => ({ ticketsHeld: held }) };
+      },
+    }),
+  ),
+  {
+    mechanism: 'retrying',
+    callback: 'isFailure',
+    use: 'awaited',
+    names: /isFailure/,
+    start: (env) => ({
+      ...piped(env, (call) => [retryOn(env, call === 'A' ? { isFailure: env.inject((o: Result) => !o.ok) } : {})]),
+      resting: () => ({}),
+    }),
+  },
+  {
+    mechanism: 'retrying',
+    callback: 'onFailedAttempt',
+    use: 'hook',
+    start: (env) => ({
+      ...piped(env, (call) => [retryOn(env, call === 'A' ? { onFailedAttempt: env.inject(() => undefined) } : {})]),
+      resting: () => ({}),
+    }),
+  },
+  {
+    mechanism: 'retrying',
+    callback: 'backoff.next',
+    use: 'checked',
+    names: /backoff\.next\(\)/,
+    start: (env) => {
+      const next = env.inject(() => 10);
+      let n = 0;
+      const backoff = { maxElapsedMs: Infinity, start: () => ({ next: () => (n++ < 2 ? next() : -1) }) };
+      return { ...piped(env, (call) => [retryOn(env, call === 'A' ? { backoff } : {})]), resting: () => ({}) };
+    },
+  },
+  {
+    mechanism: 'retrying',
+    callback: 'clock.sleep',
+    use: 'awaited',
+    names: /clock\.sleep\(\)/,
+    start: (env) => ({
+      ...piped(env, (call) => [retryOn(env, call === 'A' ? { clock: faultyClock(env, 'sleep') } : {})]),
+      resting: () => ({}),
+    }),
+  },
+  {
+    mechanism: 'retrying',
+    callback: 'budget.tryAcquireRetry',
+    use: 'checked',
+    names: /budget\.tryAcquireRetry/,
+    start: (env) => {
+      const budget = { tryAcquireRetry: env.inject(() => true), recordSuccess() {} };
+      return { ...piped(env, (call) => [retryOn(env, call === 'A' ? { budget } : {})]), resting: () => ({}) };
+    },
+  },
+  {
+    // Around the retry, 5 s: longer than any call of the baseline. A sleep that never ends leaves
+    // the call as in the baseline (no time limit, then); one that throws or answers no promise
+    // fails the call at its start.
+    mechanism: 'timeout',
+    callback: 'clock.sleep',
+    use: 'checked',
+    useFor: { never: 'repaired' },
+    names: /clock\.sleep\(\)/,
+    start: (env) => ({
+      ...piped(env, (call) => [
+        timeout(5_000, { clock: call === 'A' ? faultyClock(env, 'sleep') : env.clock }),
+        retryOn(env),
+      ]),
+      resting: () => ({}),
+    }),
+  },
+  {
+    // Asked when the retry gives up (a call whose operation fails 4 times): its answer is the result.
+    mechanism: 'fallback',
+    callback: 'function',
+    use: 'result',
+    start: (env) => ({
+      ...piped(env, (call) => [
+        fallback(call === 'A' ? env.inject((_o: Result) => 'spare A') : () => 'spare B'),
+        retryOn(env),
+      ]),
+      resting: () => ({}),
+    }),
+  },
+  {
+    mechanism: 'fallback',
+    callback: 'isFailure',
+    use: 'awaited',
+    names: /isFailure/,
+    start: (env) => ({
+      ...piped(env, (call) => [
+        fallback(`spare ${call}`, call === 'A' ? { isFailure: env.inject((o: Result) => !o.ok) } : {}),
+        retryOn(env),
+      ]),
+      resting: () => ({}),
+    }),
   },
 ];
 
@@ -379,18 +534,21 @@ function breakerSite(
         clock: env.clock,
         ...build(env),
       });
-      return { ...both(env, { rate: breaker }), resting: () => ({ probesInFlight: breaker.metrics.probesInFlight }) };
+      return { ...guarded(env, breaker), resting: () => ({ probesInFlight: breaker.metrics.probesInFlight }) };
     },
   };
 }
 
 const breakerSites: Site[] = [
-  breakerSite(
-    'isFailure',
-    'checked',
-    (env) => ({ isFailure: env.inject((_e: unknown) => true, isA(env)) }),
-    /isFailure/,
-  ),
+  {
+    ...breakerSite(
+      'isFailure',
+      'checked',
+      (env) => ({ isFailure: env.inject((_e: unknown) => true, isA(env)) }),
+      /isFailure/,
+    ),
+    useFor: { throws: 'attempt' },
+  },
   breakerSite('onStateChange', 'listener', (env) => ({ onStateChange: env.inject(() => undefined) })),
   breakerSite('onListenerError', 'listener', (env) => ({
     onStateChange: () => {
@@ -410,7 +568,7 @@ const breakerSites: Site[] = [
         clock: env.clock,
       });
       breaker.subscribe(env.inject(() => undefined));
-      return { ...both(env, { rate: breaker }), resting: () => ({ probesInFlight: breaker.metrics.probesInFlight }) };
+      return { ...guarded(env, breaker), resting: () => ({ probesInFlight: breaker.metrics.probesInFlight }) };
     },
   },
   breakerSite(
@@ -449,7 +607,7 @@ function limitSite(
         ...build(env),
       });
       return {
-        ...both(env, { rate: limiter }),
+        ...guarded(env, limiter),
         resting: () => ({ inflight: limiter.inflight, queued: limiter.queued }),
       };
     },
@@ -469,7 +627,10 @@ function algorithm(env: Env, which: 'update' | 'limit'): LimitAlgorithm {
 }
 
 const limitSites: Site[] = [
-  limitSite('isDrop', 'checked', (env) => ({ isDrop: env.inject((_e: unknown) => true, isA(env)) }), /isDrop/),
+  {
+    ...limitSite('isDrop', 'checked', (env) => ({ isDrop: env.inject((_e: unknown) => true, isA(env)) }), /isDrop/),
+    useFor: { throws: 'attempt' },
+  },
   limitSite('algorithm.update', 'void', (env) => ({ algorithm: algorithm(env, 'update') }), undefined, true),
   limitSite('algorithm.limit', 'repaired', (env) => ({ algorithm: algorithm(env, 'limit') })),
   limitSite('clock.now', 'checked', (env) => ({ clock: faultyClock(env, 'now') }), /clock\.now\(\)/, true),
@@ -535,12 +696,12 @@ const hedgeSites: Site[] = [
   ),
 ];
 
-/** A shared rate controller as the `rate` hook of both calls. */
+/** A shared rate controller, a guard inside the retry of both calls. */
 function rateSite(
   mechanism: string,
   callback: string,
   use: Use,
-  make: (env: Env) => { rate: RetryOptions['rate']; resting?: () => Record<string, number> },
+  make: (env: Env) => { rate: RateController; resting?: () => Record<string, number> },
   names?: RegExp,
 ): Site {
   return {
@@ -552,7 +713,7 @@ function rateSite(
     ...(names ? { names } : {}),
     start: (env) => {
       const { rate, resting } = env.quiet(() => make(env));
-      return { ...both(env, { rate }), resting: resting ?? (() => ({})) };
+      return { ...guarded(env, rate), resting: resting ?? (() => ({})) };
     },
   };
 }
@@ -650,6 +811,7 @@ const budgetSites: Site[] = [
 
 const SITES: readonly Site[] = [
   ...executor,
+  ...pipelineSites,
   ...httpSites,
   ...breakerSites,
   ...limitSites,
@@ -783,11 +945,20 @@ const useOf = (site: Site, fault: Fault): Use => site.useFor?.[fault] ?? site.us
 function isFaultFailure(o: Outcome, fault: Fault, use: Use, thrown: unknown, names: RegExp | undefined): boolean {
   if (o.status !== 'rejected') return false;
   if (fault === 'throws') return o.reason === thrown || (o.reason as { cause?: unknown } | undefined)?.cause === thrown;
-  if (use === 'void' || use === 'listener' || use === 'repaired' || use === 'operation') return false;
+  if (use === 'void' || use === 'listener' || use === 'repaired' || use === 'operation' || use === 'attempt') {
+    return false;
+  }
   if (fault === 'never' && use !== 'checked') return o.reason === ABORT;
-  if (use === 'hook' || use === 'opaque') return false;
+  if (use === 'hook' || use === 'opaque' || use === 'result') return false;
   const r = o.reason;
   return (r instanceof TypeError || r instanceof RangeError) && (names === undefined || names.test(r.message));
+}
+
+/** Whether `o` is a failure of `call`'s own operation: its error, or a RetryError's cause. */
+function isOwnFailure(o: Outcome, call: Call): boolean {
+  if (o.status !== 'rejected') return false;
+  const r = o.reason as { call?: unknown; cause?: { call?: unknown } } | null | undefined;
+  return r?.call === call || r?.cause?.call === call;
 }
 
 /** What the call the fault belongs to may end with. */
@@ -800,6 +971,19 @@ function ownAllowed(site: Site, fault: Fault, thrown: unknown, got: Outcome, bas
       return same;
     case 'operation':
       return got.status !== 'pending';
+    case 'attempt':
+      // The retry took another path: fewer calls of the operation, so another of its failures
+      // last — or, where the mechanism keeps state, a refusal of its own (an open circuit).
+      return (
+        got.status === 'fulfilled' ||
+        isOwnFailure(got, 'A') ||
+        isFaultFailure(got, 'throws', use, thrown, site.names) ||
+        (site.stateful === true && !marked(got, thrown, site.names))
+      );
+    case 'result':
+      return fault === 'throws' || fault === 'never'
+        ? isFaultFailure(got, fault, use, thrown, site.names)
+        : got.status === 'fulfilled';
     case 'void':
       return fault === 'throws' ? isFaultFailure(got, fault, use, thrown, site.names) : same;
     case 'hook':
@@ -841,7 +1025,7 @@ describe('every mechanism × every user function × every fault: only its own ca
   it('lists every site once', () => {
     const ids = SITES.map((s) => `${s.mechanism} ${s.callback}`);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids.length).toBeGreaterThanOrEqual(35);
+    expect(ids.length).toBeGreaterThanOrEqual(54);
   });
 
   it('holds over thousands of generated cases', async () => {

@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { constant, retry } from 'ebb';
-import type { ConcurrencyLimit } from 'ebb/resilience';
+import { pipeline, timeout } from 'ebb';
+import { type ConcurrencyLimit, isLimitExceededError } from 'ebb/resilience';
 
 /**
  * A real node:http server on 127.0.0.1 of `slots` slots (the brownout server of
@@ -72,8 +72,8 @@ export interface PhaseResult {
 }
 
 /**
- * Open-loop load at `rate` requests a second for `seconds`, each through retry() with one attempt
- * and a 20 × `serviceMs` attempt timeout, through `limiter` if given.
+ * Open-loop load at `rate` requests a second for `seconds`, each one attempt with a 20 × `serviceMs`
+ * timeout, through `limiter` if given (`pipeline([limiter, timeout(ms)])`: a refusal is not retried).
  */
 export async function phase(
   s: Awaited<ReturnType<typeof startSlotsServer>>,
@@ -89,11 +89,8 @@ export async function phase(
     await res.arrayBuffer();
     if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
   };
-  const options = {
-    backoff: constant({ delayMs: 0, maxAttempts: 1 }),
-    attemptTimeoutMs: 20 * serviceMs,
-    ...(limiter ? { rate: limiter } : {}),
-  };
+  const limit = timeout(20 * serviceMs);
+  const call = pipeline(limiter ? [limiter, limit] : [limit]);
   const latencies: number[] = [];
   let refused = 0;
   let failed = 0;
@@ -106,9 +103,9 @@ export async function phase(
     sent++;
     const start = performance.now();
     pending.push(
-      retry(get, options).then(
+      call.execute(get).then(
         () => latencies.push(performance.now() - start),
-        (e: unknown) => ((e as { code?: unknown })?.code === 'EBB_LIMIT_EXCEEDED' ? refused++ : failed++),
+        (e: unknown) => (isLimitExceededError(e) ? refused++ : failed++),
       ),
     );
   }

@@ -16,12 +16,23 @@ import { show } from './validate.js';
  * @example
  * predicate('concurrencyLimit()', 'isDrop', isDrop(error)); // TypeError: … `isDrop` returned "yes"; expected true or false.
  */
-export function predicate(where: string, name: string, value: unknown): boolean {
+export function predicate(where: string, name: string, value: unknown, expected = 'true or false'): boolean {
   if (value === true || value === false) return value;
   // A promise refused here (an async predicate where a sync one is expected) may still reject:
   // its rejection is this TypeError's business now, not an unhandled one.
   if (isThenable(value)) handled(value);
-  throw new TypeError(`${where}: \`${name}\` returned ${describe(value)}; expected true or false.`);
+  throw new TypeError(`${where}: \`${name}\` returned ${describe(value)}; expected ${expected}.`);
+}
+
+/**
+ * A failure predicate's answer (`isFailure`), checked: `true`, `false` or `'throttled'` (a failure
+ * that says "slow down"), else a `TypeError` naming it, as {@link predicate} does.
+ *
+ * @example
+ * verdict('retry()', 'isFailure', isFailure(outcome, context)); // TypeError: … `isFailure` returned "no"; expected true, false or 'throttled'.
+ */
+export function verdict(where: string, name: string, value: unknown): boolean | 'throttled' {
+  return value === 'throttled' ? value : predicate(where, name, value, "true, false or 'throttled'");
 }
 
 const noop = (): void => {};

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clockOption, hostQueue, systemClock, unrefSystemClock } from './clock.js';
+import { clockOption, systemClock, unrefSystemClock } from './clock.js';
+import { hostQueue } from './host-queues.js';
 import { refQueue, unrefQueue } from './timer-queue.js';
 
 describe('systemClock', () => {
@@ -164,10 +165,10 @@ describe('systemClock, exactly: zero sleeps, timer holds, cleanup on abort, mess
 });
 
 describe('hostQueue and clockOption', () => {
-  it('only the two system clocks have a host queue, each its own', () => {
-    expect(hostQueue(systemClock)).toBe(refQueue);
-    expect(hostQueue(unrefSystemClock)).toBe(unrefQueue);
-    expect(hostQueue({ now: () => 0, sleep: systemClock.sleep })).toBeUndefined();
+  it('the host queue is the process-wide timer queue, the one whose timer does not hold the process with unref', () => {
+    expect(hostQueue()).toBe(refQueue);
+    expect(hostQueue(false)).toBe(refQueue);
+    expect(hostQueue(true)).toBe(unrefQueue);
   });
 
   it('clockOption: the system clock when omitted, the value itself when a Clock, a TypeError naming it otherwise', () => {

@@ -1,5 +1,3 @@
-import { refQueue, unrefQueue } from './host-queues.js';
-import type { TimerQueue } from './timer-queue.js';
 import { invalid } from './validate.js';
 
 /**
@@ -94,15 +92,6 @@ export const unrefSystemClock: Clock = {
   now: monotonicNow,
   sleep: (ms, signal) => timerSleep(ms, signal, true),
 };
-
-/**
- * The timer queue behind a system clock, for the executor: with it, a retry waiting in its
- * backoff holds a heap slot instead of a host timer and a promise (see bench/, memory per
- * pending retry). Undefined for any other clock. @internal
- */
-export function hostQueue(clock: Clock): TimerQueue | undefined {
-  return clock === systemClock ? refQueue : clock === unrefSystemClock ? unrefQueue : undefined;
-}
 
 /** Validates a `clock` option: the system clock when omitted, a TypeError naming it when not a Clock. @internal */
 export function clockOption(where: string, value: unknown): Clock {

@@ -52,7 +52,7 @@ describe('TimerQueue', () => {
     expect(woke[0]).toBeGreaterThanOrEqual(due);
   });
 
-  it('removes entries anywhere in the heap, and clears the host timer when empty', async () => {
+  it('removes entries anywhere in the heap, and clears the host timer at the end of the turn it empties in', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const q = new TimerQueue(false);
     const log: string[] = [];
@@ -74,8 +74,23 @@ describe('TimerQueue', () => {
     q.add(lone, q.now() + 1_000);
     expect(vi.getTimerCount()).toBe(1);
     q.remove(lone);
-    expect(vi.getTimerCount()).toBe(0);
     expect(lone.slot).toBe(-1);
+    // Back to back within the turn: the armed timer serves the next entry (no clear, no re-arm).
+    const next = entry('next', log);
+    q.add(next, q.now() + 2_000);
+    q.remove(next);
+    expect(vi.getTimerCount()).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(vi.getTimerCount()).toBe(0);
+    // An entry that came back before the end of the turn keeps the timer.
+    q.add(lone, q.now() + 1_000);
+    q.remove(lone);
+    q.add(next, q.now() + 1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(vi.getTimerCount()).toBe(1);
+    q.remove(next);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('entries added while firing wait for the next turn (no starvation by zero delays)', async () => {
@@ -265,7 +280,7 @@ describe('TimerQueue: pinned by its mutation survivors', () => {
     expect(log).toEqual(['mine', 'x', 'y']);
   });
 
-  it('an unref queue works where timers have no unref() (browsers: a number)', () => {
+  it('an unref queue works where timers have no unref() (browsers: a number)', async () => {
     // Mocked only around the one call each, so no other timer in the process is affected.
     const set = vi.spyOn(globalThis, 'setTimeout').mockImplementation((() => 7) as never);
     const q = new TimerQueue(true);
@@ -282,6 +297,7 @@ describe('TimerQueue: pinned by its mutation survivors', () => {
     let cleared: unknown[][] = [];
     try {
       q.remove(e);
+      await new Promise((resolve) => setImmediate(resolve));
     } finally {
       cleared = [...clear.mock.calls];
       clear.mockRestore();

@@ -11,7 +11,11 @@
  * - Entries added while the queue is firing wait for the next turn, so a zero-delay entry
  *   added by a wake-up cannot starve the event loop.
  * - Delays beyond setTimeout's 2^31 − 1 ms are reached by re-arming.
- * - When the queue empties, its host timer is cleared: nothing is left to hold a process open.
+ * - When the queue empties, its host timer is cleared at the end of that turn of the event loop
+ *   (a `setImmediate`), unless an entry came back meanwhile: calls made back to back — a
+ *   `timeout()` around each — then keep one armed timer instead of clearing and re-arming it
+ *   for each call (about 270 ns a call in Node.js 20, bench/). Nothing is left to hold a process
+ *   open once a turn ends with the queue empty.
  * - It is shared by every operation in the process, so no caller can poison it: a due time that
  *   is not a finite number >= 0 is refused where it enters (`add` throws a RangeError, and the
  *   executor fails only that caller's operation), and nothing a wake-up throws escapes into the
@@ -117,6 +121,8 @@ export class TimerQueue {
   /** When the host timer is armed to fire (Infinity when not armed). */
   #armedAt = Infinity;
   #order = 0;
+  /** The pending end-of-turn check that clears the timer of an empty queue. */
+  #idle: ReturnType<typeof setImmediate> | undefined;
 
   constructor(unref: boolean) {
     this.#unref = unref;
@@ -145,8 +151,16 @@ export class TimerQueue {
 
   /** Takes `entry` out of the queue if it is there. */
   remove(entry: Wakeup): void {
-    if (heapRemove(this.#heap, entry) && this.#heap.length === 0) this.#disarm();
+    if (heapRemove(this.#heap, entry) && this.#heap.length === 0 && this.#timer !== undefined) {
+      this.#idle ??= setImmediate(this.#disarmIfIdle);
+    }
   }
+
+  /** Clears the host timer at the end of the turn the queue emptied in, if it is still empty. */
+  readonly #disarmIfIdle = (): void => {
+    this.#idle = undefined;
+    if (this.#heap.length === 0) this.#disarm();
+  };
 
   readonly #fire = (): void => {
     this.#timer = undefined;

@@ -1,7 +1,7 @@
 /**
  * HTTP-side predicates over failed requests. `isNetworkError` (and the notes on each runtime's
- * shape of a failed connection) lives in retry/network-error.ts: the executor's default
- * `retryIf` uses it.
+ * shape of a failed connection) lives in retry/network-error.ts, where the executor's default
+ * once used it; it could move here whole.
  */
 import { codeIn } from '../retry/network-error.js';
 

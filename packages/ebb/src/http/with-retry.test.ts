@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
 import { fullJitter } from '../backoff/jitter-full.js';
@@ -129,6 +129,30 @@ describe('withRetry: executor options pass through', () => {
     const r = await run([503], { backoff, random: () => 0.5 });
     expect(r.retries.map((c) => c.delayMs)).toEqual([50, 100, 200]);
     expect(r.calls.map((c) => c.at)).toEqual([0, 50, 150, 350]);
+  });
+
+  it("unref: the attempt timeout's timer does not hold the process either (Node.js)", async () => {
+    const handles: ReturnType<typeof setTimeout>[] = [];
+    const real = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
+      const handle = real(callback, ms);
+      handles.push(handle);
+      return handle;
+    }) as typeof setTimeout);
+    const controller = new AbortController();
+    try {
+      const hanging: FetchLike = () => new Promise<Response>(() => {});
+      const p = withRetry(hanging, { unref: true, attemptTimeoutMs: 60_000 })('http://127.0.0.1/x', {
+        signal: controller.signal,
+      }).catch((e: unknown) => e);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(handles.length).toBeGreaterThan(0);
+      expect(handles.filter((h) => h.hasRef())).toEqual([]);
+      controller.abort(new Error('stop'));
+      expect(await p).toMatchObject({ message: 'stop' });
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

@@ -1,8 +1,20 @@
-import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { isThenable } from '../core/boundary.js';
+import { invalid, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
-import { isRetryError, prop } from '../retry/errors.js';
-import { type AttemptContext, prepare, type RetryContext, type RetryOptions } from '../retry/options.js';
-import { isThenable, retry } from '../retry/retry.js';
+import { isRetryError, type Result as Outcome, prop } from '../retry/errors.js';
+import { guard } from '../retry/guard.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import {
+  type AttemptContext,
+  type Prepared,
+  prepare,
+  type RateController,
+  type RetryContext,
+  type RetryOptions,
+} from '../retry/options.js';
+import { execute } from '../retry/retry.js';
+import { Scope } from '../retry/scope.js';
+import { timeoutOn } from '../retry/timeout.js';
 import { isReplayableBody } from './body.js';
 import { type HttpClassifier, type HttpResult, type HttpVerdict, readTextPrefix, standard } from './classifier.js';
 import { isNotSentError } from './network-error.js';
@@ -27,9 +39,9 @@ export interface HttpRetryContext extends RetryContext {
 
 /**
  * Options of {@link withRetry}: the executor's options (see `retry()`), except that the signal
- * comes from each request's `init.signal` and `retryIf` is replaced by `retryOn`.
+ * comes from each request's `init.signal` and `isFailure` is replaced by `retryOn`.
  */
-export interface WithRetryOptions extends Omit<RetryOptions, 'retryIf' | 'signal' | 'onRetry'> {
+export interface WithRetryOptions extends Omit<RetryOptions<Response>, 'isFailure' | 'signal' | 'onRetry'> {
   /** Decides which responses and errors are retried; default {@link standard}. */
   readonly retryOn?: HttpClassifier;
   /**
@@ -41,6 +53,18 @@ export interface WithRetryOptions extends Omit<RetryOptions, 'retryIf' | 'signal
   readonly methods?: readonly string[];
   /** Called before each wait; may be async (awaited). A throw stops the retries with that error. */
   readonly onRetry?: (context: HttpRetryContext) => void | PromiseLike<void>;
+  /**
+   * Time limit of each attempt, up to its response headers and the classifier's decision: the
+   * attempt's signal aborts with a `TimeoutError` and the attempt counts as failed (a
+   * `timeout(ms)` inside the retry). Default: none.
+   */
+  readonly attemptTimeoutMs?: number;
+  /**
+   * A guard every attempt passes (`ebb/rate`'s controllers, `ebb/resilience`'s breaker and
+   * limit): `acquire()` before the attempt — its refusal is a failed attempt, backed off and
+   * retried —, `record()` after it (`'throttled'` for a 429).
+   */
+  readonly rate?: RateController;
   /**
    * Hedges each attempt of an idempotent request (a method of RFC 9110 §9.2.2 that `methods`
    * allows, with a replayable body): a `hedging()` from ebb/resilience, shared by every request.
@@ -55,22 +79,7 @@ export interface WithRetryOptions extends Omit<RetryOptions, 'retryIf' | 'signal
 /** RFC 9110 §9.2.2: "PUT, DELETE, and safe request methods are idempotent." */
 const IDEMPOTENT_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'];
 
-const OWN_KEYS = ['retryOn', 'methods', 'onRetry', 'hedge'];
-const EXECUTOR_KEYS = [
-  'backoff',
-  'retries',
-  'attemptTimeoutMs',
-  'maxRetryAfterMs',
-  'clock',
-  'random',
-  'unref',
-  'rate',
-  'budget',
-  'onFailedAttempt',
-  'onGiveUp',
-  'onSuccess',
-];
-const KEYS = [...OWN_KEYS, ...EXECUTOR_KEYS];
+const OWN_KEYS = ['retryOn', 'methods', 'onRetry', 'hedge', 'attemptTimeoutMs', 'rate'];
 
 /** RFC 9110 §9.1: a method is a token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -270,11 +279,14 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
   if ('signal' in o) {
     throw new TypeError(`${where}: \`signal\` is per request: pass it as init.signal of each call.`);
   }
-  if ('retryIf' in o) {
-    throw new TypeError(`${where}: use \`retryOn\` (a classifier of responses and errors) instead of \`retryIf\`.`);
+  for (const key of ['retryIf', 'isFailure']) {
+    if (key in o) {
+      throw new TypeError(`${where}: use \`retryOn\` (a classifier of responses and errors) instead of \`${key}\`.`);
+    }
   }
-  checkKeys(where, o, KEYS);
-  const { retryOn = standard, methods, onRetry, hedge, ...executorOptions } = o;
+  const { retryOn = standard, methods, onRetry, hedge, attemptTimeoutMs, rate, ...executorOptions } = o;
+  // The executor's own checks (and its hints for options that moved), now rather than at the first request.
+  const prepared = prepare(where, executorOptions, OWN_KEYS);
   if (hedge !== undefined && (typeof hedge !== 'object' || hedge === null || typeof hedge.run !== 'function')) {
     invalid(where, 'hedge', hedge, 'a hedging() from ebb/resilience', 'Such as hedging({ delayMs: 50 }).');
   }
@@ -293,10 +305,44 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
   ) {
     invalid(where, 'methods', methods, "an array of method names such as ['GET', 'PUT']");
   }
-  // The executor's own checks, now rather than at the first request.
-  prepare(where, executorOptions);
+  if (
+    attemptTimeoutMs !== undefined &&
+    (typeof attemptTimeoutMs !== 'number' || !(attemptTimeoutMs > 0) || Number.isNaN(attemptTimeoutMs))
+  ) {
+    invalid(
+      where,
+      'attemptTimeoutMs',
+      attemptTimeoutMs,
+      'a number > 0 (or Infinity for no limit)',
+      'For example 5000 for five seconds.',
+    );
+  }
+  if (rate !== undefined && (typeof rate?.acquire !== 'function' || typeof rate.record !== 'function')) {
+    invalid(where, 'rate', rate, 'a guard { acquire(), record() }');
+  }
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
-  const base: RetryOptions = { ...executorOptions };
+  // Each attempt passes the guard, then the attempt timeout: made once, shared by every request.
+  const inner: Mechanism[] = [];
+  if (rate !== undefined) inner.push(guard(rate));
+  if (attemptTimeoutMs !== undefined && attemptTimeoutMs !== Infinity) {
+    // On the caller's clock, or on the host queue (with `unref`, the one that does not hold the process).
+    inner.push(timeoutOn(attemptTimeoutMs, prepared.clock, prepared.unref === true));
+  }
+  // As a pipeline runs its mechanisms: `next` never throws (a mechanism holding a ticket or a
+  // timer must see a rejection, not a throw past it).
+  const through = (
+    i: number,
+    context: AttemptContext,
+    last: (context: AttemptContext) => Promise<Response>,
+  ): Promise<Response> => {
+    try {
+      return i === inner.length
+        ? last(context)
+        : (inner[i] as Mechanism).execute((c) => through(i + 1, c, last), context);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
 
   return function fetchWithRetry(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const request = isRequest(input) ? input : undefined;
@@ -362,15 +408,20 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       // only one of a request that may be repeated can be retried (judge decides).
       return pending.then((response) => judge(pinSignals(response, signals), attempt));
     };
-    const operation = (context: AttemptContext): Promise<Response> => {
+    const attempt = (context: AttemptContext): Promise<Response> => {
       const signal = callerSignal === undefined ? context.signal : anySignal(context.signal, callerSignal);
       // Hedged: each copy is sent and judged on its own signal, which hedging aborts for the losers.
       return hedged
         ? (hedge as Hedging).run((copy) => send(copy.signal, context.attempt), { signal, method })
         : send(signal, context.attempt);
     };
+    const operation = (context: AttemptContext): Promise<Response> => through(0, context, attempt);
 
-    const retryIf = (error: unknown, context: AttemptContext): boolean | Promise<boolean> => {
+    // A response the classifier let through is the result; a failure of the attempt (a retried
+    // response, made an HttpStatusError by `judge`, or a thrown error) is asked about below.
+    const isFailure = (outcome: Outcome, context: AttemptContext): boolean | Promise<boolean> => {
+      if (outcome.ok) return false;
+      const error = outcome.error;
       // WeakSet.has is false for a primitive (ECMA-262 §24.4.3.4), no check needed.
       if (retryable.has(error as object)) return true;
       if (reported.has(error as object) || classifierErrors?.has(error)) return false;
@@ -399,7 +450,8 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       );
     };
 
-    return retry(operation, { ...base, signal: callerSignal, retryIf, onRetry: hook }).catch((error: unknown) => {
+    const o: Prepared = { ...prepared, full: true, isFailure, onRetry: hook, Context: Scope };
+    return execute(operation, o, callerSignal).catch((error: unknown) => {
       // A failed response of a request that may not be repeated: that response is the answer.
       if (reported.has(error as object)) return (error as HttpStatusError).response;
       // Giving up after a retried response: that response is the answer, as fetch gives it.

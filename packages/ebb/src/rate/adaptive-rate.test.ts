@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
-import { retry } from '../retry/retry.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retrying } from '../retry/retrying.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
 import { lateGrants, limiter, make, runFleet, total, turns } from './test-helpers.js';
@@ -736,19 +737,19 @@ describe('adaptiveRate: abort', () => {
   });
 });
 
-describe('adaptiveRate with retry()', () => {
-  it('gets the tickets back from retry(): a wave of throttles from one round cuts the rate once', async () => {
+describe('adaptiveRate in a pipeline', () => {
+  it('gets the tickets back from the pipeline: a wave of throttles from one round cuts the rate once', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 1000 });
     const throttled = () => Object.assign(new Error('429'), { throttled: true });
     // 20 operations let through 1 ms apart, each failing after 50 ms in flight.
+    const call = pipeline([retrying({ clock, isFailure: () => false }), rate]);
     const ops = Array.from({ length: 20 }, () =>
-      retry(
-        async () => {
+      call
+        .execute(async () => {
           await clock.sleep(50);
           throw throttled();
-        },
-        { rate, clock, retryIf: () => false },
-      ).catch(() => {}),
+        })
+        .catch(() => {}),
     );
     await clock.advance(75);
     expect(rate.ratePerSecond).toBe(500);

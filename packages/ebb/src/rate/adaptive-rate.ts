@@ -1019,7 +1019,7 @@ export const LAW_KEYS = [
  * @example
  * const rate = adaptiveRate({ initialRatePerSecond: 50 });
  * const interactive = rate.priority('high');
- * await retry(() => call(), { rate: interactive });
+ * await pipeline([retrying(), interactive]).execute(() => call());
  * rate.ratePerSecond; // what it allows now
  */
 export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {

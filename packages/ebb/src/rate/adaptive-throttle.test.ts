@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { retry } from '../retry/retry.js';
+import { RetryError } from '../retry/errors.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retrying } from '../retry/retrying.js';
 import { type AdaptiveThrottleOptions, adaptiveThrottle, LocalThrottleError } from './adaptive-throttle.js';
 
 /** A Random that returns the scripted draws in turn and logs how many were taken. */
@@ -144,21 +148,31 @@ describe('adaptiveThrottle: the SRE book formula, max(0, (requests − K·accept
   });
 });
 
-describe('adaptiveThrottle with retry()', () => {
-  it('a locally rejected attempt fails the operation at once with LocalThrottleError, the operation not called', async () => {
+describe('adaptiveThrottle in a pipeline', () => {
+  it('a locally rejected attempt is a failed attempt (a throttle) without calling the operation', async () => {
     const { clock, throttle } = make({}, [0.999, 0.999, 0]);
     send(throttle, 3, 'throttled'); // p = 3 / 4 for the next; the draw 0 rejects it
     let calls = 0;
-    const result = retry(
-      () => {
+    const result = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 1, jitter: noJitter }) }),
+      throttle,
+    ])
+      .execute(() => {
         calls++;
         return 'sent';
-      },
-      { rate: throttle, clock },
-    );
-    await expect(result).rejects.toBeInstanceOf(LocalThrottleError);
+      })
+      .catch((e: unknown) => e);
+    await clock.runAll();
+    const error = (await result) as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.cause).toBeInstanceOf(LocalThrottleError);
+    expect(error.cause).toMatchObject({ throttled: true, code: 'EBB_LOCAL_THROTTLE' });
     expect(calls).toBe(0);
     expect(throttle.ratePerSecond).toBe(Infinity);
+    // Alone, the throttle refuses at once with its own error.
+    const { throttle: alone } = make({}, [0.999, 0.999, 0]);
+    send(alone, 3, 'throttled');
+    await expect(pipeline([alone]).execute(() => 'sent')).rejects.toBeInstanceOf(LocalThrottleError);
   });
 });
 

@@ -174,10 +174,10 @@ class Throttle implements AdaptiveThrottle {
  * as in the book, so the probability rises as long as the backend keeps refusing.
  *
  * It is the third controller beside {@link adaptiveRate} (paces, learns the limit) and
- * {@link awsAdaptiveRate} (the AWS SDK's CUBIC token bucket), with the same interface: pass it as
- * `rate` to `retry()` / `withRetry()`. A rejected request fails its operation at once with
- * {@link LocalThrottleError} (`code` `'EBB_LOCAL_THROTTLE'`): the book's point is to fail fast
- * locally instead of waiting.
+ * {@link awsAdaptiveRate} (the AWS SDK's CUBIC token bucket), with the same interface: a mechanism
+ * of a pipeline, or `withRetry()`'s `rate`. A rejected request fails at once with
+ * {@link LocalThrottleError} (`code` `'EBB_LOCAL_THROTTLE'`, `throttled: true`): the book's point
+ * is to fail fast locally instead of waiting (inside a retry, that attempt fails and is backed off).
  *
  * **Gotchas:** it does not pace, so against a rate limiter it settles where about
  * `(K − 1) / K` of what reaches the backend is refused: with K = 2, about half — it bounds the

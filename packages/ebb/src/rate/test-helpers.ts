@@ -6,7 +6,8 @@ import type { Clock } from '../core/clock.js';
 import { seeded } from '../core/random.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import type { RateController } from '../retry/options.js';
-import { retry } from '../retry/retry.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retrying } from '../retry/retrying.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
 
@@ -66,20 +67,20 @@ export async function runFleet(o: FleetOptions): Promise<{ waits: number[][] }> 
   const waits: number[][] = Array.from({ length: o.clients }, () => []);
   const client = async (n: number) => {
     const rate = typeof o.rate === 'function' ? o.rate(n) : o.rate;
+    const call = pipeline([retrying({ clock, backoff, random }), rate]);
     while (clock.now() < end) {
       const asked = clock.now();
       let first = true;
-      await retry(
-        async () => {
+      await call
+        .execute(async () => {
           if (first) {
             waits[n]?.push(clock.now() - asked);
             first = false;
           }
           if (o.latencyMs) await clock.sleep(o.latencyMs);
           if (!o.serve(n)) throw Object.assign(new Error('429 Too Many Requests'), { throttled: true });
-        },
-        { rate, clock, backoff, random },
-      ).catch(() => {});
+        })
+        .catch(() => {});
     }
   };
   const running = Array.from({ length: o.clients }, (_, n) => client(n));

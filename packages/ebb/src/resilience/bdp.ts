@@ -55,7 +55,7 @@ export interface BdpOptions {
  *
  * @example
  * const limiter = concurrencyLimit({ algorithm: bdp({ initialLimit: 4 }) });
- * await retry(({ signal }) => fetch(url, { signal }), { rate: limiter });
+ * await pipeline([retrying(), limiter]).execute(({ signal }) => fetch(url, { signal }));
  */
 export function bdp(options?: BdpOptions): LimitAlgorithm {
   const where = 'bdp()';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { retry } from '../retry/retry.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retrying } from '../retry/retrying.js';
 import { circuitBreaker, type StateChange } from './circuit-breaker.js';
 
 const doubling = exponential({ initialDelayMs: 1_000, maxDelayMs: 8_000 });
@@ -57,16 +58,13 @@ describe('circuitBreaker: listeners cannot harm calls or each other', () => {
     });
     const down = new Error('down');
     await expect(
-      retry(
-        () => {
-          throw down;
-        },
-        { rate: breaker, clock, backoff: once },
-      ),
+      pipeline([retrying({ clock, backoff: once }), breaker]).execute(() => {
+        throw down;
+      }),
     ).rejects.toMatchObject({ cause: down });
     expect(breaker.state).toBe('open');
     await clock.advance(1_000);
-    await expect(retry(() => 'probe ok', { rate: breaker, clock })).resolves.toBe('probe ok');
+    await expect(pipeline([breaker]).execute(() => 'probe ok')).resolves.toBe('probe ok');
     expect(breaker.state).toBe('closed');
   });
 
@@ -163,16 +161,13 @@ describe('circuitBreaker: isFailure must answer true or false', () => {
       isFailure: isFailure as unknown as () => boolean,
       restore: { state: 'half-open', openings: 1, openRemainingMs: 0, consecutiveFailures: 0 },
     });
-    const failing = retry(
-      () => {
-        throw new Error('down');
-      },
-      { rate: half, clock, backoff: once },
-    );
+    const failing = pipeline([retrying({ clock, backoff: once }), half]).execute(() => {
+      throw new Error('down');
+    });
     await expect(failing).rejects.toThrow(message);
     expect(half.metrics.probesInFlight).toBe(0);
     expect(half.state).toBe('half-open');
-    await expect(retry(() => 'ok', { rate: half, clock })).resolves.toBe('ok');
+    await expect(pipeline([half]).execute(() => 'ok')).resolves.toBe('ok');
     expect(half.state).toBe('closed');
   });
 });

@@ -3,7 +3,7 @@ import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { retry } from '../retry/retry.js';
+import { pipeline } from '../retry/pipeline.js';
 import { type CircuitBreakerOptions, circuitBreaker, type StateChange } from './circuit-breaker.js';
 import { BrokenCircuitError } from './errors.js';
 
@@ -105,21 +105,27 @@ describe('circuitBreaker: a half-open probe is bounded in time', () => {
     expect(breaker.state).toBe('closed');
   });
 
-  it('through retry(): an operation that never settles holds the probe; the next call after the timeout finds the circuit reopened, not stuck', async () => {
+  it('in a pipeline: an operation that never settles holds the probe; the next call after the timeout finds the circuit reopened, not stuck', async () => {
     const { clock, breaker, open } = setup();
     open();
     await clock.advance(1_000);
     const controller = new AbortController();
-    const stuck = retry(hang, { rate: breaker, clock, signal: controller.signal }).catch((e: unknown) => e);
+    const stuck = pipeline([breaker])
+      .execute(hang, { signal: controller.signal })
+      .catch((e: unknown) => e);
     await clock.advance(500);
-    const refused = await retry(() => 'x', { rate: breaker, clock }).catch((e: unknown) => e);
+    const refused = await pipeline([breaker])
+      .execute(() => 'x')
+      .catch((e: unknown) => e);
     expect(refused).toMatchObject({ state: 'half-open' });
     await clock.advance(501);
-    const reopened = await retry(() => 'x', { rate: breaker, clock }).catch((e: unknown) => e);
+    const reopened = await pipeline([breaker])
+      .execute(() => 'x')
+      .catch((e: unknown) => e);
     expect(reopened).toMatchObject({ state: 'open' });
     expect((reopened as BrokenCircuitError).retryAfterMs).toBeGreaterThan(0);
     await clock.advance(2_000);
-    await expect(retry(() => 'back', { rate: breaker, clock })).resolves.toBe('back');
+    await expect(pipeline([breaker]).execute(() => 'back')).resolves.toBe('back');
     expect(breaker.state).toBe('closed');
     controller.abort(new Error('gave up'));
     expect(await stuck).toMatchObject({ message: 'gave up' });

@@ -136,8 +136,9 @@ export class Ticket {
 
 /**
  * A circuit breaker: stops calling a service that keeps failing, and lets a few probes test it
- * after an open period that backs off. Pass it to `retry()`, `poll()` or `withRetry()` as
- * `rate` (it is a rate hook: `acquire` before each attempt, `record` after), or wrap calls with
+ * after an open period that backs off. Put it in a pipeline (`pipeline([retrying(), breaker])`: a
+ * guard, `acquire` before each attempt, `record` after; a refusal carries `retryAfterMs`, which the
+ * retry waits out) or pass it to `withRetry()` as `rate`, or wrap calls with
  * {@link CircuitBreaker.run}. One breaker guards every operation it is passed to.
  * @see circuitBreaker
  */

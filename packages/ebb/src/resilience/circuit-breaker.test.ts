@@ -6,7 +6,10 @@ import { fullJitter } from '../backoff/jitter-full.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { seeded } from '../core/random.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { retry } from '../retry/retry.js';
+import { RetryError } from '../retry/errors.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retrying } from '../retry/retrying.js';
+import { timeout } from '../retry/timeout.js';
 import { type CircuitBreakerOptions, circuitBreaker, type StateChange } from './circuit-breaker.js';
 import { BrokenCircuitError } from './errors.js';
 
@@ -324,32 +327,45 @@ describe('circuitBreaker: snapshot and restore', () => {
   });
 });
 
-describe('circuitBreaker: with retry()', () => {
-  it('one breaker guards many operations; an open circuit fails the next operation at once without calling it', async () => {
+describe('circuitBreaker: inside retrying() in a pipeline', () => {
+  it("one breaker guards many operations; an open circuit's refusal is backed off until the open period ends, never calling the dead service meanwhile", async () => {
     const clock = virtualClock();
     const breaker = circuitBreaker({
       clock,
       consecutiveFailures: 3,
       openBackoff: constant({ delayMs: 10_000, jitter: noJitter }),
     });
-    let calls = 0;
+    const calls: number[] = [];
     const down = () => {
-      calls++;
+      calls.push(clock.now());
       throw new Error('503');
     };
-    const opts = { rate: breaker, clock, backoff: constant({ delayMs: 100, maxAttempts: 2, jitter: noJitter }) };
-    const first = retry(down, opts).catch((e: unknown) => e);
-    const second = retry(down, opts).catch((e: unknown) => e);
+    const call = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 100, maxAttempts: 2, jitter: noJitter }) }),
+      breaker,
+    ]);
+    const first = call.execute(down).catch((e: unknown) => e);
+    const second = call.execute(down).catch((e: unknown) => e);
     await clock.advance(100);
-    expect(await first).toMatchObject({ name: 'RetryError' });
-    // Four calls: the third failure opened it, so the second operation's retry failed fast.
-    expect(await second).toBeInstanceOf(BrokenCircuitError);
-    expect(calls).toBe(3);
-    const t = clock.now();
-    const third = await retry(down, opts).catch((e: unknown) => e);
-    expect(third).toBeInstanceOf(BrokenCircuitError);
-    expect(calls).toBe(3);
-    expect(clock.now()).toBe(t); // no backoff wait for a broken circuit
+    expect(await first).toMatchObject({ name: 'RetryError', cause: { message: '503' } });
+    // The third failure (the first operation's attempt 2) opened it: the second operation's
+    // attempt 2 was refused, and with no attempt left the refusal is its last error.
+    const refused = (await second) as RetryError;
+    expect(refused).toBeInstanceOf(RetryError);
+    expect(refused.cause).toBeInstanceOf(BrokenCircuitError);
+    expect(calls).toEqual([0, 0, 100]);
+    // A new operation while open: attempt 1 is refused; the retry waits the rest of the open
+    // period (the refusal's retryAfterMs, 10 s, not the policy's 100 ms), then probes.
+    const third = call.execute(down).catch((e: unknown) => e);
+    await clock.runAll();
+    expect(await third).toMatchObject({ name: 'RetryError', attempts: 2, cause: { message: '503' } });
+    expect(calls).toEqual([0, 0, 100, 10_100]);
+    // Isolated: the refusal's wait is endless, so the retry gives up at once (reason retry-after).
+    breaker.isolate();
+    const isolated = (await call.execute(down).catch((e: unknown) => e)) as RetryError;
+    expect(isolated).toMatchObject({ name: 'RetryError', reason: 'retry-after', attempts: 1 });
+    expect(isolated.cause).toBeInstanceOf(BrokenCircuitError);
+    expect(calls).toHaveLength(4);
   });
 
   it('an abort during a probe frees the probe slot', async () => {
@@ -362,12 +378,13 @@ describe('circuitBreaker: with retry()', () => {
     breaker.record('failure', breaker.acquire(), new Error('x'));
     await clock.advance(1_000);
     const controller = new AbortController();
-    const probe = retry(() => new Promise(() => {}), { rate: breaker, clock, signal: controller.signal });
+    const call = pipeline([retrying({ clock }), breaker]);
+    const probe = call.execute(() => new Promise(() => {}), { signal: controller.signal });
     await clock.advance(1);
     expect(() => breaker.acquire()).toThrow(BrokenCircuitError); // the slot is taken
     controller.abort(new Error('stop'));
     await expect(probe).rejects.toThrow('stop');
-    expect(await retry(() => 'up', { rate: breaker, clock })).toBe('up');
+    expect(await call.execute(() => 'up')).toBe('up');
     expect(breaker.state).toBe('closed');
   });
 
@@ -376,15 +393,16 @@ describe('circuitBreaker: with retry()', () => {
     const breaker = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: doubling });
     breaker.record('failure', breaker.acquire(), new Error('x'));
     await clock.advance(1_000);
-    const probe = retry(() => new Promise(() => {}), {
-      rate: breaker,
-      clock,
-      attemptTimeoutMs: 50,
-      backoff: constant({ delayMs: 10, maxAttempts: 2, jitter: noJitter }),
-    });
+    const probe = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 2, jitter: noJitter }) }),
+      breaker,
+      timeout(50, { clock }),
+    ]).execute(() => new Promise(() => {}));
     const settled = probe.catch((e: unknown) => e);
     await clock.runAll();
-    expect(await settled).toBeInstanceOf(BrokenCircuitError);
+    const error = (await settled) as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.cause).toBeInstanceOf(BrokenCircuitError);
     expect(breaker.retryAfterMs).toBe(2_000 - 10);
   });
 });

@@ -49,7 +49,8 @@ const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
  *
  * @example
  * const breaker = circuitBreaker({ consecutiveFailures: 5 });
- * await retry(({ signal }) => fetch(url, { signal }).then(check), { rate: breaker });
+ * const api = pipeline([retrying(), breaker]); // each attempt passes it; a refusal is backed off
+ * await api.execute(({ signal }) => fetch(url, { signal }).then(check));
  */
 export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
   const where = 'circuitBreaker()';

@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { retry } from '../retry/retry.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retrying } from '../retry/retrying.js';
+import { timeout } from '../retry/timeout.js';
 import { concurrencyLimit, LimitExceededError } from './concurrency-limit.js';
 import { aimd, bdp, gradient2, type LimitAlgorithm, vegas } from './limit-algorithms.js';
 
@@ -407,22 +410,25 @@ describe('concurrencyLimit', () => {
     expect(limiter.inflight).toBe(0);
   });
 
-  it('with retry(): a slot held by an attempt is freed on success, failure, timeout and abort', async () => {
+  it('in a pipeline: a slot held by an attempt is freed on success, failure, timeout and abort', async () => {
     const clock = virtualClock();
     const limiter = concurrencyLimit({ algorithm: fixed(1), maxQueue: 10, maxWaitMs: Infinity, clock });
-    const opts = { rate: limiter, clock, backoff: constant({ delayMs: 5, maxAttempts: 2 }) };
-    expect(await retry(() => 'ok', opts)).toBe('ok');
+    const retry = retrying({ clock, backoff: constant({ delayMs: 5, maxAttempts: 2, jitter: noJitter }) });
+    const call = pipeline([retry, limiter]);
+    expect(await call.execute(() => 'ok')).toBe('ok');
     expect(limiter.inflight).toBe(0);
-    const retried = retry((c) => (c.attempt === 1 ? Promise.reject(new Error('x')) : 'ok'), opts);
+    const retried = call.execute((c) => (c.attempt === 1 ? Promise.reject(new Error('x')) : 'ok'));
     await clock.runAll();
     expect(await retried).toBe('ok');
     expect(limiter.inflight).toBe(0);
-    const timedOut = retry(() => new Promise(() => {}), { ...opts, attemptTimeoutMs: 10 }).catch((e: unknown) => e);
+    const timedOut = pipeline([retry, limiter, timeout(10, { clock })])
+      .execute(() => new Promise(() => {}))
+      .catch((e: unknown) => e);
     await clock.runAll();
     expect(await timedOut).toMatchObject({ name: 'RetryError' });
     expect(limiter.inflight).toBe(0);
     const controller = new AbortController();
-    const hanging = retry(() => new Promise(() => {}), { ...opts, signal: controller.signal }).catch((e: unknown) => e);
+    const hanging = call.execute(() => new Promise(() => {}), { signal: controller.signal }).catch((e: unknown) => e);
     await clock.advance(1);
     expect(limiter.inflight).toBe(1);
     controller.abort(new Error('stop'));

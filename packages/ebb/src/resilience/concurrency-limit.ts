@@ -57,8 +57,8 @@ interface Waiter {
 }
 
 /**
- * A limit on requests in flight that adapts to latency and drops. It is a rate hook for
- * `retry()`, `poll()` and `withRetry()` (`rate: limiter`, or `rate: limiter.withPriority(p)`).
+ * A limit on requests in flight that adapts to latency and drops. It is a guard: a mechanism of a
+ * pipeline (`pipeline([retrying(), limiter])`, or `limiter.withPriority(p)`) and `withRetry()`'s `rate`.
  */
 export interface ConcurrencyLimit extends Required<RateController> {
   /** The algorithm's current limit. */
@@ -92,7 +92,7 @@ const defaultIsDrop = (error: unknown): boolean =>
  *
  * @example
  * const limiter = concurrencyLimit({ algorithm: vegas(), maxQueue: 100, maxWaitMs: 500 });
- * await retry(({ signal }) => fetch(url, { signal }), { rate: limiter });
+ * await pipeline([retrying(), limiter]).execute(({ signal }) => fetch(url, { signal }));
  */
 export function concurrencyLimit(options?: ConcurrencyLimitOptions): ConcurrencyLimit {
   const where = 'concurrencyLimit()';

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { constant } from '../backoff/constant.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { retry } from '../retry/retry.js';
+import { pipeline } from '../retry/pipeline.js';
 import { aimd } from './aimd.js';
 import { concurrencyLimit } from './concurrency-limit.js';
 import type { LimitAlgorithm } from './limit-algorithm.js';
 
-const once = constant({ delayMs: 0, maxAttempts: 1 });
 const failing = () => Promise.reject(new Error('down'));
 
 describe('concurrencyLimit: a user function that misbehaves fails only its call and frees its slot', () => {
@@ -19,10 +17,10 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
       },
     });
     for (let i = 0; i < 2; i++) {
-      await expect(retry(failing, { rate: limiter, backoff: once })).rejects.toBe(bug);
+      await expect(pipeline([limiter]).execute(failing)).rejects.toBe(bug);
     }
     expect(limiter.inflight).toBe(0);
-    await expect(retry(() => 'ok', { rate: limiter, backoff: once })).resolves.toBe('ok');
+    await expect(pipeline([limiter]).execute(() => 'ok')).resolves.toBe('ok');
     expect(limiter.inflight).toBe(0);
   });
 
@@ -40,14 +38,16 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
         update: (s) => samples.push(s),
       };
       const limiter = concurrencyLimit({ algorithm, isDrop: () => value as unknown as boolean });
-      const error = await retry(failing, { rate: limiter, backoff: once }).catch((e: unknown) => e);
+      const error = await pipeline([limiter])
+        .execute(failing)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TypeError);
       expect((error as Error).message).toMatch(
         /^concurrencyLimit\(\): `isDrop` returned .*; expected true or false\.$/,
       );
       expect(samples).toEqual([]);
       expect(limiter.inflight).toBe(0);
-      await expect(retry(() => 'ok', { rate: limiter, backoff: once })).resolves.toBe('ok');
+      await expect(pipeline([limiter]).execute(() => 'ok')).resolves.toBe('ok');
     },
   );
 
@@ -61,8 +61,12 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
       },
     };
     const limiter = concurrencyLimit({ algorithm, maxQueue: 1, clock });
-    const first = retry(() => clock.sleep(10).then(() => 'first'), { rate: limiter, backoff: once }).catch((e) => e);
-    const second = retry(() => 'second', { rate: limiter, backoff: once }).catch((e) => e);
+    const first = pipeline([limiter])
+      .execute(() => clock.sleep(10).then(() => 'first'))
+      .catch((e) => e);
+    const second = pipeline([limiter])
+      .execute(() => 'second')
+      .catch((e) => e);
     expect(limiter.queued).toBe(1);
     await clock.advance(10);
     expect(await first).toBe(bug);
@@ -91,11 +95,8 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
     const limiter = concurrencyLimit({ algorithm: throwing, maxQueue: 1, maxWaitMs: Infinity });
     expect(limiter.limit).toBe(1);
     let release: () => void = () => {};
-    const first = retry(() => new Promise<string>((r) => (release = () => r('first'))), {
-      rate: limiter,
-      backoff: once,
-    });
-    const second = retry(() => 'second', { rate: limiter, backoff: once });
+    const first = pipeline([limiter]).execute(() => new Promise<string>((r) => (release = () => r('first'))));
+    const second = pipeline([limiter]).execute(() => 'second');
     await Promise.resolve();
     expect([limiter.inflight, limiter.queued]).toEqual([1, 1]);
     release();
@@ -115,11 +116,8 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
     };
     const limiter = concurrencyLimit({ algorithm: aimd({ initialLimit: 1, minLimit: 1 }), maxQueue: 4, clock });
     let release: () => void = () => {};
-    const first = retry(() => new Promise<string>((r) => (release = () => r('first'))), {
-      rate: limiter,
-      backoff: once,
-    });
-    await expect(retry(() => 'second', { rate: limiter, backoff: once })).rejects.toBe(bug);
+    const first = pipeline([limiter]).execute(() => new Promise<string>((r) => (release = () => r('first'))));
+    await expect(pipeline([limiter]).execute(() => 'second')).rejects.toBe(bug);
     expect(limiter.queued).toBe(0);
     now = 5;
     release();
@@ -140,11 +138,8 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
     };
     const limiter = concurrencyLimit({ algorithm: aimd({ initialLimit: 1, minLimit: 1 }), maxQueue: 1, clock });
     let release: () => void = () => {};
-    const first = retry(() => new Promise<string>((r) => (release = () => r('first'))), {
-      rate: limiter,
-      backoff: once,
-    });
-    const second = retry(() => 'second', { rate: limiter, backoff: once });
+    const first = pipeline([limiter]).execute(() => new Promise<string>((r) => (release = () => r('first'))));
+    const second = pipeline([limiter]).execute(() => 'second');
     await Promise.resolve();
     broken = true;
     release();
@@ -152,7 +147,7 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
     await expect(second).rejects.toBe(bug);
     expect([limiter.inflight, limiter.queued]).toEqual([0, 0]);
     broken = false;
-    await expect(retry(() => 'third', { rate: limiter, backoff: once })).resolves.toBe('third');
+    await expect(pipeline([limiter]).execute(() => 'third')).resolves.toBe('third');
     expect(inner.pending).toBe(0);
   });
 });

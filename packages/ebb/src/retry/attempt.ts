@@ -1,9 +1,9 @@
-import { isThenable } from '../core/boundary.js';
 import type { AttemptContext } from './contexts.js';
 
 /**
  * The context an attempt receives. A class with a lazy `signal` rather than a frozen object:
- * the success path pays neither `Object.freeze` nor an `AbortController` it does not use.
+ * the success path pays neither `Object.freeze` nor an `AbortController` it does not use
+ * (reading a signal costs about 1.7 µs in Node.js 20; measured in bench/).
  * @internal
  */
 export class Attempt implements AttemptContext {
@@ -19,49 +19,22 @@ export class Attempt implements AttemptContext {
   }
 
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
+    if (!this.#controller) {
       this.#controller = new AbortController();
       if (this.#aborted) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
   }
 
-  /** Aborts this attempt's signal (now, or when it is first read). */
-  abort(reason: unknown): void {
-    if (this.#aborted) return;
+  /** Aborts this attempt's signal (now, or when it is first read). False if it was aborted before. */
+  abort(reason: unknown): boolean {
+    if (this.#aborted) return false;
     this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
+    return true;
   }
 }
 
 /** An operation as the executor calls it. @internal */
 export type Operation<T> = (context: AttemptContext) => T | PromiseLike<T>;
-// True for anything with a callable `then` (a throwing `then` getter reads as none).
-export { isThenable } from '../core/boundary.js';
-/**
- * Calls `hook(context)` if there is a hook, then `next` — once its promise fulfils, when it
- * returns one. A hook that throws or rejects hands its error to `fail`. @internal
- */
-export function callHook<C>(
-  hook: ((context: C) => unknown) | undefined,
-  context: () => C,
-  next: () => void,
-  fail: (error: unknown) => void,
-): void {
-  if (hook === undefined) {
-    next();
-    return;
-  }
-  try {
-    const result = hook(context());
-    if (isThenable(result)) {
-      result.then(next, fail);
-      return;
-    }
-  } catch (error) {
-    fail(error);
-    return;
-  }
-  next();
-}

@@ -8,9 +8,9 @@ export interface AttemptContext {
   /** 1 for the first call, 2 for the first retry, … */
   readonly attempt: number;
   /**
-   * Aborted when the caller's signal aborts, when `attemptTimeoutMs` runs out (reason: a
-   * `TimeoutError`), or when the policy's time budget ends during the attempt. Pass it on to
-   * `fetch` and anything else that can be cancelled. Created on first access.
+   * Aborted when the caller's signal aborts, or when a `timeout()` around the attempt runs out
+   * (reason: a `TimeoutError`). Pass it on to `fetch` and anything else that can be cancelled.
+   * Created on first access.
    */
   readonly signal: AbortSignal;
   /**
@@ -22,11 +22,13 @@ export interface AttemptContext {
 }
 
 /** What `onRetry` is told before each wait. Immutable. */
-export interface RetryContext {
+export interface RetryContext<T = unknown> {
   /** The attempt that just failed. */
   readonly attempt: number;
-  /** Its error, unchanged. */
+  /** Its error, unchanged; undefined when it returned a value that `isFailure` judged a failure (`value`). */
   readonly error: unknown;
+  /** The value of the attempt when `isFailure` judged the value a failure; else undefined. */
+  readonly value?: T | undefined;
   /** The wait about to begin, server hint included. */
   readonly delayMs: number;
   /** Milliseconds since the operation started. */
@@ -39,15 +41,17 @@ export type NextStep =
   | 'retry'
   /** The executor gives up: the caller receives a `RetryError` with `reason`. */
   | 'give-up'
-  /** The failure is final (`retryIf` said so, or a `FinalError`): the caller receives the error itself. */
+  /** The error is no failure (`isFailure` said so, or a `FinalError`): the caller receives the error itself. */
   | 'final';
 
 /** What `onFailedAttempt` is told after every failed attempt, the last included. Immutable. */
-export interface FailedAttemptContext {
+export interface FailedAttemptContext<T = unknown> {
   /** The attempt that failed (1-based). */
   readonly attempt: number;
-  /** Its error, unchanged (for a `FinalError`, the error it wraps). */
+  /** Its error, unchanged (for a `FinalError`, the error it wraps); undefined for a value judged a failure. */
   readonly error: unknown;
+  /** The value of the attempt when `isFailure` judged the value a failure; else undefined. */
+  readonly value?: T | undefined;
   /** Milliseconds since the operation started. */
   readonly elapsedMs: number;
   /** What happens next. */
@@ -58,15 +62,20 @@ export interface FailedAttemptContext {
   readonly reason: GiveUpReason | undefined;
 }
 
-/** What `onGiveUp` is told when the operation ends in failure (not for an abort). Immutable. */
-export interface GiveUpContext {
+/**
+ * What `onGiveUp` is told when the operation ends in failure (not for an abort) — also when the
+ * retries end on a value judged a failure, which is then the result. Immutable.
+ */
+export interface GiveUpContext<T = unknown> {
   /** Attempts made. */
   readonly attempts: number;
-  /** The last attempt's error, unchanged (for a `FinalError`, the error it wraps). */
+  /** The last attempt's error, unchanged (for a `FinalError`, the error it wraps); undefined for a value. */
   readonly error: unknown;
+  /** The last attempt's value when the retries ended on a value judged a failure (it is the result); else undefined. */
+  readonly value?: T | undefined;
   /** Milliseconds since the operation started. */
   readonly elapsedMs: number;
-  /** Why: a `RetryError` reason, or `'final'` when the error itself was final. */
+  /** Why: a `RetryError` reason, or `'final'` when the error was no failure (it reaches the caller itself). */
   readonly reason: GiveUpReason | 'final';
 }
 

@@ -13,7 +13,10 @@ import { linear } from '../backoff/linear.js';
 import { seeded } from '../core/random.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
+import { pipeline } from './pipeline.js';
 import { retry } from './retry.js';
+import { retrying } from './retrying.js';
+import { timeout } from './timeout.js';
 
 const jitter = fc.constantFrom<Jitter>(noJitter, fullJitter, equalJitter, proportionalJitter(0.5), additiveJitter(500));
 const budget = fc.integer({ min: 0, max: 100_000 });
@@ -51,7 +54,7 @@ const policy = fc.oneof(
     .map((o) => exponential({ ...o, jitter: decorrelatedJitter })),
 );
 
-describe('maxElapsedMs: total virtual time never exceeds it', () => {
+describe('maxElapsedMs: no attempt starts past it and no wait ends past it; a timeout() around the retry bounds the whole', () => {
   it('across thousands of random policies, attempt durations and failure patterns', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -61,9 +64,13 @@ describe('maxElapsedMs: total virtual time never exceeds it', () => {
         fc.integer(),
         async (backoff, durations, succeedAt, seed) => {
           const clock = virtualClock();
+          const starts: number[] = [];
+          const ends: number[] = [];
           const p = retry(
             async ({ attempt, signal }) => {
+              starts.push(clock.now());
               await clock.sleep(durations[(attempt - 1) % durations.length] as number, signal);
+              ends.push(clock.now());
               if (attempt < succeedAt) throw new Error(`attempt ${attempt}`);
               return attempt;
             },
@@ -74,15 +81,57 @@ describe('maxElapsedMs: total virtual time never exceeds it', () => {
           );
           await clock.runAll();
           const outcome = await p;
-          expect(clock.now()).toBeLessThanOrEqual(backoff.maxElapsedMs);
+          const limit = backoff.maxElapsedMs;
+          // Every attempt starts within the budget; every wait (from one attempt's end to the
+          // next one's start) ends within it; nothing runs after the last attempt.
+          for (const t of starts) expect(t).toBeLessThanOrEqual(limit);
+          expect(clock.now()).toBe(ends.at(-1));
           expect(clock.pending).toBe(0);
           if ('e' in outcome) {
             expect(outcome.e).toBeInstanceOf(RetryError);
-            expect((outcome.e as RetryError).elapsedMs).toBeLessThanOrEqual(backoff.maxElapsedMs);
+            expect((outcome.e as RetryError).elapsedMs).toBe(ends.at(-1));
           }
         },
       ),
-      { numRuns: 2_000 },
+      { numRuns: 1_000 },
+    );
+  }, 120_000);
+
+  it('with timeout(maxElapsedMs) outside the retry, total virtual time never exceeds it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        policy,
+        fc.array(fc.integer({ min: 0, max: 20_000 }), { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer(),
+        async (backoff, durations, succeedAt, seed) => {
+          const clock = virtualClock();
+          const limit = Math.max(1, backoff.maxElapsedMs);
+          const call = pipeline([
+            timeout(limit, { clock }),
+            retrying({ backoff, clock, random: seeded(seed), maxRetryAfterMs: Infinity }),
+          ]);
+          const p = call
+            .execute(async ({ attempt, signal }) => {
+              await clock.sleep(durations[(attempt - 1) % durations.length] as number, signal);
+              if (attempt < succeedAt) throw new Error(`attempt ${attempt}`);
+              return attempt;
+            })
+            .then(
+              (v) => ({ v }),
+              (e: unknown) => ({ e }),
+            );
+          await clock.runAll();
+          const outcome = await p;
+          expect(clock.now()).toBeLessThanOrEqual(limit);
+          expect(clock.pending).toBe(0);
+          if ('e' in outcome) {
+            const e = outcome.e as Error;
+            expect(e instanceof RetryError || e.name === 'TimeoutError').toBe(true);
+          }
+        },
+      ),
+      { numRuns: 1_000 },
     );
   }, 120_000);
 });

@@ -1,5 +1,3 @@
-import { isNetworkError } from './network-error.js';
-
 /**
  * Reads `value[key]` from a value that came from user code: a throwing getter or a revoked
  * proxy reads as undefined instead of throwing out of the executor. @internal
@@ -68,7 +66,7 @@ export function isEbbError(
 export type GiveUpReason =
   /** The policy's `maxAttempts` were used up. */
   | 'attempts'
-  /** The next wait would have ended past the policy's `maxElapsedMs`, or an attempt ran into it. */
+  /** The next wait would have ended past the policy's `maxElapsedMs`, or a wait's wake-up came after it. */
   | 'elapsed'
   /** The server asked for a wait (`retryAfterMs`) longer than `maxRetryAfterMs`. */
   | 'retry-after'
@@ -79,7 +77,7 @@ export type GiveUpReason =
  * The error an executor rejects with when it gives up on an operation that kept failing with
  * retryable errors. The last error is `cause`, unchanged.
  *
- * A failure the `retryIf` classifier calls final is *not* wrapped: the caller gets the
+ * An error `isFailure` says is no failure is *not* wrapped: the caller gets the
  * operation's own error. An abort rejects with `signal.reason`.
  */
 export class RetryError extends Error {
@@ -143,7 +141,7 @@ export function isAbortError(error: unknown): boolean {
 }
 
 /**
- * Wraps an error to end the operation at once, whatever `retryIf` says: the executor rejects
+ * Wraps an error to end the operation at once, whatever `isFailure` says: the executor rejects
  * with the wrapped error itself (not with the `FinalError`), like p-retry's `AbortError`.
  * Throw it from the operation; `stop(error)` is the same, shorter.
  *
@@ -183,7 +181,7 @@ export function isFinal(value: unknown): value is FinalError {
 
 /**
  * `throw stop(error)` ends the operation at once: the caller receives `error` itself, and no
- * retry follows whatever `retryIf` says. Same as `throw new FinalError(error)`.
+ * retry follows whatever `isFailure` says. Same as `throw new FinalError(error)`.
  */
 export function stop(error: unknown): FinalError {
   return new FinalError(error);
@@ -195,29 +193,71 @@ export function unwrapFinal(error: unknown): unknown {
 }
 
 /**
- * The classifier the executor uses when no `retryIf` is given: retry every failure except
- * - an abort (`name === 'AbortError'`): the caller's decision;
- * - a `TypeError`, `ReferenceError`, `SyntaxError` or `RangeError` — the errors JavaScript
- *   raises for a bug in the caller's own code (`undefined.x`, a typo, bad JSON handling), which
- *   another attempt only repeats — except a network error: `fetch` reports a failed connection
- *   as `TypeError: fetch failed` (see {@link isNetworkError}), and that one is retried.
+ * What the executor's failure predicate (`isFailure`) is asked: how one attempt ended — with a
+ * value (`ok: true`) or a thrown error (`ok: false`).
+ */
+export type Result<T = unknown> =
+  | { readonly ok: true; readonly value: T; readonly error?: undefined }
+  | { readonly ok: false; readonly error: unknown; readonly value?: undefined };
+
+/**
+ * A failure predicate's answer: `true` (a failure: retried, counted), `false` (not one: a value
+ * is the result, an error reaches the caller unchanged), or `'throttled'` (a failure that says
+ * "slow down": retried like `true`; rate controllers record it as a throttle).
+ */
+export type FailureVerdict = boolean | 'throttled';
+
+/**
+ * The messages of a `TypeError` that `fetch` rejects with when the request failed on the way:
+ * Node.js (undici: `fetch failed`, and `terminated` for a body cut off after the headers),
+ * Chrome, Firefox, Safari (two versions), React Native and the whatwg-fetch polyfill — the list
+ * `@smithy/service-error-classification` uses for the AWS SDK — and Deno's
+ * `error sending request for url (…)` (a prefix).
+ */
+const NETWORK_MESSAGES = [
+  'fetch failed',
+  'terminated',
+  'Failed to fetch',
+  'NetworkError when attempting to fetch resource.',
+  'The Internet connection appears to be offline.',
+  'Load failed',
+  'Network request failed',
+];
+
+/**
+ * What counts as a failure when no `isFailure` is given — the default of every mechanism:
+ *
+ * - **a value** is never a failure;
+ * - **an error** is a failure, `'throttled'` when it carries `throttled: true` (the HTTP layer
+ *   sets it for 429 and throttling codes), except
+ *   - an abort (`name === 'AbortError'`): the caller's decision;
+ *   - a `TypeError`, `ReferenceError`, `SyntaxError` or `RangeError` — the errors JavaScript
+ *     raises for a bug in the caller's own code (`undefined.x`, a typo, bad JSON handling), which
+ *     another attempt only repeats — except a failed `fetch`: it reports a failed connection as
+ *     a `TypeError` too, recognised here by the message each runtime gives it (Node.js `fetch
+ *     failed` and `terminated`, Chrome, Firefox, Safari, React Native, Deno: see
+ *     {@link NETWORK_MESSAGES}). `ebb/http`'s `isNetworkError` also reads the system error codes;
+ *     compose it for errors of other clients: `isFailure: (o) => (!o.ok && isNetworkError(o.error)) || defaultIsFailure(o)`.
  *
  * Checked with `instanceof`, so an error from another realm (a `vm` context, an iframe) counts
- * as retryable. To retry such errors again, pass your own `retryIf`, e.g.
- * `retryIf: (e) => !isAbortError(e)` (everything but aborts, the earlier default), or compose:
- * `retryIf: (e) => e instanceof SyntaxError || defaultRetryIf(e)`.
+ * as a failure. Compose it to change one case:
+ * `isFailure: (o) => (!o.ok && o.error instanceof SyntaxError) || defaultIsFailure(o)`.
  */
-export function defaultRetryIf(error: unknown): boolean {
+export function defaultIsFailure(outcome: Result): FailureVerdict {
+  const error = outcome.error;
+  if (outcome.ok) return false;
   if (typeof error !== 'object' || error === null) return true;
   if (isAbortError(error)) return false;
   if (isA(error, TypeError)) {
-    try {
-      return isNetworkError(error);
-    } catch {
-      return false; // a TypeError whose cause chain cannot be read is no network error ebb knows
+    const message = prop(error, 'message');
+    if (
+      typeof message !== 'string' ||
+      !(NETWORK_MESSAGES.includes(message) || message.startsWith('error sending request'))
+    ) {
+      return false;
     }
-  }
-  return !(isA(error, ReferenceError) || isA(error, SyntaxError) || isA(error, RangeError));
+  } else if (isA(error, ReferenceError) || isA(error, SyntaxError) || isA(error, RangeError)) return false;
+  return prop(error, 'throttled') === true ? 'throttled' : true;
 }
 
 /**

@@ -1,37 +1,41 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { predicate, sleepOn as sleepChecked } from '../core/boundary.js';
-import { hostQueue } from '../core/clock.js';
+import { isThenable, sleepOn, verdict } from '../core/boundary.js';
+import { hostQueue } from '../core/host-queues.js';
 import type { Wakeup } from '../core/timer-queue.js';
-import { Attempt, callHook, isThenable, type Operation } from './attempt.js';
-import { classify, decide, readClock, startRun } from './decide.js';
-import { type GiveUpReason, prop, RetryError, timeoutError, unwrapFinal } from './errors.js';
-import { clockOf, deadlineOf, type NextStep, type Prepared } from './options.js';
+import { Attempt, type Operation } from './attempt.js';
+import { decide, readClock, startRun } from './decide.js';
+import { defaultIsFailure, isFinal, RetryError, unwrapFinal } from './errors.js';
+import { type AbortSource, deadlineOf, type Prepared, timeOf } from './options.js';
 
-const noop = (): void => {};
-function isThrottle(error: unknown): boolean {
-  return prop(error, 'throttled') === true;
-}
-/** The executor's clock's `sleep()`, checked (a promise, or a TypeError naming the clock). */
-const sleepOn = (o: Prepared, ms: number, signal: AbortSignal | undefined): PromiseLike<void> =>
-  sleepChecked(clockOf(o), ms, signal);
+export type { AbortSource };
+
+type Hook = ((context: never) => unknown) | undefined;
+
 /**
  * One operation after its first failure (or from the start, when it needs more than the
  * success path): a small state machine rather than an `async` function, so that an operation
- * waiting in its backoff holds only this object, its run and a timer — measured in bench/
- * (memory per pending retry). `poll()` drives it too. @internal
+ * waiting in its backoff holds only this object, its run and a slot in the timer queue —
+ * measured in bench/ (memory per pending retry). `poll()` and `retrying()` drive it too.
+ *
+ * Every step runs inside `#do` (or a callback made by `#cb`): whatever user code throws there —
+ * `isFailure`, a hook, the policy, the clock, the budget — ends this run with that error, and
+ * nothing reaches a host callback. The operation's own throws are its failures. What user code
+ * answers is checked where it enters (docs/structure.md, "User code at the boundary"):
+ * `isFailure`'s verdict, the budget's, the policy's delays, the clock's readings and sleeps.
+ * @internal
  */
 export class Execution<T> implements Wakeup {
-  /** Wakeup fields, kept by the timer queue while this execution sleeps on the system clock. */
+  /** Wakeup fields, kept by the timer queue while this execution sleeps in it. */
   dueAt = 0;
   order = 0;
-  // Stryker disable next-line UnaryOperator: TimerQueue.remove checks that the entry sits at its slot, so +1 removes nothing either.
   slot = -1;
   readonly #operation: Operation<T>;
   readonly #o: Prepared;
+  readonly #source: AbortSource | undefined;
   /** The first clock reading; NaN until attempt 1 failed, on a lazy start. */
   #start: number;
   /** A lazy start: elapsed time counts from attempt 1's failure. */
-  readonly #fromFailure: boolean;
+  readonly #lazy: boolean;
   /** The clock's last reading: a later one may not be smaller. */
   #last: number;
   /** The last attempt made. */
@@ -40,24 +44,23 @@ export class Execution<T> implements Wakeup {
   /** The running (or just failed) attempt: outcomes of any other are late, and ignored. */
   #current: Attempt | undefined;
   /**
-   * The first failure, kept until the adopting promise calls `then`; after that, with a budget,
-   * a rate controller or a deadline only, the last error (for `budget.recordSuccess`, and as the
-   * cause when the deadline passes during a wait) — one slot keeps a pending retry small.
+   * The first failure, kept until the adopting promise calls `then`; after that, with a budget
+   * or a deadline only, the last failure (for `budget.recordSuccess`, and as the outcome when
+   * the deadline passes during a wait) — one slot keeps a pending retry small. `#value`: it was
+   * a value judged a failure, not an error.
    */
-  #error: unknown;
-  /** Cancels the running attempt's timeout timer. */
-  #attemptTimer: AbortController | undefined;
-  /** The running attempt's rate ticket, released if the attempt ends with no outcome (an abort). */
-  #ticket: unknown;
+  #failure: unknown;
+  #value = false;
   #resolve: ((value: Awaited<T>) => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
 
-  constructor(operation: Operation<T>, o: Prepared, start: number) {
+  constructor(operation: Operation<T>, o: Prepared, start: number, source?: AbortSource) {
     this.#operation = operation;
     this.#o = o;
     this.#start = start;
-    this.#fromFailure = Number.isNaN(start);
-    this.#last = Number.isNaN(start) ? -Infinity : start;
+    this.#source = source;
+    this.#lazy = Number.isNaN(start);
+    this.#last = this.#lazy ? -Infinity : start;
   }
 
   /**
@@ -73,349 +76,245 @@ export class Execution<T> implements Wakeup {
     this.#resolve = resolve;
     this.#reject = reject;
     // The execution is its own abort listener (handleEvent): no closure to keep.
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: `once` changes nothing: #settle removes the listener, and a signal fires `abort` once.
-    this.#o.signal?.addEventListener('abort', this, { once: true });
-    try {
+    this.#source?.addEventListener('abort', this);
+    this.#do(() => {
       this.#o.budget?.recordRequest?.();
-    } catch (thrown) {
-      this.#fail(thrown);
-      return;
-    }
-    if (failed) {
-      this.#attempt = 1;
-      this.#current = failed;
-      this.#failed(failed, error);
-    } else this.#next();
+      if (failed) {
+        this.#attempt = 1;
+        this.#current = failed;
+        this.#ended(failed, false, error);
+      } else this.#next();
+    });
   }
 
   /** The execution as the thenable a promise adopts after attempt 1 failed on the success path. */
   after(failed: Attempt, error: unknown): this {
     this.#current = failed;
-    this.#error = error;
+    this.#failure = error;
     return this;
   }
 
   // biome-ignore lint/suspicious/noThenProperty: deliberately a thenable, adopted by the promise retry() returned
   then(resolve: (value: Awaited<T>) => void, reject: (reason: unknown) => void): void {
-    const error = this.#error;
-    this.#error = undefined;
+    const error = this.#failure;
+    this.#failure = undefined;
     this.start(resolve, reject, this.#current, error);
+  }
+
+  /** The abort source aborted (EventListener protocol). */
+  handleEvent(): void {
+    this.#aborted();
+  }
+
+  /** The timer queue's call when the backoff wait is over. */
+  wake(): void {
+    this.#do(() => this.#next());
+  }
+
+  /** The timer queue's report that `wake` threw (it cannot: `#do` catches what it calls): this run fails with it. */
+  fail(error: unknown): void {
+    this.#settle(false, error);
   }
 
   #settle(ok: boolean, value: unknown): void {
     const resolve = this.#resolve;
-    const reject = this.#reject;
-    // Stryker disable next-line LogicalOperator: resolve and reject are set and cleared together.
-    if (!resolve || !reject) return;
-    this.#resolve = this.#reject = undefined;
-    this.#current = undefined;
-    this.#attemptTimer?.abort();
-    // Stryker disable next-line OptionalChaining: only an execution on a host clock's queue has a slot >= 0.
-    if (this.slot >= 0) hostQueue(clockOf(this.#o))?.remove(this);
-    this.#o.signal?.removeEventListener('abort', this);
+    const reject = this.#reject as (reason: unknown) => void;
+    if (!resolve) return;
+    this.#resolve = this.#reject = this.#current = undefined;
+    // Only an execution waiting in the host queue has a slot.
+    if (this.slot !== -1) hostQueue(this.#o.unref).remove(this);
+    this.#source?.removeEventListener('abort', this);
     if (ok) resolve(value as Awaited<T>);
     else reject(value);
   }
 
-  /** Ends the run with `error`: a step that throws, a hook that throws, a bad value. Nothing is swallowed. */
-  #fail(error: unknown): void {
-    this.#settle(false, error);
+  /** Runs one step; what it throws ends the run. */
+  #do(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      this.#settle(false, error);
+    }
   }
 
-  /** `#fail` as a callback, made where one is needed: a field would cost every pending retry a closure. */
+  /** A step as a promise callback (made where one is needed: a field would cost every pending retry a closure). */
+  #cb<V>(step: (value: V) => void): (value: V) => void {
+    return (value) => this.#do(() => step(value));
+  }
+
   #failer(): (error: unknown) => void {
     return (error) => this.#settle(false, error);
   }
 
   /** Milliseconds since the start, by the checked clock. Throws for a bad reading. */
   #elapsed(): number {
-    this.#last = readClock(clockOf(this.#o), this.#last);
+    this.#last = readClock(timeOf(this.#o), this.#last);
     // A lazy start: this is the first reading, taken when attempt 1 failed.
     if (Number.isNaN(this.#start)) this.#start = this.#last;
     return this.#last - this.#start;
   }
 
-  /** The caller's signal aborted (EventListener protocol). */
-  handleEvent(): void {
-    this.#aborted();
-  }
-
-  /** The timer queue's call when the backoff sleep is over. */
-  wake(): void {
-    this.#next();
-  }
-
-  /** The timer queue's report that `wake` threw (it cannot: `#next` catches what it calls): this run fails with it. */
-  fail(error: unknown): void {
-    this.#fail(error);
-  }
-
   #aborted(): void {
-    const reason = (this.#o.signal as AbortSignal).reason;
-    const running = this.#current;
-    running?.abort(reason);
-    // The running attempt will report no outcome now (late ones are ignored): free its ticket.
-    if (running !== undefined && this.#o.rate !== undefined && this.#resolve) {
-      const ticket = this.#ticket;
-      this.#ticket = undefined;
-      this.#settle(false, reason);
-      this.#release(ticket);
-      return;
-    }
+    const reason = (this.#source as AbortSource).reason;
+    this.#current?.abort(reason);
     this.#settle(false, reason);
   }
 
-  /** Hands back a ticket that will get no outcome. A throwing `release` is reported to nobody else. */
-  #release(ticket: unknown): void {
-    try {
-      this.#o.rate?.release?.(ticket);
-    } catch (error) {
-      // After settling there is nobody to tell; before, the operation fails with it.
-      this.#fail(error);
-    }
+  /** Calls `hook` (if any) with the frozen `context()`, then — once its promise fulfils, if it returns one — `then`, unless the run ended meanwhile. */
+  #hook(hook: Hook, context: () => object, then: () => void): void {
+    const result = hook?.(Object.freeze(context()) as never);
+    const go = () => {
+      if (this.#resolve) then();
+    };
+    if (isThenable(result)) result.then(this.#cb(go), this.#failer());
+    else go();
   }
 
-  /** Starts the next attempt, once the rate controller (if any) lets it go. */
+  /** Starts the next attempt. */
   #next(): void {
     if (!this.#resolve) return;
-    const rate = this.#o.rate;
-    if (!rate) {
-      this.#launch(undefined, false);
-      return;
-    }
-    let acquired: unknown;
-    try {
-      acquired = rate.acquire(this.#o.signal, this.#attempt + 1);
-      if (isThenable(acquired)) {
-        acquired.then((ticket) => this.#launch(ticket, true), this.#failer());
-        return;
-      }
-    } catch (error) {
-      this.#fail(error);
-      return;
-    }
-    this.#launch(acquired, false);
-  }
-
-  /**
-   * Starts an attempt. `ticket` is what the rate controller's `acquire` gave, handed back to its
-   * `record`; the attempt's own callbacks carry it, so a retry waiting in its backoff holds none.
-   * `waited`: the rate controller made this attempt wait, so the deadline is checked again.
-   */
-  #launch(ticket: unknown, waited: boolean): void {
-    const o = this.#o;
-    // Stryker disable next-line BlockStatement: only an abort settles a run waiting in acquire(), and the signal check below hands the ticket back the same way.
-    if (!this.#resolve) {
-      // Settled while waiting for rate.acquire(): the ticket gets no attempt.
-      if (o.rate) this.#release(ticket);
-      return;
-    }
-    // Another callback may have aborted since the wait ended: no attempt starts after an abort.
-    if (o.signal?.aborted) {
+    // Another callback may have aborted since the wait began: no attempt starts after an abort.
+    if (this.#source?.aborted) {
       this.#aborted();
-      if (o.rate) this.#release(ticket);
       return;
     }
-    let context: Attempt;
-    try {
-      const elapsed = this.#elapsed();
-      if ((waited || this.#attempt > 0) && elapsed > deadlineOf(o)) {
-        // A wait ran past the deadline: the rate controller's, or a backoff wait whose wake-up came
-        // late (a host timer on a busy machine fires late; the wait was planned to end in time).
-        // No attempt starts after the deadline.
-        const during = waited ? 'while waiting for rate.acquire()' : 'while waiting (the wake-up came late)';
-        const detail = `maxElapsedMs (${deadlineOf(o)} ms) ran out ${during} before attempt ${this.#attempt + 1}`;
-        const error = this.#error;
-        if (o.rate) this.#release(ticket);
-        this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed, false);
-        return;
-      }
-      context = new Attempt(++this.#attempt, elapsed);
-      this.#current = context;
-      this.#ticket = ticket;
-      const timeoutMs = o.attemptTimeoutMs ?? Infinity;
-      const left = deadlineOf(o) - elapsed;
-      const byDeadline = left < timeoutMs;
-      const limit = byDeadline ? left : timeoutMs;
-      if (limit !== Infinity) {
-        const timer = new AbortController();
-        this.#attemptTimer = timer;
-        sleepOn(o, limit > 0 ? limit : 0, timer.signal).then(() => {
-          if (this.#current !== context) return;
-          const error = timeoutError(
-            byDeadline
-              ? `attempt ${context.attempt} reached the deadline (maxElapsedMs ${deadlineOf(o)} ms)`
-              : `attempt ${context.attempt} timed out after ${timeoutMs} ms (attemptTimeoutMs)`,
-          );
-          context.abort(error);
-          this.#failed(context, error, ticket, byDeadline);
-        }, noop);
-      }
-    } catch (error) {
-      if (o.rate) {
-        this.#ticket = undefined;
-        this.#release(ticket);
-      }
-      this.#fail(error);
+    // On a lazy start attempt 1 reads no clock: its elapsed time is 0 by definition.
+    const elapsedMs = this.#lazy && !this.#attempt ? 0 : this.#elapsed();
+    const attempts = this.#attempt;
+    const deadline = deadlineOf(this.#o);
+    if (attempts && elapsedMs > deadline) {
+      // A backoff wait whose wake-up came late (a host timer on a busy machine fires late; the
+      // wait was planned to end in time): no attempt starts after the deadline.
+      const ok = this.#value;
+      const failure = this.#failure;
+      const detail = `maxElapsedMs (${deadline} ms) ran out while waiting (the wake-up came late) before attempt ${attempts + 1}`;
+      this.#giveUp(ok, ok ? failure : new RetryError('elapsed', attempts, elapsedMs, failure, detail), {
+        attempts,
+        error: ok ? undefined : failure,
+        value: ok ? failure : undefined,
+        elapsedMs,
+        reason: 'elapsed',
+      });
       return;
     }
+    const context = new (this.#o.Context ?? Attempt)(attempts + 1, elapsedMs, this.#source);
+    this.#attempt++;
+    this.#current = context;
     let result: T | PromiseLike<T>;
     try {
       result = this.#operation(context);
-    } catch (error) {
-      this.#failed(context, error, ticket);
-      return;
-    }
-    if (isThenable(result)) {
-      result.then(
-        (value) => this.#succeeded(context, value, ticket),
-        (error: unknown) => this.#failed(context, error, ticket),
-      );
-    } else this.#succeeded(context, result, ticket);
-  }
-
-  #succeeded(context: Attempt, value: unknown, ticket: unknown): void {
-    if (this.#current !== context) return;
-    const o = this.#o;
-    this.#ticket = undefined;
-    try {
-      o.rate?.record('success', ticket, value);
-      o.budget?.recordSuccess(Object.freeze({ attempt: context.attempt, lastError: this.#error }));
-      if (o.onSuccess) {
-        const elapsedMs = this.#elapsed();
-        const done = () => this.#settle(true, value);
-        callHook(
-          o.onSuccess,
-          () => Object.freeze({ attempt: context.attempt, elapsedMs, value }),
-          done,
-          this.#failer(),
+      if (isThenable(result)) {
+        result.then(
+          this.#cb((value) => this.#ended(context, true, value)),
+          this.#cb((error) => this.#ended(context, false, error)),
         );
         return;
       }
-    } catch (thrown) {
-      this.#fail(thrown);
+    } catch (error) {
+      this.#ended(context, false, error);
       return;
     }
-    this.#settle(true, value);
-  }
-
-  /** Attempt `context` failed with `error`; `deadline`: it ran into `maxElapsedMs`, which ends the run. */
-  #failed(context: Attempt, error: unknown, ticket?: unknown, deadline = false): void {
-    if (this.#current !== context || !this.#resolve) return;
-    this.#current = undefined;
-    this.#attemptTimer?.abort();
-    this.#attemptTimer = undefined;
-    this.#ticket = undefined;
-    const o = this.#o;
-    let verdict: unknown;
-    try {
-      o.rate?.record(isThrottle(error) ? 'throttled' : 'failure', ticket, error);
-      if (deadline) {
-        const elapsed = this.#elapsed();
-        const detail = `maxElapsedMs (${deadlineOf(o)} ms) ran out during attempt ${this.#attempt}`;
-        this.#end(new RetryError('elapsed', this.#attempt, elapsed, error, detail), error, 'elapsed', elapsed);
-        return;
-      }
-      verdict = classify(o.retryIf, error, context);
-      if (isThenable(verdict)) {
-        verdict.then((retryable) => this.#decide(error, retryable), this.#failer());
-        return;
-      }
-    } catch (thrown) {
-      this.#fail(thrown);
-      return;
-    }
-    this.#decide(error, verdict);
-  }
-
-  #decide(error: unknown, verdict: unknown): void {
-    if (!this.#resolve) return;
-    const o = this.#o;
-    let step: number | RetryError;
-    let elapsed: number;
-    try {
-      const retryable = predicate('retry()', 'retryIf', verdict);
-      elapsed = this.#elapsed();
-      if (!retryable) {
-        const own = unwrapFinal(error);
-        this.#end(own, own, 'final', elapsed);
-        return;
-      }
-      this.#run ??= startRun(o);
-      step = decide(o, this.#run, this.#attempt, error, elapsed, this.#fromFailure);
-    } catch (thrown) {
-      this.#fail(thrown);
-      return;
-    }
-    if (typeof step !== 'number') {
-      this.#end(step, error, step.reason, elapsed);
-      return;
-    }
-    const delay = step;
-    const attempt = this.#attempt;
-    // Kept for the budget's recordSuccess, and as the cause when the deadline passes during the wait.
-    if (o.budget || o.rate || deadlineOf(o) !== Infinity) this.#error = error;
-    const sleep = () => this.#sleep(delay);
-    const retryHook = () =>
-      callHook(
-        o.onRetry,
-        () => Object.freeze({ attempt, error, delayMs: delay, elapsedMs: elapsed }),
-        sleep,
-        this.#failer(),
-      );
-    this.#failedHook(error, elapsed, 'retry', delay, undefined, retryHook);
-  }
-
-  /** `onFailedAttempt` for the attempt that just failed, then `next`. */
-  #failedHook(
-    error: unknown,
-    elapsedMs: number,
-    step: NextStep,
-    delayMs: number | undefined,
-    reason: GiveUpReason | undefined,
-    then: () => void,
-  ): void {
-    const attempt = this.#attempt;
-    const context = () => Object.freeze({ attempt, error, elapsedMs, next: step, delayMs, reason });
-    const next = (): void => {
-      if (this.#resolve) then();
-    };
-    callHook(this.#o.onFailedAttempt, context, next, this.#failer());
+    this.#ended(context, true, result);
   }
 
   /**
-   * Ends the run in failure: `onFailedAttempt` (unless no attempt failed just now — the deadline
-   * passed in `rate.acquire()`), `onGiveUp`, then rejects with `outcome`.
+   * Attempt `context` ended: with a value (`ok`) or a thrown error. Asks `isFailure` (by default
+   * no value is one; a `FinalError` of any copy of ebb never is), whose answer is checked.
    */
-  #end(outcome: unknown, error: unknown, reason: GiveUpReason | 'final', elapsedMs: number, failedNow = true): void {
-    // A run already settled gives up nothing: a release() that threw just before has failed it
-    // with its own error, and onGiveUp must not follow.
+  #ended(context: Attempt, ok: boolean, outcome: unknown): void {
+    if (this.#current !== context || !this.#resolve) return;
+    this.#current = undefined;
+    const isFailure = this.#o.isFailure;
+    if (ok ? !isFailure : isFinal(outcome)) {
+      this.#judged(ok, outcome, false);
+      return;
+    }
+    const answer = (isFailure ?? defaultIsFailure)(ok ? { ok, value: outcome } : { ok, error: outcome }, context);
+    if (isThenable(answer))
+      answer.then(
+        this.#cb((late) => this.#judged(ok, outcome, verdict('retry()', 'isFailure', late))),
+        this.#failer(),
+      );
+    else this.#judged(ok, outcome, verdict('retry()', 'isFailure', answer));
+  }
+
+  /** `isFailure`'s checked answer on the last attempt's outcome: success, an error that is no failure (final), or the decision. */
+  #judged(ok: boolean, outcome: unknown, failed: boolean | 'throttled'): void {
     if (!this.#resolve) return;
-    const attempts = this.#attempt;
-    const reject = () => this.#settle(false, outcome);
-    const giveUp = () =>
-      callHook(this.#o.onGiveUp, () => Object.freeze({ attempts, error, elapsedMs, reason }), reject, this.#failer());
-    if (!failedNow) giveUp();
-    else if (reason === 'final') this.#failedHook(error, elapsedMs, 'final', undefined, undefined, giveUp);
-    else this.#failedHook(error, elapsedMs, 'give-up', undefined, reason, giveUp);
+    const o = this.#o;
+    const attempt = this.#attempt;
+    if (ok && !failed) {
+      o.budget?.recordSuccess(Object.freeze({ attempt, lastError: this.#failure }));
+      this.#hook(
+        o.onSuccess,
+        () => ({ attempt, elapsedMs: this.#elapsed(), value: outcome }),
+        () => this.#settle(true, outcome),
+      );
+      return;
+    }
+    const elapsedMs = this.#elapsed();
+    if (!failed) outcome = unwrapFinal(outcome);
+    this.#run ??= failed ? startRun(o) : undefined;
+    // The next wait (a number), the RetryError to give up with, or none for an error that is no failure.
+    const step = failed ? decide(o, this.#run as BackoffRun, attempt, outcome, elapsedMs, this.#lazy) : undefined;
+    const retrying = typeof step === 'number';
+    const error = ok ? undefined : outcome;
+    const value = ok ? outcome : undefined;
+    // Kept for the budget's recordSuccess, and as the outcome when the deadline passes during the wait.
+    if (retrying && (o.budget || deadlineOf(o) !== Infinity)) {
+      this.#failure = outcome;
+      this.#value = ok;
+    }
+    const reason = retrying ? undefined : (step?.reason ?? 'final');
+    this.#hook(
+      o.onFailedAttempt,
+      () => ({
+        attempt,
+        error,
+        value,
+        elapsedMs,
+        next: retrying ? 'retry' : step ? 'give-up' : 'final',
+        delayMs: retrying ? step : undefined,
+        reason: reason === 'final' ? undefined : reason,
+      }),
+      retrying
+        ? () =>
+            this.#hook(
+              o.onRetry,
+              () => ({ attempt, error, value, delayMs: step, elapsedMs }),
+              () => this.#sleep(step),
+            )
+        : () =>
+            this.#giveUp(ok, ok ? outcome : (step ?? outcome), { attempts: attempt, error, value, elapsedMs, reason }),
+    );
+  }
+
+  /** `onGiveUp`, then settles with `result`: resolves with it when the last failure was a value (`ok`), else rejects. */
+  #giveUp(ok: boolean, result: unknown, context: object): void {
+    this.#hook(
+      this.#o.onGiveUp,
+      () => context,
+      () => this.#settle(ok, result),
+    );
   }
 
   #sleep(delay: number): void {
-    if (!this.#resolve) return;
-    const o = this.#o;
-    if (o.signal?.aborted) {
+    if (this.#source?.aborted) {
       this.#aborted();
       return;
     }
-    try {
-      const queue = hostQueue(clockOf(o));
-      if (queue) {
-        queue.add(this, queue.now() + delay);
-        return;
-      }
-      sleepOn(o, delay, o.signal).then(() => this.#next(), this.#failer());
-    } catch (error) {
-      this.#fail(error);
+    const clock = this.#o.clock;
+    if (!clock) {
+      const queue = hostQueue(this.#o.unref);
+      queue.add(this, queue.now() + delay);
+      return;
     }
+    // The abort source cuts the sleep short: the caller's signal, or the pipeline context's own
+    // (made now: only a custom clock needs one).
+    const source = this.#source;
+    sleepOn(clock, delay, source instanceof Attempt ? source.signal : (source as AbortSignal | undefined)).then(
+      this.#cb(() => this.#next()),
+      this.#failer(),
+    );
   }
 }

@@ -1,21 +1,24 @@
-// The hook points shared mechanisms plug into (DESIGN.md): a rate controller and a retry budget,
-// objects the caller passes to retry(), poll() and withRetry(); ebb/rate and ebb/resilience build them.
+// The hook points shared mechanisms plug into (DESIGN.md): a guard (rate controller, breaker,
+// limit), which a pipeline adapts and withRetry() takes as `rate`, and a retry budget, the
+// `budget` of retry(), retrying(), poll() and withRetry(); ebb/rate and ebb/resilience build them.
 
 /** An attempt's outcome, as rate controllers see it. */
 export type Outcome = 'success' | 'throttled' | 'failure';
 
 /**
- * A rate controller shared by many operations (`ebb/rate`): the executor waits for `acquire()`
- * before every attempt and reports each outcome. An error counts as `'throttled'` when it has
- * `throttled: true` (the HTTP layer sets it for 429 and throttling codes).
+ * A guard shared by many operations — a rate controller (`ebb/rate`), a circuit breaker, a
+ * concurrency limit (`ebb/resilience`): in a pipeline, `acquire()` is awaited before every attempt
+ * and each outcome reported. An error counts as `'throttled'` when it has `throttled: true` (the
+ * HTTP layer sets it for 429 and throttling codes).
  */
 export interface RateController {
   /**
    * Resolves (or returns, when there is no wait) when a request may go; rejects with
    * `signal.reason` if aborted while waiting. What it resolves with is the attempt's *ticket*,
    * handed back to `record`: a controller can tell by it when the attempt was let through.
-   * `attempt` is the attempt about to start (1 for the first call). A throw (or rejection)
-   * rejects the operation with that error at once, without hooks: how a breaker fails fast.
+   * `attempt` is the attempt about to start (1 for the first call). A throw (or rejection) is a
+   * refusal: that attempt fails with the error, without calling the operation — inside a retry,
+   * backed off (at least the error's `retryAfterMs`) and retried, as a throttle is.
    */
   acquire(signal?: AbortSignal, attempt?: number): unknown;
   /**
@@ -25,11 +28,10 @@ export interface RateController {
    */
   record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
   /**
-   * Optional: hands back a ticket whose attempt produced no outcome — the caller's signal
-   * aborted while it ran, or the operation ended (abort, deadline, a bad clock) between
-   * `acquire` and the call. A controller that holds a slot per ticket (a concurrency limit, a
-   * breaker's half-open probe) frees it here. Every ticket ends in exactly one `record` or
-   * `release`.
+   * Optional: hands back a ticket whose attempt produced no outcome — the call was aborted (the
+   * caller's signal, a timeout around it) while the attempt ran or while `acquire` was waiting.
+   * A controller that holds a slot per ticket (a concurrency limit, a breaker's half-open probe)
+   * frees it here. Every ticket ends in exactly one `record` or `release`.
    */
   release?(ticket?: unknown): void;
 }
@@ -50,7 +52,7 @@ export interface RetryBudget {
   /** Called once when an operation starts. */
   recordRequest?(): void;
   /**
-   * Called for every failure the classifier (`retryIf`) calls retryable, before the executor
+   * Called for every failure `isFailure` calls one (the error, or the value judged a failure), before the executor
    * decides whether a retry follows — so also for the last attempt, and whatever the budget
    * says next (gRPC counts every such failure).
    */

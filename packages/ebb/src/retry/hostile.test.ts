@@ -223,9 +223,9 @@ describe('a clock that misbehaves fails only its own operation, with a named err
     await expect(retry(failTwice, { clock: clockWith(() => 0, (() => null) as never), backoff: fast })).rejects.toThrow(
       'clock.sleep() returned null; expected a promise.',
     );
-    await expect(
-      retry(() => 'ok', { clock: clockWith(() => 0, (() => 5) as never), attemptTimeoutMs: 10 }),
-    ).rejects.toThrow('clock.sleep() returned 5; expected a promise.');
+    await expect(retry(failTwice, { clock: clockWith(() => 0, (() => 5) as never), backoff: fast })).rejects.toThrow(
+      'clock.sleep() returned 5; expected a promise.',
+    );
     const boom = new Error('sleep broke');
     await expect(
       retry(failTwice, {
@@ -298,7 +298,7 @@ describe('messages built from thrown values never throw', () => {
         retry(thrower, {
           clock,
           backoff: constant({ delayMs: 1, maxAttempts: 2, jitter: noJitter }),
-          retryIf: () => true,
+          isFailure: () => true,
         }),
         clock,
       );
@@ -310,7 +310,7 @@ describe('messages built from thrown values never throw', () => {
         retrySync(thrower, {
           clock: { now: () => 0, sleepSync: () => {} },
           backoff: constant({ delayMs: 1, maxAttempts: 2, jitter: noJitter }),
-          retryIf: () => true,
+          isFailure: () => true,
         });
       } catch (e) {
         syncError = e;

@@ -1,18 +1,23 @@
 export {
-  defaultRetryIf,
+  defaultIsFailure,
+  type FailureVerdict,
   FinalError,
   type GiveUpReason,
   isAbortError,
   isFinal,
   isRetryError,
+  type Result,
   RetryError,
   stop,
 } from './errors.js';
+export { type FallbackOptions, fallback } from './fallback.js';
+export type { Mechanism } from './mechanism.js';
 export type {
   AttemptContext,
   BudgetSuccess,
   FailedAttemptContext,
   GiveUpContext,
+  IsFailure,
   NextStep,
   Outcome,
   RateController,
@@ -21,6 +26,9 @@ export type {
   RetryOptions,
   SuccessContext,
 } from './options.js';
+export { type ExecuteOptions, type Pipeline, type PipelineOptions, pipeline } from './pipeline.js';
 export { isNotDoneError, NotDoneError, type PollOptions, type PollResult, poll } from './poll.js';
 export { retry } from './retry.js';
 export { type RetrySyncOptions, retrySync, type SyncAttemptContext, type SyncClock } from './retry-sync.js';
+export { type RetryingOptions, retrying } from './retrying.js';
+export { type TimeoutOptions, timeout } from './timeout.js';

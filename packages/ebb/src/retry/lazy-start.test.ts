@@ -54,8 +54,7 @@ describe('which calls start without a clock reading', () => {
       { backoff: exponential({ initialDelayMs: 10, maxAttempts: 3, jitter: noJitter }) },
       true,
     ],
-    ['retries', { retries: 2 }, true],
-    ['retryIf', { retryIf: () => true }, true],
+    ['isFailure', { isFailure: () => true }, true],
     ['maxRetryAfterMs', { maxRetryAfterMs: 5 }, true],
     ['unref (still the system clock)', { unref: true }, true],
     [
@@ -73,9 +72,6 @@ describe('which calls start without a clock reading', () => {
     ['onSuccess', { onSuccess: noop }, false],
     ['a custom clock', { clock: virtualClock() }, false],
     ['a signal', { signal: new AbortController().signal }, false],
-    ['an attempt timeout', { attemptTimeoutMs: 1_000 }, false],
-    ['no attempt timeout, said explicitly (Infinity)', { attemptTimeoutMs: Number.POSITIVE_INFINITY }, true],
-    ['a rate controller', { rate: { acquire: () => undefined, record: noop } }, false],
     ['a budget', { budget: { tryAcquireRetry: () => true, recordSuccess: noop } }, false],
   ];
   it.each(cases)('%s → lazy start %s', (_, options, lazy) => {
@@ -93,6 +89,13 @@ describe('the executor with a lazy start', () => {
       const value = await execute(() => Promise.resolve(7), prepared({ clock: c }, lazy));
       expect(value).toBe(7);
       expect(c.reads).toBe(reads);
+      // With isFailure the run needs the state machine from attempt 1 (a value may fail), and
+      // still starts its clock lazily.
+      const judged = countingClock();
+      const isFailure = (o: { ok: boolean }) => !o.ok;
+      expect(await execute(() => Promise.resolve(8), prepared({ clock: judged, isFailure }, lazy))).toBe(8);
+      if (lazy) expect(judged.reads).toBe(0);
+      else expect(judged.reads).toBeGreaterThan(0);
     }
   });
 

@@ -18,9 +18,9 @@
  *
  * Aborts (`AbortError`) are not network errors: they are the caller's decision.
  *
- * It lives in retry/ (and `ebb/http` re-exports it) because the executor's default `retryIf`
- * needs it: a `TypeError` from the caller's own code is final, but `fetch` reports a failed
- * connection as a `TypeError` too, and that one is worth another attempt.
+ * `ebb/http` exports it. The executor's default (`defaultIsFailure`) does not walk these codes: it
+ * recognises a failed `fetch` by the message each runtime gives its `TypeError`, which keeps
+ * `retry()`'s bundle small; compose this one into `isFailure` for clients that report only a code.
  */
 
 /**

@@ -54,7 +54,7 @@ describe('poll', () => {
     expect((error.cause as NotDoneError).attempt).toBe(4);
   });
 
-  it('thrown errors go through retryIf: throttling continues, other errors stop', async () => {
+  it('thrown errors go through isFailure: throttling continues, other errors stop', async () => {
     const clock = virtualClock();
     const throttled = Object.assign(new Error('THROTTLED'), { code: 'Throttling' });
     const fatal = Object.assign(new Error('ValidationError'), { code: 'Validation' });
@@ -69,15 +69,18 @@ describe('poll', () => {
       () => ({ done: true, value: 'never' }),
     ];
     let i = 0;
-    const retryIf = vi.fn((e: unknown) => (e as { code?: string }).code === 'Throttling');
+    const isFailure = vi.fn((o: { error?: unknown }) => (o.error as { code?: string }).code === 'Throttling');
     const out = await settle(
-      poll(() => (results[i++] as () => PollResult<string>)(), { clock, retryIf }),
+      poll(() => (results[i++] as () => PollResult<string>)(), { clock, isFailure }),
       clock,
     );
     expect(out).toEqual({ error: fatal });
     expect(i).toBe(3);
     // NotDone results never reach the user's classifier.
-    expect(retryIf.mock.calls.map(([e]) => e)).toEqual([throttled, fatal]);
+    expect(isFailure.mock.calls.map(([o]) => o)).toEqual([
+      { ok: false, error: throttled },
+      { ok: false, error: fatal },
+    ]);
   });
 
   it('honours abort, including during the initial wait', async () => {
@@ -154,7 +157,7 @@ describe('poll, exactly', () => {
     expect(clock.pending).toBe(0);
   });
 
-  it('counts elapsed time from before the initial wait, and passes the attempt context to retryIf', async () => {
+  it('counts elapsed time from before the initial wait, and passes the attempt context to isFailure', async () => {
     const clock = virtualClock(1_000);
     const elapsed: number[] = [];
     const contexts: number[] = [];
@@ -169,7 +172,7 @@ describe('poll, exactly', () => {
           clock,
           initialDelayMs: 30,
           backoff: constant({ delayMs: 7, maxAttempts: 3, jitter: noJitter }),
-          retryIf: (_e, c) => {
+          isFailure: (_o, c) => {
             contexts.push(c.attempt);
             return true;
           },
@@ -182,7 +185,7 @@ describe('poll, exactly', () => {
     expect(contexts).toEqual([1]);
   });
 
-  it('without retryIf, a thrown error continues but a bug in the check (TypeError) is final', async () => {
+  it('without isFailure, a thrown error continues but a bug in the check (TypeError) is final', async () => {
     const clock = virtualClock();
     let calls = 0;
     const out = await settle(

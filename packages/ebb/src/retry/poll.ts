@@ -1,14 +1,27 @@
+import { sleepOn } from '../core/boundary.js';
+import { systemClock, unrefSystemClock } from '../core/clock.js';
 import { nonNegative } from '../core/validate.js';
 import { readClock } from './decide.js';
-import { defaultRetryIf, EBB_ERROR, isEbbError } from './errors.js';
+import { defaultIsFailure, EBB_ERROR, type FailureVerdict, isEbbError, type Result } from './errors.js';
 import { Execution } from './execution.js';
-import { type AttemptContext, clockOf, type Prepared, prepare, type RetryOptions } from './options.js';
+import { type AttemptContext, type Prepared, prepare, type RetryOptions } from './options.js';
 
 /** What a `poll()` check reports: done with a value, or not yet. */
-export type PollResult<T> = { readonly done: true; readonly value: T } | { readonly done: false };
+export type PollResult<T> =
+  | { readonly done: true; readonly value: T }
+  | { readonly done: false; readonly value?: undefined };
 
 /** Options of {@link poll}: those of `retry()`, and a wait before the first check. */
-export interface PollOptions extends RetryOptions {
+export interface PollOptions<T = unknown> extends Omit<RetryOptions<T>, 'isFailure'> {
+  /**
+   * Which errors a check throws are worth another check (see `retry()`'s `isFailure`; asked
+   * about thrown errors only: a check's own answer says whether the work is done). Default
+   * {@link defaultIsFailure}: every error but an abort and a bug in the check's own code.
+   */
+  readonly isFailure?: (
+    outcome: Result<never>,
+    context: AttemptContext,
+  ) => FailureVerdict | PromiseLike<FailureVerdict>;
   /**
    * Wait before the first check, in ms; default 0. The AWS sample waits 100 ms (2^0 × 100)
    * before its first poll, since the operation it polls has only just been started.
@@ -44,8 +57,9 @@ export function isNotDoneError(value: unknown): value is NotDoneError {
  * and while the answer is "not ready" (or a retryable error such as throttling), wait longer by
  * `options.backoff` and check again.
  *
- * `check` returns `{ done: true, value }` or `{ done: false }`; a thrown error goes through
- * `retryIf` (by default as in `retry()`: every error but an abort, a `FinalError` and a bug in
+ * `check` returns `{ done: true, value }` or `{ done: false }` (the value's type is inferred from
+ * the `done: true` branch, so `{ done: false }` adds no `undefined` to it); a thrown error goes through
+ * `isFailure` (by default as in `retry()`: every error but an abort, a `FinalError` and a bug in
  * the check's own code continues; pass a classifier such as `ebb/http`'s to stop on client
  * errors). Limits, time budget, abort and server hints behave as
  * in `retry()`. Resolves with the value; gives up with `RetryError` (reason `'attempts'` or
@@ -57,22 +71,24 @@ export function isNotDoneError(value: unknown): value is NotDoneError {
  *   return s.state === 'SUCCEEDED' ? { done: true, value: s } : { done: false };
  * }, { backoff: presets.awsPolling, initialDelayMs: 100 });
  */
-export async function poll<T>(
-  check: (context: AttemptContext) => PollResult<T> | PromiseLike<PollResult<T>>,
-  options?: PollOptions,
-): Promise<T> {
+export async function poll<R extends PollResult<unknown>>(
+  check: (context: AttemptContext) => R | PromiseLike<R>,
+  options?: PollOptions<Extract<R, { done: true }>['value']>,
+): Promise<Extract<R, { done: true }>['value']> {
+  type T = Extract<R, { done: true }>['value'];
   if (typeof check !== 'function') {
     throw new TypeError(`poll(): expected \`check\` to be a function, got ${check === null ? 'null' : typeof check}.`);
   }
   const o = prepare('poll()', options, ['initialDelayMs']);
   const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
   if (o.signal?.aborted) throw o.signal.reason;
-  const clock = clockOf(o);
+  const clock = o.clock ?? (o.unref ? unrefSystemClock : systemClock);
   const start = readClock(clock, -Infinity);
-  if (initialDelayMs > 0) await clock.sleep(initialDelayMs, o.signal);
-  const userRetryIf = o.retryIf;
-  const retryIf = (error: unknown, context: AttemptContext): boolean | PromiseLike<boolean> =>
-    isNotDoneError(error) || (userRetryIf ? userRetryIf(error, context) : defaultRetryIf(error));
+  if (initialDelayMs > 0) await sleepOn(clock, initialDelayMs, o.signal);
+  const own = o.isFailure ?? defaultIsFailure;
+  // A value is a done check; "not done" is a NotDoneError, never shown to the caller's isFailure.
+  const isFailure = (outcome: Result, context: AttemptContext): FailureVerdict | PromiseLike<FailureVerdict> =>
+    !outcome.ok && (isNotDoneError(outcome.error) || own(outcome, context));
   const operation = async (context: AttemptContext): Promise<T> => {
     const result = await check(context);
     if (typeof result !== 'object' || result === null || typeof result.done !== 'boolean') {
@@ -83,6 +99,6 @@ export async function poll<T>(
     if (result.done) return result.value;
     throw new NotDoneError(context.attempt);
   };
-  const prepared: Prepared = { ...o, full: true, timed: true, retryIf };
+  const prepared: Prepared = { ...o, full: true, timed: true, isFailure };
   return new Promise<T>((resolve, reject) => new Execution<T>(operation, prepared, start).start(resolve, reject));
 }

@@ -5,9 +5,11 @@ import { noJitter } from '../backoff/jitter-none.js';
 import { refQueue } from '../core/timer-queue.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
-import type { RateController } from './options.js';
+import { pipeline } from './pipeline.js';
 import { retry } from './retry.js';
+import { retrying } from './retrying.js';
 import { trackHostTimers } from './test-helpers.js';
+import { timeout } from './timeout.js';
 
 async function outcome<T>(p: Promise<T>, clock: { runAll(): Promise<void> }) {
   const settled = p.then(
@@ -20,78 +22,12 @@ async function outcome<T>(p: Promise<T>, clock: { runAll(): Promise<void> }) {
 
 const START = 1_000_000_007; // not 0: elapsed arithmetic (now() - start) must not depend on it
 
-describe('the deadline is checked after rate.acquire(), whose wait counts against it', () => {
-  function slowRate(clock: ReturnType<typeof virtualClock>, waitMs: number): RateController & { recorded: string[] } {
-    const recorded: string[] = [];
-    return {
-      recorded,
-      acquire: (signal) => clock.sleep(waitMs, signal),
-      record: (outcome) => {
-        recorded.push(outcome);
-      },
-    };
-  }
-
-  it('an acquire that waits past maxElapsedMs: no attempt starts, RetryError elapsed says what ran out', async () => {
-    const clock = virtualClock(START);
-    let calls = 0;
-    const { error } = (await outcome(
-      retry(
-        () => {
-          calls++;
-          return 'never';
-        },
-        { clock, backoff: constant({ delayMs: 10, maxElapsedMs: 100, jitter: noJitter }), rate: slowRate(clock, 200) },
-      ),
-      clock,
-    )) as { error: RetryError };
-    expect(calls).toBe(0);
-    expect(error).toBeInstanceOf(RetryError);
-    expect(error).toMatchObject({ reason: 'elapsed', attempts: 0, elapsedMs: 200 });
-    expect(error.message).toBe(
-      'Gave up after 0 attempts in 200 ms: maxElapsedMs (100 ms) ran out while waiting for rate.acquire() before attempt 1. Last error: none',
-    );
-  });
-
-  it('after a failure, the acquire before attempt 2 runs past the deadline: the cause is the last error', async () => {
-    const clock = virtualClock(START);
-    const boom = new Error('boom');
-    const rate = slowRate(clock, 40);
-    const { error } = (await outcome(
-      retry(() => Promise.reject(boom), {
-        clock,
-        backoff: constant({ delayMs: 10, maxElapsedMs: 60, jitter: noJitter }),
-        rate,
-      }),
-      clock,
-    )) as { error: RetryError };
-    expect(error).toMatchObject({ reason: 'elapsed', attempts: 1, elapsedMs: 90, cause: boom });
-    expect(error.message).toMatch(
-      /ran out while waiting for rate\.acquire\(\) before attempt 2\. Last error: Error: boom$/,
-    );
-    expect(rate.recorded).toEqual(['failure']);
-  });
-
-  it('an acquire ending exactly on the deadline still lets the attempt start', async () => {
-    const clock = virtualClock(START);
-    const result = await outcome(
-      retry((c) => c.elapsedMs, {
-        clock,
-        backoff: constant({ delayMs: 10, maxElapsedMs: 100, jitter: noJitter }),
-        rate: slowRate(clock, 100),
-      }),
-      clock,
-    );
-    expect(result).toEqual({ value: 100 });
-  });
-});
-
-describe('rejections from user code are handled (removing a handler leaves retry() pending)', () => {
+describe('rejections from user code are handled (an unhandled one would leave retry() pending)', () => {
   const boom = new Error('user code rejected');
-  it('an async retryIf that rejects', async () => {
+  it('an async isFailure that rejects', async () => {
     const clock = virtualClock(START);
     const result = await outcome(
-      retry(() => Promise.reject(new Error('x')), { clock, retryIf: () => Promise.reject(boom) }),
+      retry(() => Promise.reject(new Error('x')), { clock, isFailure: () => Promise.reject(boom) }),
       clock,
     );
     expect(result).toEqual({ error: boom });
@@ -114,7 +50,7 @@ describe('rejections from user code are handled (removing a handler leaves retry
     expect(calls).toBe(1);
   });
 
-  it('a rate.acquire() that rejects, or throws', async () => {
+  it("a guard's acquire() that rejects, or throws, inside retrying(): a failed attempt, backed off, never calling the operation", async () => {
     for (const acquire of [
       () => Promise.reject(boom),
       () => {
@@ -123,17 +59,19 @@ describe('rejections from user code are handled (removing a handler leaves retry
     ]) {
       const clock = virtualClock(START);
       let calls = 0;
-      const result = await outcome(
-        retry(
-          () => {
-            calls++;
-            return 1;
-          },
-          { clock, rate: { acquire, record: () => {} } },
-        ),
+      const call = pipeline([
+        retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) }),
+        { acquire, record: () => {} },
+      ]);
+      const result = (await outcome(
+        call.execute(() => {
+          calls++;
+          return 1;
+        }),
         clock,
-      );
-      expect(result).toEqual({ error: boom });
+      )) as { error: RetryError };
+      expect(result.error).toBeInstanceOf(RetryError);
+      expect(result.error).toMatchObject({ reason: 'attempts', attempts: 3, cause: boom, elapsedMs: 20 });
       expect(calls).toBe(0);
     }
   });
@@ -218,7 +156,7 @@ describe('on the real clock: wait lengths and timer release', () => {
     }
   });
 
-  it('a retry settled during its wait (abort) releases its host timer at once', async () => {
+  it('a retry settled during its wait (abort) leaves the queue at once, and its host timer by the end of the turn', async () => {
     const timers = trackHostTimers();
     try {
       const controller = new AbortController();
@@ -233,16 +171,19 @@ describe('on the real clock: wait lengths and timer release', () => {
       controller.abort(new Error('stop'));
       expect(await p).toMatchObject({ message: 'stop' });
       expect(refQueue.size).toBe(0);
+      await new Promise((resolve) => setImmediate(resolve));
       expect(timers.live).toBe(0);
     } finally {
       timers.restore();
     }
   });
 
-  it('a settled attempt timeout leaves no timer behind', async () => {
+  it('a settled attempt timeout leaves no timer behind (the queue at once, its host timer by the end of the turn)', async () => {
     const timers = trackHostTimers();
     try {
-      expect(await retry(() => 'fast', { attemptTimeoutMs: 600_000 })).toBe('fast');
+      expect(await pipeline([retrying(), timeout(600_000)]).execute(() => 'fast')).toBe('fast');
+      expect(refQueue.size).toBe(0);
+      await new Promise((resolve) => setImmediate(resolve));
       expect(timers.live).toBe(0);
     } finally {
       timers.restore();
@@ -292,17 +233,18 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
 
   it('a late success of a timed-out attempt is ignored: the next attempt decides', async () => {
     const clock = virtualClock(START);
+    const call = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 1_000, maxAttempts: 3, jitter: noJitter }) }),
+      timeout(100, { clock }),
+    ]);
     const result = await outcome(
-      retry(
-        async ({ attempt }) => {
-          if (attempt === 1) {
-            await clock.sleep(150); // the attempt timed out at 100
-            return 'late';
-          }
-          return 'second';
-        },
-        { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 1_000, maxAttempts: 3, jitter: noJitter }) },
-      ),
+      call.execute(async ({ attempt }) => {
+        if (attempt === 1) {
+          await clock.sleep(150); // the attempt timed out at 100
+          return 'late';
+        }
+        return 'second';
+      }),
       clock,
     );
     expect(result).toEqual({ value: 'second' });
@@ -335,7 +277,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     }
   });
 
-  it('RetryError messages say what ran out: the hint, the budget, the deadline during an attempt', async () => {
+  it('RetryError messages say what ran out: the hint, the budget, the deadline after an attempt', async () => {
     const clock = virtualClock(START);
     const hinted = await outcome(
       retry(() => Promise.reject(Object.assign(new Error('503'), { retryAfterMs: 90_000 })), { clock }),
@@ -356,35 +298,15 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     );
     const clock2 = virtualClock(START);
     const slow = await outcome(
-      retry(({ signal }) => clock2.sleep(1_000, signal), {
+      retry(({ signal }) => clock2.sleep(1_000, signal).then(() => Promise.reject(new Error('slow'))), {
         clock: clock2,
         backoff: constant({ delayMs: 1, maxElapsedMs: 70, jitter: noJitter }),
       }),
       clock2,
     );
     expect((slow as { error: Error }).error.message).toBe(
-      'Gave up after 1 attempt in 70 ms: maxElapsedMs (70 ms) ran out during attempt 1. Last error: TimeoutError: attempt 1 reached the deadline (maxElapsedMs 70 ms)',
+      'Gave up after 1 attempt in 1000 ms: the next wait (1 ms) would end past maxElapsedMs (70 ms). Last error: Error: slow',
     );
-  });
-
-  it('the deadline passing in rate.acquire(): onGiveUp (reason elapsed) only, no onFailedAttempt', async () => {
-    const clock = virtualClock(START);
-    const log: string[] = [];
-    await outcome(
-      retry(() => 1, {
-        clock,
-        backoff: constant({ delayMs: 1, maxElapsedMs: 10, jitter: noJitter }),
-        rate: { acquire: (signal) => clock.sleep(50, signal), record: () => {} },
-        onFailedAttempt: (c) => {
-          log.push(`failed ${c.attempt}`);
-        },
-        onGiveUp: (c) => {
-          log.push(`gave up ${c.reason} after ${c.attempts}`);
-        },
-      }),
-      clock,
-    );
-    expect(log).toEqual(['gave up elapsed after 0']);
   });
 
   it('a clock reading that goes bad when the next attempt starts fails the operation', async () => {
@@ -403,26 +325,68 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     );
   });
 
-  it('a wait that ends late puts the next attempt past the deadline: it is aborted at once, not left running', async () => {
+  it('a wait that ends late, past the deadline: no attempt starts after it; the run gives up (elapsed, onGiveUp only)', async () => {
     const base = virtualClock(START);
     // A clock whose sleeps end 30 ms late, as a busy host's timers may (a zero sleep is on time).
     const late = {
       now: base.now,
       sleep: (ms: number, signal?: AbortSignal) => base.sleep(ms > 0 ? ms + 30 : ms, signal),
     };
+    const seen: number[] = [];
+    const log: string[] = [];
+    const boom = new Error('down');
     const result = await outcome(
-      retry(({ signal }) => base.sleep(10_000, signal), {
-        clock: late,
-        attemptTimeoutMs: 50,
-        backoff: constant({ delayMs: 10, maxElapsedMs: 100, jitter: noJitter }),
-      }),
+      retry(
+        async ({ elapsedMs }) => {
+          seen.push(elapsedMs);
+          await base.sleep(40);
+          throw boom;
+        },
+        {
+          clock: late,
+          backoff: constant({ delayMs: 20, maxElapsedMs: 100, jitter: noJitter }),
+          onFailedAttempt: (c) => void log.push(`failed ${c.attempt} ${c.next}`),
+          onGiveUp: (c) => void log.push(`gave up ${c.reason} after ${c.attempts}`),
+        },
+      ),
       base,
     );
-    expect(result).toMatchObject({ error: { name: 'RetryError', reason: 'elapsed' } });
-    expect(base.now() - START).toBeLessThan(1_000);
+    // Attempt 1 fails at 40 and waits 20 (ending on time at 60 ≤ 100), but wakes at 90; attempt 2
+    // fails at 130: a 20 ms wait would end past 100, so it gives up — no wait was planned past it.
+    // Attempt 2 started at 90: before the deadline.
+    expect(seen).toEqual([0, 90]);
+    expect(result).toMatchObject({ error: { name: 'RetryError', reason: 'elapsed', attempts: 2, cause: boom } });
+    expect(log).toEqual(['failed 1 retry', 'failed 2 give-up', 'gave up elapsed after 2']);
+    // With a deadline of 80, the wake-up at 90 is past it: no attempt 2; only onGiveUp.
+    const base2 = virtualClock(START);
+    const late2 = { now: base2.now, sleep: (ms: number, signal?: AbortSignal) => base2.sleep(ms + 30, signal) };
+    const log2: string[] = [];
+    let calls = 0;
+    const result2 = await outcome(
+      retry(
+        async () => {
+          calls++;
+          await base2.sleep(40);
+          throw boom;
+        },
+        {
+          clock: late2,
+          backoff: constant({ delayMs: 20, maxElapsedMs: 80, jitter: noJitter }),
+          onFailedAttempt: (c) => void log2.push(`failed ${c.attempt} ${c.next}`),
+          onGiveUp: (c) => void log2.push(`gave up ${c.reason} after ${c.attempts}`),
+        },
+      ),
+      base2,
+    );
+    expect(calls).toBe(1);
+    expect(result2).toMatchObject({ error: { name: 'RetryError', reason: 'elapsed', attempts: 1, cause: boom } });
+    expect((result2 as { error: Error }).error.message).toBe(
+      'Gave up after 1 attempt in 90 ms: maxElapsedMs (80 ms) ran out while waiting (the wake-up came late) before attempt 2. Last error: Error: down',
+    );
+    expect(log2).toEqual(['failed 1 retry', 'gave up elapsed after 1']);
   });
 
-  it('after an abort, a pending async retryIf or onRetry that resolves later changes nothing', async () => {
+  it('after an abort, a pending async isFailure that resolves later changes nothing', async () => {
     const controller = new AbortController();
     const clock = virtualClock(START);
     const log: string[] = [];
@@ -430,7 +394,7 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     const p = retry(() => Promise.reject(new Error('x')), {
       clock,
       signal: controller.signal,
-      retryIf: () =>
+      isFailure: () =>
         new Promise<boolean>((resolve) => {
           release = resolve;
         }),
@@ -466,22 +430,21 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     expect(refQueue.size).toBe(0);
   });
 
-  it('a custom clock whose sleep ignores the signal: after an abort, no rate.acquire() follows', async () => {
+  it("a custom clock whose sleep ignores the signal: after an abort, no guard's acquire() follows", async () => {
     const base = virtualClock(START);
     const deaf = { now: base.now, sleep: (ms: number) => base.sleep(ms) };
     let acquires = 0;
     const controller = new AbortController();
-    const p = retry(() => Promise.reject(new Error('x')), {
-      clock: deaf,
-      signal: controller.signal,
-      backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }),
-      rate: {
+    const call = pipeline([
+      retrying({ clock: deaf, backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }) }),
+      {
         acquire: () => {
           acquires++;
         },
         record: () => {},
       },
-    });
+    ]);
+    const p = call.execute(() => Promise.reject(new Error('x')), { signal: controller.signal });
     const settled = p.then(
       () => 'resolved',
       (e: unknown) => e,

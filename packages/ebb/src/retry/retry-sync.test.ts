@@ -87,7 +87,7 @@ describe('retrySync', () => {
         () => {
           throw fatal;
         },
-        { clock, retryIf: () => false },
+        { clock, isFailure: () => false },
       ),
     ).toThrow(fatal);
   });
@@ -144,7 +144,35 @@ describe('retrySync', () => {
     expect(() => retrySync(() => Promise.resolve(1))).toThrow(/returned a promise; use retry\(\)/);
     expect(() => retrySync(() => 1, { clock: { now: () => 0 } as never })).toThrow(/`clock`/);
     expect(() => retrySync(() => 1, { signal: 1 } as never)).toThrow(/unknown option `signal`/);
-    expect(() => retrySync(() => 1, { retryIf: 1 } as never)).toThrow(/`retryIf`/);
+    expect(() => retrySync(() => 1, { isFailure: 1 } as never)).toThrow(/expected `isFailure` to be a function/);
+    expect(() => retrySync(() => 1, { retryIf: () => true } as never)).toThrow(
+      'retrySync(): `retryIf` moved; use `isFailure`.',
+    );
+  });
+
+  it('isFailure judges values too: a failing value is retried, and returned when the retries end on it', () => {
+    const clock = fakeClock();
+    const statuses = [503, 503, 200];
+    let n = 0;
+    expect(
+      retrySync(() => ({ status: statuses[n++] }), {
+        clock,
+        backoff: constant({ delayMs: 5, maxAttempts: 5, jitter: noJitter }),
+        isFailure: (o) => o.ok && (o.value.status ?? 0) >= 500,
+      }),
+    ).toEqual({ status: 200 });
+    expect(clock.sleeps).toEqual([5, 5]);
+    const gaveUp: unknown[] = [];
+    const last = { status: 503 };
+    expect(
+      retrySync(() => last, {
+        clock: fakeClock(),
+        backoff: constant({ delayMs: 5, maxAttempts: 2, jitter: noJitter }),
+        isFailure: (o) => o.ok && o.value.status >= 500,
+        onGiveUp: (c) => void gaveUp.push([c.reason, c.value, c.error]),
+      }),
+    ).toBe(last);
+    expect(gaveUp).toEqual([['attempts', last, undefined]]);
   });
 });
 
@@ -186,17 +214,17 @@ describe('retrySync: pinned by its mutation survivors', () => {
     ]);
   });
 
-  it('refuses a promise from retryIf and a missing operation, naming them', () => {
+  it('refuses a promise from isFailure and a missing operation, naming them', () => {
     const clock = { now: () => 0, sleepSync: () => {} };
     expect(() =>
       retrySync(
         () => {
           throw new Error('x');
         },
-        { clock, retryIf: (() => Promise.resolve(true)) as never },
+        { clock, isFailure: (() => Promise.resolve(true)) as never },
       ),
     ).toThrow(
-      'retrySync(): `retryIf` returned a promise; it must answer synchronously (use retry() for an async retryIf).',
+      'retrySync(): `isFailure` returned a promise; it must answer synchronously (use retry() for an async isFailure).',
     );
     expect(() => retrySync(5 as never)).toThrow('retrySync(): expected `operation` to be a function, got 5.');
   });

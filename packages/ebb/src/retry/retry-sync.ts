@@ -1,10 +1,16 @@
 import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
-import { handled, predicate } from '../core/boundary.js';
+import { handled, isThenable, verdict } from '../core/boundary.js';
 import type { Random } from '../core/random.js';
 import { invalid } from '../core/validate.js';
-import { isThenable } from './attempt.js';
-import { classify, decide, readClock, startRun } from './decide.js';
-import { type GiveUpReason, unwrapFinal } from './errors.js';
+import { decide, readClock, startRun } from './decide.js';
+import {
+  defaultIsFailure,
+  type FailureVerdict,
+  type GiveUpReason,
+  isFinal,
+  type Result,
+  unwrapFinal,
+} from './errors.js';
 import type {
   FailedAttemptContext,
   GiveUpContext,
@@ -32,21 +38,22 @@ export interface SyncClock {
 }
 
 /** Options of {@link retrySync}. */
-export interface RetrySyncOptions {
-  /** The backoff policy; default `presets.default`. */
+export interface RetrySyncOptions<T = unknown> {
+  /** The backoff policy; default `defaultBackoff`. */
   readonly backoff?: BackoffPolicy;
-  /** The attempt limit counted as retries (`retries: 3` is `maxAttempts: 4`), as in `retry()`. */
-  readonly retries?: number;
-  /** Decides whether an error is worth another attempt (synchronous). Default: `defaultRetryIf`, as in `retry()`. */
-  readonly retryIf?: (error: unknown, context: SyncAttemptContext) => boolean;
+  /**
+   * What counts as a failure, as in `retry()` but answered synchronously: a thrown error or a
+   * returned value (`{ ok, error }` / `{ ok, value }`). Default `defaultIsFailure`.
+   */
+  readonly isFailure?: (outcome: Result<T>, context: SyncAttemptContext) => FailureVerdict;
   /** Called before each wait. A throw stops the retries with that error. */
-  readonly onRetry?: (context: RetryContext) => void;
+  readonly onRetry?: (context: RetryContext<T>) => void;
   /** Called after every failed attempt, the last included, with what happens next. A throw ends the run with that error. */
-  readonly onFailedAttempt?: (context: FailedAttemptContext) => void;
+  readonly onFailedAttempt?: (context: FailedAttemptContext<T>) => void;
   /** Called once when the run ends in failure (given up, or final). A throw replaces the error. */
-  readonly onGiveUp?: (context: GiveUpContext) => void;
+  readonly onGiveUp?: (context: GiveUpContext<T>) => void;
   /** Called once on success, before the value is returned. A throw replaces the value with that error. */
-  readonly onSuccess?: (context: SuccessContext) => void;
+  readonly onSuccess?: (context: SuccessContext<T>) => void;
   /** The longest server hint (`retryAfterMs` on an error) honoured; default 60 000. */
   readonly maxRetryAfterMs?: number;
   /** Randomness for jitter; default `Math.random`. */
@@ -88,19 +95,22 @@ function canBlock(): boolean {
  *
  * Same options (those that make sense without a promise), outcomes and decisions as `retry()`
  * — both run the same decision logic after a failure: the value; the operation's own error when
- * `retryIf` says final or it threw a `FinalError`; `RetryError` when attempts, the time budget (no
- * wait ends past it) or a server hint rule end the run; a named `TypeError`/`RangeError` for a bad
- * value from a policy or clock. Hooks are called synchronously (a returned promise is not awaited).
- * A synchronous attempt cannot be interrupted, so there is no `signal` or timeout.
+ * `isFailure` says it is no failure or it threw a `FinalError`; `RetryError` when attempts, the
+ * time budget (no wait ends past it) or a server hint rule end the run (the last value, when a
+ * value judged a failure ended it); a named `TypeError`/`RangeError` for a bad value from a
+ * policy or clock. Hooks are called synchronously (a returned promise is not awaited). A
+ * synchronous attempt cannot be interrupted, so there is no `signal` or timeout.
  *
  * @example
- * retrySync(() => renameSync(tmp, target), { retryIf: (e) => (e as NodeJS.ErrnoException).code === 'EBUSY' });
+ * retrySync(() => renameSync(tmp, target), {
+ *   isFailure: (o) => !o.ok && (o.error as NodeJS.ErrnoException).code === 'EBUSY',
+ * });
  */
-export function retrySync<T>(operation: (context: SyncAttemptContext) => T, options?: RetrySyncOptions): T {
+export function retrySync<T>(operation: (context: SyncAttemptContext) => T, options?: RetrySyncOptions<T>): T {
   const where = 'retrySync()';
   if (typeof operation !== 'function') invalid(where, 'operation', operation, 'a function');
   // Stryker disable next-line ArrayDeclaration: with `sync` true, prepare() checks the keys against its sync list and ignores this one.
-  const o = prepare(where, options as Parameters<typeof prepare>[1], [], true);
+  const o = prepare(where, options, [], true);
   const clock = options?.clock ?? atomicsClock;
   if (clock === atomicsClock && !canBlock()) {
     throw new TypeError(
@@ -113,73 +123,82 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
     last = readClock(clock, last);
     return last - start;
   };
+  const isFailure = (o.isFailure ?? defaultIsFailure) as (outcome: Result, context: SyncAttemptContext) => unknown;
   let run: BackoffRun | undefined;
-  /** After attempt `attempt` failed: the wait before the next one, or throws what the caller receives. */
-  const afterFailure = (attempt: number, error: unknown, context: SyncAttemptContext): number => {
-    const verdict: unknown = classify(o.retryIf as SyncRetryIf | undefined, error, context);
-    if (isThenable(verdict)) {
+  for (let attempt = 1; ; attempt++) {
+    const context = Object.freeze({ attempt, elapsedMs: attempt === 1 ? 0 : elapsedNow() });
+    let ok = true;
+    let outcome: unknown;
+    try {
+      outcome = operation(context);
+    } catch (error) {
+      ok = false;
+      outcome = error;
+    }
+    if (ok && isThenable(outcome)) {
+      throw new TypeError(`${where}: the operation returned a promise; use retry() for asynchronous work.`);
+    }
+    const answer =
+      ok && !o.isFailure
+        ? false
+        : !ok && isFinal(outcome)
+          ? false
+          : isFailure(ok ? { ok, value: outcome } : { ok, error: outcome }, context);
+    if (isThenable(answer)) {
       // Refused, and its rejection (if any) handled here: nobody will await it.
-      handled(verdict);
+      handled(answer);
       throw new TypeError(
-        `${where}: \`retryIf\` returned a promise; it must answer synchronously (use retry() for an async retryIf).`,
+        `${where}: \`isFailure\` returned a promise; it must answer synchronously (use retry() for an async isFailure).`,
       );
     }
-    const retryable = predicate(where, 'retryIf', verdict);
+    const failed = verdict(where, 'isFailure', answer);
+    if (ok && !failed) {
+      o.onSuccess?.(Object.freeze({ attempt, elapsedMs: elapsedNow(), value: outcome }));
+      return outcome as T;
+    }
     const elapsed = elapsedNow();
-    if (!retryable) {
-      const own = unwrapFinal(error);
-      failedHook(o, attempt, own, elapsed, 'final', undefined, undefined);
-      giveUpHook(o, attempt, own, elapsed, 'final');
+    const error = ok ? undefined : outcome;
+    const value = ok ? outcome : undefined;
+    if (!failed) {
+      const own = unwrapFinal(outcome);
+      failedHook(o, attempt, own, undefined, elapsed, 'final', undefined, undefined);
+      giveUpHook(o, attempt, own, undefined, elapsed, 'final');
       throw own;
     }
     run ??= startRun(o);
-    const step = decide(o, run, attempt, error, elapsed);
+    const step = decide(o, run, attempt, outcome, elapsed);
     if (typeof step !== 'number') {
-      failedHook(o, attempt, error, elapsed, 'give-up', undefined, step.reason);
-      giveUpHook(o, attempt, error, elapsed, step.reason);
+      failedHook(o, attempt, error, value, elapsed, 'give-up', undefined, step.reason);
+      giveUpHook(o, attempt, error, value, elapsed, step.reason);
+      if (ok) return outcome as T;
       throw step;
     }
-    failedHook(o, attempt, error, elapsed, 'retry', step, undefined);
-    o.onRetry?.(Object.freeze({ attempt, error, delayMs: step, elapsedMs: elapsed }));
-    return step;
-  };
-  for (let attempt = 1; ; attempt++) {
-    const context = Object.freeze({ attempt, elapsedMs: attempt === 1 ? 0 : elapsedNow() });
-    let value: T;
-    try {
-      value = operation(context);
-    } catch (error) {
-      clock.sleepSync(afterFailure(attempt, error, context));
-      continue;
-    }
-    if (typeof (value as { then?: unknown } | null | undefined)?.then === 'function') {
-      throw new TypeError(`${where}: the operation returned a promise; use retry() for asynchronous work.`);
-    }
-    o.onSuccess?.(Object.freeze({ attempt, elapsedMs: elapsedNow(), value }));
-    return value;
+    failedHook(o, attempt, error, value, elapsed, 'retry', step, undefined);
+    o.onRetry?.(Object.freeze({ attempt, error, value, delayMs: step, elapsedMs: elapsed }));
+    clock.sleepSync(step);
   }
 }
-
-type SyncRetryIf = (error: unknown, context: SyncAttemptContext) => boolean;
 
 function failedHook(
   o: Prepared,
   attempt: number,
   error: unknown,
+  value: unknown,
   elapsedMs: number,
   next: NextStep,
   delayMs: number | undefined,
   reason: GiveUpReason | undefined,
 ): void {
-  o.onFailedAttempt?.(Object.freeze({ attempt, error, elapsedMs, next, delayMs, reason }));
+  o.onFailedAttempt?.(Object.freeze({ attempt, error, value, elapsedMs, next, delayMs, reason }));
 }
 
 function giveUpHook(
   o: Prepared,
   attempts: number,
   error: unknown,
+  value: unknown,
   elapsedMs: number,
   reason: GiveUpReason | 'final',
 ): void {
-  o.onGiveUp?.(Object.freeze({ attempts, error, elapsedMs, reason }));
+  o.onGiveUp?.(Object.freeze({ attempts, error, value, elapsedMs, reason }));
 }

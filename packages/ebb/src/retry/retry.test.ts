@@ -8,13 +8,16 @@ import { withOptions } from '../backoff/with-options.js';
 import type { Clock } from '../core/clock.js';
 import { seeded } from '../core/random.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
-import { RetryError } from './errors.js';
-import type { AttemptContext, Outcome, RetryContext, RetryOptions } from './options.js';
+import { RetryError, stop } from './errors.js';
+import type { AttemptContext, Outcome, RateController, RetryContext, RetryOptions } from './options.js';
+import { pipeline } from './pipeline.js';
 import { retry } from './retry.js';
+import { retrying } from './retrying.js';
+import { timeout } from './timeout.js';
 
 /**
- * A virtual clock that also records the duration of every sleep that ran to its end (the
- * executor's own attempt-timeout timers are cancelled when an attempt ends, so they drop out).
+ * A virtual clock that also records the duration of every sleep that ran to its end (a
+ * timeout's timers are cancelled when the attempt ends first, so they drop out).
  */
 function recordingClock(): VirtualClock & { sleeps: number[] } {
   const clock = virtualClock();
@@ -111,35 +114,85 @@ describe('retry: outcomes', () => {
     }
   });
 
-  it('an error retryIf rejects reaches the caller unchanged, after that attempt', async () => {
+  it('an error isFailure says is no failure reaches the caller unchanged, after that attempt', async () => {
     const fatal = new TypeError('bad request');
     const op = vi.fn((c: AttemptContext) => {
       throw c.attempt === 2 ? fatal : new Error('transient');
     });
-    const retryIf = vi.fn((e: unknown, _c: AttemptContext) => !(e instanceof TypeError));
+    const isFailure = vi.fn(({ error }: { error?: unknown }, _c: AttemptContext) => !(error instanceof TypeError));
     const { error, clock } = await settle(op, {
-      retryIf,
+      isFailure,
       backoff: constant({ delayMs: 10, maxAttempts: 100, jitter: noJitter }),
     });
     expect(error).toBe(fatal);
     expect(op).toHaveBeenCalledTimes(2);
     expect(clock.sleeps).toEqual([10]);
-    expect(retryIf.mock.calls.map(([e, c]) => [e instanceof TypeError, c.attempt])).toEqual([
+    expect(isFailure.mock.calls.map(([o, c]) => [o.error instanceof TypeError, c.attempt])).toEqual([
       [false, 1],
       [true, 2],
     ]);
   });
 
-  it('retryIf may be async, and a throwing retryIf rejects with its error', async () => {
-    const { value } = await settle((c) => (c.attempt < 3 ? fail() : 'done'), { retryIf: async () => true });
+  it('isFailure may be async, and a throwing isFailure rejects with its error', async () => {
+    const { value } = await settle((c) => (c.attempt < 3 ? fail() : 'done'), { isFailure: async (o) => !o.ok });
     expect(value).toBe('done');
     const oops = new Error('classifier broke');
     const { error } = await settle(() => fail(), {
-      retryIf: () => {
+      isFailure: () => {
         throw oops;
       },
     });
     expect(error).toBe(oops);
+  });
+
+  it('isFailure judges values too: a value it calls a failure is retried, and returned when the retries end on it', async () => {
+    const seen: unknown[] = [];
+    const statuses = [503, 503, 200];
+    const { value, clock } = await settle((c) => ({ status: statuses[c.attempt - 1] }), {
+      backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }),
+      isFailure: (o) => {
+        seen.push(o);
+        return o.ok && (o.value as { status: number }).status >= 500;
+      },
+    });
+    expect(value).toEqual({ status: 200 });
+    expect(clock.sleeps).toEqual([10, 10]);
+    expect(seen).toEqual([
+      { ok: true, value: { status: 503 } },
+      { ok: true, value: { status: 503 } },
+      { ok: true, value: { status: 200 } },
+    ]);
+    // The retries end on a failing value: that value is the result (no RetryError), after every hook.
+    const hooks: string[] = [];
+    const last = { status: 503, n: 3 };
+    const ended = await settle((c) => (c.attempt < 3 ? { status: 503, n: c.attempt } : last), {
+      backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }),
+      isFailure: (o) => o.ok && (o.value as { status: number }).status >= 500,
+      onFailedAttempt: (c) => void hooks.push(`failed ${c.attempt} ${c.next} ${(c.value as { n: number }).n}`),
+      onRetry: (c) => void hooks.push(`retry ${c.attempt} ${c.error === undefined}`),
+      onGiveUp: (c) => void hooks.push(`give-up ${c.reason} ${c.value === last}`),
+    });
+    expect(ended.value).toBe(last);
+    expect(ended.error).toBeUndefined();
+    expect(hooks).toEqual([
+      'failed 1 retry 1',
+      'retry 1 true',
+      'failed 2 retry 2',
+      'retry 2 true',
+      'failed 3 give-up 3',
+      'give-up attempts true',
+    ]);
+  });
+
+  it('a value is no failure by default; stop(error) ends the run whatever isFailure says', async () => {
+    const op = vi.fn(() => ({ status: 503 }));
+    expect((await settle(op)).value).toEqual({ status: 503 });
+    expect(op).toHaveBeenCalledTimes(1);
+    const own = new Error('no such item');
+    const isFailure = vi.fn(() => true);
+    const stopped = await settle(() => Promise.reject(stop(own)), { isFailure });
+    expect(stopped.error).toBe(own);
+    expect(isFailure).not.toHaveBeenCalled();
   });
 
   it('by default retries every error but an abort', async () => {
@@ -308,18 +361,22 @@ describe('retry: abort', () => {
   });
 });
 
-describe('retry: attemptTimeoutMs', () => {
+describe('retry: a timeout() inside retrying() bounds each attempt', () => {
   it("on an operation that never settles: each attempt's signal aborts on time, then RetryError", async () => {
     const clock = recordingClock();
     const aborts: Array<[number, number, string]> = [];
-    const { error } = await settle(
-      ({ attempt, signal }) => {
+    const call = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 1_000, maxAttempts: 3, jitter: noJitter }) }),
+      timeout(200, { clock }),
+    ]);
+    const p = call
+      .execute(({ attempt, signal }) => {
         signal.addEventListener('abort', () => aborts.push([attempt, clock.now(), (signal.reason as Error).name]));
         return new Promise(() => {});
-      },
-      { attemptTimeoutMs: 200, backoff: constant({ delayMs: 1_000, maxAttempts: 3, jitter: noJitter }) },
-      clock,
-    );
+      })
+      .catch((e: unknown) => e);
+    await clock.runAll();
+    const error = await p;
     expect(aborts).toEqual([
       [1, 200, 'TimeoutError'],
       [2, 1_400, 'TimeoutError'],
@@ -335,19 +392,20 @@ describe('retry: attemptTimeoutMs', () => {
   it('a signal read after the timeout is already aborted; an attempt that finishes in time is not', async () => {
     const clock = virtualClock();
     let late: AbortSignal | undefined;
-    const p = retry(
-      async (c) => {
-        if (c.attempt === 1) {
-          await clock.sleep(500);
-          late = c.signal;
-          return 'late';
-        }
-        await clock.sleep(50);
-        expect(c.signal.aborted).toBe(false);
-        return 'fast';
-      },
-      { clock, attemptTimeoutMs: 100, backoff: constant({ delayMs: 0, maxAttempts: 100, jitter: noJitter }) },
-    );
+    const call = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 0, maxAttempts: 100, jitter: noJitter }) }),
+      timeout(100, { clock }),
+    ]);
+    const p = call.execute(async (c) => {
+      if (c.attempt === 1) {
+        await clock.sleep(500);
+        late = c.signal;
+        return 'late';
+      }
+      await clock.sleep(50);
+      expect(c.signal.aborted).toBe(false);
+      return 'fast';
+    });
     await clock.runAll();
     expect(await p).toBe('fast');
     expect(late?.aborted).toBe(true);
@@ -367,21 +425,45 @@ describe('retry: deadlines (maxElapsedMs)', () => {
     expect((error as Error).message).toMatch(/the next wait \(800 ms\) would end past maxElapsedMs \(1000 ms\)/);
   });
 
-  it('aborts an attempt still running at the deadline and gives up', async () => {
+  it('lets an attempt still running at the deadline finish, and starts none after it', async () => {
     const clock = recordingClock();
     let signal: AbortSignal | undefined;
+    const op = vi.fn(async (c: AttemptContext) => {
+      signal = c.signal;
+      await clock.sleep(10_000, c.signal);
+      throw new Error('slow failure');
+    });
     const { error } = await settle(
-      async (c) => {
-        signal = c.signal;
-        await clock.sleep(10_000, c.signal);
-      },
+      op,
       { backoff: constant({ delayMs: 100, maxElapsedMs: 2_000, jitter: noJitter }) },
       clock,
     );
+    expect(clock.now()).toBe(10_000);
+    expect(error).toMatchObject({ reason: 'elapsed', attempts: 1, elapsedMs: 10_000 });
+    expect(signal?.aborted).toBe(false);
+    expect(op).toHaveBeenCalledTimes(1);
+  });
+
+  it('a timeout() outside the retry bounds the whole call: its attempt is aborted, no wait or attempt follows', async () => {
+    const clock = recordingClock();
+    let signal: AbortSignal | undefined;
+    const op = vi.fn(async (c: AttemptContext) => {
+      signal = c.signal;
+      await clock.sleep(10_000, c.signal);
+    });
+    const call = pipeline([
+      timeout(2_000, { clock }),
+      retrying({ clock, backoff: constant({ delayMs: 100, maxAttempts: 10, jitter: noJitter }) }),
+    ]);
+    const p = call.execute(op).catch((e: unknown) => e);
+    await clock.runAll();
+    const error = (await p) as Error;
     expect(clock.now()).toBe(2_000);
-    expect(error).toMatchObject({ reason: 'elapsed', attempts: 1 });
+    expect(error.name).toBe('TimeoutError');
     expect(signal?.aborted).toBe(true);
-    expect((signal as AbortSignal).reason.name).toBe('TimeoutError');
+    expect(signal?.reason).toBe(error);
+    expect(op).toHaveBeenCalledTimes(1);
+    expect(clock.pending).toBe(0);
   });
 });
 
@@ -441,6 +523,23 @@ describe('retry: server hints (retryAfterMs)', () => {
   });
 });
 
+/** `retry()` with a guard inside it, as a pipeline: `pipeline([retrying(options), rate])`. */
+async function settleGuarded<T>(
+  operation: (c: AttemptContext) => T | PromiseLike<T>,
+  rate: RateController,
+  options: RetryOptions = {},
+) {
+  const clock = recordingClock();
+  const p = pipeline([retrying({ clock, ...options }), rate])
+    .execute(operation)
+    .then(
+      (value) => ({ value: value as T, error: undefined as unknown }),
+      (error: unknown) => ({ value: undefined, error }),
+    );
+  await clock.runAll();
+  return { ...(await p), clock };
+}
+
 describe('retry: shared controllers', () => {
   it('asks the rate controller before every attempt and reports each outcome', async () => {
     const events: string[] = [];
@@ -453,8 +552,7 @@ describe('retry: shared controllers', () => {
       }),
     };
     const throttled = Object.assign(new Error('slow down'), { throttled: true });
-    await settle((c) => (c.attempt === 1 ? Promise.reject(throttled) : c.attempt === 2 ? fail() : 'ok'), {
-      rate,
+    await settleGuarded((c) => (c.attempt === 1 ? Promise.reject(throttled) : c.attempt === 2 ? fail() : 'ok'), rate, {
       backoff: constant({ delayMs: 1, maxAttempts: 100, jitter: noJitter }),
     });
     expect(events).toEqual(['acquire', 'throttled', 'acquire', 'failure', 'acquire', 'success']);
@@ -484,8 +582,7 @@ describe('retry: shared controllers', () => {
         seen.push([outcome, ticket]);
       },
     };
-    await settle((c) => (c.attempt < 3 ? fail() : 'ok'), {
-      rate,
+    await settleGuarded((c) => (c.attempt < 3 ? fail() : 'ok'), rate, {
       backoff: constant({ delayMs: 1, maxAttempts: 100, jitter: noJitter }),
     });
     expect(seen).toEqual([
@@ -506,7 +603,7 @@ describe('retry: shared controllers', () => {
     expect(budget.tryAcquireRetry).toHaveBeenCalledTimes(2);
     const fatal = new Error('fatal');
     const other = { recordFailure: vi.fn(), tryAcquireRetry: vi.fn(() => true), recordSuccess: vi.fn() };
-    const final = await settle(() => Promise.reject(fatal), { budget: other, retryIf: () => false });
+    const final = await settle(() => Promise.reject(fatal), { budget: other, isFailure: () => false });
     expect(final.error).toBe(fatal);
     expect(other.recordFailure).not.toHaveBeenCalled();
   });
@@ -566,27 +663,42 @@ describe('retry: options', () => {
   });
 
   it('rejects bad options at the call, naming them', async () => {
-    await expect(retry(() => 1, { attemptTimeoutMs: -1 })).rejects.toThrow(/retry\(\): expected `attemptTimeoutMs`/);
-    await expect(retry(() => 1, { attemptTimeoutMs: 0 })).rejects.toThrow(/`attemptTimeoutMs` to be a number > 0/);
     await expect(retry(() => 1, { maxRetryAfterMs: Number.NaN })).rejects.toThrow(RangeError);
-    await expect(retry(() => 1, { retryIf: true as never })).rejects.toThrow(/`retryIf` to be a function/);
+    await expect(retry(() => 1, { isFailure: true as never })).rejects.toThrow(/`isFailure` to be a function/);
     await expect(retry(() => 1, { onRetry: 'x' as never })).rejects.toThrow(/`onRetry`/);
     await expect(retry(() => 1, { backoff: { start: 1 } as never })).rejects.toThrow(
-      /`backoff` to be a backoff policy/,
+      /`backoff` to be an object with start\(\)/,
     );
-    await expect(retry(() => 1, { signal: {} as never })).rejects.toThrow(/`signal` to be an AbortSignal/);
+    await expect(retry(() => 1, { signal: {} as never })).rejects.toThrow(
+      /`signal` to be an object with addEventListener/,
+    );
     await expect(retry(() => 1, { clock: { now: () => 0 } as unknown as Clock })).rejects.toThrow(/`clock`/);
     await expect(retry(() => 1, { random: 0.5 as never })).rejects.toThrow(/`random`/);
     await expect(retry(() => 1, { unref: 1 as never })).rejects.toThrow(/`unref` to be a boolean/);
     await expect(retry(() => 1, { unref: true, clock: virtualClock() })).rejects.toThrow(
-      /`unref` applies to the system clock/,
+      /`unref` is for the system clock/,
     );
-    await expect(retry(() => 1, { rate: {} as never })).rejects.toThrow(/`rate`/);
     await expect(retry(() => 1, { budget: {} as never })).rejects.toThrow(/`budget`/);
-    await expect(retry(() => 1, { retries: -1 })).rejects.toThrow(/`retries` to be a whole number >= 0/);
-    await expect(retry(() => 1, { retriez: 3 } as never)).rejects.toThrow(
-      /unknown option `retriez`. Did you mean `retries`/,
-    );
-    await expect(retry(5 as never)).rejects.toThrow(/`operation` to be a function, got number/);
+    await expect(retry(() => 1, { retriez: 3 } as never)).rejects.toThrow(/unknown option `retriez`/);
+    await expect(retry(5 as never)).rejects.toThrow(/`operation` to be a function, got 5/);
+  });
+
+  it('options of 0.x that moved are refused with where they went', async () => {
+    const moved: [string, RegExp][] = [
+      ['retryIf', /`retryIf` moved; use `isFailure`/],
+      [
+        'retries',
+        /`retries` moved; use `backoff: exponential\(\{ maxAttempts \}\)` \(attempts count calls: retries \+ 1\)/,
+      ],
+      ['maxAttempts', /`maxAttempts` moved; use `backoff: exponential\(\{ maxAttempts \}\)`/],
+      ['maxElapsedMs', /`maxElapsedMs` moved; use `backoff: exponential\(\{ maxElapsedMs \}\)`/],
+      ['attemptTimeoutMs', /`attemptTimeoutMs` moved; use `timeout\(ms\)` inside a pipeline/],
+      ['rate', /`rate` moved; use a pipeline: `pipeline\(\[retrying\(options\), rate\]\)`/],
+    ];
+    for (const [key, message] of moved) {
+      const error = await retry(() => 1, { [key]: 3 } as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(new RegExp(`^retry\\(\\): ${message.source}\\.$`));
+    }
   });
 });

@@ -1,21 +1,24 @@
-import { Attempt, isThenable, type Operation } from './attempt.js';
+import { invalid } from '../core/validate.js';
+import { Attempt, type Operation } from './attempt.js';
 import { readClock } from './decide.js';
 import { Execution } from './execution.js';
-import { clockOf, NO_OPTIONS, type Prepared, prepare, type RetryOptions } from './options.js';
+import { type AbortSource, NO_OPTIONS, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
 
 // The executor's parts, where other modules and tests have always found them.
-export { Attempt, Execution, isThenable };
+export { Attempt, Execution };
 
 /**
  * Calls `operation` until it succeeds, backing off between attempts by `options.backoff`.
  *
  * - **Success** resolves with the operation's value (after `onSuccess`).
- * - **A final failure** — `retryIf` says so (by default: an abort, or a `TypeError`,
- *   `ReferenceError`, `SyntaxError` or `RangeError` from the caller's own code, see
- *   {@link defaultRetryIf}), or the operation threw a {@link FinalError} — rejects at once with
- *   the operation's own error, unchanged (a `FinalError`'s wrapped error).
+ * - **An error that is no failure** — `isFailure` says so (by default: an abort, or a
+ *   `TypeError`, `ReferenceError`, `SyntaxError` or `RangeError` from the caller's own code, see
+ *   {@link defaultIsFailure}), or the operation threw a {@link FinalError} (`stop(error)`) —
+ *   rejects at once with the operation's own error, unchanged (a `FinalError`'s wrapped error).
  * - **Giving up** — attempts used up, the time budget reached, a server hint above
- *   `maxRetryAfterMs`, a budget's refusal — rejects with {@link RetryError} (`cause`: the last error).
+ *   `maxRetryAfterMs`, a budget's refusal — rejects with {@link RetryError} (`cause`: the last
+ *   error); when the last attempt returned a value that `isFailure` judged a failure (a 503
+ *   response, say), resolves with that value instead, as `fetch` would have returned it.
  * - **Abort** (`options.signal`) rejects with `signal.reason` at once: the running attempt's
  *   signal aborts, a wait is cut short, no attempt starts afterwards, and an already-aborted
  *   signal never calls the operation. No hook is called for an abort.
@@ -23,12 +26,13 @@ export { Attempt, Execution, isThenable };
  *   >= 0 or -1, a clock whose `now()` is not a finite, non-decreasing number or whose `sleep()`
  *   does not return a promise — reject this operation with a `TypeError`/`RangeError` naming the
  *   source (``backoff.next() returned NaN; …``); other operations are not affected. A hook or
- *   a `retryIf` that throws (or rejects) rejects the operation with that error.
+ *   an `isFailure` that throws (or rejects) rejects the operation with that error.
  *
  * Deadlines: with the policy's `maxElapsedMs`, the executor never starts a wait that would end
- * past the deadline (it gives up at once instead — and never sleeps after the last attempt), never
- * starts an attempt past it (also after waiting for a rate controller), and an attempt still
- * running at the deadline has its signal aborted and ends the run.
+ * past the deadline (it gives up at once instead — and never sleeps after the last attempt) and
+ * never starts an attempt past it (a wake-up that comes late gives up). An attempt still running
+ * at the deadline is left to finish: to bound it, put a `timeout(ms)` around the retry in a
+ * pipeline (`pipeline([timeout(ms), retrying(options)])`) or around each attempt.
  *
  * Server hints: an error with a numeric `retryAfterMs` (the HTTP layer sets it from
  * `Retry-After`) makes the next wait at least that long. A hint above `maxRetryAfterMs`
@@ -40,62 +44,58 @@ export { Attempt, Execution, isThenable };
  *
  * Elapsed time: `elapsedMs` (in contexts, hooks and `RetryError`) and the time budget count from
  * a clock reading taken just before attempt 1 whenever anything configured reads the elapsed time
- * during the run: a time budget (`maxElapsedMs`), an attempt timeout, a signal, a rate
- * controller, a budget, any hook, a custom `clock`, or a policy whose runs may read it (Google's,
- * AWS's, a custom one). Otherwise — the default call, or a curve from `exponential()` and friends
- * with none of those — a success reads no clock at all, and the first reading is taken when
+ * during the run: a time budget (`maxElapsedMs`), a signal, a budget, any hook, a custom `clock`,
+ * or a policy whose runs may read it (Google's, AWS's, a custom one). Otherwise — the default
+ * call, or a curve from `exponential()` and friends with none of those — a success reads no
+ * clock at all, and the first reading is taken when
  * attempt 1 fails: `elapsedMs` then counts from that failure (attempt 1's own duration left out), and `RetryError`'s message says so.
  *
  * @example
  * const user = await retry(({ signal }) => fetch(url, { signal }).then(check), {
- *   backoff: presets.default,
- *   attemptTimeoutMs: 5_000,
+ *   backoff: exponential({ maxAttempts: 4 }),
  *   signal: AbortSignal.timeout(30_000),
  * });
  */
-export function retry<T>(operation: Operation<T>, options?: RetryOptions): Promise<Awaited<T>> {
-  let o: Prepared;
+export function retry<T>(operation: Operation<T>, options?: RetryOptions<Awaited<T>>): Promise<Awaited<T>> {
   try {
-    if (typeof operation !== 'function') {
-      throw new TypeError(
-        `retry(): expected \`operation\` to be a function, got ${operation === null ? 'null' : typeof operation}.`,
-      );
-    }
-    o = options === undefined ? NO_OPTIONS : prepare('retry()', options);
+    if (typeof operation !== 'function') invalid('retry()', 'operation', operation, 'a function');
+    return execute(operation, options === undefined ? NO_OPTIONS : prepare('retry()', options));
   } catch (error) {
     return Promise.reject(error);
   }
-  return execute(operation, o);
 }
 
-/** `retry()` after its options were prepared. @internal */
-export function execute<T>(operation: Operation<T>, o: Prepared): Promise<Awaited<T>> {
+/**
+ * `retry()` after its options were prepared: `source` aborts it (default the options' signal).
+ * @internal
+ */
+export function execute<T>(
+  operation: Operation<T>,
+  o: Prepared,
+  source: AbortSource | undefined = o.signal,
+): Promise<Awaited<T>> {
   let start: number;
   try {
-    if (o.signal?.aborted) return Promise.reject(o.signal.reason);
+    if (source?.aborted) return Promise.reject(source.reason);
     // Not read before attempt 1 when nothing configured reads the elapsed time during the run:
     // a success then costs no clock reading (see "Elapsed time" above).
-    start = o.timed ? readClock(clockOf(o), -Infinity) : Number.NaN;
+    start = o.timed ? readClock(timeOf(o), -Infinity) : Number.NaN;
   } catch (error) {
     return Promise.reject(error);
   }
-  if (o.full) {
-    return new Promise((resolve, reject) => new Execution<T>(operation, o, start).start(resolve, reject));
-  }
+  const run = () => new Execution<T>(operation, o, start, source);
+  if (o.full || source) return new Promise((resolve, reject) => run().start(resolve, reject));
   // The success path: one call, one `then`; nothing else is allocated but the context.
-  const context = new Attempt(1, 0);
+  const context = new (o.Context ?? Attempt)(1, 0);
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
   } catch (error) {
-    return new Promise((resolve, reject) =>
-      new Execution<T>(operation, o, start).start(resolve, reject, context, error),
-    );
+    return new Promise((resolve, reject) => run().start(resolve, reject, context, error));
   }
   // On failure the returned promise adopts the execution (a thenable): no second promise.
-  const onFailure = (error: unknown) =>
-    new Execution<T>(operation, o, start).after(context, error) as unknown as PromiseLike<Awaited<T>>;
-  if (result instanceof Promise) return result.then(undefined, onFailure) as Promise<Awaited<T>>;
-  if (isThenable(result)) return Promise.resolve(result).then(undefined, onFailure) as Promise<Awaited<T>>;
-  return Promise.resolve(result as Awaited<T>);
+  return (result instanceof Promise ? result : Promise.resolve(result)).then(
+    undefined,
+    (error: unknown) => run().after(context, error) as unknown as PromiseLike<Awaited<T>>,
+  ) as Promise<Awaited<T>>;
 }

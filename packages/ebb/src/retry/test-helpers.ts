@@ -30,7 +30,8 @@ export function trackHostTimers(): { readonly live: number; restore(): void } {
     return handle;
   }) as typeof setTimeout);
   const clear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation((handle) => {
-    live.delete(handle);
+    // A handle converted to its number (as the browser build keeps it) clears the same timer.
+    for (const h of live) if (h === handle || (typeof handle === 'number' && Number(h) === handle)) live.delete(h);
     realClear(handle);
   });
   return {

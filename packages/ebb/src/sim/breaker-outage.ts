@@ -3,8 +3,10 @@ import { fullJitter } from '../backoff/jitter-full.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { CircuitBreaker, StateChange } from '../resilience/circuit-breaker.js';
-import { prepare, type RetryOptions } from '../retry/options.js';
-import { retry } from '../retry/retry.js';
+import { isBrokenCircuitError } from '../resilience/errors.js';
+import { defaultIsFailure } from '../retry/errors.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retrying } from '../retry/retrying.js';
 import { detached } from './detached.js';
 import { bump } from './latency.js';
 import { runLength } from './limits.js';
@@ -28,8 +30,9 @@ export interface BreakerOutageOptions {
   /** The workers call for this long. Default 60,000. */
   readonly durationMs?: number;
   /**
-   * The mechanism: a `circuitBreaker()` from ebb/resilience shared by every worker (passed to
-   * `retry()` as its `rate` hook), or a factory given the simulation's clock and randomness:
+   * The mechanism: a `circuitBreaker()` from ebb/resilience shared by every worker (inside each
+   * call's retry in a pipeline, so every attempt passes it), or a factory given the simulation's
+   * clock and randomness:
    * `({ clock, random }) => circuitBreaker({ clock, random })`. Default: none.
    */
   readonly breaker?: CircuitBreaker | ((env: SimEnvironment) => CircuitBreaker);
@@ -86,9 +89,9 @@ export interface BreakerOutageResult {
 }
 
 /**
- * An outage, for the circuit breaker: `workers` call a service in a loop through ebb's real `retry()` (two
- * attempts, 50 ms full-jitter backoff), optionally with a `circuitBreaker()` as its `rate` hook,
- * on a virtual clock. The service answers 503 from `outageStartMs` for `outageMs`, then
+ * An outage: `workers` call a service in a loop through ebb's real retry (two attempts, 50 ms
+ * full-jitter backoff), optionally with a `circuitBreaker()` inside it (`pipeline([retrying(…),
+ * breaker])`; a refusal ends the call), on a virtual clock. The service answers 503 from `outageStartMs` for `outageMs`, then
  * recovers. Reports the requests that reached the dead service, each open period and the
  * requests it let through (the target: one probe), and the time from recovery to full traffic.
  * Deterministic by `seed`.
@@ -138,13 +141,16 @@ export async function simulateBreakerOutage(options?: BreakerOutageOptions): Pro
     invalid(where, 'breaker', breaker, 'a circuitBreaker() or a factory ({ clock, random }) => circuitBreaker()');
   }
   const delay = networkDelay(where, o.network ?? { meanMs: 1, sdMs: 0.2 }, random);
-  const retryOptions: RetryOptions = {
+  // Two attempts, 50 ms full-jitter backoff, the breaker inside the retry. Its refusal ends the
+  // call at once (the worker counts it as refused) rather than being backed off: the simulation
+  // measures the breaker's fail-fast, which a retry waiting out the open period would hide.
+  const retry = retrying({
     backoff: exponential({ initialDelayMs: 50, jitter: fullJitter, maxAttempts: 2 }),
     clock,
     random,
-    ...(breaker ? { rate: breaker } : {}),
-  };
-  prepare(where, retryOptions);
+    isFailure: (outcome) => !isBrokenCircuitError(outcome.error) && defaultIsFailure(outcome),
+  });
+  const call = pipeline(breaker ? [retry, breaker] : [retry]);
   const recoveryMs = outageStartMs + outageMs;
 
   const opened: { atMs: number; openMs: number; sent: number }[] = [];
@@ -187,13 +193,13 @@ export async function simulateBreakerOutage(options?: BreakerOutageOptions): Pro
   const worker = async (): Promise<void> => {
     while (clock.now() < durationMs) {
       try {
-        await retry(request, retryOptions);
+        await call.execute(request);
         succeeded++;
         const t = clock.now();
         bump(okBins, binMs, t);
         if (t >= recoveryMs && firstSuccessAfterRecovery === undefined) firstSuccessAfterRecovery = t;
       } catch (error) {
-        if ((error as { name?: unknown } | null)?.name === 'BrokenCircuitError') refused++;
+        if (isBrokenCircuitError(error)) refused++;
         else failed++;
       }
       await clock.sleep(thinkMs);

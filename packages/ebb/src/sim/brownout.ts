@@ -1,8 +1,9 @@
-import { constant } from '../backoff/constant.js';
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import { prepare, type RateController, type RetryOptions } from '../retry/options.js';
-import { retry } from '../retry/retry.js';
+import { isLimitExceededError } from '../resilience/errors.js';
+import type { RateController } from '../retry/options.js';
+import { pipeline } from '../retry/pipeline.js';
+import { timeout } from '../retry/timeout.js';
 import { detached } from './detached.js';
 import { bump, type LatencySummary, summarize } from './latency.js';
 import { runLength } from './limits.js';
@@ -26,7 +27,7 @@ export interface BrownoutOptions {
   /** Each call's attempt timeout (a timeout is a failure, not goodput). Default 20 × `serviceMs`. */
   readonly attemptTimeoutMs?: number;
   /**
-   * The mechanism: a concurrency limit (or any rate hook) shared by every call, or a factory given
+   * The mechanism: a concurrency limit (or any guard `{ acquire, record, release }`) shared by every call, or a factory given
    * the simulation's clock: `({ clock }) => concurrencyLimit({ algorithm: vegas(), clock })`.
    * Default: none.
    */
@@ -115,13 +116,14 @@ export async function simulateBrownout(options?: BrownoutOptions): Promise<Brown
   if (load === 0) invalid(where, 'load', 0, 'a number > 0', 'Such as 1.5 for 150 % of capacity.');
   const durationMs = nonNegative(where, 'durationMs', o.durationMs, 60_000, false);
   const attemptTimeoutMs = nonNegative(where, 'attemptTimeoutMs', o.attemptTimeoutMs, 20 * serviceMs, false);
+  if (attemptTimeoutMs === 0) invalid(where, 'attemptTimeoutMs', 0, 'a number > 0', 'Such as 2000.');
   const binMs = nonNegative(where, 'binMs', o.binMs, 1_000, false);
   if (binMs === 0) invalid(where, 'binMs', 0, 'a number > 0', 'Such as 1000 for one-second bins.');
   runLength(where, durationMs, (load * capacity) / serviceMs, binMs);
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
   if (o.limit !== undefined && typeof o.limit !== 'function' && (typeof o.limit !== 'object' || o.limit === null)) {
-    invalid(where, 'limit', o.limit, 'a rate hook or a factory ({ clock, random }) => hook', 'Use concurrencyLimit().');
+    invalid(where, 'limit', o.limit, 'a guard or a factory ({ clock, random }) => guard', 'Use concurrencyLimit().');
   }
 
   const clock = new SimClock();
@@ -129,14 +131,9 @@ export async function simulateBrownout(options?: BrownoutOptions): Promise<Brown
   const env: SimEnvironment = Object.freeze({ clock, random });
   const limit = typeof o.limit === 'function' ? o.limit(env) : o.limit;
   const delay = networkDelay(where, o.network, random);
-  const retryOptions: RetryOptions = {
-    backoff: constant({ delayMs: 0, maxAttempts: 1 }),
-    attemptTimeoutMs,
-    clock,
-    random,
-    ...(limit ? { rate: limit } : {}),
-  };
-  prepare(where, retryOptions);
+  // One attempt a call: the limit (when there is one) around the attempt's timeout, so a slot is
+  // held only while the attempt runs; a refusal ends the call (it counts as refused).
+  const call = pipeline(limit ? [limit, timeout(attemptTimeoutMs, { clock })] : [timeout(attemptTimeoutMs, { clock })]);
   const capacityPerSecond = (capacity * 1_000) / serviceMs;
   const rate = (load * capacityPerSecond) / 1_000; // arrivals per ms
 
@@ -182,10 +179,10 @@ export async function simulateBrownout(options?: BrownoutOptions): Promise<Brown
   let calls = 0;
   let refused = 0;
   let failed = 0;
-  const call = (): void => {
+  const arrive = (): void => {
     calls++;
     const start = clock.now();
-    retry(request, retryOptions).then(
+    call.execute(request).then(
       () => {
         const now = clock.now();
         latencies.push(now - start);
@@ -196,14 +193,14 @@ export async function simulateBrownout(options?: BrownoutOptions): Promise<Brown
         byBin[b] = bin;
       },
       (error: unknown) => {
-        if ((error as { name?: unknown } | null)?.name === 'LimitExceededError') refused++;
+        if (isLimitExceededError(error)) refused++;
         else failed++;
       },
     );
   };
   // Poisson arrivals: exponential gaps, 1 − u in (0, 1] keeps the logarithm finite.
   for (let t = -Math.log(1 - random()) / rate; t < durationMs; t += -Math.log(1 - random()) / rate) {
-    clock.at(t, call);
+    clock.at(t, arrive);
   }
   const inServerAt: number[] = [];
   const limitAt: (number | null)[] = [];

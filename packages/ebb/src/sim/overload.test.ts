@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exponential } from '../backoff/exponential.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { presets } from '../backoff/presets.js';
 import { ratioBudget, tokenBudget } from '../rate/index.js';
 import type { RateController } from '../retry/options.js';
@@ -54,10 +55,10 @@ describe('simulateOverload', () => {
     expect(ratio.gaveUpShare).toBe(1);
   });
 
-  it('asks the classifier: a failure it will not retry ends the client at once', async () => {
+  it('asks isFailure: a failure it will not retry ends the client at once', async () => {
     const r = await simulateOverload({
       clients: 200,
-      retryIf: (error) => !(error instanceof SimulatedServerError && error.code === 'outage'),
+      isFailure: ({ error }) => !(error instanceof SimulatedServerError && error.code === 'outage'),
     });
     expect(r.amplification).toBe(1);
     expect(r.giveUpReasons).toEqual({ fatal: 200 });
@@ -114,7 +115,8 @@ describe('simulateOverload', () => {
     expect(cut.allServedAtMs).toBeNull();
     await expect(simulateOverload({ clients: 0 })).rejects.toThrow(/`clients`/);
     await expect(simulateOverload({ capacityPerSecond: 0 })).rejects.toThrow(/`capacityPerSecond`/);
-    await expect(simulateOverload({ retryIf: 1 as never })).rejects.toThrow(/`retryIf`/);
+    await expect(simulateOverload({ isFailure: 1 as never })).rejects.toThrow(/`isFailure`/);
+    await expect(simulateOverload({ retryIf: () => true } as never)).rejects.toThrow(/unknown option `retryIf`/);
     await expect(simulateOverload({ outage: 5 } as never)).rejects.toThrow(/unknown option `outage`/);
     // The executor's options are checked once, under the simulator's name, not per client.
     await expect(simulateOverload({ backoff: {} as never })).rejects.toThrow(
@@ -131,7 +133,7 @@ describe('simulateOverload', () => {
       clients: 20,
       outageMs: 100_000,
       horizonMs: 20_000,
-      backoff: exponential({ maxAttempts: Infinity }),
+      backoff: exponential({ maxAttempts: Infinity, jitter: noJitter }),
     });
     expect(endless.unfinished).toBe(20);
     expect(endless.giveUpReasons).toEqual({});

@@ -3,9 +3,11 @@ import { defaultBackoff } from '../backoff/default.js';
 import type { Clock } from '../core/clock.js';
 import { type Random, seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import { RetryError } from '../retry/errors.js';
-import { prepare, type RateController, type RetryBudget, type RetryOptions } from '../retry/options.js';
-import { retry } from '../retry/retry.js';
+import { defaultIsFailure, isRetryError, type Result } from '../retry/errors.js';
+import type { AttemptContext, RateController, RetryBudget, RetryOptions } from '../retry/options.js';
+import { pipeline } from '../retry/pipeline.js';
+import { retryingAs } from '../retry/retrying.js';
+import { timeout } from '../retry/timeout.js';
 import { detached } from './detached.js';
 import { atMost, SIM_LIMITS } from './limits.js';
 import { type NetworkModel, networkDelay } from './network.js';
@@ -67,13 +69,17 @@ export interface OverloadOptions {
    * (`maxAttempts: Infinity`, no `maxElapsedMs`) retries until it succeeds or the horizon ends the run.
    */
   readonly backoff?: BackoffPolicy;
-  /** The classifier: which failures to retry (the executor's `retryIf`). Default: all. */
-  readonly retryIf?: RetryOptions['retryIf'];
+  /** Which failures to retry (the executor's `isFailure`). Default: the executor's (`defaultIsFailure`). */
+  readonly isFailure?: RetryOptions['isFailure'];
   /** A retry budget shared by every client, or a factory given the simulation's clock. */
   readonly budget?: RetryBudget | ((env: SimEnvironment) => RetryBudget);
-  /** A rate controller shared by every client, or a factory given the simulation's clock. */
+  /**
+   * A rate controller (or any guard) shared by every client, or a factory given the simulation's
+   * clock: every attempt passes it (`pipeline([retrying(…), rate])`); its refusal ends that
+   * client's call at once.
+   */
   readonly rate?: RateController | ((env: SimEnvironment) => RateController);
-  /** Time limit of each attempt (the executor's `attemptTimeoutMs`). Default: none. */
+  /** Time limit of each attempt (a `timeout(ms)` inside the retry). Default: none. */
   readonly attemptTimeoutMs?: number;
   /** Width of the time series' bins. Default 1000. */
   readonly binMs?: number;
@@ -148,7 +154,7 @@ function settingsOf(where: string, options: OverloadOptions | undefined) {
     'retryAfterMs',
     'network',
     'backoff',
-    'retryIf',
+    'isFailure',
     'budget',
     'rate',
     'attemptTimeoutMs',
@@ -182,8 +188,14 @@ function settingsOf(where: string, options: OverloadOptions | undefined) {
   );
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
-  if (o.retryIf !== undefined && typeof o.retryIf !== 'function') {
-    invalid(where, 'retryIf', o.retryIf, 'a function (error, context) => boolean');
+  const attemptTimeoutMs =
+    o.attemptTimeoutMs === undefined
+      ? undefined
+      : nonNegative(where, 'attemptTimeoutMs', o.attemptTimeoutMs, 0, true, 'For example 5000.');
+  if (attemptTimeoutMs === 0) invalid(where, 'attemptTimeoutMs', 0, 'a number > 0', 'Leave it out for no limit.');
+  const isFailure = o.isFailure;
+  if (isFailure !== undefined && typeof isFailure !== 'function') {
+    invalid(where, 'isFailure', isFailure, 'a function (outcome, context) => boolean');
   }
   networkDelay(where, o.network, Math.random); // checks the model before anything runs
   const backoff = o.backoff ?? defaultBackoff;
@@ -198,7 +210,7 @@ function settingsOf(where: string, options: OverloadOptions | undefined) {
     backoff,
     seed,
   };
-  return { o, shape, capacity, hint, binMs, onProgress };
+  return { o, shape, capacity, hint, binMs, onProgress, attemptTimeoutMs, isFailure };
 }
 
 /**
@@ -240,9 +252,8 @@ export function estimateOverloadRequests(options?: OverloadOptions): number {
  */
 export async function simulateOverload(options?: OverloadOptions): Promise<OverloadResult> {
   const where = 'simulateOverload()';
-  const { o, shape, capacity, hint, binMs, onProgress } = settingsOf(where, options);
+  const { o, shape, capacity, hint, binMs, onProgress, attemptTimeoutMs, isFailure } = settingsOf(where, options);
   const { clients, startWindowMs, queueLimit, outageMs, horizonMs, seed, backoff } = shape;
-  const attemptTimeoutMs = o.attemptTimeoutMs;
 
   const clock = new SimClock();
   const random = seeded(seed);
@@ -251,18 +262,26 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
   const rate = typeof o.rate === 'function' ? o.rate(env) : o.rate;
   const delay = networkDelay(where, o.network, random);
   const serviceMs = 1_000 / capacity;
-  const retryOptions: RetryOptions = {
+  // An error the server or the timeout did not make is the rate controller's refusal: it ends the
+  // client's call at once, whatever isFailure says (a throttle that refuses locally, a breaker).
+  const refused = (error: unknown): boolean =>
+    !(error instanceof SimulatedServerError) && (error as { name?: unknown } | null)?.name !== 'TimeoutError';
+  // The executor's own checks, once and under this function's name: a bad policy, budget, rate
+  // or timeout must not turn into every client "giving up" inside the simulation.
+  if (rate !== undefined && (typeof rate?.acquire !== 'function' || typeof rate.record !== 'function')) {
+    invalid(where, 'rate', rate, 'a rate controller { acquire(), record() }');
+  }
+  const retry = retryingAs(where, {
     backoff,
     clock,
     random,
-    ...(o.retryIf ? { retryIf: o.retryIf } : {}),
     ...(budget ? { budget } : {}),
-    ...(rate ? { rate } : {}),
-    ...(attemptTimeoutMs !== undefined ? { attemptTimeoutMs } : {}),
-  };
-  // The executor's own checks, once and under this function's name: a bad policy, budget, rate
-  // or timeout must not turn into every client "giving up" inside the simulation.
-  prepare(where, retryOptions);
+    isFailure: (outcome: Result, context: AttemptContext) =>
+      !outcome.ok && !refused(outcome.error) && (isFailure ?? defaultIsFailure)(outcome, context),
+  });
+  const inner =
+    attemptTimeoutMs !== undefined && attemptTimeoutMs !== Infinity ? [timeout(attemptTimeoutMs, { clock })] : [];
+  const call = pipeline(rate ? [retry, rate, ...inner] : [retry, ...inner]);
 
   const offered: number[] = [];
   const served: number[] = [];
@@ -315,7 +334,7 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
 
   for (let i = 0; i < clients; i++) {
     clock.at(random() * startWindowMs, () => {
-      retry(request, retryOptions).then(
+      call.execute(request).then(
         () => {
           servedClients++;
           lastServedAt = clock.now();
@@ -323,7 +342,7 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
         },
         (error: unknown) => {
           gaveUp++;
-          const reason = error instanceof RetryError ? error.reason : 'fatal';
+          const reason = isRetryError(error) ? error.reason : 'fatal';
           reasons[reason] = (reasons[reason] ?? 0) + 1;
         },
       );

@@ -5,31 +5,28 @@ import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
 import type { RateController } from './hook-points.js';
+import { pipeline } from './pipeline.js';
 import { retry } from './retry.js';
+import { retrying } from './retrying.js';
 
-/**
- * A clock at `t` (settable) whose backoff sleeps end 50 ms late, as a host timer on a busy machine
- * does; the attempt timers (sleeps with a signal) never fire.
- */
+/** A clock at `t` (settable) whose sleeps end 50 ms late, as a host timer on a busy machine does. */
 function lateWakingClock(start: number): { t: number; readonly clock: Clock } {
   const c = { t: start } as { t: number; clock: Clock };
   c.clock = {
     now: () => c.t,
-    sleep: (ms, signal) =>
-      signal
-        ? new Promise<void>(() => {})
-        : Promise.resolve().then(() => {
-            c.t += ms + 50;
-          }),
+    sleep: (ms) =>
+      Promise.resolve().then(() => {
+        c.t += ms + 50;
+      }),
   };
   return c;
 }
 
-// Each test pins one behaviour of retry.ts that no other test held (mutation testing found them:
-// docs/dev/mutation-core-retry.md); all on virtual time or a hand-driven clock.
+// The state machine's transitions at their edges, each pinned by behaviour; all on virtual time
+// or a hand-driven clock.
 
-/** A rate controller that grants `ticket 1`, `ticket 2`, … and keeps the tickets handed back. */
-function ticketingRate(): { rate: RateController; released: unknown[] } {
+/** A guard that grants `ticket 1`, `ticket 2`, … and keeps the tickets handed back. */
+function ticketingRate(): { rate: RateController; released: unknown[]; acquired(): number } {
   const released: unknown[] = [];
   let n = 0;
   const rate: RateController = {
@@ -39,10 +36,10 @@ function ticketingRate(): { rate: RateController; released: unknown[] } {
       released.push(ticket);
     },
   };
-  return { rate, released };
+  return { rate, released, acquired: () => n };
 }
 
-describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups', () => {
+describe('retry: what each step reads, calls and hands back', () => {
   it('a thenable that is a function is awaited: its rejection is retried (success path and executor)', async () => {
     // isThenable accepts functions with a callable `then` (Promises/A+ 2.3.3: "object or function").
     const thenableFn = (fail: boolean, value: string) =>
@@ -68,26 +65,6 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
       expect(calls).toEqual([1, 2]);
       expect(clock.now()).toBe(7);
     }
-  });
-
-  it('an attempt timeout equal to the time left is a timeout, not the deadline (left < attemptTimeoutMs is strict)', async () => {
-    const clock = virtualClock(1_000);
-    const done = retry(() => new Promise<never>(() => {}), {
-      clock,
-      attemptTimeoutMs: 100,
-      backoff: constant({ delayMs: 10, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }),
-    }).catch((e: unknown) => e);
-    await clock.runAll();
-    const error = (await done) as RetryError;
-    expect(error).toBeInstanceOf(RetryError);
-    expect(error.reason).toBe('elapsed');
-    expect(error.attempts).toBe(1);
-    // The attempt ended by its own timeout at elapsed 100; the run then gave up because the next
-    // wait (10 ms) would end past maxElapsedMs, not because the attempt ran into the deadline.
-    expect((error.cause as Error).name).toBe('TimeoutError');
-    expect((error.cause as Error).message).toBe('attempt 1 timed out after 100 ms (attemptTimeoutMs)');
-    expect(error.message).not.toContain('ran out during attempt');
-    expect(clock.now()).toBe(1_100);
   });
 
   it('an already-aborted signal rejects with its reason before the clock is read', async () => {
@@ -142,51 +119,40 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
   });
 
   it('a backoff wait whose wake-up comes late does not start an attempt past maxElapsedMs', async () => {
-    // Found by the surviving `#launch(…, false)` → `true` mutants: the deadline was checked
-    // after a rate controller's wait only. A clock whose backoff sleeps end 50 ms late (as a host
-    // timer on a busy machine does) started attempt 2 at elapsed 110 ms, past maxElapsedMs 100.
-    for (const sync of [true, false]) {
-      const late = lateWakingClock(0);
-      const clock = late.clock;
-      const starts: number[] = [];
-      const events: string[] = [];
-      // With a rate controller that lets every attempt go at once (synchronously or not).
-      const rate = {
-        acquire: () => (sync ? 'ticket' : Promise.resolve('ticket')),
-        record: () => {},
-      };
-      const error = (await retry(
-        ({ attempt }) => {
-          starts.push(late.t);
-          throw new Error(`fail ${attempt}`);
+    // A clock whose backoff sleeps end 50 ms late (as a host timer on a busy machine does) would
+    // start attempt 2 at elapsed 110 ms, past maxElapsedMs 100, if the deadline were not checked
+    // when the wait ends.
+    const late = lateWakingClock(0);
+    const starts: number[] = [];
+    const events: string[] = [];
+    const error = (await retry(
+      ({ attempt }) => {
+        starts.push(late.t);
+        throw new Error(`fail ${attempt}`);
+      },
+      {
+        clock: late.clock,
+        backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }),
+        onFailedAttempt: ({ attempt, next }) => {
+          events.push(`failed ${attempt} ${next}`);
         },
-        {
-          clock,
-          rate,
-          backoff: constant({ delayMs: 60, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }),
-          onFailedAttempt: ({ attempt, next }) => {
-            events.push(`failed ${attempt} ${next}`);
-          },
-          onGiveUp: ({ attempts, reason }) => {
-            events.push(`give up ${attempts} ${reason}`);
-          },
+        onGiveUp: ({ attempts, reason }) => {
+          events.push(`give up ${attempts} ${reason}`);
         },
-      ).catch((e: unknown) => e)) as RetryError;
-      expect(starts).toEqual([0]);
-      expect(error).toBeInstanceOf(RetryError);
-      expect(error.reason).toBe('elapsed');
-      expect(error.attempts).toBe(1);
-      expect((error.cause as Error).message).toBe('fail 1');
-      // An asynchronous acquire() is a wait of its own: the executor names the last wait it saw.
-      const during = sync ? 'while waiting (the wake-up came late)' : 'while waiting for rate.acquire()';
-      expect(error.message).toBe(
-        `Gave up after 1 attempt in 110 ms: maxElapsedMs (100 ms) ran out ${during} before attempt 2. Last error: Error: fail 1`,
-      );
-      expect(events).toEqual(['failed 1 retry', 'give up 1 elapsed']);
-    }
+      },
+    ).catch((e: unknown) => e)) as RetryError;
+    expect(starts).toEqual([0]);
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('elapsed');
+    expect(error.attempts).toBe(1);
+    expect((error.cause as Error).message).toBe('fail 1');
+    expect(error.message).toBe(
+      'Gave up after 1 attempt in 110 ms: maxElapsedMs (100 ms) ran out while waiting (the wake-up came late) before attempt 2. Last error: Error: fail 1',
+    );
+    expect(events).toEqual(['failed 1 retry', 'give up 1 elapsed']);
   });
 
-  it('without a rate controller too, a late wake-up ends the run with the last error as the cause', async () => {
+  it('a late wake-up ends the run with the last error as the cause', async () => {
     const c = lateWakingClock(1_000);
     const clock = c.clock;
     const starts: number[] = [];
@@ -219,7 +185,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
     expect(late.message).toContain('ran out while waiting (the wake-up came late) before attempt 2');
   });
 
-  it('an abort during a backoff wait hands no ticket back: only a running attempt has one', async () => {
+  it("an abort during a backoff wait hands no guard's ticket back: only a running attempt has one", async () => {
     const clock = virtualClock();
     const controller = new AbortController();
     const released: unknown[] = [];
@@ -234,12 +200,17 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
         released.push(ticket);
       },
     };
-    const done = retry(
-      () => {
-        throw new Error('fail');
-      },
-      { clock, rate, signal: controller.signal, backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }) },
-    ).catch((e: unknown) => e);
+    const done = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }) }),
+      rate,
+    ])
+      .execute(
+        () => {
+          throw new Error('fail');
+        },
+        { signal: controller.signal },
+      )
+      .catch((e: unknown) => e);
     await clock.advance(10);
     controller.abort('stop');
     expect(await done).toBe('stop');
@@ -251,7 +222,7 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
     const clock = virtualClock();
     const hooks: string[] = [];
     let finish: () => void = () => {};
-    for (const retries of [2, 0]) {
+    for (const maxAttempts of [3, 1]) {
       hooks.length = 0;
       const abort = new AbortController();
       const done = retry(
@@ -260,9 +231,9 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
         },
         {
           clock,
-          retries,
+          backoff: constant({ delayMs: 100, maxAttempts, jitter: noJitter }),
           signal: abort.signal,
-          retryIf: () => true,
+          isFailure: () => true,
           onFailedAttempt: ({ next }) => {
             hooks.push(`failed ${next}`);
             return new Promise<void>((resolve) => {
@@ -282,37 +253,39 @@ describe('retry: thenables, timeouts at the deadline, aborts and late wake-ups',
       finish();
       expect(await done).toBe('stop');
       await clock.runAll();
-      expect(hooks).toEqual([retries > 0 ? 'failed retry' : 'failed give-up']);
+      expect(hooks).toEqual([maxAttempts > 1 ? 'failed retry' : 'failed give-up']);
     }
   });
 
-  it('a bad clock reading as an attempt is about to start hands the rate ticket back', async () => {
+  it('a bad clock reading as an attempt is about to start fails the run before a guard inside is asked', async () => {
     const inner = virtualClock();
     // Good readings until the backoff wait is over, then NaN: the read before attempt 2 fails.
     const clock: Clock = {
       now: () => (inner.now() >= 10 ? Number.NaN : inner.now()),
       sleep: (ms, signal) => inner.sleep(ms, signal),
     };
-    const { rate, released } = ticketingRate();
+    const { rate, released, acquired } = ticketingRate();
     let calls = 0;
-    const done = retry(
-      () => {
+    const done = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) }),
+      rate,
+    ])
+      .execute(() => {
         calls++;
         throw new Error('fail');
-      },
-      { clock, rate, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) },
-    ).catch((e: unknown) => e);
+      })
+      .catch((e: unknown) => e);
     await inner.runAll();
     const error = await done;
     expect(error).toBeInstanceOf(RangeError);
     expect(String((error as Error).message)).toContain('NaN');
     expect(calls).toBe(1);
-    expect(released).toEqual(['ticket 2']);
+    expect(acquired()).toBe(1);
+    expect(released).toEqual([]);
   });
 });
 
-// The survivors of the run over execution.ts after the executor's split (23 Nov 2026, 05:50–06:16).
-describe('retry: the first attempt, rate tickets, bad clocks and signals', () => {
+describe('retry: the deadline, aborts without events, bad readings, and policies that stop or hint themselves', () => {
   /** A clock that moves 1 ms at every reading (as a real one moves between two reads); its sleeps never end. */
   function tickingClock(): { readonly clock: Clock; readonly sleeps: number[] } {
     let t = 0;
@@ -343,42 +316,43 @@ describe('retry: the first attempt, rate tickets, bad clocks and signals', () =>
       expect(calls).toBe(1);
       // Read at the call (0), then as attempt 1 starts (1): already at or past the budget.
       expect(value).toEqual({ attempt: 1, elapsedMs: 1 });
-      // Its attempt timer is the time left, never less than 0 (a Clock's sleep takes ms >= 0).
-      expect(sleeps).toEqual([Math.max(0, maxElapsedMs - 1)]);
+      // No timer runs for the attempt: the deadline bounds waits, not a running attempt.
+      expect(sleeps).toEqual([]);
     }
   });
 
-  it('a rate controller whose release() throws before the run settled fails the run with that error, and no hook follows', async () => {
+  it("a guard whose release() throws after an abort: the call still rejects with the abort's reason, and no hook follows", async () => {
     const clock = virtualClock();
     const thrown = new Error('release failed');
     const hooks: string[] = [];
+    const controller = new AbortController();
     const rate: RateController = {
-      // The first ticket at once, the second after 100 ms: past the deadline, so it is handed back.
-      acquire: (signal, attempt) => (attempt === 1 ? 'ticket 1' : clock.sleep(100, signal).then(() => 'ticket 2')),
+      acquire: () => 'ticket',
       record: () => {},
       release: () => {
         throw thrown;
       },
     };
-    const done = retry(
-      () => {
-        throw new Error('fail');
-      },
-      {
+    const done = pipeline([
+      retrying({
         clock,
-        rate,
-        backoff: constant({ delayMs: 10, maxAttempts: 3, maxElapsedMs: 50, jitter: noJitter }),
+        backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }),
         onFailedAttempt: ({ next }) => {
           hooks.push(`failed ${next}`);
         },
         onGiveUp: () => {
           hooks.push('give-up');
         },
-      },
-    ).catch((e: unknown) => e);
+      }),
+      rate,
+    ])
+      .execute(() => clock.sleep(100).then(() => 'late'), { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await clock.advance(5);
+    controller.abort('stop');
+    expect(await done).toBe('stop');
     await clock.runAll();
-    expect(await done).toBe(thrown);
-    expect(hooks).toEqual(['failed retry']);
+    expect(hooks).toEqual([]);
   });
 
   /** A signal that reports `aborted` without firing `abort`, as a hand-made or polyfilled one may. */
@@ -428,24 +402,30 @@ describe('retry: the first attempt, rate tickets, bad clocks and signals', () =>
     expect(inner.now()).toBe(0);
   });
 
-  it('… and before the next attempt, handing back the ticket the rate controller gave for it', async () => {
+  it('… and before the next attempt: no guard inside is asked for it', async () => {
     const clock = virtualClock();
     const signal = silentSignal();
-    const { rate, released } = ticketingRate();
+    const { rate, released, acquired } = ticketingRate();
     let calls = 0;
-    const done = retry(
-      () => {
-        calls++;
-        throw new Error('fail');
-      },
-      { clock, signal, rate, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) },
-    ).catch((e: unknown) => e);
+    const done = pipeline([
+      retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) }),
+      rate,
+    ])
+      .execute(
+        () => {
+          calls++;
+          throw new Error('fail');
+        },
+        { signal },
+      )
+      .catch((e: unknown) => e);
     // During the 10 ms wait: no event, so the wait runs its course.
     void clock.sleep(5).then(() => signal.abortSilently('stop'));
     await clock.runAll();
     expect(await done).toBe('stop');
     expect(calls).toBe(1);
-    expect(released).toEqual(['ticket 2']);
+    expect(acquired()).toBe(1);
+    expect(released).toEqual([]);
   });
 
   it('a clock whose first reading is bad rejects the call before the operation runs, also without a hook or signal', async () => {

@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { defaultRetryIf, isAbortError, stop } from './errors.js';
+import { defaultIsFailure, isAbortError, type Result, stop } from './errors.js';
 import { poll } from './poll.js';
 import { retry } from './retry.js';
 import { retrySync } from './retry-sync.js';
 
+/** The default's answer for a thrown `error`. */
+const defaultRetryIf = (error: unknown) => defaultIsFailure({ ok: false, error }) !== false;
+
 /** Calls of the operation before `retry` settles, on a virtual clock, with `thrown` as every failure. */
-async function callsFor(thrown: () => unknown, retryIf?: (e: unknown) => boolean): Promise<number> {
+async function callsFor(thrown: () => unknown, isFailure?: (o: Result) => boolean): Promise<number> {
   const clock = virtualClock(777);
   let calls = 0;
   const p = retry(
@@ -15,7 +19,11 @@ async function callsFor(thrown: () => unknown, retryIf?: (e: unknown) => boolean
       calls++;
       throw thrown();
     },
-    { clock, backoff: constant({ delayMs: 10, maxAttempts: 4 }), ...(retryIf ? { retryIf } : {}) },
+    {
+      clock,
+      backoff: constant({ delayMs: 10, maxAttempts: 4, jitter: noJitter }),
+      ...(isFailure ? { isFailure } : {}),
+    },
   ).catch(() => undefined);
   await clock.runAll();
   await p;
@@ -27,7 +35,7 @@ const fetchFailed = () =>
     cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
   });
 
-describe('the default retryIf treats errors from the caller’s own code as final', () => {
+describe('defaultIsFailure: errors from the caller’s own code are no failure (final), values never are', () => {
   it('retry(async () => undefined.x) makes one call and rejects with the TypeError itself', async () => {
     const clock = virtualClock(1_000);
     let calls = 0;
@@ -73,24 +81,35 @@ describe('the default retryIf treats errors from the caller’s own code as fina
     }
   });
 
-  it('a network TypeError (fetch failed, browser messages, Deno) is still retried', async () => {
+  it('a network TypeError (fetch failed or terminated in Node.js, browser messages, Deno) is still retried', async () => {
     for (const make of [
       fetchFailed,
+      () => new TypeError('terminated'),
       () => new TypeError('Failed to fetch'),
       () => new TypeError('NetworkError when attempting to fetch resource.'),
+      () => new TypeError('The Internet connection appears to be offline.'),
       () => new TypeError('Load failed'),
+      () => new TypeError('Network request failed'),
       () => new TypeError('error sending request for url (http://x/)'),
     ]) {
       expect(defaultRetryIf(make())).toBe(true);
       expect(await callsFor(make)).toBe(4);
     }
+    // The message must be the whole message (Deno's: its start); a bug that merely mentions fetch is final.
+    for (const message of [
+      'fetch failed!',
+      "Cannot read properties of undefined (reading 'fetch')",
+      'sending request for url',
+    ]) {
+      expect(defaultRetryIf(new TypeError(message))).toBe(false);
+    }
   });
 
-  it('aborts are final; a TypeError whose cause chain throws on reading is final (not a network error)', async () => {
+  it('aborts are final; a TypeError whose message getter throws is final (not a network error), without a throw', async () => {
     const abort = Object.assign(new Error('aborted'), { name: 'AbortError' });
     expect(defaultRetryIf(abort)).toBe(false);
     const hostile = new TypeError('x');
-    Object.defineProperty(hostile, 'cause', {
+    Object.defineProperty(hostile, 'message', {
       get() {
         throw new Error('getter');
       },
@@ -98,11 +117,21 @@ describe('the default retryIf treats errors from the caller’s own code as fina
     expect(defaultRetryIf(hostile)).toBe(false);
   });
 
-  it('opting back in: retryIf: (e) => !isAbortError(e) retries programming errors again; poll and retrySync share the default', async () => {
+  it("values are never failures; an error with throttled: true is 'throttled'", () => {
+    expect(defaultIsFailure({ ok: true, value: { status: 503 } })).toBe(false);
+    expect(defaultIsFailure({ ok: true, value: undefined })).toBe(false);
+    expect(defaultIsFailure({ ok: false, error: Object.assign(new Error('429'), { throttled: true }) })).toBe(
+      'throttled',
+    );
+    expect(defaultIsFailure({ ok: false, error: Object.assign(new Error('x'), { throttled: 'yes' }) })).toBe(true);
+    expect(defaultIsFailure({ ok: false, error: new Error('x') })).toBe(true);
+  });
+
+  it('opting back in: isFailure: (o) => !o.ok && !isAbortError(o.error) retries programming errors again; poll and retrySync share the default', async () => {
     expect(
       await callsFor(
         () => new TypeError('t'),
-        (e) => !isAbortError(e),
+        (o) => !o.ok && !isAbortError(o.error),
       ),
     ).toBe(4);
     let calls = 0;
@@ -130,7 +159,7 @@ describe('the default retryIf treats errors from the caller’s own code as fina
     expect(checks).toBe(1);
   });
 
-  it('poll: a check that throws stop(error) ends at once with that error, whatever retryIf says', async () => {
+  it('poll: a check that throws stop(error) ends at once with that error, whatever isFailure says', async () => {
     const clock = virtualClock(5);
     const own = new Error('job failed for good');
     let checks = 0;
@@ -140,7 +169,7 @@ describe('the default retryIf treats errors from the caller’s own code as fina
         if (attempt === 1) return { done: false };
         throw stop(own);
       },
-      { clock, retryIf: () => true },
+      { clock, isFailure: () => true },
     ).catch((e: unknown) => e);
     await clock.runAll();
     expect(await p).toBe(own);

@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import type { Outcome, RateController } from './options.js';
-import { poll } from './poll.js';
-import { retry } from './retry.js';
+import type { AttemptContext, Outcome, RateController, RetryOptions } from './options.js';
+import { pipeline } from './pipeline.js';
+import { retrying } from './retrying.js';
+import { timeout } from './timeout.js';
 
 /**
- * Every ticket a rate controller's `acquire` hands out ends in exactly one `record` or
- * `release`: a concurrency limit or a breaker's half-open probe holds a slot per ticket, and
- * one lost ticket is a slot lost for good.
+ * Every ticket a guard's `acquire` hands out ends in exactly one `record` or `release`: a
+ * concurrency limit or a breaker's half-open probe holds a slot per ticket, and one lost ticket
+ * is a slot lost for good. The guard sits inside a retry: `pipeline([retrying(options), rate])`.
  */
 function ledger(acquire?: (n: number, signal?: AbortSignal) => unknown) {
   const log: string[] = [];
@@ -40,17 +42,26 @@ const settled = (p: Promise<unknown>) =>
     (error: unknown) => ({ error }),
   );
 
-describe('retry(): every rate ticket ends in record or release', () => {
+/** `operation` through `pipeline([retrying(options), rate])`, with an attempt timeout inside when given. */
+function guarded<T>(
+  operation: (c: AttemptContext) => T | PromiseLike<T>,
+  { rate, signal, attemptTimeoutMs, ...options }: RetryOptions & { rate: RateController; attemptTimeoutMs?: number },
+) {
+  const inner = attemptTimeoutMs ? [timeout(attemptTimeoutMs, { clock: options.clock })] : [];
+  return pipeline([retrying(options), rate, ...inner]).execute(operation, { signal });
+}
+
+describe('a guard inside retrying(): every ticket ends in record or release', () => {
   it('passes the attempt number to acquire and the error to record', async () => {
     const clock = virtualClock();
     const { rate, log, open, attempts } = ledger();
     const done = settled(
-      retry(
+      guarded(
         (c) => {
           if (c.attempt < 3) throw new Error(`e${c.attempt}`);
           return 'ok';
         },
-        { rate, clock, backoff: constant({ delayMs: 10, maxAttempts: 5 }) },
+        { rate, clock, backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }) },
       ),
     );
     await clock.runAll();
@@ -66,11 +77,11 @@ describe('retry(): every rate ticket ends in record or release', () => {
     const controller = new AbortController();
     let late: (v: string) => void = () => {};
     const done = settled(
-      retry(() => new Promise<string>((resolve) => (late = resolve)), {
+      guarded(() => new Promise<string>((resolve) => (late = resolve)), {
         rate,
         clock,
         signal: controller.signal,
-        backoff: constant({ delayMs: 10, maxAttempts: 5 }),
+        backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }),
       }),
     );
     await clock.advance(5);
@@ -92,7 +103,7 @@ describe('retry(): every rate ticket ends in record or release', () => {
         }),
     );
     const controller = new AbortController();
-    const done = settled(retry(() => 'ok', { rate, clock, signal: controller.signal }));
+    const done = settled(guarded(() => 'ok', { rate, clock, signal: controller.signal }));
     await clock.advance(1);
     controller.abort(new Error('stop'));
     grant('');
@@ -102,20 +113,20 @@ describe('retry(): every rate ticket ends in record or release', () => {
     expect(open.size).toBe(0);
   });
 
-  it('releases a ticket granted after the deadline passed while waiting for it', async () => {
+  it("a guard's wait is part of the attempt: a ticket granted past the deadline runs its attempt, recorded; none follows", async () => {
     const clock = virtualClock();
     const { rate, log, open } = ledger((n) => (n === 2 ? clock.sleep(1_000).then(() => `t${n}`) : undefined));
     const done = settled(
-      retry(
+      guarded(
         () => {
           throw new Error('down');
         },
-        { rate, clock, backoff: constant({ delayMs: 10, maxAttempts: 5, maxElapsedMs: 100 }) },
+        { rate, clock, backoff: constant({ delayMs: 10, maxAttempts: 5, maxElapsedMs: 100, jitter: noJitter }) },
       ),
     );
     await clock.runAll();
-    expect(await done).toMatchObject({ error: { name: 'RetryError', reason: 'elapsed' } });
-    expect(log).toEqual(['failure t1 down', 'release t2']);
+    expect(await done).toMatchObject({ error: { name: 'RetryError', reason: 'elapsed', attempts: 2 } });
+    expect(log).toEqual(['failure t1 down', 'failure t2 down']);
     expect(open.size).toBe(0);
   });
 
@@ -123,11 +134,11 @@ describe('retry(): every rate ticket ends in record or release', () => {
     const clock = virtualClock();
     const { rate, log, open } = ledger();
     const done = settled(
-      retry((c) => (c.attempt === 1 ? clock.sleep(500).then(() => 'late') : 'ok'), {
+      guarded((c) => (c.attempt === 1 ? clock.sleep(500).then(() => 'late') : 'ok'), {
         rate,
         clock,
         attemptTimeoutMs: 100,
-        backoff: constant({ delayMs: 10, maxAttempts: 3 }),
+        backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }),
       }),
     );
     await clock.runAll();
@@ -140,7 +151,7 @@ describe('retry(): every rate ticket ends in record or release', () => {
     const clock = virtualClock();
     const { rate, log, open } = ledger();
     const done = settled(
-      retry(() => 'ok', {
+      guarded(() => 'ok', {
         rate,
         clock,
         onSuccess: () => {
@@ -151,26 +162,6 @@ describe('retry(): every rate ticket ends in record or release', () => {
     await clock.runAll();
     expect(await done).toMatchObject({ error: { message: 'hook' } });
     expect(log).toEqual(['success t1']);
-    expect(open.size).toBe(0);
-  });
-
-  it('poll() releases too', async () => {
-    const clock = virtualClock();
-    const { rate, log, open } = ledger();
-    const controller = new AbortController();
-    const done = settled(
-      poll(() => new Promise<never>(() => {}), {
-        rate,
-        clock,
-        signal: controller.signal,
-        backoff: constant({ delayMs: 10, maxAttempts: 5 }),
-      }),
-    );
-    await clock.advance(1);
-    controller.abort(new Error('stop'));
-    await clock.runAll();
-    expect(await done).toMatchObject({ error: { message: 'stop' } });
-    expect(log).toEqual(['release t1']);
     expect(open.size).toBe(0);
   });
 });

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import type { Outcome, RateController } from './options.js';
-import { retry } from './retry.js';
+import { pipeline } from './pipeline.js';
+import { retrying } from './retrying.js';
 
-/** What the executor hands a rate controller's `record`: the outcome, the ticket, and what the attempt ended with. */
+/** What a pipeline hands a guard's `record`: the outcome, the ticket, and what the attempt ended with. */
 function recorder() {
   const calls: [Outcome, unknown, unknown][] = [];
   let n = 0;
@@ -17,7 +19,7 @@ function recorder() {
   return { rate, calls };
 }
 
-describe('rate.record() gets what the attempt ended with', () => {
+describe("a guard's record() gets what the attempt ended with", () => {
   it('the error of each failure and the value of the success, the very objects, in order', async () => {
     const { rate, calls } = recorder();
     const clock = virtualClock();
@@ -26,14 +28,14 @@ describe('rate.record() gets what the attempt ended with', () => {
     const value = { headers: 'the response' };
     const outcomes = [throttle, plain, value];
     let i = 0;
-    const p = retry(
-      () => {
-        const next = outcomes[i++];
-        if (next instanceof Error) throw next;
-        return next;
-      },
-      { backoff: constant({ delayMs: 10, maxAttempts: 5 }), clock, rate },
-    );
+    const p = pipeline([
+      retrying({ backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }), clock }),
+      rate,
+    ]).execute(() => {
+      const next = outcomes[i++];
+      if (next instanceof Error) throw next;
+      return next;
+    });
     await clock.runAll();
     expect(await p).toBe(value);
     expect(calls).toEqual([
@@ -47,7 +49,7 @@ describe('rate.record() gets what the attempt ended with', () => {
   it('an async success hands over the resolved value, not the promise', async () => {
     const { rate, calls } = recorder();
     const value = new Map([['k', 1]]);
-    expect(await retry(async () => value, { rate })).toBe(value);
+    expect(await pipeline([retrying(), rate]).execute(async () => value)).toBe(value);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.[2]).toBe(value);
   });

@@ -1,0 +1,53 @@
+// Success-path overhead of a composed pipeline, in one process: an attempt timeout, a retry, a
+// circuit breaker and a concurrency limit around `() => Promise.resolve(1)`, beside the same
+// composition in cockatiel (its `wrap` of retry, breaker and timeout — it has no concurrency
+// limit) and p-retry's plain `pRetry(fn)`, against the bare call and the floor. Every subject is
+// measured in the same process in interleaved rounds (bench/lib/success-path.mjs), so that drift
+// and noise fall on all alike.
+//
+// `node figures/pipeline.mjs [--quick]` prints one JSON object:
+//   { node, loadAverage: [before, after], subjects: { id: { nsPerCall, overBareNs, timesFloor } } }
+// each the median over the rounds (mitata's p50 of each).
+import { loadavg } from 'node:os';
+import { pipeline, retry, retrying, timeout } from 'ebb';
+import { circuitBreaker, concurrencyLimit } from 'ebb/resilience';
+import { baseEntries, entryOf, fn, interleavedRounds } from '../lib/success-path.mjs';
+
+const quick = process.argv.includes('--quick');
+const ROUNDS = quick ? 2 : 5;
+const MIN_CPU_TIME_NS = (quick ? 120 : 300) * 1e6;
+
+// Made once, shared by every call, as a program holds them.
+const composed = pipeline([retrying(), circuitBreaker(), concurrencyLimit(), timeout(10_000)]);
+const standard = pipeline([timeout(30_000), retrying(), circuitBreaker(), concurrencyLimit(), timeout(10_000)]);
+const c = await import('cockatiel-3');
+const cockatiel = c.wrap(
+  c.retry(c.handleAll, { maxAttempts: 3, backoff: new c.ExponentialBackoff() }),
+  c.circuitBreaker(c.handleAll, { halfOpenAfter: 10_000, breaker: new c.ConsecutiveBreaker(5) }),
+  c.timeout(10_000, c.TimeoutStrategy.Cooperative),
+);
+const { default: pRetry } = await import('p-retry-7');
+
+const entries = baseEntries();
+entries.push(await entryOf('ebb retry(fn)', () => retry(fn)));
+entries.push(
+  await entryOf('ebb pipeline: retrying, circuitBreaker, concurrencyLimit, timeout (per attempt)', () =>
+    composed.execute(fn),
+  ),
+);
+entries.push(await entryOf('ebb pipeline: the same inside a total timeout', () => standard.execute(fn)));
+entries.push(await entryOf('cockatiel 3.2.1 wrap(retry, circuitBreaker, timeout)', () => cockatiel.execute(fn)));
+entries.push(await entryOf('p-retry 7.1.1 pRetry(fn)', () => pRetry(fn)));
+
+const before = loadavg()[0];
+const rounds = await interleavedRounds(entries, ROUNDS, MIN_CPU_TIME_NS);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const subjects = {};
+for (const [id] of entries) {
+  subjects[id] = {
+    nsPerCall: Math.round(median(rounds.map((r) => r[id])) * 10) / 10,
+    overBareNs: Math.round(median(rounds.map((r) => r[id] - r.bare)) * 10) / 10,
+    timesFloor: Math.round(median(rounds.map((r) => r[id] / r.floor)) * 100) / 100,
+  };
+}
+process.stdout.write(`${JSON.stringify({ node: process.version, loadAverage: [before, loadavg()[0]], subjects })}\n`);

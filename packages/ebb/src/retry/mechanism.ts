@@ -1,0 +1,25 @@
+import type { AttemptContext } from './contexts.js';
+
+/**
+ * One mechanism of a {@link pipeline}: it runs the rest of the pipeline (`next`) around one call
+ * — once (a timeout, a fallback, a guard), several times (a retry), or not at all (a breaker that
+ * is open) — and returns a promise of the value. `next` runs everything inside it with the
+ * context it is given: the mechanism's own `context`, or one it made (a retry makes one per
+ * attempt, a timeout one whose signal it aborts). `next` never throws: it returns a rejected
+ * promise instead.
+ *
+ * A mechanism is an object, made once and shared by every call of its pipeline, so it may keep
+ * state across calls (a breaker's window, a budget).
+ *
+ * @example
+ * // Logs each call's duration.
+ * const timing: Mechanism = {
+ *   async execute(next, context) {
+ *     const t = performance.now();
+ *     try { return await next(context); } finally { console.log(performance.now() - t); }
+ *   },
+ * };
+ */
+export interface Mechanism {
+  execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T>;
+}

@@ -1,0 +1,161 @@
+import { invalid, optionsObject, show } from '../core/validate.js';
+import type { AttemptContext } from './contexts.js';
+import { guard } from './guard.js';
+import type { RateController } from './hook-points.js';
+import type { Mechanism } from './mechanism.js';
+import { Scope } from './scope.js';
+
+/** Options of {@link pipeline}. */
+export interface PipelineOptions {
+  /** A name for the pipeline, for logs and metrics (`pipeline.name`). Default none. */
+  readonly name?: string;
+}
+
+/** Options of one call of a pipeline. */
+export interface ExecuteOptions {
+  /** Aborts the call: every wait is cut short, no attempt starts after it, every slot and timer is released. */
+  readonly signal?: AbortSignal;
+}
+
+/** Mechanisms composed around one call (see {@link pipeline}). */
+export interface Pipeline {
+  /** The name given to `pipeline()`, or undefined. */
+  readonly name: string | undefined;
+  /**
+   * Calls `operation` through the pipeline's mechanisms, outermost first. The operation gets the
+   * context of its attempt: `{ attempt, signal, elapsedMs }` (the signal aborts when the call's
+   * signal does or a timeout around it runs out; pass it to `fetch`).
+   */
+  execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<Awaited<T>>;
+}
+
+/**
+ * One call with a caller's signal: the pipeline listens to the signal (and nothing else does),
+ * aborts the call's root scope — every mechanism watching it, every attempt's signal — and
+ * rejects with the reason at once, whatever the mechanisms do; the listener goes when the call
+ * settles.
+ */
+class SignalledCall<T> implements EventListenerObject {
+  readonly #signal: AbortSignal;
+  readonly #root: Scope;
+  #resolve: ((value: T) => void) | undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+
+  constructor(signal: AbortSignal, root: Scope, resolve: (value: T) => void, reject: (reason: unknown) => void) {
+    this.#signal = signal;
+    this.#root = root;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    signal.addEventListener('abort', this);
+  }
+
+  handleEvent(): void {
+    const reason = this.#signal.reason;
+    this.#root.abort(reason);
+    this.settle(false, reason);
+  }
+
+  settle(ok: boolean, value: unknown): void {
+    const resolve = this.#resolve;
+    const reject = this.#reject as (reason: unknown) => void;
+    if (!resolve) return;
+    this.#resolve = this.#reject = undefined;
+    this.#signal.removeEventListener('abort', this);
+    if (ok) resolve(value as T);
+    else reject(value);
+  }
+}
+
+/** Calls the operation, turning a throw into a rejection: every `next` returns a promise. */
+function call<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, context: AttemptContext): Promise<T> {
+  try {
+    const result = operation(context);
+    return result instanceof Promise ? result : Promise.resolve(result);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+const isGuard = (m: object): m is RateController =>
+  typeof (m as RateController).acquire === 'function' && typeof (m as RateController).record === 'function';
+
+/**
+ * Composes mechanisms around one operation: `mechanisms[0]` is the outermost, each runs the
+ * ones after it (Polly v8's `ResiliencePipelineBuilder` order: the first added is outermost;
+ * cockatiel's `wrap` and resilience4j's `Decorators` compose the same way). A mechanism is
+ * `retrying()`, `timeout()`, `fallback()`, any object with `execute(next, context)`
+ * ({@link Mechanism}), or a guard of the `acquire`/`record`/`release` shape — `circuitBreaker()`,
+ * `concurrencyLimit()` and `bulkhead` views of `ebb/resilience`, the rate controllers of
+ * `ebb/rate` — which the pipeline adapts.
+ *
+ * The order is yours; Microsoft's recommended one (the .NET resilience handler's standard
+ * pipeline) is, outermost first: `fallback`, a total `timeout`, `retrying`, `circuitBreaker`, a
+ * rate controller, `concurrencyLimit`, an attempt `timeout`. Why: the fallback answers for
+ * everything inside; the total timeout bounds the retries and their waits; the breaker sits
+ * inside the retry so that each attempt counts and an open breaker's refusal is backed off
+ * (its `retryAfterMs`) rather than hammered; the limit holds a slot only while an attempt runs;
+ * the attempt timeout bounds one attempt and frees its slot.
+ *
+ * Every call gets its own context; abort (`execute(op, { signal })`) cuts every wait at once,
+ * starts nothing after it, and releases every slot, ticket and timer. Checked here: a value that
+ * is neither a mechanism nor a guard is refused, naming its place.
+ *
+ * @example
+ * const api = pipeline([
+ *   fallback((outcome) => cached),
+ *   retrying({ backoff: exponential({ maxAttempts: 4 }) }),
+ *   circuitBreaker(),
+ *   concurrencyLimit(),
+ *   timeout(2_000),
+ * ], { name: 'prices' });
+ * const prices = await api.execute(({ signal }) => fetch(url, { signal }).then((r) => r.json()));
+ */
+export function pipeline(mechanisms: readonly (Mechanism | RateController)[], options?: PipelineOptions): Pipeline {
+  const where = 'pipeline()';
+  if (!Array.isArray(mechanisms)) invalid(where, 'mechanisms', mechanisms, 'an array of mechanisms');
+  const steps = mechanisms.map((m, i) => {
+    if (typeof m === 'object' && m !== null) {
+      if (typeof (m as Mechanism).execute === 'function') return m as Mechanism;
+      if (isGuard(m)) return guard(m);
+    }
+    throw new TypeError(
+      `${where}: expected \`mechanisms[${i}]\` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got ${show(m)}.`,
+    );
+  });
+  const o = optionsObject(where, options);
+  const name = o.name;
+  if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, 'a string');
+  const n = steps.length;
+  return {
+    name,
+    execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions) {
+      try {
+        if (typeof operation !== 'function') invalid('pipeline.execute()', 'operation', operation, 'a function');
+        const signal = optionsObject('pipeline.execute()', options).signal;
+        if (signal !== undefined && (typeof signal?.addEventListener !== 'function' || !('aborted' in signal))) {
+          invalid('pipeline.execute()', 'signal', signal, 'an AbortSignal', 'Pass controller.signal.');
+        }
+        if (signal?.aborted) return Promise.reject(signal.reason);
+        const run = (i: number, context: AttemptContext): Promise<T> => {
+          if (i === n) return call(operation, context) as Promise<T>;
+          try {
+            return Promise.resolve((steps[i] as Mechanism).execute((c) => run(i + 1, c), context));
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        };
+        if (signal === undefined) return run(0, new Scope(1, 0)) as Promise<Awaited<T>>;
+        const root = new Scope(1, 0, signal, true);
+        return new Promise<Awaited<T>>((resolve, reject) => {
+          const call = new SignalledCall<Awaited<T>>(signal, root, resolve, reject);
+          run(0, root).then(
+            (value) => call.settle(true, value),
+            (error: unknown) => call.settle(false, error),
+          );
+        });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+  };
+}
