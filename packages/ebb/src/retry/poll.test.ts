@@ -95,6 +95,39 @@ describe('poll', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('honours abort during a check that never settles and during a backoff wait: rejects at once, no check after it', async () => {
+    const clock = virtualClock();
+    const hung = new AbortController();
+    const signals: AbortSignal[] = [];
+    const stuck = poll(
+      ({ signal }) => {
+        signals.push(signal);
+        return new Promise<PollResult<number>>(() => {});
+      },
+      { clock, signal: hung.signal },
+    ).catch((error: unknown) => error);
+    await clock.advance(10);
+    const reason = new Error('cancel the check');
+    hung.abort(reason);
+    expect(await stuck).toBe(reason);
+    expect(signals.map((s) => s.aborted)).toEqual([true]);
+
+    const waiting = new AbortController();
+    const check = vi.fn((): PollResult<number> => ({ done: false }));
+    const p = poll(check, {
+      clock,
+      signal: waiting.signal,
+      backoff: constant({ delayMs: 60_000, maxAttempts: 5, jitter: noJitter }),
+    }).catch((error: unknown) => error);
+    await clock.advance(1_000);
+    expect(check).toHaveBeenCalledTimes(1);
+    waiting.abort(new Error('cancel the wait'));
+    expect(await p).toMatchObject({ message: 'cancel the wait' });
+    await clock.runAll();
+    expect(check).toHaveBeenCalledTimes(1);
+    expect(clock.pending).toBe(0);
+  });
+
   it('honours the time budget and server hints like retry()', async () => {
     const clock = virtualClock();
     const out = await settle(

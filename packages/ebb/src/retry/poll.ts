@@ -100,5 +100,7 @@ export async function poll<R extends PollResult<unknown>>(
     throw new NotDoneError(context.attempt);
   };
   const prepared: Prepared = { ...o, full: true, timed: true, isFailure };
-  return new Promise<T>((resolve, reject) => new Execution<T>(operation, prepared, start).start(resolve, reject));
+  return new Promise<T>((resolve, reject) =>
+    new Execution<T>(operation, prepared, start, o.signal).start(resolve, reject),
+  );
 }
