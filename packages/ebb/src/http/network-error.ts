@@ -28,8 +28,8 @@ export function isNotSentError(error: unknown): boolean {
 }
 
 /**
- * True for a `TimeoutError` — what an attempt's signal aborts with when `attemptTimeoutMs` runs
- * out, and what `AbortSignal.timeout()` produces.
+ * True for a `TimeoutError` — what an attempt's signal aborts with when a `timeout(ms)` (or
+ * `withRetry()`'s `attemptTimeoutMs`) runs out, and what `AbortSignal.timeout()` produces.
  */
 export function isTimeoutError(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError';

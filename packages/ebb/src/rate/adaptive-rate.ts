@@ -75,8 +75,8 @@ export interface AdaptiveRateOptions {
 /** The controller {@link adaptiveRate} returns. */
 export interface AdaptiveRate extends AdaptiveRateController {
   /**
-   * The same controller seen by one priority class: pass it as `rate` to give an operation that
-   * class. Throws a `TypeError` for a name not in `priorities`.
+   * The same controller seen by one priority class: put it in a pipeline (or pass it as
+   * `withRetry()`'s `rate`) to give its calls that class. Throws a `TypeError` for a name not in `priorities`.
    */
   priority(name: string): AdaptiveRateController;
   /**
@@ -1009,7 +1009,8 @@ export const LAW_KEYS = [
  * first; FIFO within a class. No timer runs while nobody waits.
  *
  * **When to use:** many callers in one process share one service that answers 429 or another
- * "slow down" when overloaded; pass the same controller as `rate` to every `retry()`.
+ * "slow down" when overloaded; put the same controller in every pipeline that calls it (inside
+ * the `retrying()`), or pass it as `withRetry()`'s `rate`.
  *
  * **Gotchas:** only `'throttled'` moves the rate down — plain failures are a retry budget's
  * business (`tokenBudget`, `ratioBudget`). Priorities are strict: a flood of high-priority

@@ -54,7 +54,7 @@ const BUCKETS = 60;
  * @example
  * const throttle = sharedAdaptiveThrottle({ client: redis, name: 'payments-api' });
  * await throttle.ready();
- * await retry(() => callPayments(), { rate: throttle });
+ * await pipeline([retrying(), throttle]).execute(() => callPayments());
  * await throttle.close();
  */
 export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): SharedAdaptiveThrottle {

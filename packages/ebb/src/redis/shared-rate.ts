@@ -620,7 +620,7 @@ function parseReply(where: string, reply: unknown): [number, number, number, num
  * @example
  * const rate = sharedRate({ client: redis, name: 'payments-api' });
  * await rate.ready();
- * await retry(() => callPayments(), { rate });
+ * await pipeline([retrying(), rate]).execute(() => callPayments()); // withRetry(fetch, { rate }) too
  * await rate.close();
  */
 export function sharedRate(options: SharedRateOptions): SharedRate {

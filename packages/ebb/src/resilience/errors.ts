@@ -13,8 +13,9 @@ export type CircuitState =
 
 /**
  * What a circuit breaker throws instead of making a call while it is open, half-open with every
- * probe slot taken, or isolated. `retry()` treats it as final: a rate hook that throws ends the
- * operation at once, so a broken circuit costs the caller no backoff waits.
+ * probe slot taken, or isolated. Inside a `retrying()` it fails that attempt, which is backed off
+ * — at least `retryAfterMs`, the rest of the open period — and retried; a retry that should fail
+ * fast instead says so in its `isFailure` (`!isBrokenCircuitError(o.error) && defaultIsFailure(o)`).
  */
 export class BrokenCircuitError extends Error {
   override readonly name = 'BrokenCircuitError';

@@ -1,9 +1,9 @@
 /**
  * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff, an
  * adaptive concurrency limit (AIMD, Vegas, Gradient2, and `bdp()`: a bound from Little's law),
- * and hedged requests with a budget. The breaker and the limit plug into `retry()`, `poll()` and
- * `withRetry()` (ebb/http) as their `rate` hook, so one executor does everything; hedging runs
- * inside an attempt.
+ * and hedged requests with a budget. The breaker and the limit are guards: mechanisms of a
+ * pipeline (`pipeline([retrying(), circuitBreaker(), concurrencyLimit()])`), or `withRetry()`'s
+ * `rate` (ebb/http), so one executor does everything; hedging runs inside an attempt.
  *
  * @packageDocumentation
  */
