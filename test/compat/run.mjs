@@ -89,14 +89,14 @@ const BROWSER_PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>ebb compat</title></head><body>
 <script type="module">
 ${CHECK}
-async function ebbAsyncCheck({ retry, constant }) {
+async function ebbAsyncCheck({ retry, constant, noJitter }) {
   let calls = 0;
   const t0 = performance.now();
   const value = await retry(() => {
     calls++;
     if (calls < 3) throw new Error('not yet');
     return calls;
-  }, { backoff: constant({ delayMs: 20, maxAttempts: 3 }) });
+  }, { backoff: constant({ delayMs: 20, maxAttempts: 3, jitter: noJitter }) });
   const waitedMs = performance.now() - t0;
   const controller = new AbortController();
   const reason = new Error('stop');
