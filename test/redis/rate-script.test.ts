@@ -9,7 +9,7 @@ import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();
-const KEYS = ['t:{fleet}:rate', 't:{fleet}:rate-members', 't:{fleet}:rate-leases'];
+const KEYS = ['t:{fleet}:rate', 't:{fleet}:rate-members', 't:{fleet}:rate-leases', 't:{fleet}:rate-order'];
 // margin, decreaseFactor, increase, largest step, coolOffMs, maxCoolOffMs, min, max (-1: none), expiry s
 const LAW = ['0.05', '0.5', '0.1', '1', '1000', '8000', '1', '-1', '86400'];
 
@@ -42,7 +42,7 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
   const call = async (l: Lease): Promise<Reply> => {
     const reply = (await c.eval(
       RATE_SCRIPT,
-      3,
+      4,
       ...KEYS,
       l.id,
       l.saturated === false ? '0' : '1',
