@@ -75,9 +75,23 @@ const sampler =
     : undefined;
 // The time (s on this process's clock) and the ticket's epoch of every 429, to trace where they come from.
 const throttles = [];
+// With EBB_TRACE_GRANTS=1: every grant's wall-clock time (ms, with microseconds) and its outcome.
+const grants = process.env.EBB_TRACE_GRANTS === '1' ? [] : undefined;
+const grantedAt = new WeakMap();
+const wall = () => performance.timeOrigin + performance.now();
 const traced = {
-  acquire: (signal) => rate.acquire(signal),
+  acquire: (signal) => {
+    const t = rate.acquire(signal);
+    const mark = (ticket) => {
+      if (grants && typeof ticket === 'object' && ticket !== null) grantedAt.set(ticket, wall());
+      return ticket;
+    };
+    return t instanceof Promise ? t.then(mark) : mark(t);
+  },
   record: (outcome, ticket, detail) => {
+    if (grants && typeof ticket === 'object' && ticket !== null && grantedAt.has(ticket)) {
+      grants.push([grantedAt.get(ticket), outcome === 'throttled' ? 429 : 200]);
+    }
     if (outcome === 'throttled') throttles.push([Math.round(Date.now() - startAt) / 1000, ticket?.epoch ?? null]);
     rate.record(outcome, ticket, detail);
   },
@@ -109,6 +123,7 @@ process.stdout.write(
     trace: result.trace,
     fleetTrace,
     throttles,
+    grants,
     startWall: startAt,
     lateMs,
   })}\n`,

@@ -60,7 +60,9 @@ const APPLIED = `local function applied()
     local v = redis.call('GET', A)
     local rs, rc = string.match(v, '^([^,]+),([^,]+)$')
     rs, rc = tonumber(rs), tonumber(rc)
-    if whole(rs, 0, MAXCOUNT) and rc ~= nil and rc == rc and math.abs(rc) < MAXCOUNT * 1e6 then
+    -- A record far ahead of the caller's own count was not written by it (one process's calls
+    -- run in order; only a resend may find a slightly newer record).
+    if whole(rs, 0, seq + 1e6) and rc ~= nil and rc == rc and math.abs(rc) < MAXCOUNT * 1e6 then
       if rs >= seq then d, keep = 0, true else d = cum - rc end
     else fault(A, 'seq,cum', v) end
   elseif t ~= 'none' then fault(A, '(type)', t) end
@@ -382,7 +384,9 @@ end`;
  * `#step`, sk `#evidence`, sw `#saturated`, rd `#readyAt`, ev `#eventAt`, er `#eventLong` (1:
  * the event lasts two cool-offs), tp `#throttledProbe` (1: th is the rate of a probe that
  * failed), inf `#informed`, nt `#notedAt`, pa `#paidAt`, cu `#costUntil`, ga `#gateRate`; v the
- * layout's version (5), g the generation, jn the last join number; gn, gt, gx: members the caller
+ * layout's version (5), g the generation, jn the last join number; gr, gm the time-division grid
+ * (the fleet's rate and members the members pace by) from gw on, pgr, pgm the grid before it
+ * (until gw); gn, gt, gx: members the caller
  * of a new state had heard of that have not renewed into it yet ("ghosts", each holding `r / gt`
  * until it renews or until gx); sums over the live leases: ia every share, iu what unsaturated
  * members asked for, ns saturated members, ac their accepted rates, sn the successes those were
@@ -392,8 +396,9 @@ end`;
  * Returns { share (-1 unlimited), fleet rate (-1 unlimited), epoch, 1 if the share is below what
  * the member asked for (it should ask again soon), members (with ghosts), generation, the
  * member's rank in the join order (-1 when it left), the server's clock in ms (with
- * microseconds), the rate last throttled at (-1: none), the first bad key, field and value ('' when
- * none) } as strings; with 'inspect', { the state's fields, the leases, their expiries, the join
+ * microseconds), the rate last throttled at (-1: none), the grid before (rate, members), the grid
+ * (rate, members), when the grid holds from (ms, server clock), the first bad key, field and value
+ * ('' when none) } as strings (BIG for an unlimited grid rate); with 'inspect', { the state's fields, the leases, their expiries, the join
  * order, every fault, the server's clock } and writes nothing; with 'reset', { generation }.
  *
  * Checked on every call, against the caller's own bounds: each law field's domain (a rate within
@@ -457,6 +462,9 @@ local LAWF = {
   { 'cu', past }, { 'ga', function(x) return x ~= nil and x >= 0 and x <= BIG end }, { 'tp', flag },
   { 'gn', function(x) return whole(x, 0, 1e6) end }, { 'gt', function(x) return whole(x, 0, 1e6) end }, { 'gx', past },
   { 'jn', function(x) return whole(x, 0, MAXCOUNT) end },
+  { 'gr', function(x) return x ~= nil and x > 0 and x <= BIG end }, { 'gm', function(x) return whole(x, 0, 1e9) end },
+  { 'pgr', function(x) return x ~= nil and x > 0 and x <= BIG end }, { 'pgm', function(x) return whole(x, 0, 1e9) end },
+  { 'gw', past },
 }
 local SUMF = { { 'ia', amount }, { 'iu', amount }, { 'ns', members }, { 'ac', amount }, { 'sn', amount }, { 'nk', members }, { 'uk', amount }, { 'ug', amount } }
 local lawOk, sumsOk = ht == 'hash', ht == 'hash'
@@ -493,13 +501,15 @@ if mode == 'inspect' then
   return out
 end
 if broken then redis.call('DEL', M, Z, J); sumsOk = false end
+-- Sums that are not sound are rebuilt below; until then they must be numbers.
+if not sumsOk then s.ia, s.iu, s.ns, s.ac, s.sn, s.nk, s.uk, s.ug = 0, 0, 0, 0, 0, 0, 0, 0 end
 local created = not lawOk or mode == 'reset'
 if created then
   if gen == s.g then gen = gen + 1 end
   if mode == 'reset' then seedTh = BIG end
   s = { v = 5, g = gen, r = seed, e = 0, ch = now, lc = 0, pr = seed, rl = 0, th = seedTh, st = inc, sk = 0, sw = 0,
         rd = BIG, ev = -BIG, er = 0, inf = 0, nt = -BIG, pa = -BIG, cu = -BIG, ga = BIG, tp = 0, gn = 0, gt = 0, gx = -BIG,
-        jn = 0, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
+        jn = 0, gr = seed, gm = 0, pgr = seed, pgm = 0, gw = -BIG, ia = 0, iu = 0, ns = 0, ac = 0, sn = 0, nk = 0, uk = 0, ug = 0 }
   sumsOk = false
 end
 local function entry(v)
@@ -564,6 +574,12 @@ if mode ~= 'reset' then
   if v then mine = entry(v) or 0 end
   forget(id, lease > 0)
 end
+-- Sums within their bounds can still disagree with the leases; it shows once a lease leaves them.
+if sumsOk then
+  for _, c in ipairs(SUMF) do
+    if s[c[1]] < -1e-6 then sumsOk = false; fault(H, c[1], rawv[c[1]]); break end
+  end
+end
 if not sumsOk then resum() end
 if s.ia < 1e-9 then s.ia = 0 end
 if s.iu < 1e-9 then s.iu = 0 end
@@ -602,6 +618,12 @@ elseif present > s.nk then
   accepted, successes = s.ac + s.uk + used + gres, s.sn
 end
 local sent = s.ug + used + gres
+-- With company, a rise needs the fleet to send (1 − 2 × margin) × its rate (RATE_LAW's rise) —
+-- unless every member, this one included, was kept waiting: then the whole fleet was, as a
+-- member alone is (each member's sent rate, counted over a second, is a count of a few requests
+-- at a few requests a second each, and would hold the rise back by its noise).
+local company = others
+if sat == 1 and present > 0 and s.ns >= present and s.gn == 0 then company = 0 end
 if cut >= 0 and tgen > 0 and tgen ~= s.g then cut = 0 end
 -- In adaptiveRate's order: a rise that fell due is applied when the pacer wakes up, before the
 -- answer of the request it lets go; a success is evidence, and a due rise is applied (record); a
@@ -613,17 +635,17 @@ local throttle = cut >= 0 and cut == s.e and lease > 0
 local moves = cut < 0 or throttle
 local before = s.r
 if throttle then charge(false) end
-if moves then rise(sent, others) end
+if moves then rise(sent, company) end
 if ok == 1 and s.sk == 0 then
   s.sk = 1
   if s.sw == 1 then s.rd = now end
 end
-if moves then rise(sent, others) end
+if moves then rise(sent, company) end
 if sat == 1 and s.sw == 0 then
   s.sw = 1
   if s.sk == 1 then s.rd = now end
 end
-if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, others) end
+if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, company) end
 -- A new rate reaches the limiter once every member paces at it: the caller hears it now, each
 -- other member at its next renewal, the last of them one lease after it last renewed (its lease
 -- expires three after). The law's clock (the change's time, from which the next rise is judged)
@@ -666,6 +688,14 @@ if lease > 0 then
     redis.call('ZADD', J, s.jn, id)
   end
   rank = redis.call('ZRANK', J, id)
+  -- The time-division grid (time-division.ts): the fleet's rate and its members as every member
+  -- paces by them. A new grid holds from one lease on — when every member has heard it — and the
+  -- one before it until then, so that the members change their turns at one instant.
+  local members = redis.call('ZCARD', J)
+  if s.r ~= s.gr or members ~= s.gm then
+    if now >= s.gw then s.pgr, s.pgm = s.gr, s.gm end
+    s.gr, s.gm, s.gw = s.r, members, now + lease
+  end
 else
   redis.call('ZREM', J, id)
 end
@@ -681,4 +711,4 @@ local th = s.th
 if th >= BIG then th = -1 end
 local fk, ff, fv = firstFault()
 return { exact(share), exact(fleet), tostring(s.e), tostring(short), tostring(live), exact(s.g), tostring(rank), exact(clock),
-  exact(th), fk, ff, fv }`;
+  exact(th), exact(s.pgr), tostring(s.pgm), exact(s.gr), tostring(s.gm), exact(s.gw), fk, ff, fv }`;

@@ -31,28 +31,38 @@ function fakeRedis(reply: (call: Call) => unknown) {
 const settle = () => new Promise((r) => setImmediate(r));
 /**
  * The script's reply: share, fleet rate, epoch, short (0/1), members, generation, rank, the
- * server's clock (ms), the rate last throttled (-1: none), and no repair. Alone in the fleet unless
- * told otherwise (with company, the member paces in its time slots: time-division tests below).
+ * server's clock (ms), the rate last throttled (-1: none), the time-division grid before and after
+ * (rate, members: here both the fleet's), when the second holds from, and no repair. Alone in the
+ * fleet unless told otherwise (with company, the member paces in its turns: time-division tests below).
  */
 const lease = (
   share: number,
   fleet: number,
   epoch = 0,
   o: { members?: number; generation?: number; rank?: number; serverMs?: number } = {},
-) => [
-  String(share),
-  String(fleet),
-  String(epoch),
-  '0',
-  String(o.members ?? 1),
-  String(o.generation ?? 1),
-  String(o.rank ?? 0),
-  String(o.serverMs ?? 0),
-  '-1',
-  '',
-  '',
-  '',
-];
+) => {
+  const members = String(o.members ?? 1);
+  const grid = fleet < 0 ? '1e300' : String(fleet);
+  return [
+    String(share),
+    String(fleet),
+    String(epoch),
+    '0',
+    members,
+    String(o.generation ?? 1),
+    String(o.rank ?? 0),
+    String(o.serverMs ?? 0),
+    '-1',
+    grid,
+    members,
+    grid,
+    members,
+    '-1e300',
+    '',
+    '',
+    '',
+  ];
+};
 
 describe('sharedRate (virtual time, scripted Redis)', () => {
   it('holds requests until the first lease, then paces them exactly at the share', async () => {
@@ -251,6 +261,9 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     const good = lease(10, 50);
     // One value replaced at a time (maxRatePerSecond 100): each is refused, naming it.
     const bad: [number, string, string][] = [
+      [9, '0', 'grid rate before'],
+      [12, '-1', 'grid members'],
+      [13, 'nan', 'grid from'],
       [0, 'NaN', 'share'],
       [0, '-5', 'share'],
       [0, '101', 'share'],
@@ -404,7 +417,7 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       onEvent: (e) => events.push(e),
     });
     await rate.ready();
-    reply = [...lease(10, 20, 0, { generation: 6 }).slice(0, 9), 'ebb:{n}:rate', 'r', '0'];
+    reply = [...lease(10, 20, 0, { generation: 6 }).slice(0, 14), 'ebb:{n}:rate', 'r', '0'];
     await clock.advance(500);
     await settle();
     expect(events).toEqual([expect.objectContaining({ type: 'repair', key: 'ebb:{n}:rate', field: 'r', value: '0' })]);

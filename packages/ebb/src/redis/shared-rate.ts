@@ -21,7 +21,7 @@ import {
   sharedKey,
   Timeout,
 } from './shared-state.js';
-import { ServerClock, slotAtOrAfter } from './time-division.js';
+import { type Grids, ServerClock, type Turns, turnsOf } from './time-division.js';
 import { pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedRate}. */
@@ -284,15 +284,16 @@ interface Lease {
   rank: number;
   serverMs: number;
   throttledAt: number;
+  grids: Grids;
   fault: SharedProblem | undefined;
 }
 
-/** The twelve values of a lease's reply, checked against the caller's bounds; anything else fails the call, naming the value. */
+/** The seventeen values of a lease's reply, checked against the caller's bounds; anything else fails the call, naming the value. */
 function parseLease(where: string, reply: unknown, maxRate: number): Lease {
-  if (!Array.isArray(reply) || reply.length !== 12) {
-    throw new TypeError(`${where}: Redis answered ${quote(reply)}; expected the rate script's twelve values`);
+  if (!Array.isArray(reply) || reply.length !== 17) {
+    throw new TypeError(`${where}: Redis answered ${quote(reply)}; expected the rate script's seventeen values`);
   }
-  const xs = reply.slice(0, 9).map((x) => (typeof x === 'string' || typeof x === 'number' ? Number(x) : Number.NaN));
+  const xs = reply.slice(0, 14).map((x) => (typeof x === 'string' || typeof x === 'number' ? Number(x) : Number.NaN));
   const n = (i: number) => xs[i] as number;
   const rate = (x: number) => (x === -1 ? maxRate === Number.POSITIVE_INFINITY : x >= 0 && x <= maxRate);
   const checks: [string, (x: number) => boolean, string][] = [
@@ -305,6 +306,11 @@ function parseLease(where: string, reply: unknown, maxRate: number): Lease {
     ['rank', (x) => Number.isSafeInteger(x) && x >= -1, 'a whole number >= -1'],
     ['server clock', Number.isFinite, 'a finite number of ms'],
     ['rate last throttled', (x) => x === -1 || (x > 0 && Number.isFinite(x)), 'a rate > 0, or -1 for none'],
+    ['grid rate before', (x) => x > 0 && x <= 1e300, 'a rate > 0'],
+    ['grid members before', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
+    ['grid rate', (x) => x > 0 && x <= 1e300, 'a rate > 0'],
+    ['grid members', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
+    ['grid from', (x) => x >= -1e300 && Number.isFinite(x), 'a time in ms'],
   ];
   for (const [i, [name, ok, expected]] of checks.entries()) {
     if (!ok(n(i))) throw new TypeError(`${where}: Redis answered ${name} = ${quote(reply[i])}; expected ${expected}`);
@@ -319,7 +325,8 @@ function parseLease(where: string, reply: unknown, maxRate: number): Lease {
     rank: n(6),
     serverMs: n(7),
     throttledAt: n(8),
-    fault: faultOf(reply, 9),
+    grids: { before: { rate: n(9), members: n(10) }, after: { rate: n(11), members: n(12) }, fromMs: n(13) },
+    fault: faultOf(reply, 14),
   };
 }
 
@@ -356,6 +363,7 @@ class Shared implements SharedRate {
   #generation = 0;
   #members = 0;
   #rank = -1;
+  #grids: Grids | undefined;
   #short = false;
   #next = Number.NEGATIVE_INFINITY;
   #saturated = false;
@@ -483,7 +491,9 @@ class Shared implements SharedRate {
     if (this.#mode === 'local') return this.#acquireLocal(signal);
     const ticket = this.#gate.acquire(0, signal);
     if (ticket instanceof Promise) {
-      this.#saturated = true;
+      // Kept waiting by the share: saturated. In turns, every request waits for one; only a
+      // second request waiting behind it (see #grant) says the share is used up.
+      if (!this.#turns()) this.#saturated = true;
       return ticket.then((t) => (t === FORWARD ? this.#acquireLocal(signal) : t));
     }
     return ticket === FORWARD ? this.#acquireLocal(signal) : ticket;
@@ -601,22 +611,26 @@ class Shared implements SharedRate {
     return this.#local;
   }
 
-  /** The member's time slots on its own clock, while it paces with company and knows the server's clock. */
-  #slots(): { phase: number; period: number } | undefined {
+  /**
+   * The member's turns in the fleet's time division, on its own clock, while it paces with company
+   * at an equal part of the grid's rate and knows the server's clock: undefined otherwise (then it
+   * paces at its share alone). See time-division.ts.
+   */
+  #turns(): Turns | undefined {
     const offset = this.#serverClock.offset;
-    const share = this.#share;
-    if (this.#members <= 1 || this.#rank < 0 || offset === undefined) return undefined;
-    if (!(share > 0 && Number.isFinite(share) && Number.isFinite(this.#fleet) && this.#fleet > 0)) return undefined;
-    return { phase: (this.#rank * 1000) / this.#fleet - offset, period: 1000 / share };
+    const grids = this.#grids;
+    if (this.#members <= 1 || this.#rank < 0 || offset === undefined || grids === undefined) return undefined;
+    if (!(this.#share > 0 && Number.isFinite(this.#share))) return undefined;
+    return turnsOf(grids, this.#rank, this.#share, offset, this.#law.margin);
   }
 
   /**
-   * How late a slot may still be used, in ms: a request sent later than this after its slot would
-   * come closer than the limiter's spacing to the next member's (the fleet's rate sits `margin`
-   * below the limit), so the slot is skipped instead.
+   * The turn a request may go in: the one nearest the time its share's pace gives (#next), and not
+   * one that passed more than the grid's lateness allowance ago.
    */
-  #slotLateMs(): number {
-    return (this.#law.margin * 1000) / this.#fleet;
+  #turn(turns: Turns, now: number): number {
+    const due = this.#next - turns.periodMs(this.#next) / 2;
+    return turns.next(Math.max(due, now - turns.lateMs(now)));
   }
 
   #waitMs(now: number): number {
@@ -627,8 +641,8 @@ class Shared implements SharedRate {
     if (this.#local && this.#local.waiting > 0) return 20;
     if (!Number.isFinite(this.#share)) return 0;
     if (!(this.#share > 0)) return this.#leaseMs;
-    const slots = this.#slots();
-    if (slots) return slotAtOrAfter(Math.max(this.#next, now - this.#slotLateMs()), slots.phase, slots.period) - now;
+    const turns = this.#turns();
+    if (turns) return this.#turn(turns, now) - now;
     return this.#next - now;
   }
 
@@ -637,11 +651,12 @@ class Shared implements SharedRate {
     this.#granted.add(now);
     if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
     if (this.#gate.waiting > 0) this.#saturated = true;
-    const slots = this.#slots();
-    if (slots) {
-      // In turn with the other members: this slot is taken, the next is one period on.
-      const slot = slotAtOrAfter(Math.max(this.#next, now - this.#slotLateMs()), slots.phase, slots.period);
-      this.#next = slot + slots.period / 2;
+    const turns = this.#turns();
+    if (turns) {
+      // In turn with the other members: the next request's time at the share's pace is one
+      // interval on (no debt carried over from turns missed), and it goes in the turn nearest it.
+      const turn = this.#turn(turns, now);
+      this.#next = Math.max(this.#next, turn) + Math.max(1000 / this.#share, turns.periodMs(turn));
     } else if (Number.isFinite(this.#share) && this.#share > 0) {
       // A late wake-up keeps its slot (up to catchUpMs); the first request after a silence starts one.
       // Alone in the fleet, the process's spacing is what the limiter sees, and adaptiveRate's rule
@@ -765,6 +780,7 @@ class Shared implements SharedRate {
       this.#short = lease.short;
       this.#members = lease.members;
       this.#rank = lease.rank;
+      this.#grids = lease.grids;
       this.#nextTryMs = Number.NEGATIVE_INFINITY;
       this.#reconnect = undefined;
       const was = this.#mode;

@@ -15,6 +15,14 @@
  * `1000 / R` apart. Each member places the slots on its own clock with the offset measured on its
  * leases ({@link ServerClock}).
  *
+ * The grid — the fleet's rate R and the number of members n — changes when the rate or the
+ * members do. Each member hears a change at its next renewal, up to a lease later; members pacing
+ * by different grids meet as independent pacers would. So a new grid holds from one lease after
+ * the change (`fromMs`, server clock), and the one before it until then: every member turns to the
+ * new grid at one instant. A member paces at its share, each request in the turn nearest its
+ * time at that pace (a share below the grid's equal part skips a turn now and then); a share above
+ * it (other members take less) cannot be paced in turns, and the member paces at its share alone.
+ *
  * What it cannot remove is lateness: a timer that fires late, a busy event loop, the network. A
  * request sent δ ms after its slot comes δ ms closer to the next member's; the fleet's rate sits
  * `margin` below the limit, so a lateness up to about `margin × 1000 / R` costs nothing, and a
@@ -27,6 +35,73 @@ export function slotAtOrAfter(t: number, phase: number, period: number): number 
   const slot = phase + j * period;
   // Float rounding can put the slot a hair before t: then take the next one.
   return slot < t - period * 1e-9 ? slot + period : slot;
+}
+
+/** The fleet's rate (requests per second; 1e300 for unlimited) and the members that divide it. */
+export interface Grid {
+  readonly rate: number;
+  readonly members: number;
+}
+
+/** The grid before a change, the grid after it, and when the second holds from (ms, server clock). */
+export interface Grids {
+  readonly before: Grid;
+  readonly after: Grid;
+  readonly fromMs: number;
+}
+
+/** A member's turns on its own clock. */
+export interface Turns {
+  /** The first turn at or after `t`; `t` itself when no grid holds then (the member paces at its share alone). */
+  next(t: number): number;
+  /** How late a turn at about `t` may still be taken: `margin` × the grid's spacing; 0 without a grid. */
+  lateMs(t: number): number;
+  /** The time between the member's turns at `t` (its members × the grid's spacing); 0 without a grid. */
+  periodMs(t: number): number;
+}
+
+/**
+ * The turns of the member of `rank` (0-based, its place in the join order) with `share` requests a
+ * second, on a clock `offsetMs` behind the server's (`server = local + offset`); undefined when
+ * neither grid can be paced in turns. A grid cannot when the member is not in it, when it is
+ * unlimited or has one member, or — the grid after a change — when the member's share is above
+ * its equal part (other members take less: turns would hold it back). Before the change the
+ * member takes its turns of the old grid whatever its new share: a rise reaches every member at
+ * the same instant.
+ */
+export function turnsOf(
+  grids: Grids,
+  rank: number,
+  share: number,
+  offsetMs: number,
+  margin: number,
+): Turns | undefined {
+  const lattice = (g: Grid, capped: boolean) => {
+    if (!(g.rate < 1e300 && g.members >= 2 && rank < g.members)) return undefined;
+    if (!capped && share > (g.rate / g.members) * (1 + 1e-2)) return undefined;
+    return {
+      phase: (rank * 1000) / g.rate - offsetMs,
+      period: (g.members * 1000) / g.rate,
+      late: (margin * 1000) / g.rate,
+    };
+  };
+  const before = lattice(grids.before, true);
+  const after = lattice(grids.after, false);
+  if (!before && !after) return undefined;
+  const from = grids.fromMs - offsetMs;
+  const at = (t: number) => (t < from ? before : after);
+  return {
+    next(t: number): number {
+      if (t < from) {
+        const x = before ? slotAtOrAfter(t, before.phase, before.period) : t;
+        if (x < from) return x;
+        return after ? slotAtOrAfter(from, after.phase, after.period) : Math.max(t, from);
+      }
+      return after ? slotAtOrAfter(t, after.phase, after.period) : t;
+    },
+    lateMs: (t: number) => at(t)?.late ?? 0,
+    periodMs: (t: number) => at(t)?.period ?? 0,
+  };
 }
 
 /** How many recent samples the offset is chosen from (at 2 leases a second, the last 8 s). */
