@@ -618,12 +618,6 @@ elseif present > s.nk then
   accepted, successes = s.ac + s.uk + used + gres, s.sn
 end
 local sent = s.ug + used + gres
--- With company, a rise needs the fleet to send (1 − 2 × margin) × its rate (RATE_LAW's rise) —
--- unless every member, this one included, was kept waiting: then the whole fleet was, as a
--- member alone is (each member's sent rate, counted over a second, is a count of a few requests
--- at a few requests a second each, and would hold the rise back by its noise).
-local company = others
-if sat == 1 and present > 0 and s.ns >= present and s.gn == 0 then company = 0 end
 if cut >= 0 and tgen > 0 and tgen ~= s.g then cut = 0 end
 -- In adaptiveRate's order: a rise that fell due is applied when the pacer wakes up, before the
 -- answer of the request it lets go; a success is evidence, and a due rise is applied (record); a
@@ -635,17 +629,17 @@ local throttle = cut >= 0 and cut == s.e and lease > 0
 local moves = cut < 0 or throttle
 local before = s.r
 if throttle then charge(false) end
-if moves then rise(sent, company) end
+if moves then rise(sent, others) end
 if ok == 1 and s.sk == 0 then
   s.sk = 1
   if s.sw == 1 then s.rd = now end
 end
-if moves then rise(sent, company) end
+if moves then rise(sent, others) end
 if sat == 1 and s.sw == 0 then
   s.sw = 1
   if s.sk == 1 then s.rd = now end
 end
-if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, company) end
+if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, others) end
 -- A new rate reaches the limiter once every member paces at it: the caller hears it now, each
 -- other member at its next renewal, the last of them one lease after it last renewed (its lease
 -- expires three after). The law's clock (the change's time, from which the next rise is judged)

@@ -67,8 +67,16 @@ const lease = (
 describe('sharedRate (virtual time, scripted Redis)', () => {
   it('holds requests until the first lease, then paces them exactly at the share', async () => {
     const clock = virtualClock();
-    const redis = fakeRedis(() => lease(10, 20));
-    const rate = sharedRate({ client: redis.scripts, name: 'n', clock });
+    // The script answers a member that leaves (lease 0) with no share: -1.
+    const redis = fakeRedis((call) => (call.args[4] === '0' ? lease(-1, 20) : lease(10, 20)));
+    const events: SharedEvent[] = [];
+    const rate = sharedRate({
+      client: redis.scripts,
+      name: 'n',
+      clock,
+      maxRatePerSecond: 100,
+      onEvent: (e) => events.push(e),
+    });
     expect(rate.mode).toBe('syncing');
     const granted: number[] = [];
     const all = Array.from({ length: 4 }, async () => {
@@ -90,8 +98,10 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     ]);
     expect(redis.calls[0]?.args.slice(4, 6)).toEqual(['500', '-1']);
     await rate.close();
-    // close() gives the lease back: a last call with lease 0.
+    // close() gives the lease back: a last call with lease 0, whose answer is no failure.
     expect(redis.calls.at(-1)?.args[4]).toBe('0');
+    expect(events).toEqual([]);
+    expect(rate.stats.errors).toBe(0);
   });
 
   it('alone in the fleet, makes up for a late wake-up by at most margin × the spacing below 40 r/s, as adaptiveRate does', async () => {

@@ -221,8 +221,11 @@ export class Counter {
 
 /**
  * What a member reports of itself (exported for the law's differential test): `used`, its grants
- * per second over the last second (over at least 100 ms since its first, as `adaptiveRate`
- * measures its sending rate for a first cut; 0 before any); `accepted`, its successes per second
+ * per second over the last second — longer, up to 3 s, until 10 grants, so that a member sending
+ * a few a second reports its rate and not the noise of a count of one or two (the fleet's rises
+ * need the members' sum; measured: six members of 2–3 r/s each reported 6.7–11.6 r/s for a fleet
+ * sending 11) — over at least 100 ms since its first, as `adaptiveRate` measures its sending rate
+ * for a first cut (0 before any); `accepted`, its successes per second
  * as `adaptiveRate` measures its delivered rate — over the last second, longer (up to 3 s) until
  * 10 successes, -1 while under a second is covered; `successes`, how many that counted;
  * `spanMs`, the span they were counted over; and `refused`, whether a throttle (`throttled`
@@ -236,7 +239,7 @@ export function memberReport(
   now: number,
   start: number,
 ): { used: number; accepted: number; successes: number; spanMs: number; refused: boolean } {
-  const used = Math.max(0, granted.rate(now, start, 0, 0, 1000));
+  const used = Math.max(0, granted.rate(now, start, MIN_DELIVERED, 0, 3000));
   const accepted = delivered.rate(now, start, MIN_DELIVERED, 1000, 3000);
   const refused = 2 * throttled.marked(now, delivered.lastSlots) >= delivered.lastSlots;
   return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount, spanMs: delivered.lastSpanMs, refused };
@@ -289,7 +292,7 @@ interface Lease {
 }
 
 /** The seventeen values of a lease's reply, checked against the caller's bounds; anything else fails the call, naming the value. */
-function parseLease(where: string, reply: unknown, maxRate: number): Lease {
+function parseLease(where: string, reply: unknown, maxRate: number, leaving: boolean): Lease {
   if (!Array.isArray(reply) || reply.length !== 17) {
     throw new TypeError(`${where}: Redis answered ${quote(reply)}; expected the rate script's seventeen values`);
   }
@@ -297,7 +300,12 @@ function parseLease(where: string, reply: unknown, maxRate: number): Lease {
   const n = (i: number) => xs[i] as number;
   const rate = (x: number) => (x === -1 ? maxRate === Number.POSITIVE_INFINITY : x >= 0 && x <= maxRate);
   const checks: [string, (x: number) => boolean, string][] = [
-    ['share', rate, `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`],
+    // A member that leaves holds no share: -1.
+    [
+      'share',
+      (x) => rate(x) || (leaving && x === -1),
+      `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`,
+    ],
     ['fleet rate', rate, `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`],
     ['epoch', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
     ['short', (x) => x === 0 || x === 1, '0 or 1'],
@@ -766,7 +774,12 @@ class Shared implements SharedRate {
       '',
     ];
     try {
-      const lease = parseLease(this.#where, await this.#bounded(this.#run(args)), this.#law.maxRatePerSecond);
+      const lease = parseLease(
+        this.#where,
+        await this.#bounded(this.#run(args)),
+        this.#law.maxRatePerSecond,
+        leaseMs === 0,
+      );
       const received = this.#clock.now();
       this.#serverClock.add(now, lease.serverMs, received);
       this.#share = lease.share < 0 ? Number.POSITIVE_INFINITY : lease.share;
