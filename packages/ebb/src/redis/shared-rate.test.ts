@@ -139,9 +139,9 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     expect(Math.min(...(await grants([20, 0], 0.2)))).toBeCloseTo(80, 9);
   });
 
-  it('with company, sends in its own time slots of the fleet’s rate on the server’s clock; a slot missed by more than margin × the fleet’s spacing is skipped', async () => {
-    // Rank 1 of 3 at a fleet rate of 30 r/s, a share of 10: slots at 1000/30 + j × 100 ms on the
-    // server's clock, which runs 1,000 ms ahead of this process's; margin 0.05 × 33.3 ms = 1.67 ms late at most.
+  it('with company, sends in its own turns of the fleet’s rate on the server’s clock; a turn missed by more than half the fleet’s spacing is skipped', async () => {
+    // Rank 1 of 3 at a fleet rate of 30 r/s, a share of 10: turns at 1000/30 + j × 100 ms on the
+    // server's clock, which runs 1,000 ms ahead of this process's; 33.3 / 2 = 16.7 ms late at most.
     const slotsOf = async (lateMs: readonly number[]) => {
       const base = virtualClock();
       let n = 0;
@@ -163,12 +163,13 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       return at;
     };
     const slot = (j: number) => 1000 / 30 + 100 * j;
-    // On time (or 1 ms late, within the 1.67 ms): every grant on a slot, one period apart.
+    // On time (or 1 or 10 ms late, within the 16.7 ms): every grant in its turn, one period apart.
     expect((await slotsOf([0])).map((t) => Number(t.toFixed(6)))).toEqual(
       [0, 1, 2, 3, 4].map((j) => Number(slot(j).toFixed(6))),
     );
-    const late = await slotsOf([1]);
-    for (const [j, t] of late.entries()) expect(t).toBeCloseTo(slot(j) + 1, 6);
+    for (const lateMs of [1, 10]) {
+      for (const [j, t] of (await slotsOf([lateMs])).entries()) expect(t).toBeCloseTo(slot(j) + lateMs, 6);
+    }
     // Every other wake-up 20 ms late: that slot is skipped, the request goes in the next one.
     const skipping = await slotsOf([0, 20]);
     for (const t of skipping)

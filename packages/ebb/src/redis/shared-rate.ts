@@ -629,7 +629,7 @@ class Shared implements SharedRate {
     const grids = this.#grids;
     if (this.#members <= 1 || this.#rank < 0 || offset === undefined || grids === undefined) return undefined;
     if (!(this.#share > 0 && Number.isFinite(this.#share))) return undefined;
-    return turnsOf(grids, this.#rank, this.#share, offset, this.#law.margin);
+    return turnsOf(grids, this.#rank, this.#share, offset);
   }
 
   /**

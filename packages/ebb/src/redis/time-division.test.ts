@@ -32,7 +32,7 @@ describe('turnsOf', () => {
     const offsets = [0, 1234.5, -987.25, 5e6, -3.75];
     const sent: number[] = [];
     for (const [rank, offset] of offsets.entries()) {
-      const turns = turnsOf({ before: grid(20, 5), after: grid(20, 5), fromMs: -1e300 }, rank, 4, offset, 0.05);
+      const turns = turnsOf({ before: grid(20, 5), after: grid(20, 5), fromMs: -1e300 }, rank, 4, offset);
       expect(turns).toBeDefined();
       let t = 1_000_000 - offset;
       for (let j = 0; j < 20; j++) {
@@ -51,7 +51,7 @@ describe('turnsOf', () => {
     const sent: number[] = [];
     for (const rank of [0, 1, 2]) {
       // Shares as each member heard them: 4 r/s (before its renewal) or 5 (after): the same turns.
-      const turns = turnsOf(grids, rank, rank === 1 ? 4 : 5, 0, 0.05) as NonNullable<ReturnType<typeof turnsOf>>;
+      const turns = turnsOf(grids, rank, rank === 1 ? 4 : 5, 0) as NonNullable<ReturnType<typeof turnsOf>>;
       let t = 8000;
       while (t < 12_000) {
         const turn = turns.next(t);
@@ -69,7 +69,7 @@ describe('turnsOf', () => {
 
   it('no turns for a member not in the grid, an unlimited grid, a grid of one, or a share above the equal part after the switch', () => {
     const at = (g: ReturnType<typeof grid>, rank = 0, share = 1) =>
-      turnsOf({ before: g, after: g, fromMs: -1e300 }, rank, share, 0, 0.05);
+      turnsOf({ before: g, after: g, fromMs: -1e300 }, rank, share, 0);
     expect(at(grid(20, 4), 4)).toBeUndefined();
     expect(at(grid(1e300, 4))).toBeUndefined();
     expect(at(grid(20, 1))).toBeUndefined();
@@ -78,12 +78,13 @@ describe('turnsOf', () => {
     expect(at(grid(20, 4), 0, 5.1)?.periodMs(5000)).toBe(0);
     expect(at(grid(20, 4), 0, 5)?.periodMs(5000)).toBe(200);
     // Before a switch, a share above the old grid's part still takes the old turns.
-    const t = turnsOf({ before: grid(20, 4), after: grid(30, 4), fromMs: 1000 }, 0, 7.5, 0, 0.05);
+    const t = turnsOf({ before: grid(20, 4), after: grid(30, 4), fromMs: 1000 }, 0, 7.5, 0);
     expect(t?.periodMs(0)).toBeCloseTo(200, 9);
     expect(t?.periodMs(1000)).toBeCloseTo(400 / 3, 9);
-    expect(t?.lateMs(0)).toBeCloseTo(2.5, 9);
+    expect(t?.lateMs(0)).toBeCloseTo(25, 9);
+    expect(t?.lateMs(1000)).toBeCloseTo(50 / 3, 9);
     // Without a grid at t, the turn is t itself (the member paces at its share alone).
-    const none = turnsOf({ before: grid(20, 4), after: grid(20, 4), fromMs: 1000 }, 0, 9, 0, 0.05);
+    const none = turnsOf({ before: grid(20, 4), after: grid(20, 4), fromMs: 1000 }, 0, 9, 0);
     expect(none?.next(5000)).toBe(5000);
   });
 });

@@ -24,9 +24,14 @@
  * it (other members take less) cannot be paced in turns, and the member paces at its share alone.
  *
  * What it cannot remove is lateness: a timer that fires late, a busy event loop, the network. A
- * request sent δ ms after its slot comes δ ms closer to the next member's; the fleet's rate sits
- * `margin` below the limit, so a lateness up to about `margin × 1000 / R` costs nothing, and a
- * later one either loses its slot or costs the next member a refusal (see `sharedRate`).
+ * request sent δ ms after its turn comes δ ms closer to the next member's. A turn is taken up to
+ * half the fleet's spacing late (`500 / R` ms) and skipped beyond: within that, the request is
+ * still nearer its own turn than the next one, and a limiter with a burst loses nothing to it; a
+ * limiter without burst refuses the next member's request when δ passes the slack the fleet's
+ * rate leaves below the limit (`1000 / R − 1000 / limit`), and the control law answers those 429s
+ * by keeping that much slack. Skipping every turn later than `margin × 1000 / R` instead (1 ms at
+ * 50 r/s) lost the rate itself: measured against nginx 50 r/s with burst 5, a fleet of five
+ * accepted 68.5 % of the limit and never converged, against 98.3 % with half a spacing.
  */
 
 /** The first instant at or after `t` of the slots `phase + j · period` (any units, one clock). */
@@ -54,7 +59,7 @@ export interface Grids {
 export interface Turns {
   /** The first turn at or after `t`; `t` itself when no grid holds then (the member paces at its share alone). */
   next(t: number): number;
-  /** How late a turn at about `t` may still be taken: `margin` × the grid's spacing; 0 without a grid. */
+  /** How late a turn at about `t` may still be taken: half the grid's spacing; 0 without a grid. */
   lateMs(t: number): number;
   /** The time between the member's turns at `t` (its members × the grid's spacing); 0 without a grid. */
   periodMs(t: number): number;
@@ -69,20 +74,14 @@ export interface Turns {
  * member takes its turns of the old grid whatever its new share: a rise reaches every member at
  * the same instant.
  */
-export function turnsOf(
-  grids: Grids,
-  rank: number,
-  share: number,
-  offsetMs: number,
-  margin: number,
-): Turns | undefined {
+export function turnsOf(grids: Grids, rank: number, share: number, offsetMs: number): Turns | undefined {
   const lattice = (g: Grid, capped: boolean) => {
     if (!(g.rate < 1e300 && g.members >= 2 && rank < g.members)) return undefined;
     if (!capped && share > (g.rate / g.members) * (1 + 1e-2)) return undefined;
     return {
       phase: (rank * 1000) / g.rate - offsetMs,
       period: (g.members * 1000) / g.rate,
-      late: (margin * 1000) / g.rate,
+      late: 500 / g.rate,
     };
   };
   const before = lattice(grids.before, true);
