@@ -133,7 +133,7 @@ describe.skipIf(!enabled)('the fleet as an ACL user with exactly the documented 
       await rate.ready();
       expect(rate.mode).toBe('local');
       // Redis 7.0: "ERR The user executing the script can't run this command or subcommand".
-      expect(String((events[0]?.error as Error).message)).toMatch(/user executing the script|NOPERM/);
+      expect(String((events[0]?.error as Error | undefined)?.message)).toMatch(/user executing the script|NOPERM/);
       await rate.close();
     } finally {
       c.disconnect();

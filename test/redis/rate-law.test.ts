@@ -14,8 +14,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { virtualClock } from '../../packages/ebb/src/core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from '../../packages/ebb/src/rate/adaptive-rate.js';
+import { Counter, lawArgs, memberReport } from '../../packages/ebb/src/redis/member-report.js';
 import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
-import { Counter, lawArgs, memberReport } from '../../packages/ebb/src/redis/shared-rate.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();

@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
 import type { RedisScripts } from './client.js';
+import type { SharedEvent } from './protocol.js';
 import { sharedRate } from './shared-rate.js';
-import type { SharedEvent } from './shared-state.js';
 
 type Call = { keys: readonly string[]; args: readonly string[] };
 

@@ -6,10 +6,8 @@ import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
-import { Rearm } from './rearm.js';
-import { RATE_SCRIPT } from './scripts.js';
+import { CATCH_UP_MS, Counter, catchUpMs, finite, lawArgs, memberReport } from './member-report.js';
 import {
-  faultOf,
   generationOf,
   newGeneration,
   processId,
@@ -17,11 +15,16 @@ import {
   RECONNECT,
   type SharedEvent,
   type SharedMode,
-  type SharedProblem,
   sharedKey,
   Timeout,
-} from './shared-state.js';
+} from './protocol.js';
+import { inspection, type Lease, parseLease, type SharedRateInspection } from './rate-lease.js';
+import { Rearm } from './rearm.js';
+import { RATE_SCRIPT } from './scripts.js';
 import { type Grids, ServerClock, type Turns, turnsOf } from './time-division.js';
+
+export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
+
 import { pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedRate}. */
@@ -65,41 +68,6 @@ export interface SharedRateStats {
   readonly stateLosses: number;
   /** Throttles of requests sent before the fleet's last change, not reported: old news (each process reports one per epoch). */
   readonly staleThrottles: number;
-}
-
-/** One lease as {@link SharedRate.inspect} shows it. */
-export interface SharedRateMember {
-  /** The member's id (random, one per `sharedRate`). */
-  readonly id: string;
-  /** Its share of the fleet's rate, requests per second. */
-  readonly sharePerSecond: number;
-  /** Whether its requests waited for their turn at its last renewal. */
-  readonly waiting: boolean;
-  /** Its accepted rate at its last renewal, undefined until it measured a second. */
-  readonly acceptedPerSecond: number | undefined;
-  /** The rate it sent at over the second before its last renewal. */
-  readonly sentPerSecond: number;
-  /** When its lease lapses, ms from now on the Redis server's clock. */
-  readonly leaseExpiresInMs: number;
-  /** Its place in the join order (its time slot), from 0; -1 if missing. */
-  readonly rank: number;
-}
-
-/** What {@link SharedRate.inspect} returns: the fleet's state in Redis, read without a lease. */
-export interface SharedRateInspection {
-  /** The state's key (the leases are `…-members`, `…-leases`, the join order `…-order`). */
-  readonly key: string;
-  readonly exists: boolean;
-  /** Sound state only: its generation, rate (`Infinity`: unlimited), epoch, and members still expected after a loss. */
-  readonly generation: number | undefined;
-  readonly ratePerSecond: number | undefined;
-  readonly epoch: number | undefined;
-  readonly ghosts: number | undefined;
-  readonly members: readonly SharedRateMember[];
-  /** The state's fields as stored. */
-  readonly fields: Readonly<Record<string, string>>;
-  /** Every value this process's next lease would repair (checked against its own bounds). */
-  readonly problems: readonly SharedProblem[];
 }
 
 /** The controller {@link sharedRate} returns: an `adaptiveRate` for a whole fleet. */
@@ -150,193 +118,8 @@ class LocalTicket {
   ) {}
 }
 
-/** Grants and successes are counted in 100-ms slots over at most 3 s, as `adaptiveRate` does. */
-const SLOT_MS = 100;
-const SLOTS = 30;
-/** A late wake-up of the pacer is made up for, up to this much (less below 40 r/s: see `catchUpMs`). */
-const CATCH_UP_MS = 25;
-/** The accepted rate is measured as `adaptiveRate` measures its delivered rate: over 10 successes at least. */
-const MIN_DELIVERED = 10;
 /** Sent with a grant in place of a ticket while on fallback: the waiter goes on to the local controller. */
 const FORWARD = Symbol('forward');
-
-/** Events counted in 100-ms slots over the last 3 s. Exported for the law's differential test only. */
-export class Counter {
-  readonly #counts = new Float64Array(SLOTS);
-  readonly #slots = new Float64Array(SLOTS).fill(-1);
-  /** The events the last `rate()` counted. */
-  lastCount = 0;
-  /** The span the last `rate()` counted them over, in ms (at least one slot). */
-  lastSpanMs: number = SLOT_MS;
-  /** The 100-ms slots the last `rate()` went through, the current one included. */
-  lastSlots = 1;
-
-  add(now: number): void {
-    const slot = Math.floor(now / SLOT_MS);
-    const i = ((slot % SLOTS) + SLOTS) % SLOTS;
-    if (this.#slots[i] !== slot) {
-      this.#slots[i] = slot;
-      this.#counts[i] = 0;
-    }
-    this.#counts[i] = (this.#counts[i] as number) + 1;
-  }
-
-  /**
-   * Events per second over the last second — longer, up to `maxCoveredMs`, until `min` events are
-   * in the span — since `since`; -1 while less than `minCoveredMs` of history is covered.
-   */
-  rate(now: number, since: number, min: number, minCoveredMs: number, maxCoveredMs = 3000): number {
-    const slot = Math.floor(now / SLOT_MS);
-    const from = Math.max(now - SLOTS * SLOT_MS, since);
-    let n = 0;
-    let covered = 0;
-    for (let k = 0; k < SLOTS; k++) {
-      const s = slot - k;
-      const start = s * SLOT_MS;
-      const i = ((s % SLOTS) + SLOTS) % SLOTS;
-      if (this.#slots[i] === s) n += this.#counts[i] as number;
-      this.lastSlots = k + 1;
-      covered = now - Math.max(start, from);
-      if (start <= from) break;
-      if (covered >= 1000 && n >= min) break;
-      if (covered >= maxCoveredMs) break;
-    }
-    this.lastCount = n;
-    this.lastSpanMs = Math.max(SLOT_MS, covered);
-    if (covered < minCoveredMs) return -1;
-    return (n * 1000) / Math.max(SLOT_MS, covered);
-  }
-
-  /** How many of the last `slots` 100-ms slots up to `now`'s (that one included) hold an event. */
-  marked(now: number, slots: number): number {
-    const slot = Math.floor(now / SLOT_MS);
-    let n = 0;
-    for (let k = 0; k < Math.min(slots, SLOTS); k++) {
-      const s = slot - k;
-      if (this.#slots[((s % SLOTS) + SLOTS) % SLOTS] === s) n++;
-    }
-    return n;
-  }
-}
-
-/**
- * What a member reports of itself (exported for the law's differential test): `used`, its grants
- * per second over the last second — longer, up to 3 s, until 10 grants, so that a member sending
- * a few a second reports its rate and not the noise of a count of one or two (the fleet's rises
- * need the members' sum; measured: six members of 2–3 r/s each reported 6.7–11.6 r/s for a fleet
- * sending 11) — over at least 100 ms since its first, as `adaptiveRate` measures its sending rate
- * for a first cut (0 before any); `accepted`, its successes per second
- * as `adaptiveRate` measures its delivered rate — over the last second, longer (up to 3 s) until
- * 10 successes, -1 while under a second is covered; `successes`, how many that counted;
- * `spanMs`, the span they were counted over; and `refused`, whether a throttle (`throttled`
- * counts every one) came in at least half the 100-ms slots of that span, as `adaptiveRate`'s
- * `#refused`: the blind cut's correction may then go past `decreaseFactor`.
- */
-export function memberReport(
-  granted: Counter,
-  delivered: Counter,
-  throttled: Counter,
-  now: number,
-  start: number,
-): { used: number; accepted: number; successes: number; spanMs: number; refused: boolean } {
-  const used = Math.max(0, granted.rate(now, start, MIN_DELIVERED, 0, 3000));
-  const accepted = delivered.rate(now, start, MIN_DELIVERED, 1000, 3000);
-  const refused = 2 * throttled.marked(now, delivered.lastSlots) >= delivered.lastSlots;
-  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount, spanMs: delivered.lastSpanMs, refused };
-}
-
-const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '-1');
-
-/**
- * The law's options as RATE_SCRIPT's ARGV[8..16] (margin, decreaseFactor, increase, the largest
- * step, coolOffMs, maxCoolOffMs, minRatePerSecond, maxRatePerSecond or -1, the keys' expiry in s).
- * Exported for the law's differential test.
- */
-export function lawArgs(law: Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>): string[] {
-  return [
-    String(law.margin),
-    String(law.decreaseFactor),
-    String(law.increase),
-    String(1 / law.decreaseFactor - 1),
-    String(law.coolOffMs),
-    String(law.maxCoolOffMs),
-    String(law.minRatePerSecond),
-    finite(law.maxRatePerSecond),
-    '86400',
-  ];
-}
-
-/**
- * How late a pacer's wake-up may be made up for at `interval` ms between requests: `adaptiveRate`'s
- * rule (`#catchUpMs`) — the whole CATCH_UP_MS where requests are closer than it, else at most
- * `margin` × the interval, so that two requests of one process never go closer than
- * `(1 − margin)` × its spacing (nginx's `limit_req` without burst refuses closer ones).
- */
-export function catchUpMs(interval: number, margin: number): number {
-  return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, margin * interval);
-}
-
-/** What the rate script answers to a lease, checked. */
-interface Lease {
-  share: number;
-  fleet: number;
-  epoch: number;
-  short: boolean;
-  members: number;
-  generation: number;
-  rank: number;
-  serverMs: number;
-  throttledAt: number;
-  grids: Grids;
-  fault: SharedProblem | undefined;
-}
-
-/** The seventeen values of a lease's reply, checked against the caller's bounds; anything else fails the call, naming the value. */
-function parseLease(where: string, reply: unknown, maxRate: number, leaving: boolean): Lease {
-  if (!Array.isArray(reply) || reply.length !== 17) {
-    throw new TypeError(`${where}: Redis answered ${quote(reply)}; expected the rate script's seventeen values`);
-  }
-  const xs = reply.slice(0, 14).map((x) => (typeof x === 'string' || typeof x === 'number' ? Number(x) : Number.NaN));
-  const n = (i: number) => xs[i] as number;
-  const rate = (x: number) => (x === -1 ? maxRate === Number.POSITIVE_INFINITY : x >= 0 && x <= maxRate);
-  const checks: [string, (x: number) => boolean, string][] = [
-    // A member that leaves holds no share: -1.
-    [
-      'share',
-      (x) => rate(x) || (leaving && x === -1),
-      `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`,
-    ],
-    ['fleet rate', rate, `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`],
-    ['epoch', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
-    ['short', (x) => x === 0 || x === 1, '0 or 1'],
-    ['members', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
-    ['generation', (x) => Number.isSafeInteger(x) && x >= 1, 'a whole number >= 1'],
-    ['rank', (x) => Number.isSafeInteger(x) && x >= -1, 'a whole number >= -1'],
-    ['server clock', Number.isFinite, 'a finite number of ms'],
-    ['rate last throttled', (x) => x === -1 || (x > 0 && Number.isFinite(x)), 'a rate > 0, or -1 for none'],
-    ['grid rate before', (x) => x > 0 && x <= 1e300, 'a rate > 0'],
-    ['grid members before', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
-    ['grid rate', (x) => x > 0 && x <= 1e300, 'a rate > 0'],
-    ['grid members', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
-    ['grid from', (x) => x >= -1e300 && Number.isFinite(x), 'a time in ms'],
-  ];
-  for (const [i, [name, ok, expected]] of checks.entries()) {
-    if (!ok(n(i))) throw new TypeError(`${where}: Redis answered ${name} = ${quote(reply[i])}; expected ${expected}`);
-  }
-  return {
-    share: n(0),
-    fleet: n(1),
-    epoch: n(2),
-    short: n(3) === 1,
-    members: n(4),
-    generation: n(5),
-    rank: n(6),
-    serverMs: n(7),
-    throttledAt: n(8),
-    grids: { before: { rate: n(9), members: n(10) }, after: { rate: n(11), members: n(12) }, fromMs: n(13) },
-    fault: faultOf(reply, 14),
-  };
-}
 
 class Shared implements SharedRate {
   readonly #where: string;
@@ -872,52 +655,6 @@ class Shared implements SharedRate {
       // A listener's throw must not break the controller every request of the process shares.
     }
   }
-}
-
-/** A rate script's inspection ([state, leases, expiries, order, faults, server clock]) as an object. */
-function inspection(keys: readonly string[], parts: unknown[][], maxRate: number): SharedRateInspection {
-  const pairs = (xs: unknown) => {
-    const flat = Array.isArray(xs) ? xs.map(String) : [];
-    const out: [string, string][] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i] as string, flat[i + 1] as string]);
-    return out;
-  };
-  const fields = Object.fromEntries(pairs(parts[0]));
-  const expiries = new Map(pairs(parts[2]).map(([k, v]) => [k, Number(v)]));
-  const order = pairs(parts[3]).map(([k]) => k);
-  const list = Array.isArray(parts[4]) ? parts[4] : [];
-  const problems: SharedProblem[] = [];
-  for (let i = 0; i < list.length; i += 3) {
-    const p = faultOf(list, i);
-    if (p) problems.push(p);
-  }
-  const serverMs = Number(parts[5]);
-  const sound = !problems.some((p) => p.key === keys[0]) && Object.keys(fields).length > 0;
-  const num = (k: string) => Number(fields[k]);
-  const rate = num('r');
-  const members = pairs(parts[1]).map(([id, value]) => {
-    const [share, waiting, accepted, used] = value.split(',').map(Number) as [number, number, number, number];
-    return {
-      id,
-      sharePerSecond: share,
-      waiting: waiting === 1,
-      acceptedPerSecond: accepted >= 0 ? accepted : undefined,
-      sentPerSecond: used,
-      leaseExpiresInMs: (expiries.get(id) ?? Number.NaN) - serverMs,
-      rank: order.indexOf(id),
-    };
-  });
-  return {
-    key: keys[0] as string,
-    exists: Object.keys(fields).length > 0,
-    generation: sound ? num('g') : undefined,
-    ratePerSecond: sound ? (rate >= 1e300 ? Number.POSITIVE_INFINITY : Math.min(rate, maxRate)) : undefined,
-    epoch: sound ? num('e') : undefined,
-    ghosts: sound ? num('gn') : undefined,
-    members,
-    fields,
-    problems,
-  };
 }
 
 /**
