@@ -27,6 +27,10 @@ interface Lease {
   successes?: number;
   /** The span, in ms, its accepted rate was measured over (default 1000). */
   spanMs?: number;
+  /** The generation the throttled request was sent in (default 0: none). */
+  ticketGeneration?: number;
+  /** The members the caller last heard of (default 0: none). */
+  heard?: number;
 }
 interface Reply {
   share: number;
@@ -55,6 +59,12 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       l.ok === true ? '1' : '0',
       String(l.successes ?? ((l.accepted ?? -1) >= 0 ? 100 : -1)),
       String(l.spanMs ?? 1000),
+      '0',
+      String(Math.floor(Math.random() * 2 ** 40) + 1),
+      String(l.ticketGeneration ?? 0),
+      String(l.heard ?? 0),
+      '-1',
+      '',
     )) as string[];
     const [share, fleet, epoch, short, members] = reply.map(Number) as [number, number, number, number, number];
     return { share, fleet, epoch, short: short === 1, members };
@@ -339,4 +349,32 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       { numRuns: 40 },
     );
   }, 60_000);
+
+  it('a state recreated after a loss holds the members its first caller had heard of (ghosts): the first back gets its part, not the whole rate', async () => {
+    // The state is gone (FLUSHALL): the first caller had heard of 4 members and the fleet at 80 r/s.
+    const first = await call({ id: 'a', seed: 80, heard: 4 });
+    expect(first).toMatchObject({ share: 20, fleet: 80, members: 4 });
+    // Each one back takes a ghost's place and its part.
+    expect((await call({ id: 'b', seed: 80, heard: 4 })).share).toBe(20);
+    expect((await call({ id: 'c', seed: 80, heard: 4 })).share).toBe(20);
+    const s = await state();
+    expect(Number((s as Record<string, number>).gn)).toBe(1);
+    // A fresh state with no members heard of: the whole rate to the first, as before.
+    await c.del(...KEYS);
+    expect((await call({ id: 'z', seed: 80 })).share).toBe(80);
+  });
+
+  it('a throttle of a request sent in another generation counts in the current one’s first epoch, once', async () => {
+    await call({ id: 'a', seed: 100, accepted: 50, used: 50 });
+    const g = Number((await c.hget(KEYS[0] as string, 'g')) as string);
+    // A request sent before the state was lost (generation g + 1 then, epoch 5): its throttle cuts now.
+    const cut = await call({ id: 'a', cut: 5, ticketGeneration: g + 1, accepted: 50, used: 50 });
+    expect(cut.epoch).toBe(1);
+    expect(cut.fleet).toBeLessThan(100);
+    // A second report of the same (old) generation finds the epoch moved on: nothing changes.
+    const again = await call({ id: 'b', cut: 5, ticketGeneration: g + 1, accepted: 50, used: 50 });
+    expect(again).toMatchObject({ epoch: 1, fleet: cut.fleet });
+    // With the current generation, an epoch other than the fleet's is old news, as before.
+    expect((await call({ id: 'a', cut: 5, ticketGeneration: g })).epoch).toBe(1);
+  });
 });
