@@ -38,6 +38,8 @@ interface Reply {
   epoch: number;
   short: boolean;
   members: number;
+  /** The time-division grids: before (rate, members), after (rate, members), and when the second holds from. */
+  grids?: { before: [number, number]; after: [number, number]; fromMs: number; serverMs: number };
 }
 
 describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
@@ -66,8 +68,15 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       '-1',
       '',
     )) as string[];
-    const [share, fleet, epoch, short, members] = reply.map(Number) as [number, number, number, number, number];
-    return { share, fleet, epoch, short: short === 1, members };
+    const n = reply.map(Number);
+    const [share, fleet, epoch, short, members] = n as [number, number, number, number, number];
+    const grids = {
+      before: [n[9], n[10]] as [number, number],
+      after: [n[11], n[12]] as [number, number],
+      fromMs: n[13] as number,
+      serverMs: n[7] as number,
+    };
+    return { share, fleet, epoch, short: short === 1, members, grids };
   };
   type State = Record<'r' | 'e' | 'ch' | 'ev' | 'nt' | 'rd' | 'rl' | 'ia' | 'iu' | 'ns' | 'pa' | 'cu', number>;
   const state = async (): Promise<State> => {
@@ -101,9 +110,15 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
   });
 
   it('starts a missing state from the seed and splits it equally between saturated members, never above it', async () => {
-    expect(await call({ id: 'a', seed: 60 })).toEqual({ share: 60, fleet: 60, epoch: 0, short: false, members: 1 });
+    expect(await call({ id: 'a', seed: 60 })).toMatchObject({
+      share: 60,
+      fleet: 60,
+      epoch: 0,
+      short: false,
+      members: 1,
+    });
     // b arrives while a holds all 60: it starts at the minimum rate and is told to ask again soon.
-    expect(await call({ id: 'b', seed: 60 })).toEqual({ share: 1, fleet: 60, epoch: 0, short: true, members: 2 });
+    expect(await call({ id: 'b', seed: 60 })).toMatchObject({ share: 1, fleet: 60, epoch: 0, short: true, members: 2 });
     // a renews: its fair share is now 30 (a decrease is granted at once).
     expect((await call({ id: 'a' })).share).toBe(30);
     // b asks again: a's 30 are all that is held now, so b gets its fair 30.
@@ -376,5 +391,29 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect(again).toMatchObject({ epoch: 1, fleet: cut.fleet });
     // With the current generation, an epoch other than the fleet's is old news, as before.
     expect((await call({ id: 'a', cut: 5, ticketGeneration: g })).epoch).toBe(1);
+  });
+
+  it('keeps the time-division grid: a change of the rate or the members holds from one lease on, the grid before it until then', async () => {
+    await call({ id: 'a', seed: 60, leaseMs: 100 });
+    const b = await call({ id: 'b', leaseMs: 100 });
+    // b joined before a's grid held: the pending grid is replaced (60 r/s among 2), one lease after
+    // b's call; until then the grid before it (the new state's, of no members: no turns).
+    expect(b.grids?.after).toEqual([60, 2]);
+    expect(b.grids?.before).toEqual([60, 0]);
+    const ahead = (r: Reply) => (r.grids?.fromMs as number) - (r.grids?.serverMs as number);
+    expect(ahead(b)).toBeGreaterThan(90);
+    expect(ahead(b)).toBeLessThanOrEqual(100);
+    // No change: the grid stays, with its instant.
+    const again = await call({ id: 'a', leaseMs: 100 });
+    expect(again.grids?.after).toEqual([60, 2]);
+    expect(again.grids?.fromMs).toBe(b.grids?.fromMs);
+    // After the instant, a cut: the grid that held becomes the one before, the cut's grid holds a lease on.
+    await new Promise((r) => setTimeout(r, 150));
+    const cut = await call({ id: 'a', cut: 0, leaseMs: 100, accepted: 40, used: 40 });
+    expect(cut.epoch).toBe(1);
+    expect(cut.grids?.before).toEqual([60, 2]);
+    expect(cut.grids?.after).toEqual([cut.fleet, 2]);
+    expect(ahead(cut)).toBeGreaterThan(90);
+    expect(ahead(cut)).toBeLessThanOrEqual(100);
   });
 });
