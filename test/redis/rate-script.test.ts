@@ -40,6 +40,8 @@ interface Reply {
   members: number;
   /** The time-division grids: before (rate, members), after (rate, members), and when the second holds from. */
   grids?: { before: [number, number]; after: [number, number]; fromMs: number; serverMs: number };
+  /** The first bad key, field and value the script repaired ('' when none). */
+  fault?: [string, string, string];
 }
 
 describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
@@ -76,7 +78,15 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       fromMs: n[13] as number,
       serverMs: n[7] as number,
     };
-    return { share, fleet, epoch, short: short === 1, members, grids };
+    return {
+      share,
+      fleet,
+      epoch,
+      short: short === 1,
+      members,
+      grids,
+      fault: reply.slice(14, 17) as [string, string, string],
+    };
   };
   type State = Record<'r' | 'e' | 'ch' | 'ev' | 'nt' | 'rd' | 'rl' | 'ia' | 'iu' | 'ns' | 'pa' | 'cu', number>;
   const state = async (): Promise<State> => {
@@ -415,5 +425,20 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect(cut.grids?.after).toEqual([cut.fleet, 2]);
     expect(ahead(cut)).toBeGreaterThan(90);
     expect(ahead(cut)).toBeLessThanOrEqual(100);
+  });
+
+  it('sums within their bounds that disagree with the leases are rebuilt from them once a lease shows it, naming the field', async () => {
+    await call({ id: 'a', seed: 60 });
+    await call({ id: 'b' });
+    // Both wait (ns = 2); a writer sets ns to 0 — a count, within its bounds.
+    await c.hset(KEYS[0] as string, 'ns', '0');
+    const r = await call({ id: 'a' });
+    // a's renewal takes its own lease out of the sums first: ns would go to -1. Rebuilt instead.
+    expect(r.fault?.slice(1)).toEqual(['ns', '0']);
+    expect(Number(await c.hget(KEYS[0] as string, 'ns'))).toBe(2);
+    expect(r.share).toBe(30);
+    for (const v of Object.values(await c.hgetall(KEYS[1] as string))) {
+      for (const x of v.split(',')) expect(Number.isFinite(Number(x))).toBe(true);
+    }
   });
 });
