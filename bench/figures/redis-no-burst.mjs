@@ -101,7 +101,13 @@ try {
           load: `${before} → ${load()}`,
           shared: { accepted: s.acceptedPerSecond, ofLimit: s.ofLimit, throttled: s.throttledShare },
           independent: { accepted: l.acceptedPerSecond, ofLimit: l.ofLimit, throttled: l.throttledShare },
-          lateness: { p50: q(late, 0.5), p90: q(late, 0.9), p99: q(late, 0.99), slack, beyond: late.filter((x) => x > slack).length / late.length },
+          lateness: {
+            p50: q(late, 0.5),
+            p90: q(late, 0.9),
+            p99: q(late, 0.99),
+            slack,
+            beyond: late.filter((x) => x > slack).length / late.length,
+          },
         });
       } finally {
         await forShared.stop();
