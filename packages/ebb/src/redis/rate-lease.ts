@@ -57,7 +57,7 @@ export interface Lease {
 }
 
 /** The seventeen values of a lease's reply, checked against the caller's bounds; anything else fails the call, naming the value. */
-export function parseLease(where: string, reply: unknown, maxRate: number, leaving: boolean): Lease {
+export function parseLease(where: string, reply: unknown, minRate: number, maxRate: number, leaving: boolean): Lease {
   if (!Array.isArray(reply) || reply.length !== 17) {
     throw new TypeError(`${where}: Redis answered ${quote(reply)}; expected the rate script's seventeen values`);
   }
@@ -71,7 +71,12 @@ export function parseLease(where: string, reply: unknown, maxRate: number, leavi
       (x) => rate(x) || (leaving && x === -1),
       `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`,
     ],
-    ['fleet rate', rate, `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`],
+    // The fleet's rate never goes below the minimum (a share may: everything leased to others).
+    [
+      'fleet rate',
+      (x) => rate(x) && (x === -1 || x >= minRate),
+      `a rate from minRatePerSecond (${minRate}) to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`,
+    ],
     ['epoch', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],
     ['short', (x) => x === 0 || x === 1, '0 or 1'],
     ['members', (x) => Number.isSafeInteger(x) && x >= 0, 'a whole number >= 0'],

@@ -280,6 +280,8 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       [0, '101', 'share'],
       [0, '-1', 'share'],
       [1, 'inf', 'fleet rate'],
+      [1, '0', 'fleet rate'],
+      [1, '0.5', 'fleet rate'],
       [1, '1e6', 'fleet rate'],
       [2, '0.5', 'epoch'],
       [3, '2', 'short'],

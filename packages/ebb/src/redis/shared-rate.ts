@@ -560,6 +560,7 @@ class Shared implements SharedRate {
       const lease = parseLease(
         this.#where,
         await this.#bounded(this.#run(args)),
+        this.#law.minRatePerSecond,
         this.#law.maxRatePerSecond,
         leaseMs === 0,
       );
