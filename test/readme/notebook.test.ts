@@ -12,7 +12,7 @@ import { ROOT } from '../support/cli.js';
 /** Words that name the project's history rather than the thing itself. */
 const HISTORY: readonly RegExp[] = [
   /\bissues? ?#?\d+/i, // an issue by its number
-  /\bmust show\b/i, // an issue's acceptance list
+  /\bMust show\b/, // an issue's acceptance list, as issues write it ("a case must show" is English)
   /\bdefect \d+/i, // an issue's list of defects
   /\b[Rr]uns? [A-Z]\b/, // a run named by its letter
   /\bround of (?!requests\b)/i, // a round by its date (a round of requests is the rate law's term)

@@ -86,7 +86,7 @@ describe.skipIf(!enabled)('shared budgets on a 3-master Redis Cluster (real redi
     await node.close();
     io.disconnect();
   }, 60_000);
-  it('the shared rate: both clients lease one fleet rate a name, its three keys on the node owning the slot', async () => {
+  it('the shared rate: both clients lease one fleet rate a name, its four keys on the node owning the slot', async () => {
     const node = createCluster({ rootNodes: [{ url: nodes[2]?.url as string }] });
     node.on('error', () => {});
     await node.connect();
@@ -126,15 +126,15 @@ describe.skipIf(!enabled)('shared budgets on a 3-master Redis Cluster (real redi
         await sleep(10);
       }
       expect([a.epoch, b.epoch]).toEqual([epoch + 1, epoch + 1]);
-      // The state, the leases and their expiries share one slot: all on one master, asked directly.
-      const keys = [a.key, `${a.key}-members`, `${a.key}-leases`];
+      // The state, the leases, their expiries and the join order share one slot: all on one master, asked directly.
+      const keys = [a.key, `${a.key}-members`, `${a.key}-leases`, `${a.key}-order`];
       const found = await Promise.all(
         nodes.map(async (n) => (await cli(['-p', String(n.port), 'exists', ...keys])).trim()),
       );
-      // The owner answers 3; the other masters refuse keys of a slot they do not serve (MOVED).
-      expect(found.filter((f) => f === '3')).toHaveLength(1);
+      // The owner answers 4; the other masters refuse keys of a slot they do not serve (MOVED).
+      expect(found.filter((f) => f === '4')).toHaveLength(1);
       expect(found.filter((f) => f === '0')).toHaveLength(0);
-      owners.add(found.indexOf('3'));
+      owners.add(found.indexOf('4'));
       expect(a.stats.errors + b.stats.errors).toBe(0);
       await Promise.all([a.close(), b.close()]);
     }

@@ -14,16 +14,19 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { virtualClock } from '../../packages/ebb/src/core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from '../../packages/ebb/src/rate/adaptive-rate.js';
+import { Counter, lawArgs, memberReport } from '../../packages/ebb/src/redis/member-report.js';
 import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
-import { Counter, lawArgs, memberReport } from '../../packages/ebb/src/redis/shared-rate.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();
-const KEYS = ['law:{fleet}:rate', 'law:{fleet}:rate-members', 'law:{fleet}:rate-leases'];
+const KEYS = ['law:{fleet}:rate', 'law:{fleet}:rate-members', 'law:{fleet}:rate-leases', 'law:{fleet}:rate-order'];
 const SERVER_TIME = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-/** The script with its clock the trace's: ARGV[21]. Everything else is the production text. */
-const SCRIPT = RATE_SCRIPT.replace(SERVER_TIME, 'local now = tonumber(ARGV[21])');
+/** The script with its clock the trace's: ARGV[26] (and TIME's pair made from it). Everything else is the production text. */
+const SCRIPT = RATE_SCRIPT.replace(
+  SERVER_TIME,
+  'local now = tonumber(ARGV[26])\nlocal t = { math.floor(now / 1000), (now % 1000) * 1000 }',
+);
 
 type Law = Required<
   Pick<AdaptiveRateOptions, 'decreaseFactor' | 'coolOffMs' | 'maxCoolOffMs' | 'margin' | 'increase'>
@@ -102,7 +105,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       const { used, accepted, successes, spanMs, refused } = memberReport(granted, delivered, refusals, now, start);
       const reply = (await c.evalsha(
         sha,
-        3,
+        4,
         ...KEYS,
         'member',
         event === 'wait' ? '1' : '0',
@@ -116,6 +119,12 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
         String(successes),
         String(spanMs),
         refused ? '1' : '0',
+        // A generation, no throttle of another one, no members heard of, no rate last throttled, a lease.
+        '1',
+        '0',
+        '0',
+        '-1',
+        '',
         String(now),
       )) as string[];
       const rate = Number(reply[1]);

@@ -9,7 +9,7 @@ import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();
-const KEYS = ['t:{fleet}:rate', 't:{fleet}:rate-members', 't:{fleet}:rate-leases'];
+const KEYS = ['t:{fleet}:rate', 't:{fleet}:rate-members', 't:{fleet}:rate-leases', 't:{fleet}:rate-order'];
 // margin, decreaseFactor, increase, largest step, coolOffMs, maxCoolOffMs, min, max (-1: none), expiry s
 const LAW = ['0.05', '0.5', '0.1', '1', '1000', '8000', '1', '-1', '86400'];
 
@@ -27,6 +27,10 @@ interface Lease {
   successes?: number;
   /** The span, in ms, its accepted rate was measured over (default 1000). */
   spanMs?: number;
+  /** The generation the throttled request was sent in (default 0: none). */
+  ticketGeneration?: number;
+  /** The members the caller last heard of (default 0: none). */
+  heard?: number;
 }
 interface Reply {
   share: number;
@@ -34,6 +38,10 @@ interface Reply {
   epoch: number;
   short: boolean;
   members: number;
+  /** The time-division grids: before (rate, members), after (rate, members), and when the second holds from. */
+  grids?: { before: [number, number]; after: [number, number]; fromMs: number; serverMs: number };
+  /** The first bad key, field and value the script repaired ('' when none). */
+  fault?: [string, string, string];
 }
 
 describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
@@ -42,7 +50,7 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
   const call = async (l: Lease): Promise<Reply> => {
     const reply = (await c.eval(
       RATE_SCRIPT,
-      3,
+      4,
       ...KEYS,
       l.id,
       l.saturated === false ? '0' : '1',
@@ -55,9 +63,30 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       l.ok === true ? '1' : '0',
       String(l.successes ?? ((l.accepted ?? -1) >= 0 ? 100 : -1)),
       String(l.spanMs ?? 1000),
+      '0',
+      String(Math.floor(Math.random() * 2 ** 40) + 1),
+      String(l.ticketGeneration ?? 0),
+      String(l.heard ?? 0),
+      '-1',
+      '',
     )) as string[];
-    const [share, fleet, epoch, short, members] = reply.map(Number) as [number, number, number, number, number];
-    return { share, fleet, epoch, short: short === 1, members };
+    const n = reply.map(Number);
+    const [share, fleet, epoch, short, members] = n as [number, number, number, number, number];
+    const grids = {
+      before: [n[9], n[10]] as [number, number],
+      after: [n[11], n[12]] as [number, number],
+      fromMs: n[13] as number,
+      serverMs: n[7] as number,
+    };
+    return {
+      share,
+      fleet,
+      epoch,
+      short: short === 1,
+      members,
+      grids,
+      fault: reply.slice(14, 17) as [string, string, string],
+    };
   };
   type State = Record<'r' | 'e' | 'ch' | 'ev' | 'nt' | 'rd' | 'rl' | 'ia' | 'iu' | 'ns' | 'pa' | 'cu', number>;
   const state = async (): Promise<State> => {
@@ -91,9 +120,15 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
   });
 
   it('starts a missing state from the seed and splits it equally between saturated members, never above it', async () => {
-    expect(await call({ id: 'a', seed: 60 })).toEqual({ share: 60, fleet: 60, epoch: 0, short: false, members: 1 });
+    expect(await call({ id: 'a', seed: 60 })).toMatchObject({
+      share: 60,
+      fleet: 60,
+      epoch: 0,
+      short: false,
+      members: 1,
+    });
     // b arrives while a holds all 60: it starts at the minimum rate and is told to ask again soon.
-    expect(await call({ id: 'b', seed: 60 })).toEqual({ share: 1, fleet: 60, epoch: 0, short: true, members: 2 });
+    expect(await call({ id: 'b', seed: 60 })).toMatchObject({ share: 1, fleet: 60, epoch: 0, short: true, members: 2 });
     // a renews: its fair share is now 30 (a decrease is granted at once).
     expect((await call({ id: 'a' })).share).toBe(30);
     // b asks again: a's 30 are all that is held now, so b gets its fair 30.
@@ -339,4 +374,71 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       { numRuns: 40 },
     );
   }, 60_000);
+
+  it('a state recreated after a loss holds the members its first caller had heard of (ghosts): the first back gets its part, not the whole rate', async () => {
+    // The state is gone (FLUSHALL): the first caller had heard of 4 members and the fleet at 80 r/s.
+    const first = await call({ id: 'a', seed: 80, heard: 4 });
+    expect(first).toMatchObject({ share: 20, fleet: 80, members: 4 });
+    // Each one back takes a ghost's place and its part.
+    expect((await call({ id: 'b', seed: 80, heard: 4 })).share).toBe(20);
+    expect((await call({ id: 'c', seed: 80, heard: 4 })).share).toBe(20);
+    const s = await state();
+    expect(Number((s as Record<string, number>).gn)).toBe(1);
+    // A fresh state with no members heard of: the whole rate to the first, as before.
+    await c.del(...KEYS);
+    expect((await call({ id: 'z', seed: 80 })).share).toBe(80);
+  });
+
+  it('a throttle of a request sent in another generation counts in the current one’s first epoch, once', async () => {
+    await call({ id: 'a', seed: 100, accepted: 50, used: 50 });
+    const g = Number((await c.hget(KEYS[0] as string, 'g')) as string);
+    // A request sent before the state was lost (generation g + 1 then, epoch 5): its throttle cuts now.
+    const cut = await call({ id: 'a', cut: 5, ticketGeneration: g + 1, accepted: 50, used: 50 });
+    expect(cut.epoch).toBe(1);
+    expect(cut.fleet).toBeLessThan(100);
+    // A second report of the same (old) generation finds the epoch moved on: nothing changes.
+    const again = await call({ id: 'b', cut: 5, ticketGeneration: g + 1, accepted: 50, used: 50 });
+    expect(again).toMatchObject({ epoch: 1, fleet: cut.fleet });
+    // With the current generation, an epoch other than the fleet's is old news, as before.
+    expect((await call({ id: 'a', cut: 5, ticketGeneration: g })).epoch).toBe(1);
+  });
+
+  it('keeps the time-division grid: a change of the rate or the members holds from one lease on, the grid before it until then', async () => {
+    await call({ id: 'a', seed: 60, leaseMs: 100 });
+    const b = await call({ id: 'b', leaseMs: 100 });
+    // b joined before a's grid held: the pending grid is replaced (60 r/s among 2), one lease after
+    // b's call; until then the grid before it (the new state's, of no members: no turns).
+    expect(b.grids?.after).toEqual([60, 2]);
+    expect(b.grids?.before).toEqual([60, 0]);
+    const ahead = (r: Reply) => (r.grids?.fromMs as number) - (r.grids?.serverMs as number);
+    expect(ahead(b)).toBeGreaterThan(90);
+    expect(ahead(b)).toBeLessThanOrEqual(100);
+    // No change: the grid stays, with its instant.
+    const again = await call({ id: 'a', leaseMs: 100 });
+    expect(again.grids?.after).toEqual([60, 2]);
+    expect(again.grids?.fromMs).toBe(b.grids?.fromMs);
+    // After the instant, a cut: the grid that held becomes the one before, the cut's grid holds a lease on.
+    await new Promise((r) => setTimeout(r, 150));
+    const cut = await call({ id: 'a', cut: 0, leaseMs: 100, accepted: 40, used: 40 });
+    expect(cut.epoch).toBe(1);
+    expect(cut.grids?.before).toEqual([60, 2]);
+    expect(cut.grids?.after).toEqual([cut.fleet, 2]);
+    expect(ahead(cut)).toBeGreaterThan(90);
+    expect(ahead(cut)).toBeLessThanOrEqual(100);
+  });
+
+  it('sums within their bounds that disagree with the leases are rebuilt from them once a lease shows it, naming the field', async () => {
+    await call({ id: 'a', seed: 60 });
+    await call({ id: 'b' });
+    // Both wait (ns = 2); a writer sets ns to 0 — a count, within its bounds.
+    await c.hset(KEYS[0] as string, 'ns', '0');
+    const r = await call({ id: 'a' });
+    // a's renewal takes its own lease out of the sums first: ns would go to -1. Rebuilt instead.
+    expect(r.fault?.slice(1)).toEqual(['ns', '0']);
+    expect(Number(await c.hget(KEYS[0] as string, 'ns'))).toBe(2);
+    expect(r.share).toBe(30);
+    for (const v of Object.values(await c.hgetall(KEYS[1] as string))) {
+      for (const x of v.split(',')) expect(Number.isFinite(Number(x))).toBe(true);
+    }
+  });
 });

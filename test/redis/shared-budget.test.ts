@@ -10,6 +10,7 @@ let server: RedisServer;
 type Client = {
   kind: string;
   client: unknown;
+  /** A budget's level as stored (the `l` field of its hash). */
   get(key: string): Promise<string | null>;
   quit(): Promise<void>;
   flushScripts(): Promise<void>;
@@ -23,7 +24,7 @@ async function nodeRedis(url: string): Promise<Client> {
   return {
     kind: 'node-redis',
     client: c,
-    get: (key) => c.get(key),
+    get: async (key) => (await c.hGet(key, 'l')) ?? null,
     flushScripts: async () => void (await c.scriptFlush()),
     quit: async () => c.destroy(),
   };
@@ -34,7 +35,7 @@ async function ioredis(url: string): Promise<Client> {
   return {
     kind: 'ioredis',
     client: c,
-    get: (key) => c.get(key),
+    get: (key) => c.hget(key, 'l'),
     flushScripts: async () => void (await c.script('FLUSH')),
     quit: async () => c.disconnect(),
   };

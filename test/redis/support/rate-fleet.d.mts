@@ -11,11 +11,18 @@ export interface RateProcessReport {
     fallbacks: number;
     resyncs: number;
     throttlesSent: number;
+    repairs: number;
+    stateLosses: number;
+    staleThrottles: number;
   };
   readonly events: { type: string; t: number }[];
   readonly trace: { t: number; rate: number }[];
+  /** Every 250 ms: [s since the process's start, the fleet's rate as heard, the epoch]. */
+  readonly fleetTrace?: [number, number, number][];
   /** Every 429: [s since the process's start, the ticket's fleet epoch]. */
   readonly throttles: [number, number | null][];
+  /** With EBB_TRACE_GRANTS=1: every grant's wall-clock time (ms) and its status (200 or 429). */
+  readonly grants?: [number, number][];
   /** The process's start, ms since the epoch. */
   readonly startWall: number;
   readonly lateMs: number;
@@ -74,6 +81,7 @@ export function runRateFleet(options: {
   clients?: number;
   leadMs?: number;
   initialRatePerSecond?: number;
+  env?: Record<string, string>;
 }): Promise<RateProcessReport[]>;
 export function onFleetClock(report: RateProcessReport, key: 'ok' | 'throttled'): number[];
 export function total(series: number[], from: number, to: number): number;

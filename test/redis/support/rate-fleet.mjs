@@ -35,7 +35,9 @@ const PROCESSES = {
  * controller (for `local`, pass each process's part). Every child is bounded by its own
  * watchdog; one that fails rejects the whole run with its stderr. `process: 'throttle'` runs
  * throttle-process.mjs instead (then `clients` is each process's offered requests a second, and
- * `extra` its k and windowMs); `onStart(ms)` is told the fleet's start (ms since the epoch).
+ * `extra` its k and windowMs); `onStart(ms)` is told the fleet's start (ms since the epoch); `env`
+ * is added to each child's environment (rate-process.mjs reads EBB_MAX_RATE, EBB_SAMPLE_MS,
+ * EBB_TRACE_GRANTS).
  */
 export async function runRateFleet({
   process: which = 'rate',
@@ -49,6 +51,7 @@ export async function runRateFleet({
   clients = 10,
   leadMs = 500,
   initialRatePerSecond,
+  env = {},
 }) {
   const children = members.map((m, i) => {
     const args = [
@@ -64,7 +67,7 @@ export async function runRateFleet({
       ...(initialRatePerSecond === undefined ? [] : [String(initialRatePerSecond)]),
       ...extra.map(String),
     ];
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     let readyResolve;

@@ -8,6 +8,8 @@
 // every 429 (to trace where they come from).
 //   node rate-process.mjs <url> <redisUrl> <name> <shared|local> <node-redis|ioredis> <clients> <atMs> <seconds> [initial r/s]
 // The initial rate is the fleet's (shared) or this process's own (local); omitted, unlimited.
+// EBB_MAX_RATE sets maxRatePerSecond; EBB_SAMPLE_MS how often the controller's rate is sampled
+// (default 250 ms).
 // Bounded: 60 s to be told to start; the fleet stops after `seconds`; a watchdog ends the process
 // 30 s after that.
 import { adaptiveRate } from 'ebb/rate';
@@ -43,11 +45,14 @@ const rate =
         name,
         timeoutMs: TIMEOUT_MS,
         initialRatePerSecond,
+        maxRatePerSecond: process.env.EBB_MAX_RATE ? Number(process.env.EBB_MAX_RATE) : undefined,
         onEvent: (e) =>
           events.push({
             type: e.type,
             t: (Date.now() - startAt) / 1000,
             error: e.error ? String(e.error.message ?? e.error).slice(0, 80) : undefined,
+            seed: e.seed,
+            field: e.field,
           }),
       })
     : adaptiveRate({ initialRatePerSecond });
@@ -75,9 +80,23 @@ const sampler =
     : undefined;
 // The time (s on this process's clock) and the ticket's epoch of every 429, to trace where they come from.
 const throttles = [];
+// With EBB_TRACE_GRANTS=1: every grant's wall-clock time (ms, with microseconds) and its outcome.
+const grants = process.env.EBB_TRACE_GRANTS === '1' ? [] : undefined;
+const grantedAt = new WeakMap();
+const wall = () => performance.timeOrigin + performance.now();
 const traced = {
-  acquire: (signal) => rate.acquire(signal),
+  acquire: (signal) => {
+    const t = rate.acquire(signal);
+    const mark = (ticket) => {
+      if (grants && typeof ticket === 'object' && ticket !== null) grantedAt.set(ticket, wall());
+      return ticket;
+    };
+    return t instanceof Promise ? t.then(mark) : mark(t);
+  },
   record: (outcome, ticket, detail) => {
+    if (grants && typeof ticket === 'object' && ticket !== null && grantedAt.has(ticket)) {
+      grants.push([grantedAt.get(ticket), outcome === 'throttled' ? 429 : 200]);
+    }
     if (outcome === 'throttled') throttles.push([Math.round(Date.now() - startAt) / 1000, ticket?.epoch ?? null]);
     rate.record(outcome, ticket, detail);
   },
@@ -91,7 +110,7 @@ const result = await runFleet({
   rate: traced,
   clients: Number(clients),
   seconds: Number(seconds),
-  sampleMs: 250,
+  sampleMs: process.env.EBB_SAMPLE_MS ? Number(process.env.EBB_SAMPLE_MS) : 250,
 });
 clearInterval(sampler);
 const stats = kind === 'shared' ? rate.stats : undefined;
@@ -109,6 +128,7 @@ process.stdout.write(
     trace: result.trace,
     fleetTrace,
     throttles,
+    grants,
     startWall: startAt,
     lateMs,
   })}\n`,

@@ -15,6 +15,7 @@ export { isNoScript, type RedisScripts, redisScripts } from './client.js';
 export {
   type SharedAdaptiveThrottle,
   type SharedAdaptiveThrottleOptions,
+  type SharedThrottleInspection,
   sharedAdaptiveThrottle,
 } from './shared-adaptive-throttle.js';
 export {
@@ -22,9 +23,23 @@ export {
   type SharedAwsRetryQuotaOptions,
   sharedAwsRetryQuota,
 } from './shared-aws-retry-quota.js';
-export { type SharedRate, type SharedRateOptions, type SharedRateStats, sharedRate } from './shared-rate.js';
+export {
+  type SharedRate,
+  type SharedRateInspection,
+  type SharedRateMember,
+  type SharedRateOptions,
+  type SharedRateStats,
+  sharedRate,
+} from './shared-rate.js';
 export { type SharedRatioBudget, type SharedRatioBudgetOptions, sharedRatioBudget } from './shared-ratio-budget.js';
-export type { SharedEvent, SharedMode, SharedOptions, SharedStats } from './shared-state.js';
+export type {
+  SharedEvent,
+  SharedInspection,
+  SharedMode,
+  SharedOptions,
+  SharedProblem,
+  SharedStats,
+} from './shared-state.js';
 export {
   type SharedControls,
   type SharedTokenBudget,

@@ -50,8 +50,8 @@ describe('shared budgets: the controls are live', () => {
   it('mode, stats and key read the state at each access, for each budget', async () => {
     let up = true;
     const scripts: RedisScripts = {
-      evalSha: () => (up ? Promise.resolve('5') : Promise.reject(new Error('connect ECONNREFUSED'))),
-      eval: () => Promise.resolve('5'),
+      evalSha: () => (up ? Promise.resolve(['5', '1', '', '', '']) : Promise.reject(new Error('connect ECONNREFUSED'))),
+      eval: () => Promise.resolve(['5', '1', '', '', '']),
     };
     for (const make of [
       (clock: ReturnType<typeof virtualClock>) => sharedTokenBudget({ client: scripts, name: 't', clock }),
@@ -75,7 +75,9 @@ describe('shared budgets: the controls are live', () => {
       expect(budget.mode).toBe('local');
       expect(budget.stats.commands).toBeGreaterThan(commands);
       expect(budget.stats.fallbacks).toBe(1);
-      expect(Object.keys(budget)).toEqual(expect.arrayContaining(['mode', 'stats', 'key', 'ready', 'flush', 'close']));
+      expect(Object.keys(budget)).toEqual(
+        expect.arrayContaining(['mode', 'stats', 'key', 'ready', 'flush', 'close', 'inspect', 'reset']),
+      );
       await budget.close();
     }
   });

@@ -12,6 +12,7 @@ import {
   SHARED_KEYS,
   type SharedControls,
   type SharedEvent,
+  type SharedInspection,
   type SharedMode,
   type SharedOptions,
   SharedState,
@@ -22,8 +23,17 @@ import { pick, validateAs } from './validate-as.js';
 /** Options of {@link sharedAdaptiveThrottle}: those of `adaptiveThrottle` plus the shared ones (its `clock` serves both). */
 export interface SharedAdaptiveThrottleOptions extends AdaptiveThrottleOptions, SharedOptions {}
 
+/** What {@link SharedAdaptiveThrottle.inspect} returns: the two windows as Redis holds them (values are counts). */
+export interface SharedThrottleInspection {
+  readonly requests: SharedInspection;
+  readonly accepts: SharedInspection;
+}
+
 /** The throttle {@link sharedAdaptiveThrottle} returns; `key` is the requests' window (the accepts' is `…-accepts`). */
-export interface SharedAdaptiveThrottle extends AdaptiveThrottle, SharedControls {}
+export interface SharedAdaptiveThrottle extends AdaptiveThrottle, Omit<SharedControls, 'inspect'> {
+  /** Reads both windows without changing them; rejects if Redis fails or times out. */
+  inspect(): Promise<SharedThrottleInspection>;
+}
 
 /** Buckets of the window, as `adaptiveThrottle` counts them. */
 const BUCKETS = 60;
@@ -71,8 +81,11 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
   const spec = (kind: string) => ({
     kind,
     script: WINDOW_SCRIPT,
-    args: [String(windowMs / BUCKETS), String(BUCKETS)],
+    args: [String(windowMs / BUCKETS), String(BUCKETS), '0'],
     initial: 0,
+    min: 0,
+    max: 2 ** 53 * BUCKETS,
+    windowMs,
     apply: (level: number, delta: number) => level + delta,
   });
   if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
@@ -80,9 +93,14 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
   }
   const listener = o.onEvent;
   // One event per change of the throttle's mode, not one per window: 'fallback' when the first
-  // window falls back, 'resync' when the last one is shared again.
+  // window falls back, 'resync' when the last one is shared again. Repairs and lost states are
+  // each window's own (they name its key).
   let reported: SharedMode = 'syncing';
   const onEvent = (event: SharedEvent) => {
+    if (event.type === 'repair' || event.type === 'state-lost') {
+      listener?.(event);
+      return;
+    }
     const now = combined();
     const report = event.type === 'fallback' ? reported !== 'local' && now === 'local' : now === 'shared';
     reported = now;
@@ -143,6 +161,8 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
         errors: a.errors + b.errors,
         fallbacks: a.fallbacks + b.fallbacks,
         resyncs: a.resyncs + b.resyncs,
+        repairs: a.repairs + b.repairs,
+        stateLosses: a.stateLosses + b.stateLosses,
       };
     },
     get key() {
@@ -156,6 +176,13 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
     },
     close: async () => {
       await Promise.all([requests.close(), accepts.close()]);
+    },
+    inspect: async () => {
+      const [r, a] = await Promise.all([requests.inspect((x) => x), accepts.inspect((x) => x)]);
+      return { requests: r, accepts: a };
+    },
+    reset: async () => {
+      await Promise.all([requests.reset(), accepts.reset()]);
     },
   };
 }

@@ -7,7 +7,7 @@ import {
   defaultClassify,
 } from '../rate/aws-retry-quota.js';
 import type { BudgetSuccess } from '../retry/options.js';
-import { CLAMPED_SCRIPT } from './scripts.js';
+import { LEVEL_SCRIPT } from './scripts.js';
 import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
 
@@ -51,23 +51,29 @@ export function sharedAwsRetryQuota(options: SharedAwsRetryQuotaOptions): Shared
   };
   const state = new SharedState(where, o, {
     kind: 'aws-retry-quota',
-    script: CLAMPED_SCRIPT,
-    args: ['0', String(capacity), String(capacity), '86400'],
+    script: LEVEL_SCRIPT,
+    args: ['0', String(capacity), '86400'],
     initial: capacity,
+    min: 0,
+    max: capacity,
     apply: (level, delta) => Math.min(capacity, Math.max(0, level + delta)),
   });
-  return withControls(state, {
-    get available() {
-      return state.level;
+  return withControls(
+    state,
+    {
+      get available() {
+        return state.level;
+      },
+      tryAcquireRetry(error: unknown) {
+        const c = cost(error);
+        if (state.mode === 'syncing' || state.level < c) return false;
+        state.change(-c, true);
+        return true;
+      },
+      recordSuccess(context: BudgetSuccess) {
+        state.change(context.attempt > 1 ? cost(context.lastError) : noRetryIncrement, false);
+      },
     },
-    tryAcquireRetry(error: unknown) {
-      const c = cost(error);
-      if (state.mode === 'syncing' || state.level < c) return false;
-      state.change(-c, true);
-      return true;
-    },
-    recordSuccess(context: BudgetSuccess) {
-      state.change(context.attempt > 1 ? cost(context.lastError) : noRetryIncrement, false);
-    },
-  });
+    (level) => level,
+  );
 }

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
 import type { RedisScripts } from './client.js';
+import type { SharedEvent } from './protocol.js';
 import { sharedRate } from './shared-rate.js';
 
 type Call = { keys: readonly string[]; args: readonly string[] };
@@ -28,14 +29,54 @@ function fakeRedis(reply: (call: Call) => unknown) {
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
-/** The script's reply: share, fleet rate, epoch, short (0/1), members. */
-const lease = (share: number, fleet: number, epoch = 0) => [String(share), String(fleet), String(epoch), '0', '2'];
+/**
+ * The script's reply: share, fleet rate, epoch, short (0/1), members, generation, rank, the
+ * server's clock (ms), the rate last throttled (-1: none), the time-division grid before and after
+ * (rate, members: here both the fleet's), when the second holds from, and no repair. Alone in the
+ * fleet unless told otherwise (with company, the member paces in its turns: time-division tests below).
+ */
+const lease = (
+  share: number,
+  fleet: number,
+  epoch = 0,
+  o: { members?: number; generation?: number; rank?: number; serverMs?: number } = {},
+) => {
+  const members = String(o.members ?? 1);
+  const grid = fleet < 0 ? '1e300' : String(fleet);
+  return [
+    String(share),
+    String(fleet),
+    String(epoch),
+    '0',
+    members,
+    String(o.generation ?? 1),
+    String(o.rank ?? 0),
+    String(o.serverMs ?? 0),
+    '-1',
+    grid,
+    members,
+    grid,
+    members,
+    '-1e300',
+    '',
+    '',
+    '',
+  ];
+};
 
 describe('sharedRate (virtual time, scripted Redis)', () => {
   it('holds requests until the first lease, then paces them exactly at the share', async () => {
     const clock = virtualClock();
-    const redis = fakeRedis(() => lease(10, 20));
-    const rate = sharedRate({ client: redis.scripts, name: 'n', clock });
+    // The script answers a member that leaves (lease 0) with no share: -1.
+    const redis = fakeRedis((call) => (call.args[4] === '0' ? lease(-1, 20) : lease(10, 20)));
+    const events: SharedEvent[] = [];
+    const rate = sharedRate({
+      client: redis.scripts,
+      name: 'n',
+      clock,
+      maxRatePerSecond: 100,
+      onEvent: (e) => events.push(e),
+    });
     expect(rate.mode).toBe('syncing');
     const granted: number[] = [];
     const all = Array.from({ length: 4 }, async () => {
@@ -47,17 +88,24 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     await Promise.all(all);
     // One every 100 ms at 10 r/s, the first as soon as the lease answered.
     expect(granted).toEqual([0, 100, 200, 300]);
-    expect([rate.ratePerSecond, rate.fleetRatePerSecond, rate.members]).toEqual([10, 20, 2]);
+    expect([rate.ratePerSecond, rate.fleetRatePerSecond, rate.members]).toEqual([10, 20, 1]);
     // The keys share the hash tag; the first call carries no throttle (-1) and the 500 ms lease.
-    expect(redis.calls[0]?.keys).toEqual(['ebb:{n}:rate', 'ebb:{n}:rate-members', 'ebb:{n}:rate-leases']);
+    expect(redis.calls[0]?.keys).toEqual([
+      'ebb:{n}:rate',
+      'ebb:{n}:rate-members',
+      'ebb:{n}:rate-leases',
+      'ebb:{n}:rate-order',
+    ]);
     expect(redis.calls[0]?.args.slice(4, 6)).toEqual(['500', '-1']);
     await rate.close();
-    // close() gives the lease back: a last call with lease 0.
+    // close() gives the lease back: a last call with lease 0, whose answer is no failure.
     expect(redis.calls.at(-1)?.args[4]).toBe('0');
+    expect(events).toEqual([]);
+    expect(rate.stats.errors).toBe(0);
   });
 
-  it('alone in the fleet, makes up for a late wake-up by at most margin × the spacing below 40 r/s, as adaptiveRate does; with company, up to one spacing', async () => {
-    const grants = async (lateMs: readonly number[], margin?: number, members = 1) => {
+  it('alone in the fleet, makes up for a late wake-up by at most margin × the spacing below 40 r/s, as adaptiveRate does', async () => {
+    const grants = async (lateMs: readonly number[], margin?: number) => {
       const base = virtualClock();
       let n = 0;
       // Every other wake-up of the pacer comes lateMs late (a busy event loop).
@@ -66,7 +114,7 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
         sleep: (ms: number, signal?: AbortSignal) => base.sleep(ms + (lateMs[n++ % lateMs.length] as number), signal),
       };
       const rate = sharedRate({
-        client: fakeRedis(() => ['10', '20', '0', '0', String(members)]).scripts,
+        client: fakeRedis(() => lease(10, 20)).scripts,
         name: 'n',
         clock,
         margin,
@@ -89,16 +137,44 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     expect(Math.max(...gaps)).toBeGreaterThan(100);
     // margin 0.2: up to 20 ms is made up for, and the gap after a late wake-up is 80 ms.
     expect(Math.min(...(await grants([20, 0], 0.2)))).toBeCloseTo(80, 9);
-    // With other members, the limiter sees their requests between ours: a wake-up up to one
-    // spacing late keeps its slot (a busy event loop must not cost the fleet rate).
-    expect(Math.min(...(await grants([20, 0], 0.05, 5)))).toBeCloseTo(80, 9);
-    const late = await grants([60, 0], 0.05, 5);
-    expect(Math.min(...late)).toBeCloseTo(40, 9);
-    // Each late request keeps its 100-ms slot (gaps 160, 40, 160, 40, 160): five spacings and the
-    // last wake-up's own lateness, none of the rate lost (25 ms made up for: 160, 100, ... = 680).
-    expect(late.reduce((a, b) => a + b, 0)).toBeCloseTo(5 * 100 + 60, 9);
-    // A wake-up later than one spacing loses the rest: 150 ms late keeps 100 of it.
-    expect(Math.min(...(await grants([150, 0], 0.05, 5)))).toBeCloseTo(100, 9);
+  });
+
+  it('with company, sends in its own turns of the fleet’s rate on the server’s clock; a turn missed by more than half the fleet’s spacing is skipped', async () => {
+    // Rank 1 of 3 at a fleet rate of 30 r/s, a share of 10: turns at 1000/30 + j × 100 ms on the
+    // server's clock, which runs 1,000 ms ahead of this process's; 33.3 / 2 = 16.7 ms late at most.
+    const slotsOf = async (lateMs: readonly number[]) => {
+      const base = virtualClock();
+      let n = 0;
+      const clock = {
+        now: () => base.now(),
+        sleep: (ms: number, signal?: AbortSignal) => base.sleep(ms + (lateMs[n++ % lateMs.length] as number), signal),
+      };
+      const redis = fakeRedis(() => lease(10, 30, 0, { members: 3, rank: 1, serverMs: base.now() + 1000 }));
+      const rate = sharedRate({ client: redis.scripts, name: 'n', clock, leaseMs: 60_000 });
+      await rate.ready();
+      const at: number[] = [];
+      const all = Array.from({ length: 5 }, async () => {
+        await rate.acquire();
+        at.push(base.now());
+      });
+      await base.advance(2000);
+      await Promise.all(all);
+      await rate.close();
+      return at;
+    };
+    const slot = (j: number) => 1000 / 30 + 100 * j;
+    // On time (or 1 or 10 ms late, within the 16.7 ms): every grant in its turn, one period apart.
+    expect((await slotsOf([0])).map((t) => Number(t.toFixed(6)))).toEqual(
+      [0, 1, 2, 3, 4].map((j) => Number(slot(j).toFixed(6))),
+    );
+    for (const lateMs of [1, 10]) {
+      for (const [j, t] of (await slotsOf([lateMs])).entries()) expect(t).toBeCloseTo(slot(j) + lateMs, 6);
+    }
+    // Every other wake-up 20 ms late: that slot is skipped, the request goes in the next one.
+    const skipping = await slotsOf([0, 20]);
+    for (const t of skipping)
+      expect(Math.abs(((t - slot(0)) % 100) - 0) < 1e-6 || Math.abs(((t - slot(0)) % 100) - 100) < 1e-6).toBe(true);
+    expect(skipping.at(-1) as number).toBeGreaterThan(slot(4) + 1);
   });
 
   it('reports one throttle per epoch, at once, with the ticket’s epoch; older tickets are not sent', async () => {
@@ -192,41 +268,218 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     await rate.close();
   });
 
-  it('no reply poisons it: anything but the five numbers is a failed call, the share stays', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(
-          fc.anything(),
-          fc.constantFrom(
-            ['NaN', '1', '0', '0', '1'],
-            ['-5', '1', '0', '0', '1'],
-            ['1', 'Infinity', '0', '0', '1'],
-            ['1', '1', '0.5', '0', '1'],
-            ['1', '1', '0', '2', '1'],
-            ['1', '1', '0', '0'],
-            [null, '1', '0', '0', '1'],
-            '10',
-            10,
-          ),
-        ),
-        async (bad) => {
-          const clock = virtualClock();
-          let reply: unknown = lease(10, 50);
-          const redis = fakeRedis(() => reply);
-          const rate = sharedRate({ client: redis.scripts, name: 'n', clock });
-          await rate.ready();
-          reply = bad;
-          rate.record('throttled', await rate.acquire());
-          await settle();
-          await settle();
-          expect(rate.mode).toBe('local');
-          expect(rate.ratePerSecond).toBe(10);
-          expect(rate.fleetRatePerSecond).toBe(50);
-          await rate.close();
-        },
+  it('no reply poisons it: a reply with any value out of its bounds is a failed call that names the value, and the share stays', async () => {
+    const good = lease(10, 50);
+    // One value replaced at a time (maxRatePerSecond 100): each is refused, naming it.
+    const bad: [number, string, string][] = [
+      [9, '0', 'grid rate before'],
+      [12, '-1', 'grid members'],
+      [13, 'nan', 'grid from'],
+      [0, 'NaN', 'share'],
+      [0, '-5', 'share'],
+      [0, '101', 'share'],
+      [0, '-1', 'share'],
+      [1, 'inf', 'fleet rate'],
+      [1, '0', 'fleet rate'],
+      [1, '0.5', 'fleet rate'],
+      [1, '1e6', 'fleet rate'],
+      [2, '0.5', 'epoch'],
+      [3, '2', 'short'],
+      [4, '-1', 'members'],
+      [5, '0', 'generation'],
+      [5, 'nan', 'generation'],
+      [6, '-2', 'rank'],
+      [7, 'inf', 'server clock'],
+      [8, '0', 'rate last throttled'],
+    ];
+    const cases = fc.oneof(
+      fc.constantFrom(
+        ...bad.map(([i, value, name]) => ({ reply: good.map((x, k) => (k === i ? value : x)) as unknown, name })),
       ),
-      { numRuns: 150 },
+      fc.anything().map((reply) => ({ reply, name: '' })),
+      fc.constantFrom(good.slice(0, 5), '10', 10, null).map((reply) => ({ reply: reply as unknown, name: '' })),
     );
+    await fc.assert(
+      fc.asyncProperty(cases, async ({ reply, name }) => {
+        const clock = virtualClock();
+        let answer: unknown = good;
+        const errors: unknown[] = [];
+        const redis = fakeRedis(() => answer);
+        const rate = sharedRate({
+          client: redis.scripts,
+          name: 'n',
+          clock,
+          maxRatePerSecond: 100,
+          onEvent: (e) => e.type === 'fallback' && errors.push(e.error),
+        });
+        await rate.ready();
+        answer = reply;
+        rate.record('throttled', await rate.acquire());
+        await settle();
+        await settle();
+        expect(rate.mode).toBe('local');
+        expect(rate.ratePerSecond).toBe(10);
+        expect(rate.fleetRatePerSecond).toBe(50);
+        expect(errors).toHaveLength(1);
+        if (name) expect(String((errors[0] as Error).message)).toContain(`Redis answered ${name} = `);
+        await rate.close();
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a new process whose first call fails paces at its initialRatePerSecond, within its bounds, and says so', async () => {
+    for (const [options, expected] of [
+      [{ initialRatePerSecond: 20 }, 20],
+      [{ initialRatePerSecond: 20, maxRatePerSecond: 50 }, 20],
+      [{ maxRatePerSecond: 50 }, 50],
+      [{}, Number.POSITIVE_INFINITY],
+    ] as const) {
+      const clock = virtualClock();
+      const redis = fakeRedis(() => lease(8, 40));
+      redis.state.mode = 'refuse';
+      const events: SharedEvent[] = [];
+      const rate = sharedRate({ client: redis.scripts, name: 'n', clock, ...options, onEvent: (e) => events.push(e) });
+      await rate.ready();
+      expect(rate.mode).toBe('local');
+      expect(rate.ratePerSecond).toBe(expected);
+      expect(events).toEqual([expect.objectContaining({ type: 'fallback', seedFrom: 'initial', seed: expected })]);
+      if (Number.isFinite(expected)) {
+        // Paced at it: 5 requests take 4 intervals.
+        const at: number[] = [];
+        const all = Array.from({ length: 5 }, async () => {
+          await rate.acquire();
+          at.push(clock.now());
+        });
+        await clock.advance(1000);
+        await Promise.all(all);
+        expect((at[4] as number) - (at[0] as number)).toBeCloseTo(4000 / expected, 6);
+      }
+      await rate.close();
+    }
+  });
+
+  it('a reply of another generation (the state was lost) or an epoch that went back (a failover) restarts the epoch bookkeeping: the next throttle goes at once', async () => {
+    const clock = virtualClock();
+    let reply = lease(50, 50, 3, { generation: 11 });
+    const redis = fakeRedis(() => reply);
+    const events: SharedEvent[] = [];
+    const rate = sharedRate({ client: redis.scripts, name: 'n', clock, onEvent: (e) => events.push(e) });
+    await rate.ready();
+    const take = async () => {
+      const ticket = rate.acquire();
+      await clock.advance(20);
+      return ticket;
+    };
+    const old = await take();
+    rate.record('throttled', await take()); // epoch 3 reported
+    expect(rate.stats.throttlesSent).toBe(1);
+    await settle();
+    // The state is lost: a new generation at epoch 0.
+    reply = lease(50, 50, 0, { generation: 12 });
+    await clock.advance(500);
+    await settle();
+    expect(rate.generation).toBe(12);
+    expect(events.map((e) => [e.type, e.field])).toEqual([['state-lost', 'generation']]);
+    // A request sent before the loss, throttled now: counted in the new state's first epoch, sent with its generation.
+    rate.record('throttled', old);
+    expect(rate.stats.throttlesSent).toBe(2);
+    await settle();
+    expect(redis.calls.at(-1)?.args.slice(5, 6)).toEqual(['0']);
+    expect(redis.calls.at(-1)?.args[21]).toBe('12');
+    // The fleet moves to epoch 4 in this generation, then a failover brings back epoch 2.
+    reply = lease(50, 50, 4, { generation: 12 });
+    await clock.advance(500);
+    await settle();
+    const late = await take(); // sent in epoch 4
+    reply = lease(50, 50, 2, { generation: 12 });
+    await clock.advance(500);
+    await settle();
+    expect(events.map((e) => [e.type, e.field])).toEqual([
+      ['state-lost', 'generation'],
+      ['state-lost', 'epoch'],
+    ]);
+    rate.record('throttled', late); // its epoch 4 is now the fleet's 2
+    expect(rate.stats.throttlesSent).toBe(3);
+    await settle();
+    expect(redis.calls.at(-1)?.args[5]).toBe('2');
+    expect(rate.stats).toMatchObject({ stateLosses: 2, repairs: 0, staleThrottles: 0 });
+    // An older ticket of this generation is stale: counted, not sent.
+    reply = lease(50, 50, 3, { generation: 12 });
+    await clock.advance(500);
+    await settle();
+    rate.record('throttled', late);
+    expect(rate.stats).toMatchObject({ throttlesSent: 4, staleThrottles: 0 });
+    const older = await take();
+    reply = lease(50, 50, 5, { generation: 12 });
+    await clock.advance(500);
+    await settle();
+    rate.record('throttled', older);
+    expect(rate.stats).toMatchObject({ throttlesSent: 4, staleThrottles: 1 });
+    await rate.close();
+  });
+
+  it('a repair named in a reply is an event with the key, field and value, counted; not a loss', async () => {
+    const clock = virtualClock();
+    let reply: string[] = lease(10, 20, 0, { generation: 5 });
+    const events: SharedEvent[] = [];
+    const rate = sharedRate({
+      client: fakeRedis(() => reply).scripts,
+      name: 'n',
+      clock,
+      onEvent: (e) => events.push(e),
+    });
+    await rate.ready();
+    reply = [...lease(10, 20, 0, { generation: 6 }).slice(0, 14), 'ebb:{n}:rate', 'r', '0'];
+    await clock.advance(500);
+    await settle();
+    expect(events).toEqual([expect.objectContaining({ type: 'repair', key: 'ebb:{n}:rate', field: 'r', value: '0' })]);
+    expect(rate.stats).toMatchObject({ repairs: 1, stateLosses: 0 });
+    await rate.close();
+  });
+
+  it('inspect() and reset() take no lease: each is one call in its own mode', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis((call) =>
+      call.args[24] === 'inspect'
+        ? [
+            ['r', '40', 'g', '3', 'e', '2', 'gn', '0'],
+            ['m1', '20,1,19,20,20,30'],
+            ['m1', '1500'],
+            ['m1', '1'],
+            [],
+            '1000',
+          ]
+        : ['4'],
+    );
+    const rate = sharedRate({ client: redis.scripts, name: 'n', clock, initialRatePerSecond: 60 });
+    const seen = await rate.inspect();
+    expect(seen).toMatchObject({
+      key: 'ebb:{n}:rate',
+      exists: true,
+      generation: 3,
+      ratePerSecond: 40,
+      epoch: 2,
+      ghosts: 0,
+    });
+    expect(seen.members).toEqual([
+      {
+        id: 'm1',
+        sharePerSecond: 20,
+        waiting: true,
+        acceptedPerSecond: 19,
+        sentPerSecond: 20,
+        leaseExpiresInMs: 500,
+        rank: 0,
+      },
+    ]);
+    await rate.reset();
+    expect(rate.generation).toBe(4);
+    expect(redis.calls.map((c) => c.args[24])).toEqual(['inspect', 'reset']);
+    // The reset's seed is the configured initial rate.
+    expect(redis.calls[1]?.args[6]).toBe('60');
+    await rate.close();
+    expect(redis.calls).toHaveLength(2);
   });
 
   it('a listener that throws changes nothing', async () => {

@@ -1,14 +1,30 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
-import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate, LAW_KEYS } from '../rate/adaptive-rate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
+import { CATCH_UP_MS, Counter, catchUpMs, finite, lawArgs, memberReport } from './member-report.js';
+import {
+  generationOf,
+  newGeneration,
+  processId,
+  quote,
+  RECONNECT,
+  type SharedEvent,
+  type SharedMode,
+  sharedKey,
+  Timeout,
+} from './protocol.js';
+import { inspection, type Lease, parseLease, type SharedRateInspection } from './rate-lease.js';
 import { Rearm } from './rearm.js';
 import { RATE_SCRIPT } from './scripts.js';
-import { RECONNECT, type SharedEvent, type SharedMode, Timeout } from './shared-state.js';
+import { type Grids, ServerClock, type Turns, turnsOf } from './time-division.js';
+
+export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
+
 import { pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedRate}. */
@@ -27,7 +43,7 @@ export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW
    * renewed for 3 × `leaseMs` (a process that died) returns its share to the fleet. Default 500.
    */
   readonly leaseMs?: number;
-  /** Called on fallback and on resync. A throw goes no further. */
+  /** Called on fallback, resync, state lost and repair (see `SharedEvent`). A throw goes no further. */
   readonly onEvent?: (event: SharedEvent) => void;
   /** Time source for pacing, timeouts and timers; default the unref'd system clock. */
   readonly clock?: Clock;
@@ -46,6 +62,12 @@ export interface SharedRateStats {
   readonly resyncs: number;
   /** Throttles this process reported to Redis (each may or may not have moved the fleet's rate). */
   readonly throttlesSent: number;
+  /** Times this process found a bad stored value and rewrote the fleet's state (events `'repair'`). */
+  readonly repairs: number;
+  /** Times this process found the fleet's state it knew gone (events `'state-lost'`). */
+  readonly stateLosses: number;
+  /** Throttles of requests sent before the fleet's last change, not reported: old news (each process reports one per epoch). */
+  readonly staleThrottles: number;
 }
 
 /** The controller {@link sharedRate} returns: an `adaptiveRate` for a whole fleet. */
@@ -56,6 +78,8 @@ export interface SharedRate extends AdaptiveRateController {
   readonly fleetRatePerSecond: number;
   /** The fleet's congestion epoch as last heard: it grows by one for each throttle event the fleet handled. */
   readonly epoch: number;
+  /** The fleet state's generation as last heard (0: none yet); another one means the state was lost, repaired or reset. */
+  readonly generation: number;
   /** Processes holding a lease, as last heard. */
   readonly members: number;
   readonly mode: SharedMode;
@@ -68,11 +92,22 @@ export interface SharedRate extends AdaptiveRateController {
   ready(): Promise<void>;
   /** Gives the share back to the fleet at once and stops the timers. Call before a process exits. */
   close(): Promise<void>;
+  /** Reads the fleet's state without changing it and without taking a lease; rejects if Redis fails or times out. */
+  inspect(): Promise<SharedRateInspection>;
+  /**
+   * Sets the fleet's rate and control state back to `initialRatePerSecond` with a new generation,
+   * while processes run: their leases stay, each hears the new generation at its next renewal and
+   * goes on from it. Rejects if Redis fails or times out.
+   */
+  reset(): Promise<void>;
 }
 
-/** A ticket of a request this controller let through on a share: the fleet epoch it was sent in. */
+/** A ticket of a request this controller let through on a share: the fleet's epoch and generation it was sent in. */
 class SharedTicket {
-  constructor(readonly epoch: number) {}
+  constructor(
+    readonly epoch: number,
+    readonly generation: number,
+  ) {}
 }
 
 /** A ticket of a request the local fallback controller let through. */
@@ -83,128 +118,8 @@ class LocalTicket {
   ) {}
 }
 
-/** Grants and successes are counted in 100-ms slots over at most 3 s, as `adaptiveRate` does. */
-const SLOT_MS = 100;
-const SLOTS = 30;
-/** A late wake-up of the pacer is made up for, up to this much (less below 40 r/s: see `catchUpMs`). */
-const CATCH_UP_MS = 25;
-/** The accepted rate is measured as `adaptiveRate` measures its delivered rate: over 10 successes at least. */
-const MIN_DELIVERED = 10;
 /** Sent with a grant in place of a ticket while on fallback: the waiter goes on to the local controller. */
 const FORWARD = Symbol('forward');
-
-/** Events counted in 100-ms slots over the last 3 s. Exported for the law's differential test only. */
-export class Counter {
-  readonly #counts = new Float64Array(SLOTS);
-  readonly #slots = new Float64Array(SLOTS).fill(-1);
-  /** The events the last `rate()` counted. */
-  lastCount = 0;
-  /** The span the last `rate()` counted them over, in ms (at least one slot). */
-  lastSpanMs: number = SLOT_MS;
-  /** The 100-ms slots the last `rate()` went through, the current one included. */
-  lastSlots = 1;
-
-  add(now: number): void {
-    const slot = Math.floor(now / SLOT_MS);
-    const i = ((slot % SLOTS) + SLOTS) % SLOTS;
-    if (this.#slots[i] !== slot) {
-      this.#slots[i] = slot;
-      this.#counts[i] = 0;
-    }
-    this.#counts[i] = (this.#counts[i] as number) + 1;
-  }
-
-  /**
-   * Events per second over the last second — longer, up to `maxCoveredMs`, until `min` events are
-   * in the span — since `since`; -1 while less than `minCoveredMs` of history is covered.
-   */
-  rate(now: number, since: number, min: number, minCoveredMs: number, maxCoveredMs = 3000): number {
-    const slot = Math.floor(now / SLOT_MS);
-    const from = Math.max(now - SLOTS * SLOT_MS, since);
-    let n = 0;
-    let covered = 0;
-    for (let k = 0; k < SLOTS; k++) {
-      const s = slot - k;
-      const start = s * SLOT_MS;
-      const i = ((s % SLOTS) + SLOTS) % SLOTS;
-      if (this.#slots[i] === s) n += this.#counts[i] as number;
-      this.lastSlots = k + 1;
-      covered = now - Math.max(start, from);
-      if (start <= from) break;
-      if (covered >= 1000 && n >= min) break;
-      if (covered >= maxCoveredMs) break;
-    }
-    this.lastCount = n;
-    this.lastSpanMs = Math.max(SLOT_MS, covered);
-    if (covered < minCoveredMs) return -1;
-    return (n * 1000) / Math.max(SLOT_MS, covered);
-  }
-
-  /** How many of the last `slots` 100-ms slots up to `now`'s (that one included) hold an event. */
-  marked(now: number, slots: number): number {
-    const slot = Math.floor(now / SLOT_MS);
-    let n = 0;
-    for (let k = 0; k < Math.min(slots, SLOTS); k++) {
-      const s = slot - k;
-      if (this.#slots[((s % SLOTS) + SLOTS) % SLOTS] === s) n++;
-    }
-    return n;
-  }
-}
-
-/**
- * What a member reports of itself (exported for the law's differential test): `used`, its grants
- * per second over the last second (over at least 100 ms since its first, as `adaptiveRate`
- * measures its sending rate for a first cut; 0 before any); `accepted`, its successes per second
- * as `adaptiveRate` measures its delivered rate — over the last second, longer (up to 3 s) until
- * 10 successes, -1 while under a second is covered; `successes`, how many that counted;
- * `spanMs`, the span they were counted over; and `refused`, whether a throttle (`throttled`
- * counts every one) came in at least half the 100-ms slots of that span, as `adaptiveRate`'s
- * `#refused`: the blind cut's correction may then go past `decreaseFactor`.
- */
-export function memberReport(
-  granted: Counter,
-  delivered: Counter,
-  throttled: Counter,
-  now: number,
-  start: number,
-): { used: number; accepted: number; successes: number; spanMs: number; refused: boolean } {
-  const used = Math.max(0, granted.rate(now, start, 0, 0, 1000));
-  const accepted = delivered.rate(now, start, MIN_DELIVERED, 1000, 3000);
-  const refused = 2 * throttled.marked(now, delivered.lastSlots) >= delivered.lastSlots;
-  return { used, accepted, successes: accepted < 0 ? -1 : delivered.lastCount, spanMs: delivered.lastSpanMs, refused };
-}
-
-const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '-1');
-
-/**
- * The law's options as RATE_SCRIPT's ARGV[8..16] (margin, decreaseFactor, increase, the largest
- * step, coolOffMs, maxCoolOffMs, minRatePerSecond, maxRatePerSecond or -1, the keys' expiry in s).
- * Exported for the law's differential test.
- */
-export function lawArgs(law: Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>): string[] {
-  return [
-    String(law.margin),
-    String(law.decreaseFactor),
-    String(law.increase),
-    String(1 / law.decreaseFactor - 1),
-    String(law.coolOffMs),
-    String(law.maxCoolOffMs),
-    String(law.minRatePerSecond),
-    finite(law.maxRatePerSecond),
-    '86400',
-  ];
-}
-
-/**
- * How late a pacer's wake-up may be made up for at `interval` ms between requests: `adaptiveRate`'s
- * rule (`#catchUpMs`) — the whole CATCH_UP_MS where requests are closer than it, else at most
- * `margin` × the interval, so that two requests of one process never go closer than
- * `(1 − margin)` × its spacing (nginx's `limit_req` without burst refuses closer ones).
- */
-export function catchUpMs(interval: number, margin: number): number {
-  return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, margin * interval);
-}
 
 class Shared implements SharedRate {
   readonly #where: string;
@@ -223,14 +138,23 @@ class Shared implements SharedRate {
   readonly #delivered = new Counter();
   /** Every throttle this process saw, whatever its epoch: when the service refused it. */
   readonly #throttled = new Counter();
+  readonly #serverClock = new ServerClock();
   /** When this process first let a request go: its rates are measured from then. */
   #start = Number.POSITIVE_INFINITY;
   #sha: string | undefined;
   #mode: SharedMode = 'syncing';
+  #began = false;
   #share = Number.POSITIVE_INFINITY;
   #fleet: number;
+  /** Whether #fleet came from Redis (else it is the configured initial rate). */
+  #heard = false;
+  /** The rate the fleet was last throttled at, as heard (-1: none): seeds a new state with #fleet. */
+  #throttledAt = -1;
   #epoch = 0;
+  #generation = 0;
   #members = 0;
+  #rank = -1;
+  #grids: Grids | undefined;
   #short = false;
   #next = Number.NEGATIVE_INFINITY;
   #saturated = false;
@@ -238,7 +162,7 @@ class Shared implements SharedRate {
   #succeeded = false;
   #activeSince: number;
   #throttledEpoch = -1;
-  #pendingCut = -1;
+  #pendingCut: SharedTicket | undefined;
   #local: AdaptiveRate | undefined;
   #inflight: Promise<void> | undefined;
   readonly #timer: Rearm;
@@ -250,6 +174,9 @@ class Shared implements SharedRate {
   #fallbacks = 0;
   #resyncs = 0;
   #throttlesSent = 0;
+  #repairs = 0;
+  #stateLosses = 0;
+  #staleThrottles = 0;
   readonly #ready: Promise<void>;
   #readyResolve!: () => void;
 
@@ -261,13 +188,16 @@ class Shared implements SharedRate {
   ) {
     this.#where = where;
     this.#scripts = redisScripts(o.client, where);
-    this.#keys = [key, `${key}-members`, `${key}-leases`];
+    this.#keys = [key, `${key}-members`, `${key}-leases`, `${key}-order`];
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
     this.#timer = new Rearm(this.#clock, () => this.#renew());
     this.#timeoutMs = nonNegative(where, 'timeoutMs', o.timeoutMs, 100, false, 'For example 100.');
     if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
     this.#leaseMs = nonNegative(where, 'leaseMs', o.leaseMs, 500, false, 'For example 500.');
-    if (this.#leaseMs < 10) invalid(where, 'leaseMs', o.leaseMs, 'a finite number >= 10', 'For example 500.');
+    // A lease expires three leases after its renewal; the scripts take an expiry more than a day ahead for a broken one.
+    if (!(this.#leaseMs >= 10 && this.#leaseMs <= 3_600_000)) {
+      invalid(where, 'leaseMs', o.leaseMs, 'a finite number from 10 to 3600000 (an hour)', 'For example 500.');
+    }
     if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
       invalid(where, 'onEvent', o.onEvent, 'a function (event) => void');
     }
@@ -276,9 +206,7 @@ class Shared implements SharedRate {
     this.#localOptions = pick(o as never, [...LAW_KEYS, 'maxServerWaitMs']) as AdaptiveRateOptions;
     this.#fleet = law.initialRatePerSecond;
     this.#lawArgs = lawArgs(law);
-    const bytes = new Uint8Array(12);
-    crypto.getRandomValues(bytes);
-    this.#id = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+    this.#id = processId();
     this.#activeSince = this.#clock.now();
     this.#gate = new Gate(this.#clock, 1, {
       waitMs: (now) => this.#waitMs(now),
@@ -287,7 +215,6 @@ class Shared implements SharedRate {
     this.#ready = new Promise((resolve) => {
       this.#readyResolve = resolve;
     });
-    this.#send(-1);
   }
 
   get key(): string {
@@ -304,6 +231,10 @@ class Shared implements SharedRate {
 
   get epoch(): number {
     return this.#epoch;
+  }
+
+  get generation(): number {
+    return this.#generation;
   }
 
   get members(): number {
@@ -326,27 +257,34 @@ class Shared implements SharedRate {
       fallbacks: this.#fallbacks,
       resyncs: this.#resyncs,
       throttlesSent: this.#throttlesSent,
+      repairs: this.#repairs,
+      stateLosses: this.#stateLosses,
+      staleThrottles: this.#staleThrottles,
     };
   }
 
   ready(): Promise<void> {
+    this.#begin();
     return this.#ready;
   }
 
   acquire(signal?: AbortSignal): unknown {
+    this.#begin();
     const now = this.#clock.now();
     if (now - this.#activeSince > 3 * this.#leaseMs && this.#mode === 'shared') {
       // Traffic again after a silence: the lease has lapsed, and the share it held may be someone
       // else's now. Requests wait for a new lease, as at the start (at most timeoutMs).
       this.#mode = 'syncing';
       this.#activeSince = now;
-      this.#send(-1);
+      this.#send(undefined);
     }
     this.#activeSince = now;
     if (this.#mode === 'local') return this.#acquireLocal(signal);
     const ticket = this.#gate.acquire(0, signal);
     if (ticket instanceof Promise) {
-      this.#saturated = true;
+      // Kept waiting by the share: saturated. In turns, every request waits for one; only a
+      // second request waiting behind it (see #grant) says the share is used up.
+      if (!this.#turns()) this.#saturated = true;
       return ticket.then((t) => (t === FORWARD ? this.#acquireLocal(signal) : t));
     }
     return ticket === FORWARD ? this.#acquireLocal(signal) : ticket;
@@ -368,11 +306,15 @@ class Shared implements SharedRate {
     }
     if (outcome !== 'throttled') return;
     // Only a throttle of a request sent in the fleet's current epoch can be news; one per epoch is sent.
-    const epoch = ticket instanceof SharedTicket ? ticket.epoch : this.#epoch;
-    if (epoch < this.#epoch || epoch <= this.#throttledEpoch) return;
+    const epoch = this.#current(ticket instanceof SharedTicket ? ticket : undefined);
+    if (epoch < this.#epoch) {
+      this.#staleThrottles++;
+      return;
+    }
+    if (epoch <= this.#throttledEpoch) return;
     this.#throttledEpoch = epoch;
     this.#throttlesSent++;
-    this.#send(epoch);
+    this.#send(new SharedTicket(epoch, this.#generation));
   }
 
   release(ticket?: unknown): void {
@@ -386,11 +328,49 @@ class Shared implements SharedRate {
       this.#closed = true;
       this.#timer.stop();
       // Lease 0 leaves the fleet: the share goes back at once, not after three lease periods.
-      this.#inflight = this.#call(-1, 0);
+      this.#inflight = this.#call(undefined, 0);
       await this.#inflight;
     }
     this.#closed = true;
     this.#timer.stop();
+  }
+
+  async inspect(): Promise<SharedRateInspection> {
+    const reply = await this.#bounded(this.#run(this.#adminArgs('inspect')));
+    if (!Array.isArray(reply) || reply.length !== 6) {
+      throw new TypeError(`${this.#where}: Redis answered ${quote(reply)}; expected the inspection's six parts`);
+    }
+    return inspection(this.#keys, reply as unknown[][], this.#law.maxRatePerSecond);
+  }
+
+  async reset(): Promise<void> {
+    const reply = await this.#bounded(this.#run(this.#adminArgs('reset')));
+    const generation = generationOf(this.#where, Array.isArray(reply) ? reply[0] : reply);
+    // This process goes on from the reset state at once; the others hear it at their next renewal.
+    this.#generation = generation;
+    this.#epoch = 0;
+    this.#throttledEpoch = -1;
+    this.#fleet = this.#law.initialRatePerSecond;
+    this.#throttledAt = -1;
+  }
+
+  /** The first lease is asked for at the first `acquire()` or `ready()`: an admin's inspect() or reset() takes none. */
+  #begin(): void {
+    if (this.#began) return;
+    this.#began = true;
+    this.#send(undefined);
+  }
+
+  /**
+   * The fleet epoch a throttle of `ticket` belongs to, as this process now knows the fleet: a
+   * request sent in another generation belongs to the current one's first epoch (0), and one sent
+   * in an epoch the fleet has since gone back from (a failover to a replica that lagged) to the
+   * current epoch.
+   */
+  #current(ticket: SharedTicket | undefined): number {
+    if (!ticket) return this.#epoch;
+    if (ticket.generation !== this.#generation) return 0;
+    return Math.min(ticket.epoch, this.#epoch);
   }
 
   #acquireLocal(signal: AbortSignal | undefined): unknown {
@@ -399,15 +379,49 @@ class Shared implements SharedRate {
     return inner instanceof Promise ? inner.then((t) => new LocalTicket(local, t)) : new LocalTicket(local, inner);
   }
 
+  /**
+   * Where a local controller starts: the last share Redis granted (the fleet's rate divided as it
+   * was when Redis went away), else — a process that never heard a finite share — the caller's
+   * own `initialRatePerSecond`, within its bounds.
+   */
+  #fallbackSeed(): { seed: number; from: 'fleet' | 'initial' } {
+    const { minRatePerSecond: lo, maxRatePerSecond: hi, initialRatePerSecond } = this.#law;
+    const clamp = (x: number) => Math.min(hi, Math.max(lo, x));
+    if (this.#heard && Number.isFinite(this.#share)) return { seed: clamp(this.#share), from: 'fleet' };
+    return { seed: clamp(initialRatePerSecond), from: 'initial' };
+  }
+
   #localController(): AdaptiveRate {
     if (!this.#local) {
-      const share = this.#share;
-      const { minRatePerSecond: lo, maxRatePerSecond: hi } = this.#law;
-      // Seeded with the last known share: the fleet's rate divided as it was when Redis went away.
-      const seed = Number.isFinite(share) ? Math.min(hi, Math.max(lo, share)) : undefined;
-      this.#local = adaptiveRate({ ...this.#localOptions, initialRatePerSecond: seed, clock: this.#clock });
+      this.#local = adaptiveRate({
+        ...this.#localOptions,
+        initialRatePerSecond: this.#fallbackSeed().seed,
+        clock: this.#clock,
+      });
     }
     return this.#local;
+  }
+
+  /**
+   * The member's turns in the fleet's time division, on its own clock, while it paces with company
+   * at an equal part of the grid's rate and knows the server's clock: undefined otherwise (then it
+   * paces at its share alone). See time-division.ts.
+   */
+  #turns(): Turns | undefined {
+    const offset = this.#serverClock.offset;
+    const grids = this.#grids;
+    if (this.#members <= 1 || this.#rank < 0 || offset === undefined || grids === undefined) return undefined;
+    if (!(this.#share > 0 && Number.isFinite(this.#share))) return undefined;
+    return turnsOf(grids, this.#rank, this.#share, offset);
+  }
+
+  /**
+   * The turn a request may go in: the one nearest the time its share's pace gives (#next), and not
+   * one that passed more than the grid's lateness allowance ago.
+   */
+  #turn(turns: Turns, now: number): number {
+    const due = this.#next - turns.periodMs(this.#next) / 2;
+    return turns.next(Math.max(due, now - turns.lateMs(now)));
   }
 
   #waitMs(now: number): number {
@@ -418,6 +432,8 @@ class Shared implements SharedRate {
     if (this.#local && this.#local.waiting > 0) return 20;
     if (!Number.isFinite(this.#share)) return 0;
     if (!(this.#share > 0)) return this.#leaseMs;
+    const turns = this.#turns();
+    if (turns) return this.#turn(turns, now) - now;
     return this.#next - now;
   }
 
@@ -426,35 +442,36 @@ class Shared implements SharedRate {
     this.#granted.add(now);
     if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
     if (this.#gate.waiting > 0) this.#saturated = true;
-    if (Number.isFinite(this.#share)) {
+    const turns = this.#turns();
+    if (turns) {
+      // In turn with the other members: the next request's time at the share's pace is one
+      // interval on (no debt carried over from turns missed), and it goes in the turn nearest it.
+      const turn = this.#turn(turns, now);
+      this.#next = Math.max(this.#next, turn) + Math.max(1000 / this.#share, turns.periodMs(turn));
+    } else if (Number.isFinite(this.#share) && this.#share > 0) {
       // A late wake-up keeps its slot (up to catchUpMs); the first request after a silence starts one.
       // Alone in the fleet, the process's spacing is what the limiter sees, and adaptiveRate's rule
-      // holds; with other members, their requests come between ours at any distance, our spacing
-      // protects nothing, and making up less for late timers would only lose rate (measured: a
-      // fleet of 5 sent 36-43 of its 50 r/s at load 6 with at most margin × the spacing made up,
-      // and 39-42 of 50 at load 9-13 with 25 ms, its event loops often later than that). So a
-      // wake-up up to one spacing late keeps its slot: at most one request early, per process.
-      if (this.#share > 0) {
-        const interval = 1000 / this.#share;
-        const catchUp = this.#members <= 1 ? catchUpMs(interval, this.#law.margin) : Math.max(CATCH_UP_MS, interval);
-        const earliest = woken && this.#next >= now - catchUp ? now - catchUp : now;
-        this.#next = Math.max(this.#next, earliest) + interval;
-      }
+      // holds; with other members but no slots yet (the first lease), a wake-up up to one spacing
+      // late keeps its slot: at most one request early, per process.
+      const interval = 1000 / this.#share;
+      const catchUp = this.#members <= 1 ? catchUpMs(interval, this.#law.margin) : Math.max(CATCH_UP_MS, interval);
+      const earliest = woken && this.#next >= now - catchUp ? now - catchUp : now;
+      this.#next = Math.max(this.#next, earliest) + interval;
     }
-    return new SharedTicket(this.#epoch);
+    return new SharedTicket(this.#epoch, this.#generation);
   }
 
   /** The lease's renewal: only while there is traffic (an idle process lets its lease lapse). */
   #renew(): void {
     if (this.#clock.now() - this.#activeSince > 3 * this.#leaseMs && this.#mode === 'shared') return;
-    this.#send(-1);
+    this.#send(undefined);
   }
 
-  #send(cutEpoch: number): void {
+  #send(cut: SharedTicket | undefined): void {
     if (this.#closed) return;
     if (this.#inflight) {
       // The throttle goes with the call after this one, unless that call's answer makes it old news.
-      if (cutEpoch >= 0) this.#pendingCut = cutEpoch;
+      if (cut) this.#pendingCut = cut;
       return;
     }
     const wait = this.#nextTryMs - this.#clock.now();
@@ -463,11 +480,43 @@ class Shared implements SharedRate {
       return;
     }
     this.#timer.cancel();
-    this.#inflight = this.#call(cutEpoch, this.#leaseMs);
+    this.#inflight = this.#call(cut, this.#leaseMs);
   }
 
-  async #call(cutEpoch: number, leaseMs: number): Promise<void> {
+  #bounded(work: Promise<unknown>): Promise<unknown> {
     const stop = new AbortController();
+    return Promise.race([
+      work,
+      this.#clock.sleep(this.#timeoutMs, stop.signal).then(() => {
+        throw new Timeout(`${this.#where}: Redis did not answer within ${this.#timeoutMs} ms`);
+      }),
+    ]).finally(() => stop.abort());
+  }
+
+  /** ARGV for an admin call: no report, no lease change; the seed is the configured initial rate. */
+  #adminArgs(mode: 'inspect' | 'reset'): string[] {
+    return [
+      this.#id,
+      '0',
+      '0',
+      '-1',
+      String(this.#leaseMs),
+      '-1',
+      finite(this.#law.initialRatePerSecond),
+      ...this.#lawArgs,
+      '0',
+      '-1',
+      '1000',
+      '0',
+      newGeneration(),
+      '0',
+      '0',
+      '-1',
+      mode,
+    ];
+  }
+
+  async #call(cut: SharedTicket | undefined, leaseMs: number): Promise<void> {
     const now = this.#clock.now();
     // Redis sums the members' rates and successes: the fleet's accepted rate is known once every
     // member's covers a second and the fleet's successes are 10.
@@ -482,36 +531,53 @@ class Shared implements SharedRate {
     const succeeded = this.#succeeded;
     this.#saturated = false;
     this.#succeeded = false;
+    // The seed, should this call find the fleet's state missing or broken: the fleet's rate as
+    // last heard — on fallback, no more than the local controller's rate times the members —
+    // else the configured initial rate.
+    let seed = this.#fleet;
+    if (this.#mode === 'local' && this.#local)
+      seed = Math.min(seed, this.#local.ratePerSecond * Math.max(1, this.#members));
     const args = [
       this.#id,
       saturated ? '1' : '0',
       String(used),
       String(accepted),
       String(leaseMs),
-      String(cutEpoch),
-      finite(this.#fleet),
+      String(cut ? cut.epoch : -1),
+      finite(seed),
       ...this.#lawArgs,
       succeeded ? '1' : '0',
       String(successes),
       String(spanMs),
       refused ? '1' : '0',
+      newGeneration(),
+      String(cut ? cut.generation : 0),
+      String(this.#heard ? this.#members : 0),
+      String(this.#throttledAt),
+      '',
     ];
     try {
-      const reply = await Promise.race([
-        this.#run(args),
-        this.#clock.sleep(this.#timeoutMs, stop.signal).then(() => {
-          throw new Timeout(`${this.#where}: Redis did not answer within ${this.#timeoutMs} ms`);
-        }),
-      ]);
-      const [share, fleet, epoch, short, members] = parseReply(this.#where, reply);
-      this.#share = share < 0 ? Number.POSITIVE_INFINITY : share;
+      const lease = parseLease(
+        this.#where,
+        await this.#bounded(this.#run(args)),
+        this.#law.minRatePerSecond,
+        this.#law.maxRatePerSecond,
+        leaseMs === 0,
+      );
+      const received = this.#clock.now();
+      this.#serverClock.add(now, lease.serverMs, received);
+      this.#share = lease.share < 0 ? Number.POSITIVE_INFINITY : lease.share;
       // A smaller share takes effect now; a share of 0 (everything leased to others) waits for the next lease.
       const gap = this.#share > 0 ? 1000 / this.#share : this.#leaseMs;
-      if (this.#next > now + gap) this.#next = now + gap;
-      this.#fleet = fleet < 0 ? Number.POSITIVE_INFINITY : fleet;
-      this.#epoch = epoch;
-      this.#short = short === 1;
-      this.#members = members;
+      if (this.#next > received + gap) this.#next = received + gap;
+      this.#fleet = lease.fleet < 0 ? Number.POSITIVE_INFINITY : lease.fleet;
+      this.#throttledAt = lease.throttledAt;
+      this.#heard = true;
+      this.#hear(lease);
+      this.#short = lease.short;
+      this.#members = lease.members;
+      this.#rank = lease.rank;
+      this.#grids = lease.grids;
       this.#nextTryMs = Number.NEGATIVE_INFINITY;
       this.#reconnect = undefined;
       const was = this.#mode;
@@ -528,23 +594,47 @@ class Shared implements SharedRate {
         this.#mode = 'local';
         this.#fallbacks++;
         this.#localController();
-        this.#emit({ type: 'fallback', error, atMs: this.#clock.now() });
+        const { seed: start, from } = this.#fallbackSeed();
+        this.#emit({ type: 'fallback', error, atMs: this.#clock.now(), seedFrom: from, seed: start });
       }
     } finally {
-      stop.abort();
       this.#inflight = undefined;
       this.#readyResolve();
       this.#gate.poke();
       if (!this.#closed) {
-        const cut = this.#pendingCut;
-        this.#pendingCut = -1;
-        if (this.#mode === 'shared' && cut >= this.#epoch) this.#send(cut);
-        else if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+        const pending = this.#pendingCut;
+        this.#pendingCut = undefined;
+        const epoch = pending ? this.#current(pending) : -1;
+        if (this.#mode === 'shared' && pending && epoch >= this.#epoch) {
+          this.#send(new SharedTicket(epoch, this.#generation));
+        } else if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
         // A share below what was asked for is asked again soon: it grows as other leases shrink.
         else this.#timer.arm(this.#short ? Math.min(100, this.#leaseMs) : this.#leaseMs);
       }
       if (this.#mode === 'shared' && this.#local && this.#local.waiting === 0) this.#local = undefined;
     }
+  }
+
+  /**
+   * A lease's generation and epoch against what this process last heard: a new generation (the
+   * state was lost, repaired or reset) or an epoch that went back (a failover to a replica that
+   * lagged) restarts the epoch bookkeeping, so the next throttle is heard at once.
+   */
+  #hear(lease: Lease): void {
+    const known = this.#generation !== 0;
+    const lost = known && lease.generation !== this.#generation;
+    const rewound = known && !lost && lease.epoch < this.#epoch;
+    if (lease.fault) {
+      this.#repairs++;
+      this.#emit({ type: 'repair', error: undefined, atMs: this.#clock.now(), ...lease.fault });
+    } else if (lost || rewound) {
+      this.#stateLosses++;
+      const field = lost ? 'generation' : 'epoch';
+      this.#emit({ type: 'state-lost', error: undefined, atMs: this.#clock.now(), key: this.key, field });
+    }
+    if (lease.fault || lost || rewound) this.#throttledEpoch = -1;
+    this.#generation = lease.generation;
+    this.#epoch = lease.epoch;
   }
 
   async #run(args: readonly string[]): Promise<unknown> {
@@ -566,27 +656,6 @@ class Shared implements SharedRate {
       // A listener's throw must not break the controller every request of the process shares.
     }
   }
-}
-
-/** The script's reply: five numbers as strings; anything else is a failed call, never stored. */
-function parseReply(where: string, reply: unknown): [number, number, number, number, number] {
-  if (Array.isArray(reply) && reply.length === 5) {
-    const xs = reply.map((x) => (typeof x === 'string' || typeof x === 'number' ? Number(x) : Number.NaN));
-    const [share, fleet, epoch, short, members] = xs as [number, number, number, number, number];
-    if (
-      xs.every(Number.isFinite) &&
-      (share >= 0 || share === -1) &&
-      (fleet >= 0 || fleet === -1) &&
-      Number.isSafeInteger(epoch) &&
-      epoch >= 0 &&
-      (short === 0 || short === 1) &&
-      Number.isSafeInteger(members) &&
-      members >= 0
-    ) {
-      return [share, fleet, epoch, short, members];
-    }
-  }
-  throw new TypeError(`${where}: Redis answered ${show(reply)}; expected the rate script's five numbers`);
 }
 
 /**
@@ -649,15 +718,7 @@ export function sharedRate(options: SharedRateOptions): SharedRate {
     minRatePerSecond: o.minRatePerSecond ?? 1,
     maxRatePerSecond: o.maxRatePerSecond ?? Number.POSITIVE_INFINITY,
   };
-  const name = o.name;
-  if (typeof name !== 'string' || name === '' || /[{}]/.test(name)) {
-    invalid(where, 'name', name, 'a non-empty string without { or }', "For example 'payments-api'.");
-  }
-  const prefix = o.prefix === undefined ? 'ebb' : o.prefix;
-  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-    invalid(where, 'prefix', prefix, 'a string without { or }', "Leave it out for 'ebb'.");
-  }
-  // The hash tag {name}: the state, the leases and their expiry share one Cluster slot.
-  const key = `${prefix === '' ? '' : `${prefix}:`}{${name}}:rate`;
+  // The hash tag {name}: the state, the leases, their expiry and the join order share one Cluster slot.
+  const key = sharedKey(where, o, 'rate');
   return new Shared(where, o, law, key);
 }

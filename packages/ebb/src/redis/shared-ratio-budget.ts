@@ -39,22 +39,31 @@ export function sharedRatioBudget(options: SharedRatioBudgetOptions): SharedRati
   const state = new SharedState(where, o, {
     kind: 'ratio-budget',
     script: WINDOW_SCRIPT,
-    args: [String(ttlMs / 10), '10'],
+    // Slices take withdrawals too: a slice may hold down to -2^53.
+    args: [String(ttlMs / 10), '10', String(-(2 ** 53))],
     initial: 0,
+    min: -(2 ** 53) * 10,
+    max: 2 ** 53 * 10,
+    windowMs: ttlMs,
     apply: (level, delta) => level + delta,
   });
-  return withControls(state, {
-    get balance() {
-      return never ? 0 : Math.max(0, terms.balance(state.level));
+  const balance = (level: number) => (never ? 0 : Math.max(0, terms.balance(level)));
+  return withControls(
+    state,
+    {
+      get balance() {
+        return balance(state.level);
+      },
+      recordRequest() {
+        if (deposit !== 0) state.change(deposit, false);
+      },
+      tryAcquireRetry() {
+        if (never || state.mode === 'syncing' || terms.balance(state.level) < 1) return false;
+        state.change(-withdrawal, true);
+        return true;
+      },
+      recordSuccess(_context?: BudgetSuccess) {},
     },
-    recordRequest() {
-      if (deposit !== 0) state.change(deposit, false);
-    },
-    tryAcquireRetry() {
-      if (never || state.mode === 'syncing' || terms.balance(state.level) < 1) return false;
-      state.change(-withdrawal, true);
-      return true;
-    },
-    recordSuccess(_context?: BudgetSuccess) {},
-  });
+    balance,
+  );
 }

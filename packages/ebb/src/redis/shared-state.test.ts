@@ -10,22 +10,47 @@ import { sharedTokenBudget } from './shared-token-budget.js';
 
 type Reply = (keys: readonly string[], args: readonly string[]) => Promise<unknown>;
 
-/** A stand-in keeping one clamped level per key (what CLAMPED_SCRIPT does), with a switchable failure mode. */
+/**
+ * A stand-in keeping one clamped level per key and one applied record per process (what
+ * LEVEL_SCRIPT does, without its checks), with a switchable failure mode. `calls` holds each call's
+ * SHA (or 'eval'), keys and ARGV: [mode, cum, unacked, seq, seed, generation, record expiry, min,
+ * max, key expiry].
+ */
 function fakeRedis() {
   const levels = new Map<string, number>();
+  const records = new Map<string, { seq: number; cum: number }>();
   const calls: string[][] = [];
   let loaded = false;
+  let generation = 7;
   const state = {
     mode: 'up' as 'up' | 'hang' | 'refuse' | 'noscript',
     override: undefined as Reply | undefined,
   };
   const apply = (keys: readonly string[], args: readonly string[]) => {
     if (state.override) return state.override(keys, args);
-    const [delta, lo, hi, initial] = args.map(Number) as [number, number, number, number];
+    const [, cum, unacked, seq, seed, , , lo, hi] = args.map(Number) as number[] as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const key = keys[0] as string;
-    const v = Math.min(hi, Math.max(lo, (levels.get(key) ?? initial) + delta));
+    const record = records.get(keys[1] as string);
+    const delta = record === undefined ? unacked : record.seq >= seq ? 0 : cum - record.cum;
+    if (record === undefined || record.seq < seq) records.set(keys[1] as string, { seq, cum });
+    const v = Math.min(hi, Math.max(lo, (levels.get(key) ?? seed) + delta));
     levels.set(key, v);
-    return Promise.resolve(String(v));
+    return Promise.resolve([String(v), String(generation), '', '', '']);
+  };
+  const lose = () => {
+    levels.clear();
+    records.clear();
+    generation++;
   };
   const scripts: RedisScripts = {
     evalSha(sha, keys, args) {
@@ -45,7 +70,7 @@ function fakeRedis() {
       return apply(keys, args);
     },
   };
-  return { scripts, levels, calls, state };
+  return { scripts, levels, calls, state, lose };
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -76,7 +101,8 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     b.recordFailure();
     await settle();
     expect(redis.calls).toHaveLength(2); // the failure goes at once, with the successes before it
-    expect(redis.calls[1]?.slice(2, 3)).toEqual([String(50 * 100 - 1000)]);
+    // ARGV after the SHA and two keys: mode, cum, unacked, seq — the batch's sum is all not yet answered.
+    expect(redis.calls[1]?.slice(3, 7)).toEqual(['', String(50 * 100 - 1000), String(50 * 100 - 1000), '2']);
     for (let i = 0; i < 50; i++) b.recordSuccess({ attempt: 1, lastError: undefined });
     await clock.advance(999);
     expect(redis.calls).toHaveLength(2);
@@ -149,7 +175,8 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     await settle();
     expect(b.mode).toBe('shared');
     expect(events.at(-1)?.startsWith('resync')).toBe(true);
-    // Every local failure reached Redis once: 10 − 6 = 4 (failures of the timed-out call are re-sent).
+    // Every local failure reached Redis once: 10 − 6 = 4 (the timed-out call never ran here, so the
+    // next call's running sum carries its failures too).
     expect(redis.levels.get('ebb:{n}:token-budget')).toBe(4000);
     expect(b.stats).toMatchObject({ fallbacks: 1, resyncs: 1 });
     await b.close();
@@ -193,29 +220,97 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     await b.close();
   });
 
-  it('no reply can poison the level: anything but a finite number is a failed call', async () => {
+  it('no reply can poison the level: anything but [a level within the bounds, a generation, a repair] is a failed call, naming what was wrong', async () => {
+    const replies = fc.oneof(
+      fc.anything(),
+      fc.tuple(
+        fc.oneof(fc.constantFrom('5000', '0', '10000', '-1', '10001', 'nan', 'inf', '1e300', ''), fc.anything()),
+        fc.oneof(fc.constantFrom('7', '0', '-3', '1.5', 'nan', '9007199254740993'), fc.anything()),
+        fc.constant(''),
+        fc.constant(''),
+        fc.constant(''),
+      ),
+    );
     await fc.assert(
-      fc.asyncProperty(fc.anything(), async (reply) => {
+      fc.asyncProperty(replies, async (reply) => {
         const clock = virtualClock();
         const redis = fakeRedis();
-        const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock });
+        const errors: unknown[] = [];
+        const b = sharedTokenBudget({
+          client: redis.scripts,
+          name: 'n',
+          clock,
+          onEvent: (e) => e.type === 'fallback' && errors.push(e.error),
+        });
         await b.ready();
         redis.state.override = () => Promise.resolve(reply);
         b.recordFailure();
         await settle();
-        const n = typeof reply === 'number' ? reply : typeof reply === 'string' ? Number(reply) : Number.NaN;
-        if (Number.isFinite(n)) {
+        const [level, generation] = Array.isArray(reply) ? reply : [];
+        const n = typeof level === 'string' || typeof level === 'number' ? Number(level) : Number.NaN;
+        const g = typeof generation === 'string' ? Number(generation) : Number.NaN;
+        const good =
+          Array.isArray(reply) && reply.length === 5 && n >= 0 && n <= 10_000 && Number.isSafeInteger(g) && g >= 1;
+        if (good) {
           expect(b.mode).toBe('shared');
-          expect(b.tokens).toBe(Math.min(10, Math.max(0, n / 1000)));
+          expect(b.tokens).toBe(n / 1000);
         } else {
           expect(b.mode).toBe('local');
           expect(b.tokens).toBe(9);
+          // The error names the value that was wrong.
+          const message = String((errors[0] as Error).message);
+          if (Array.isArray(reply) && reply.length === 5) expect(message).toMatch(/level = |generation = /);
         }
         expect(Number.isFinite(b.tokens)).toBe(true);
         await b.close();
       }),
-      { numRuns: 200 },
+      { numRuns: 300 },
     );
+  });
+
+  it('a call that timed out but ran, and its resend: applied once; a reply of another generation is a state lost', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const events: string[] = [];
+    const b = sharedTokenBudget({
+      client: redis.scripts,
+      name: 'n',
+      clock,
+      timeoutMs: 100,
+      onEvent: (e) => events.push(`${e.type}${e.field ? `:${e.field}` : ''}`),
+    });
+    await b.ready();
+    // Redis runs the call but its answer is held until after the timeout (a stopped server).
+    let release: () => void = () => {};
+    redis.state.override = (keys, args) => {
+      redis.state.override = undefined;
+      const ran = redis.scripts.eval('redis.call', keys, args);
+      return new Promise((resolve) => {
+        release = () => resolve(ran);
+      });
+    };
+    b.recordFailure(); // sent at once
+    b.recordFailure(); // waits behind it
+    await settle();
+    await clock.advance(100);
+    expect(b.mode).toBe('local');
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(9000); // the first call ran
+    release();
+    b.recordFailure();
+    await clock.advance(3000);
+    await b.flush();
+    expect(b.mode).toBe('shared');
+    // Three failures, each once, though the first was sent twice.
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(7000);
+    expect(b.tokens).toBe(7);
+    // The state is lost: the next call seeds it from the last answer, and says so.
+    redis.lose();
+    b.recordFailure();
+    await b.flush();
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(6000);
+    expect(events).toEqual(['fallback', 'resync', 'state-lost:generation']);
+    expect(b.stats).toMatchObject({ stateLosses: 1, repairs: 0 });
+    await b.close();
   });
 
   it('bad options throw, naming the option, the value and the fix', () => {

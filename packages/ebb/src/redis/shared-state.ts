@@ -1,23 +1,25 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { exponential } from '../backoff/exponential.js';
-import { fullJitter } from '../backoff/jitter-full.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import { invalid, nonNegative, show } from '../core/validate.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
+import {
+  APPLIED_TTL_S,
+  faultOf,
+  generationOf,
+  newGeneration,
+  processId,
+  quote,
+  RECONNECT,
+  type SharedEvent,
+  type SharedInspection,
+  type SharedMode,
+  type SharedProblem,
+  sharedKey,
+  Timeout,
+} from './protocol.js';
 import { Rearm } from './rearm.js';
 
-/** Where a shared structure takes its numbers from now. */
-export type SharedMode = 'syncing' | 'shared' | 'local';
-
-/** What a shared structure reports when it leaves or regains Redis. Immutable. */
-export interface SharedEvent {
-  /** `'fallback'`: Redis failed or timed out, local state is used; `'resync'`: Redis answered again. */
-  readonly type: 'fallback' | 'resync';
-  /** The Redis error (or the timeout's `TimeoutError`) for `'fallback'`; undefined for `'resync'`. */
-  readonly error: unknown;
-  /** Milliseconds on the structure's clock. */
-  readonly atMs: number;
-}
+export type { SharedEvent, SharedInspection, SharedMode, SharedProblem } from './protocol.js';
 
 /** Counters of a shared structure, for dashboards and tests. A fresh object on each read. */
 export interface SharedStats {
@@ -30,6 +32,10 @@ export interface SharedStats {
   readonly fallbacks: number;
   /** Times it went from local back to shared. */
   readonly resyncs: number;
+  /** Times this process found a bad stored value and rewrote the state (events `'repair'`). */
+  readonly repairs: number;
+  /** Times this process found the state it knew gone (events `'state-lost'`). */
+  readonly stateLosses: number;
 }
 
 /** Options every `ebb/redis` structure shares. */
@@ -44,7 +50,7 @@ export interface SharedOptions {
   readonly timeoutMs?: number;
   /** How often local changes are sent (and the fleet's state read back) while there are any, in ms. Default 1000. */
   readonly syncIntervalMs?: number;
-  /** Called on fallback and on resync. A throw is counted nowhere and goes no further. */
+  /** Called on fallback, resync, state lost and repair ({@link SharedEvent}). A throw is counted nowhere and goes no further. */
   readonly onEvent?: (event: SharedEvent) => void;
   /** Time source for timeouts and timers; default the unref'd system clock (timers do not keep a process alive). */
   readonly clock?: Clock;
@@ -56,28 +62,20 @@ export const SHARED_KEYS = ['client', 'name', 'prefix', 'timeoutMs', 'syncInterv
 export interface SharedSpec {
   /** Key suffix (`token-budget`, `aws-retry-quota`, `ratio-budget`). */
   readonly kind: string;
+  /** LEVEL_SCRIPT or WINDOW_SCRIPT. */
   readonly script: string;
-  /** ARGV after the delta. */
+  /** ARGV after the common seven (mode, cum, unacked, seq, seed, generation, the record's expiry). */
   readonly args: readonly string[];
   /** The value before any change (a fresh key in Redis, and the local fallback before the first sync). */
   readonly initial: number;
+  /** The values a reply may hold: a level within the budget's bounds, a window's sum within ±2^53 × its slices. */
+  readonly min: number;
+  readonly max: number;
+  /** A window's length in ms: a seed taken from an old answer shrinks with its age. Undefined for a level. */
+  readonly windowMs?: number;
   /** Applies one local change to a level (clamping, as the script does). */
   apply(level: number, delta: number): number;
 }
-
-/** The error a Redis call that took longer than `timeoutMs` fails with. @internal */
-export class Timeout extends Error {
-  override name = 'TimeoutError';
-}
-
-/** ebb's own backoff between tries to reach Redis again: 100 ms doubling to 2 s, full jitter. @internal */
-export const RECONNECT = exponential({
-  initialDelayMs: 100,
-  multiplier: 2,
-  maxDelayMs: 2000,
-  jitter: fullJitter,
-  maxAttempts: Infinity,
-});
 
 /**
  * The engine under every `ebb/redis` structure: a number kept in Redis (a bucket's level, a
@@ -88,6 +86,14 @@ export const RECONNECT = exponential({
  * atomically and returns the fleet's level, which replaces the local one. At most one call is in
  * flight per structure, so a slow Redis never piles up commands.
  *
+ * Every call carries the running sum of the process's changes and a sequence number, so a call
+ * that timed out and still ran, and the next call that carries its changes again, apply them once
+ * (scripts.ts, "Exactly once"). Every reply is checked: a level outside the structure's bounds or a
+ * generation that is not a whole number fails the call (never adopted). A reply with another
+ * generation than the one last heard means the fleet's state was lost or replaced (event
+ * `'state-lost'`); a reply that names a fault means this call repaired a bad stored value (event
+ * `'repair'`).
+ *
  * A call that fails or takes over `timeoutMs` switches to local mode (event `'fallback'`): the
  * level goes on from its last known value with local changes only, and the next call waits for
  * ebb's own backoff (100 ms doubling to 2 s, full jitter), so a fleet does not storm a Redis that
@@ -97,6 +103,7 @@ export class SharedState {
   readonly #where: string;
   readonly #scripts: RedisScripts;
   readonly #key: string;
+  readonly #appliedKey: string;
   readonly #spec: SharedSpec;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
@@ -105,6 +112,13 @@ export class SharedState {
   #sha: string | undefined;
   #level: number;
   #pending = 0;
+  /** The running sum of every change sent, and its value at the last answered call. */
+  #cum = 0;
+  #ackedCum = 0;
+  #seq = 0;
+  /** The last level Redis returned (checked), and the generation it came with (0: none heard yet). */
+  #answered: number | undefined;
+  #generation = 0;
   #urgent = false;
   #mode: SharedMode = 'syncing';
   #inflight: Promise<void> | undefined;
@@ -118,24 +132,16 @@ export class SharedState {
   #errors = 0;
   #fallbacks = 0;
   #resyncs = 0;
+  #repairs = 0;
+  #stateLosses = 0;
   readonly #ready: Promise<void>;
   #readyResolve!: () => void;
 
   constructor(where: string, o: SharedOptions, spec: SharedSpec) {
     this.#where = where;
     this.#scripts = redisScripts(o.client, where);
-    const name = o.name;
-    if (typeof name !== 'string' || name === '' || /[{}]/.test(name)) {
-      invalid(where, 'name', name, 'a non-empty string without { or }', "For example 'payments-api'.");
-    }
-    // null is a bad value like any other, not "the default".
-    const prefix = o.prefix === undefined ? 'ebb' : o.prefix;
-    if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-      invalid(where, 'prefix', prefix, 'a string without { or }', "Leave it out for 'ebb'.");
-    }
-    // The hash tag {name}: Redis Cluster hashes only what is inside the braces, so all of one
-    // structure's keys land in one slot (Redis Cluster specification, "Hash tags").
-    this.#key = `${prefix === '' ? '' : `${prefix}:`}{${name}}:${spec.kind}`;
+    this.#key = sharedKey(where, o, spec.kind);
+    this.#appliedKey = `${this.#key}:applied:${processId()}`;
     this.#spec = spec;
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
     this.#timer = new Rearm(this.#clock, () => this.#send());
@@ -177,6 +183,8 @@ export class SharedState {
       errors: this.#errors,
       fallbacks: this.#fallbacks,
       resyncs: this.#resyncs,
+      repairs: this.#repairs,
+      stateLosses: this.#stateLosses,
     };
   }
 
@@ -196,7 +204,7 @@ export class SharedState {
     // process always has a send planned; sending one window early would read it at another moment
     // than its twin's — the throttle's two counts must be of one moment.)
     const idle =
-      this.#pending === 0 &&
+      !this.#owed() &&
       !this.#timer.armed &&
       !this.#inflight &&
       this.#clock.now() - this.#answeredAt > this.#syncIntervalMs;
@@ -221,7 +229,7 @@ export class SharedState {
         await this.#inflight;
         continue;
       }
-      if ((this.#pending === 0 && !force) || this.#closed || this.#clock.now() < this.#nextTryMs) return;
+      if ((!this.#owed() && !force) || this.#closed || this.#clock.now() < this.#nextTryMs) return;
       force = false;
       this.#send();
     }
@@ -236,6 +244,82 @@ export class SharedState {
     this.#timer.stop();
   }
 
+  /** Reads the state without changing it (mode `'inspect'`), bounded by `timeoutMs`; rejects on failure. */
+  async inspect(view: (level: number) => number): Promise<SharedInspection> {
+    const reply = await this.#bounded(this.#run(this.#args('inspect', 0, 0, 0)));
+    if (!Array.isArray(reply) || reply.length !== 4) {
+      throw new TypeError(`${this.#where}: Redis answered ${show(reply)}; expected the inspection's four parts`);
+    }
+    const [level, generation, stored, faults] = reply as [unknown, unknown, unknown, unknown];
+    const fields: Record<string, string> = {};
+    const flat = Array.isArray(stored) ? stored.map(String) : [];
+    for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+    const problems: SharedProblem[] = [];
+    const list = Array.isArray(faults) ? faults : [];
+    for (let i = 0; i < list.length; i += 3) {
+      const p = faultOf(list, i);
+      if (p) problems.push(p);
+    }
+    const value = typeof level === 'string' && level !== '' ? Number(level) : Number.NaN;
+    const g = typeof generation === 'string' && generation !== '' ? Number(generation) : Number.NaN;
+    const sound = Number.isFinite(value) && value >= this.#spec.min && value <= this.#spec.max;
+    return {
+      key: this.#key,
+      exists: flat.length > 0,
+      generation: Number.isSafeInteger(g) && g >= 1 ? g : undefined,
+      value: sound ? view(value) : undefined,
+      fields,
+      problems,
+    };
+  }
+
+  /**
+   * Sets the fleet's state back to the structure's initial value with a new generation (mode
+   * `'reset'`), bounded by `timeoutMs`; rejects on failure. Live processes hear a new generation at
+   * their next call (event `'state-lost'`) and go on from the reset state; this process's own
+   * changes not yet sent are dropped.
+   */
+  async reset(): Promise<void> {
+    const reply = await this.#bounded(this.#run(this.#args('reset', 0, 0, this.#spec.initial)));
+    const [level, generation] = Array.isArray(reply) ? reply : [];
+    const value = typeof level === 'string' ? Number(level) : Number.NaN;
+    if (!(value === this.#spec.initial)) {
+      throw new TypeError(`${this.#where}: Redis answered ${show(reply)} to a reset; expected the initial value`);
+    }
+    this.#generation = generationOf(this.#where, generation);
+    this.#pending = 0;
+    this.#ackedCum = this.#cum;
+    this.#answered = value;
+    this.#level = value;
+  }
+
+  /** Changes owed to Redis: not sent yet, or sent and not answered. */
+  #owed(): boolean {
+    return this.#pending !== 0 || this.#cum !== this.#ackedCum;
+  }
+
+  /** The level to start a missing or broken state with: the last answer (a window's shrunk by its age), else the initial. */
+  #seed(): number {
+    if (this.#answered === undefined) return this.#spec.initial;
+    const w = this.#spec.windowMs;
+    if (w === undefined) return this.#answered;
+    const age = Math.max(0, this.#clock.now() - this.#answeredAt);
+    return this.#answered * Math.max(0, 1 - age / w);
+  }
+
+  #args(mode: string, unacked: number, seq: number, seed: number): string[] {
+    return [
+      mode,
+      String(this.#cum),
+      String(unacked),
+      String(seq),
+      String(seed),
+      newGeneration(),
+      String(APPLIED_TTL_S),
+      ...this.#spec.args,
+    ];
+  }
+
   #send(): void {
     if (this.#inflight || this.#closed) return;
     const wait = this.#nextTryMs - this.#clock.now();
@@ -245,26 +329,30 @@ export class SharedState {
     }
     // This send carries everything pending: a timer armed for it is no longer needed.
     this.#timer.cancel();
-    const delta = this.#pending;
+    this.#cum += this.#pending;
     this.#pending = 0;
     this.#urgent = false;
-    this.#inflight = this.#call(delta);
+    this.#inflight = this.#call();
   }
 
-  async #call(delta: number): Promise<void> {
+  #bounded(work: Promise<unknown>): Promise<unknown> {
     const stop = new AbortController();
+    return Promise.race([
+      work,
+      this.#clock.sleep(this.#timeoutMs, stop.signal).then(() => {
+        throw new Timeout(`${this.#where}: Redis did not answer within ${this.#timeoutMs} ms`);
+      }),
+    ]).finally(() => stop.abort());
+  }
+
+  async #call(): Promise<void> {
+    const cum = this.#cum;
+    const args = this.#args('', cum - this.#ackedCum, ++this.#seq, this.#seed());
     try {
-      const reply = await Promise.race([
-        this.#run(delta),
-        this.#clock.sleep(this.#timeoutMs, stop.signal).then(() => {
-          throw new Timeout(`${this.#where}: Redis did not answer within ${this.#timeoutMs} ms`);
-        }),
-      ]);
-      const value = typeof reply === 'number' ? reply : typeof reply === 'string' ? Number(reply) : Number.NaN;
-      // One bad reply must not poison the local level: treat it as a failed call.
-      if (!Number.isFinite(value)) {
-        throw new TypeError(`${this.#where}: Redis answered ${show(reply)}; expected a number`);
-      }
+      const reply = await this.#bounded(this.#run(args));
+      const { value, generation, fault } = this.#parse(reply);
+      this.#ackedCum = cum;
+      this.#answered = value;
       this.#level = this.#spec.apply(value, this.#pending);
       this.#answeredAt = this.#clock.now();
       this.#nextTryMs = Number.NEGATIVE_INFINITY;
@@ -275,32 +363,62 @@ export class SharedState {
         this.#resyncs++;
         this.#emit({ type: 'resync', error: undefined, atMs: this.#clock.now() });
       }
+      if (fault) {
+        this.#repairs++;
+        this.#emit({ type: 'repair', error: undefined, atMs: this.#clock.now(), ...fault });
+      } else if (this.#generation !== 0 && generation !== this.#generation) {
+        this.#stateLosses++;
+        this.#emit({
+          type: 'state-lost',
+          error: undefined,
+          atMs: this.#clock.now(),
+          key: this.#key,
+          field: 'generation',
+        });
+      }
+      this.#generation = generation;
     } catch (error) {
       this.#errors++;
-      this.#pending += delta;
       this.#reconnect ??= RECONNECT.start();
       this.#nextTryMs = this.#clock.now() + this.#reconnect.next();
       if (this.#mode !== 'local') {
         this.#mode = 'local';
         this.#fallbacks++;
-        this.#emit({ type: 'fallback', error, atMs: this.#clock.now() });
+        const seedFrom = this.#answered === undefined ? 'initial' : 'fleet';
+        this.#emit({ type: 'fallback', error, atMs: this.#clock.now(), seedFrom, seed: this.#level });
       }
     } finally {
-      stop.abort();
       // Cleared before anyone awaiting ready() or flush() runs, so their next change is sent.
       this.#inflight = undefined;
-      if (this.#pending !== 0) {
+      if (this.#owed()) {
         if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
-        else if (this.#urgent) this.#send();
+        else if (this.#urgent || this.#cum !== this.#ackedCum) this.#send();
         else this.#timer.arm(this.#syncIntervalMs);
       }
       this.#readyResolve();
     }
   }
 
-  async #run(delta: number): Promise<unknown> {
-    const args = [String(delta), ...this.#spec.args];
-    const keys = [this.#key];
+  /** The script's reply: level, generation, and the first fault it repaired; anything else fails the call. */
+  #parse(reply: unknown): { value: number; generation: number; fault: SharedProblem | undefined } {
+    if (!Array.isArray(reply) || reply.length !== 5) {
+      throw new TypeError(
+        `${this.#where}: Redis answered ${quote(reply)}; expected the script's level, generation and repair`,
+      );
+    }
+    const level = reply[0];
+    const value = typeof level === 'string' || typeof level === 'number' ? Number(level) : Number.NaN;
+    // One bad reply must not poison the local level: the call failed.
+    if (!(value >= this.#spec.min && value <= this.#spec.max)) {
+      throw new TypeError(
+        `${this.#where}: Redis answered level = ${quote(level)}; expected a number from ${this.#spec.min} to ${this.#spec.max}`,
+      );
+    }
+    return { value, generation: generationOf(this.#where, reply[1]), fault: faultOf(reply, 2) };
+  }
+
+  async #run(args: readonly string[]): Promise<unknown> {
+    const keys = [this.#key, this.#appliedKey];
     this.#commands++;
     this.#sha ??= await scriptSha(this.#spec.script);
     try {
@@ -322,11 +440,12 @@ export class SharedState {
     }
   }
 }
+
 /** What every shared budget adds to its local interface. */
 export interface SharedControls {
   /** `'syncing'` until the first Redis answer (or failure), then `'shared'`, or `'local'` while Redis fails. */
   readonly mode: SharedMode;
-  /** Counters: commands sent, errors, fallbacks, resyncs. */
+  /** Counters: commands sent, errors, fallbacks, resyncs, repairs, state losses. */
   readonly stats: SharedStats;
   /** The Redis key. */
   readonly key: string;
@@ -336,14 +455,28 @@ export interface SharedControls {
   flush(): Promise<void>;
   /** Flushes, then stops its timers. Call before a short-lived process exits. */
   close(): Promise<void>;
+  /** Reads the fleet's state in Redis without changing it (see {@link SharedInspection}); rejects if Redis fails or times out. */
+  inspect(): Promise<SharedInspection>;
+  /**
+   * Sets the fleet's state back to its initial value, for every process at once, while they run:
+   * each hears a new generation at its next call and goes on from there. Rejects if Redis fails
+   * or times out.
+   */
+  reset(): Promise<void>;
 }
 
 /**
  * Adds {@link SharedControls} to a shared budget: live getters (`mode`, `stats`, `key` read the
  * state at each access) and the three methods, defined on `budget` itself.
  */
-export function withControls<T extends object>(state: SharedState, budget: T): T & SharedControls {
+export function withControls<T extends object>(
+  state: SharedState,
+  budget: T,
+  view: (level: number) => number,
+): T & SharedControls {
   return Object.defineProperties(budget, {
+    inspect: { value: () => state.inspect(view), enumerable: true },
+    reset: { value: () => state.reset(), enumerable: true },
     mode: { get: () => state.mode, enumerable: true },
     stats: { get: () => state.stats, enumerable: true },
     key: { get: () => state.key, enumerable: true },

@@ -1,7 +1,7 @@
 import { checkKeys, optionsObject } from '../core/validate.js';
 import { type TokenBudget, type TokenBudgetOptions, tokenBudget } from '../rate/token-budget.js';
 import type { BudgetSuccess } from '../retry/options.js';
-import { CLAMPED_SCRIPT } from './scripts.js';
+import { LEVEL_SCRIPT } from './scripts.js';
 import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
 import { pick, validateAs } from './validate-as.js';
 
@@ -18,8 +18,8 @@ export interface SharedTokenBudget extends TokenBudget, SharedControls {}
  * process that uses the same `name`, across process lifetimes — so 200 short-lived processes share
  * `maxTokens / 2` retries during an outage instead of getting that many each.
  *
- * The bucket is a string key holding thousandths of a token, changed by {@link CLAMPED_SCRIPT}
- * (clamped to [0, maxTokens]). Each failure is sent at once (one `EVALSHA`, at most one in flight);
+ * The bucket is a hash holding thousandths of a token, changed by {@link LEVEL_SCRIPT} (clamped to
+ * [0, maxTokens], applied exactly once, checked and repaired). Each failure is sent at once (one `EVALSHA`, at most one in flight);
  * successes are summed locally and sent every `syncIntervalMs`. `tryAcquireRetry` reads the local
  * view (last answer plus local changes) and never waits: it answers `false` while the first sync
  * is pending (`await budget.ready()` first in a short-lived process), and from a local bucket
@@ -45,23 +45,29 @@ export function sharedTokenBudget(options: SharedTokenBudgetOptions): SharedToke
   const threshold = max / 2;
   const state = new SharedState(where, o, {
     kind: 'token-budget',
-    script: CLAMPED_SCRIPT,
-    args: ['0', String(max), String(max), '86400'],
+    script: LEVEL_SCRIPT,
+    args: ['0', String(max), '86400'],
     initial: max,
+    min: 0,
+    max,
     apply: (level, delta) => Math.min(max, Math.max(0, level + delta)),
   });
-  return withControls(state, {
-    get tokens() {
-      return state.level / 1000;
+  return withControls(
+    state,
+    {
+      get tokens() {
+        return state.level / 1000;
+      },
+      recordFailure() {
+        state.change(-1000, true);
+      },
+      tryAcquireRetry() {
+        return state.mode !== 'syncing' && state.level > threshold;
+      },
+      recordSuccess(_context?: BudgetSuccess) {
+        state.change(milliRatio, false);
+      },
     },
-    recordFailure() {
-      state.change(-1000, true);
-    },
-    tryAcquireRetry() {
-      return state.mode !== 'syncing' && state.level > threshold;
-    },
-    recordSuccess(_context?: BudgetSuccess) {
-      state.change(milliRatio, false);
-    },
-  });
+    (level) => level / 1000,
+  );
 }
