@@ -6,6 +6,7 @@ import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, type Result, stop } from '../retry/errors.js';
 import { pipeline } from '../retry/pipeline.js';
 import { retrying } from '../retry/retrying.js';
+import { bulkhead } from './bulkhead.js';
 import { circuitBreaker } from './circuit-breaker.js';
 import { isBrokenCircuitError } from './errors.js';
 
@@ -187,5 +188,42 @@ describe('circuitBreaker through record() (withRetry’s rate): the caller’s o
       /circuitBreaker\(\): `isFailure` returned a promise; record\(\) .* needs true, false or 'throttled' at once/,
     );
     expect(breaker.metrics.probesInFlight).toBe(0);
+  });
+});
+
+describe('circuitBreaker: a refusal by a mechanism inside it counts for nothing', () => {
+  it('a full bulkhead behind the breaker refuses calls that never reach the service: the circuit stays closed, even with isFailure: (o) => !o.ok', async () => {
+    const clock = virtualClock();
+    const breaker = circuitBreaker({ clock, consecutiveFailures: 2, openBackoff: open, isFailure: (o) => !o.ok });
+    const b = bulkhead({ maxConcurrent: 1, clock });
+    const api = pipeline([breaker, b]);
+    const holder = api.execute(() => clock.sleep(100).then(() => 'served'));
+    const refused = await Promise.all([1, 2, 3].map(() => settle(api.execute(() => 'never run'))));
+    expect(refused.map((r) => (r as { error: { code: string } }).error.code)).toEqual([
+      'EBB_LIMIT_EXCEEDED',
+      'EBB_LIMIT_EXCEEDED',
+      'EBB_LIMIT_EXCEEDED',
+    ]);
+    expect(breaker.state).toBe('closed');
+    expect(breaker.metrics.consecutiveFailures).toBe(0);
+    await clock.runAll();
+    expect(await holder).toBe('served');
+    // The same errors thrown by the service itself are failures.
+    const failing = await settle(api.execute(() => Promise.reject(new Error('503'))));
+    expect(failing.ok).toBe(false);
+    expect(breaker.metrics.consecutiveFailures).toBe(1);
+  });
+
+  it("an inner breaker's BrokenCircuitError does not count in the outer one; through record() neither", async () => {
+    const clock = virtualClock();
+    const outer = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: open });
+    const inner = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: open });
+    inner.isolate();
+    const r = await settle(pipeline([outer, inner]).execute(() => 'never run'));
+    expect(isBrokenCircuitError((r as { error: unknown }).error)).toBe(true);
+    expect(outer.state).toBe('closed');
+    const t = outer.acquire();
+    outer.record('failure', t, (r as { error: unknown }).error);
+    expect(outer.state).toBe('closed');
   });
 });

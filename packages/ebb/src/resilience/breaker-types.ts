@@ -111,6 +111,12 @@ export interface CircuitBreakerOptions<T = unknown> {
    * health). May be async in a pipeline (the probe's slot is freed before it is awaited); through
    * `record()` it must answer at once. Not asked about a `FinalError` (`stop(error)`): no failure.
    *
+   * Whatever it answers, the refusal of a mechanism inside the breaker — a full limit's or
+   * bulkhead's `LimitExceededError`, an inner breaker's `BrokenCircuitError` — counts for
+   * nothing: the call never reached the service. (Polly's breaker handles every exception but a
+   * cancellation, so a rate limiter's rejection behind it opens the circuit; here a busy client
+   * cannot open the circuit of a healthy service, even with `isFailure: (o) => !o.ok`.)
+   *
    * Default `defaultIsFailure`: every error but an abort and a bug in the caller's own code
    * (`TypeError`, `ReferenceError`, `SyntaxError`, `RangeError`, but `fetch`'s network
    * `TypeError`); no value. Through `record()` without it, a `'throttled'` outcome is a failure

@@ -14,7 +14,7 @@ import {
   type StateChangeReason,
   Ticket,
 } from './breaker-types.js';
-import { BrokenCircuitError, type CircuitState } from './errors.js';
+import { BrokenCircuitError, type CircuitState, isBrokenCircuitError, isLimitExceededError } from './errors.js';
 
 export type {
   BreakerSnapshot,
@@ -235,6 +235,13 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
 
   /** The default verdict: `defaultIsFailure`'s (no value is a failure; an abort or a bug in the caller's code is none). */
   const judge = (ok: boolean, detail: unknown): FailureVerdict => !ok && defaultIsFailure({ ok, error: detail });
+  /**
+   * The verdict counted: a refusal by a mechanism inside the breaker — a full limit or bulkhead
+   * (`LimitExceededError`), an inner breaker (`BrokenCircuitError`) — counts for nothing, whatever
+   * `isFailure` said: the call never reached the service, so it says nothing about its health.
+   */
+  const counted = (verdict: FailureVerdict, ok: boolean, detail: unknown): FailureVerdict =>
+    !ok && (isLimitExceededError(detail) || isBrokenCircuitError(detail)) ? false : verdict;
 
   /**
    * A ticket's call is over: it holds its probe slot no longer (whatever the clock says). Returns
@@ -273,14 +280,14 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
     judge,
     acquire: (context) => breaker.acquire(undefined, context.attempt),
     release: (ticket) => breaker.release(ticket),
-    settle(ticket, verdict, ok) {
+    settle(ticket, verdict, ok, detail) {
       const at = finish(ticket);
-      if (at !== undefined) count(ticket, at, verdict, ok);
+      if (at !== undefined) count(ticket, at, counted(verdict, ok, detail), ok);
     },
-    end(ticket, ok) {
+    end(ticket, ok, detail) {
       const at = finish(ticket);
       return (verdict) => {
-        if (at !== undefined) count(ticket, at, verdict, ok);
+        if (at !== undefined) count(ticket, at, counted(verdict, ok, detail), ok);
       };
     },
   };
@@ -366,7 +373,11 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
       count(
         ticket,
         at,
-        recordedVerdict(where, isFailure, judge, outcome, detail, ticket.attempt),
+        counted(
+          recordedVerdict(where, isFailure, judge, outcome, detail, ticket.attempt),
+          outcome === 'success',
+          detail,
+        ),
         outcome === 'success',
       );
     },
