@@ -144,7 +144,7 @@ async function main() {
   results.push(await phase('none', overload));
   const limited = (algorithm, maxQueue = 0, maxWaitMs = BASE_MS) =>
     concurrencyLimit({ algorithm, maxQueue, maxWaitMs });
-  results.push(await phase('aimd', overload, limited(aimd({ initialLimit: 4, minLimit: 1, timeoutMs: 3 * BASE_MS }))));
+  results.push(await phase('aimd', overload, limited(aimd({ initialLimit: 4, minLimit: 1, slowCallMs: 3 * BASE_MS }))));
   results.push(await phase('vegas', overload, limited(vegas({ initialLimit: 4 }))));
   results.push(await phase('gradient2', overload, limited(gradient2({ initialLimit: 4, minLimit: 1, maxLimit: 100 }))));
   results.push(await phase('bdp', overload, limited(bdp({ initialLimit: 4 }))));

@@ -3,7 +3,7 @@
 // dark (accepts requests and never answers) for 2 s, then recovers. Six workers call it in a loop
 // for 5 s. Measured from the server's own arrivals and the breaker's state changes.
 import { constant, fallback, noJitter, pipeline, RetryError, retrying, timeout } from 'ebb';
-import { circuitBreaker, concurrencyLimit, type StateChange } from 'ebb/resilience';
+import { bulkhead, circuitBreaker, concurrencyLimit, type StateChange } from 'ebb/resilience';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../http/support/server.js';
 
@@ -84,6 +84,16 @@ describe('a composed pipeline against a real server that goes dark and recovers'
     const dark = arrivals.filter((t) => t < DARK_MS).length;
     const everyAttempt = WORKERS * Math.ceil(DARK_MS / (ATTEMPT_MS + 50));
     expect(dark).toBeLessThan(everyAttempt);
+    // Precisely: after the first opening, what reached the dead service came as probes — at most
+    // one per half-open period (maxHalfOpenProbes 1), with 50 ms for a request in transit.
+    const halfOpens = changes.filter((c) => c.to === 'half-open');
+    const firstOpen = (opens[0] as { at: number }).at;
+    const darkAfterOpen = arrivals.filter((t) => t > firstOpen + 50 && t < DARK_MS);
+    for (const t of darkAfterOpen) {
+      const period = halfOpens.filter((h) => h.at - 5 <= t && t <= h.at + 50);
+      expect(period.length, `the arrival at ${Math.round(t)} ms came as a half-open probe`).toBe(1);
+    }
+    expect(darkAfterOpen.length).toBeLessThanOrEqual(halfOpens.filter((h) => h.at < DARK_MS).length);
     // Refusals are told apart by their code: some calls gave up on the open circuit.
     const kinds = new Set(outcomes.filter((o) => o.at < DARK_MS + 1_000).map((o) => o.kind));
     expect(kinds).toContain('fallback EBB_CIRCUIT_OPEN');
@@ -91,10 +101,108 @@ describe('a composed pipeline against a real server that goes dark and recovers'
     // service's return, and from then on every call succeeds.
     const firstOk = outcomes.find((o) => o.kind === 'up');
     expect(firstOk).toBeDefined();
-    expect((firstOk as { at: number }).at).toBeLessThan(DARK_MS + 2 * OPEN_MS + 1_000);
+    const recoverMs = (firstOk as { at: number }).at - DARK_MS;
+    console.log(`recovered ${Math.round(recoverMs)} ms after the service came back (open period ${OPEN_MS} ms)`);
+    expect(recoverMs).toBeLessThan(2 * OPEN_MS + 1_000);
     const late = outcomes.filter((o) => o.at > DARK_MS + 2 * OPEN_MS + 1_500);
     expect(late.length).toBeGreaterThan(WORKERS);
     expect(late.every((o) => o.kind === 'up')).toBe(true);
+    expect(breaker.state).toBe('closed');
+  }, 30_000);
+  it('a service that answers 503 for 1.5 s: isFailure judges the responses in the retry and the breaker alike, a bulkhead bounds the calls in flight, every failed attempt is told apart by its code', async () => {
+    const DOWN_MS = 1_500;
+    const began = performance.now();
+    let inflight = 0;
+    let maxInflight = 0;
+    server = await startServer((_req, res) => {
+      inflight++;
+      maxInflight = Math.max(maxInflight, inflight);
+      const down = performance.now() - began < DOWN_MS;
+      // 30 ms of work a request, so that six workers need more than the bulkhead's two slots.
+      setTimeout(() => {
+        inflight--;
+        res.statusCode = down ? 503 : 200;
+        res.end(down ? 'down' : 'up');
+      }, 30);
+    });
+    const origin = server.origin;
+    // One predicate for every mechanism: a 5xx response is a failure, as a thrown error is.
+    const isFailure = (o: { ok: boolean; value?: Response }) => !o.ok || (o.value as Response).status >= 500;
+    const changes: { at: number; to: string; openMs?: number }[] = [];
+    const breaker = circuitBreaker({
+      consecutiveFailures: 3,
+      openBackoff: constant({ delayMs: OPEN_MS, jitter: noJitter }),
+      isFailure,
+    });
+    breaker.subscribe((c: StateChange) => changes.push({ at: performance.now() - began, to: c.to, openMs: c.openMs }));
+    const failedAttempts = new Map<string, number>();
+    const api = pipeline([
+      timeout(3_000),
+      retrying({
+        backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
+        isFailure,
+        onFailedAttempt: ({ error, value }) => {
+          const kind = value === undefined ? kindOf(error) : `status ${(value as Response).status}`;
+          failedAttempts.set(kind, (failedAttempts.get(kind) ?? 0) + 1);
+        },
+      }),
+      breaker,
+      bulkhead({ maxConcurrent: 2 }),
+      timeout(ATTEMPT_MS),
+    ]);
+    const outcomes: { at: number; kind: string }[] = [];
+    const worker = async () => {
+      while (performance.now() - began < 4_500) {
+        let kind: string;
+        try {
+          const r = await api.execute(({ signal }) => fetch(`${origin}/item`, { signal }));
+          kind = `status ${r.status}`;
+          await r.text();
+        } catch (error) {
+          kind = kindOf(error);
+        }
+        outcomes.push({ at: performance.now() - began, kind });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    await Promise.all(Array.from({ length: WORKERS }, worker));
+
+    const arrivals = server.seen.map((s) => s.at - began);
+    const opens = changes.filter((c) => c.to === 'open');
+    const firstUp = outcomes.find((o) => o.kind === 'status 200' && o.at > DOWN_MS);
+    console.log(
+      `503 for ${DOWN_MS} ms: ${arrivals.filter((t) => t < DOWN_MS).length} requests reached the failing service, ` +
+        `${opens.length} open periods, at most ${maxInflight} in flight; failed attempts ${JSON.stringify(Object.fromEntries(failedAttempts))}; ` +
+        `first success ${Math.round((firstUp?.at ?? Number.NaN) - DOWN_MS)} ms after recovery`,
+    );
+    // 503 responses (values, not errors) opened the breaker: isFailure judged the results.
+    expect(opens.length).toBeGreaterThanOrEqual(1);
+    expect((opens[0] as { at: number }).at).toBeLessThan(DOWN_MS);
+    // No request reached the service while the circuit was open.
+    for (const o of opens) {
+      const inside = arrivals.filter((t) => t > o.at + 50 && t < o.at + (o.openMs ?? OPEN_MS) - 5);
+      expect(inside, `arrivals inside the open period at ${Math.round(o.at)} ms`).toEqual([]);
+    }
+    // The bulkhead held the calls in flight to its two slots.
+    expect(maxInflight).toBeLessThanOrEqual(2);
+    // Each kind of failure is told apart: the service's 503 (a value), the open breaker's refusal and
+    // the full bulkhead's, by their codes.
+    expect([...failedAttempts.keys()].sort()).toEqual(
+      expect.arrayContaining(['EBB_CIRCUIT_OPEN', 'EBB_LIMIT_EXCEEDED', 'status 503']),
+    );
+    // Every call ended with a response or with an error told apart by its code (a call whose
+    // retries end on a 503 resolves with that response: no error invented for it).
+    const kinds = new Set(outcomes.map((o) => o.kind));
+    expect(
+      [...kinds].filter((k) => !['status 200', 'status 503', 'EBB_CIRCUIT_OPEN', 'EBB_LIMIT_EXCEEDED'].includes(k)),
+    ).toEqual([]);
+    // Recovery within two open periods (and a backoff) of the service's return; then every call succeeds
+    // or is refused by the bulkhead alone.
+    expect(firstUp).toBeDefined();
+    expect((firstUp as { at: number }).at - DOWN_MS).toBeLessThan(2 * OPEN_MS + 1_000);
+    const late = outcomes.filter((o) => o.at > DOWN_MS + 2 * OPEN_MS + 1_000);
+    expect(late.length).toBeGreaterThanOrEqual(WORKERS);
+    expect(late.filter((o) => o.kind !== 'status 200' && o.kind !== 'EBB_LIMIT_EXCEEDED')).toEqual([]);
     expect(breaker.state).toBe('closed');
   }, 30_000);
 });

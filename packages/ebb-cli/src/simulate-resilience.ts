@@ -136,7 +136,7 @@ export function algorithmFrom(
   maxLimit?: number,
 ): (env: SimEnvironment) => LimitAlgorithm {
   const cap = maxLimit === undefined ? {} : { maxLimit };
-  if (name === 'aimd') return () => aimd({ initialLimit, minLimit: 1, timeoutMs: 3 * serviceMs, ...cap });
+  if (name === 'aimd') return () => aimd({ initialLimit, minLimit: 1, slowCallMs: 3 * serviceMs, ...cap });
   if (name === 'vegas') return ({ random }) => vegas({ initialLimit, random, ...cap });
   if (name === 'gradient2') return () => gradient2({ initialLimit, minLimit: 1, maxLimit: 100, ...cap });
   if (name === 'bdp') return () => bdp({ initialLimit, ...cap });

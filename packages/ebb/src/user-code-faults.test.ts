@@ -543,8 +543,13 @@ const breakerSites: Site[] = [
   {
     ...breakerSite(
       'isFailure',
-      'checked',
-      (env) => ({ isFailure: env.inject((_e: unknown) => true, isA(env)) }),
+      'awaited',
+      (env) => ({
+        isFailure: env.inject(
+          (o: Result) => !o.ok,
+          (o: Result) => !o.ok && isA(env)(o.error),
+        ),
+      }),
       /isFailure/,
     ),
     useFor: { throws: 'attempt' },
@@ -628,7 +633,17 @@ function algorithm(env: Env, which: 'update' | 'limit'): LimitAlgorithm {
 
 const limitSites: Site[] = [
   {
-    ...limitSite('isDrop', 'checked', (env) => ({ isDrop: env.inject((_e: unknown) => true, isA(env)) }), /isDrop/),
+    ...limitSite(
+      'isFailure',
+      'awaited',
+      (env) => ({
+        isFailure: env.inject(
+          (o: Result) => !o.ok,
+          (o: Result) => !o.ok && isA(env)(o.error),
+        ),
+      }),
+      /isFailure/,
+    ),
     useFor: { throws: 'attempt' },
   },
   limitSite('algorithm.update', 'void', (env) => ({ algorithm: algorithm(env, 'update') }), undefined, true),

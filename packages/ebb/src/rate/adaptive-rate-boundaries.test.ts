@@ -286,7 +286,7 @@ describe('adaptiveRate: options, exact messages', () => {
       'an unknown option',
       { coolOff: 5 },
       'TypeError',
-      'adaptiveRate(): unknown option `coolOff`. Did you mean `coolOffMs`? Known options: initialRatePerSecond, decreaseFactor, coolOffMs, maxCoolOffMs, margin, increase, minRatePerSecond, maxRatePerSecond, priorities, defaultPriority, maxServerWaitMs, clock.',
+      'adaptiveRate(): unknown option `coolOff`. Did you mean `coolOffMs`? Known options: initialRatePerSecond, decreaseFactor, coolOffMs, maxCoolOffMs, margin, increase, minRatePerSecond, maxRatePerSecond, priorities, defaultPriority, maxRetryAfterMs, isFailure, clock.',
     ],
   ])('%s', (_, options, type, message) => {
     expect(thrown(options)).toEqual([type, message]);

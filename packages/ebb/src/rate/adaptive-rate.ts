@@ -2,12 +2,14 @@ import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { parseRateLimit } from '../core/rate-limit-field.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
-import type { Outcome } from '../retry/options.js';
-import type { AdaptiveRateController } from './controller.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import type { IsFailure, Outcome } from '../retry/options.js';
+import { type AdaptiveRateController, controllerMechanism, isFailureOption } from './controller.js';
 import { Gate } from './gate.js';
 
 /** Options of {@link adaptiveRate}. Rates are requests per second; durations milliseconds. */
-export interface AdaptiveRateOptions {
+export interface AdaptiveRateOptions<T = unknown> {
   /**
    * The rate to start at. Default `maxRatePerSecond`, itself `Infinity` by default: no limit
    * until the first throttle, which then starts from the rate measured over the last second.
@@ -65,20 +67,37 @@ export interface AdaptiveRateOptions {
    * The longest the server's word holds the controller, in ms: a `Retry-After` (or an exhausted
    * `RateLimit` policy) pauses every request of the controller for at most this long, and a
    * `RateLimit` pace lasts at most this long after the response that gave it. Default 60000.
-   * 0 ignores what servers say.
+   * 0 ignores what servers say. (The executor's option of the same name gives up past it; the
+   * controller cuts the pause to it.)
+   */
+  readonly maxRetryAfterMs?: number;
+  /**
+   * The same as `maxRetryAfterMs`, by its former name (`ebb/redis`'s `sharedRate` passes it on):
+   * give one of the two.
+   * @deprecated Use `maxRetryAfterMs`.
    */
   readonly maxServerWaitMs?: number;
+  /**
+   * Which outcomes of the calls it runs in a pipeline are throttles — the same predicate as
+   * `retry()`'s, asked about each outcome (`{ ok: false, error }` or `{ ok: true, value }`):
+   * `'throttled'` cuts the rate; `false` on a value is a success; anything else a failure (which
+   * moves nothing but is read for a `Retry-After`). Default `defaultIsFailure`: an error with
+   * `throttled: true` (`ebb/http` sets it on a 429) is a throttle. Say what your client returns:
+   * `isFailure: (o) => (o.ok && o.value.status === 429 ? 'throttled' : defaultIsFailure(o))`.
+   * `record()` (`withRetry()`'s `rate`) takes the outcome it is given.
+   */
+  readonly isFailure?: IsFailure<T>;
   /** Time source; default the system clock. */
   readonly clock?: Clock;
 }
 
-/** The controller {@link adaptiveRate} returns. */
-export interface AdaptiveRate extends AdaptiveRateController {
+/** The controller {@link adaptiveRate} returns: a pipeline mechanism, and a guard for `withRetry()`'s `rate`. */
+export interface AdaptiveRate extends AdaptiveRateController, Mechanism {
   /**
    * The same controller seen by one priority class: put it in a pipeline (or pass it as
    * `withRetry()`'s `rate`) to give its calls that class. Throws a `TypeError` for a name not in `priorities`.
    */
-  priority(name: string): AdaptiveRateController;
+  priority(name: string): AdaptiveRateController & Mechanism;
   /**
    * The cool-off that the next rise waits for, in ms, as backed off by relapses — or `coolOffMs`
    * once the 429s of the last failed probe are paid for (2 % of the requests sent since). A rise
@@ -240,7 +259,9 @@ class Adaptive implements AdaptiveRate {
   readonly #min: number;
   readonly #max: number;
   readonly #defaultClass: number;
-  readonly #views: Map<string, AdaptiveRateController>;
+  readonly #views: Map<string, AdaptiveRateController & Mechanism>;
+  readonly #isFailure: IsFailure | undefined;
+  readonly #mechanism: Mechanism;
   readonly #margin: number;
   #rate: number;
   /** Bumped at every decrease; a grant's ticket is the epoch it was made in. */
@@ -314,7 +335,12 @@ class Adaptive implements AdaptiveRate {
   // Stryker disable next-line UnaryOperator: with no pace (rate Infinity) a window that never ends paces nothing
   #paceUntil = -Infinity;
 
-  constructor(o: Required<Omit<AdaptiveRateOptions, 'priorities'>> & { priorities: readonly string[] }) {
+  constructor(
+    o: Required<Omit<AdaptiveRateOptions, 'priorities' | 'maxServerWaitMs' | 'isFailure'>> & {
+      priorities: readonly string[];
+      isFailure: IsFailure | undefined;
+    },
+  ) {
     this.#clock = o.clock;
     this.#decrease = o.decreaseFactor;
     this.#increase = o.increase;
@@ -327,7 +353,7 @@ class Adaptive implements AdaptiveRate {
     this.#min = o.minRatePerSecond;
     this.#max = o.maxRatePerSecond;
     this.#margin = o.margin;
-    this.#maxServerWait = o.maxServerWaitMs;
+    this.#maxServerWait = o.maxRetryAfterMs;
     this.#rate = o.initialRatePerSecond;
     this.#changedAt = readNow(o.clock);
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
@@ -335,7 +361,9 @@ class Adaptive implements AdaptiveRate {
       waitMs: (now) => this.#waitMs(now),
       grant: (now, woken) => this.#grant(now, woken),
     });
+    this.#isFailure = o.isFailure;
     this.#views = new Map(o.priorities.map((name, i) => [name, this.#view(i)]));
+    this.#mechanism = this.#mechanismOf(this.#defaultClass);
   }
 
   /**
@@ -408,6 +436,11 @@ class Adaptive implements AdaptiveRate {
     return this.#gate.acquire(this.#defaultClass, signal);
   }
 
+  /** In a pipeline: waits its turn, runs the call, records `isFailure`'s verdict on its outcome. */
+  execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+    return this.#mechanism.execute(next, context);
+  }
+
   record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
     const now = readNow(this.#clock);
     // What the server said applies whatever the round: it describes the service now.
@@ -433,7 +466,7 @@ class Adaptive implements AdaptiveRate {
     }
   }
 
-  priority(name: string): AdaptiveRateController {
+  priority(name: string): AdaptiveRateController & Mechanism {
     const view = this.#views.get(name);
     if (!view) {
       throw new TypeError(
@@ -443,11 +476,22 @@ class Adaptive implements AdaptiveRate {
     return view;
   }
 
-  #view(cls: number): AdaptiveRateController {
+  #mechanismOf(cls: number): Mechanism {
+    return controllerMechanism(
+      'adaptiveRate()',
+      this.#isFailure,
+      (signal) => this.#gate.acquire(cls, signal),
+      (outcome, ticket, detail) => this.record(outcome, ticket, detail),
+    );
+  }
+
+  #view(cls: number): AdaptiveRateController & Mechanism {
     const self = this;
+    const mechanism = this.#mechanismOf(cls);
     return {
       acquire: (signal?: AbortSignal) => self.#gate.acquire(cls, signal),
       record: (outcome: Outcome, ticket?: unknown, detail?: unknown) => self.record(outcome, ticket, detail),
+      execute: mechanism.execute,
       get ratePerSecond() {
         return self.ratePerSecond;
       },
@@ -999,7 +1043,7 @@ export const LAW_KEYS = [
  * not a cut: the throttle moves the rate as it would without the header. A response's
  * `RateLimit` field (draft-ietf-httpapi-ratelimit-headers, revisions 08–11: `r` left within `t`
  * seconds), on a 429's error or on a success's `Response`, paces at most `r / t` for `t` seconds;
- * `r = 0` pauses for `t`. Both are bounded by `maxServerWaitMs` (60 s; 0 ignores them);
+ * `r = 0` pauses for `t`. Both are bounded by `maxRetryAfterMs` (60 s; 0 ignores them);
  * NaN, negative and infinite hints and malformed fields are ignored. Time paused is left out of
  * the delivered rate. Without the headers the loop is exactly the one above.
  *
@@ -1010,7 +1054,8 @@ export const LAW_KEYS = [
  *
  * **When to use:** many callers in one process share one service that answers 429 or another
  * "slow down" when overloaded; put the same controller in every pipeline that calls it (inside
- * the `retrying()`), or pass it as `withRetry()`'s `rate`.
+ * the `retrying()`: it judges each attempt's outcome by `isFailure`, `'throttled'` cutting the
+ * rate), or pass it as `withRetry()`'s `rate`.
  *
  * **Gotchas:** only `'throttled'` moves the rate down — plain failures are a retry budget's
  * business (`tokenBudget`, `ratioBudget`). Priorities are strict: a flood of high-priority
@@ -1023,10 +1068,12 @@ export const LAW_KEYS = [
  * await pipeline([retrying(), interactive]).execute(() => call());
  * rate.ratePerSecond; // what it allows now
  */
-export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
+export function adaptiveRate<T = unknown>(options?: AdaptiveRateOptions<T>): AdaptiveRate {
   const where = 'adaptiveRate()';
   const o = optionsObject(where, options) as AdaptiveRateOptions;
-  checkKeys(where, o, [...LAW_KEYS, 'priorities', 'defaultPriority', 'maxServerWaitMs', 'clock']);
+  // The former name is accepted, and not offered in the message about an unknown option.
+  const { maxServerWaitMs: _, ...known } = o;
+  checkKeys(where, known, [...LAW_KEYS, 'priorities', 'defaultPriority', 'maxRetryAfterMs', 'isFailure', 'clock']);
   const minRatePerSecond = rate(where, 'minRatePerSecond', o.minRatePerSecond, 1, false);
   const maxRatePerSecond = rate(where, 'maxRatePerSecond', o.maxRatePerSecond, Infinity, true);
   if (maxRatePerSecond < minRatePerSecond) {
@@ -1106,7 +1153,14 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
       o.defaultPriority === undefined ? 'Name the class of requests made through the controller itself.' : undefined,
     );
   }
-  const maxServerWaitMs = nonNegative(where, 'maxServerWaitMs', o.maxServerWaitMs, 60_000);
+  if (o.maxRetryAfterMs !== undefined && o.maxServerWaitMs !== undefined) {
+    throw new TypeError(`${where}: give \`maxRetryAfterMs\` only (\`maxServerWaitMs\` is its former name).`);
+  }
+  const maxRetryAfterMs =
+    o.maxServerWaitMs === undefined
+      ? nonNegative(where, 'maxRetryAfterMs', o.maxRetryAfterMs, 60_000)
+      : nonNegative(where, 'maxServerWaitMs', o.maxServerWaitMs, 60_000);
+  const isFailure = isFailureOption(where, o.isFailure);
   const clock = clockOption(where, o.clock);
   return new Adaptive({
     initialRatePerSecond,
@@ -1119,7 +1173,8 @@ export function adaptiveRate(options?: AdaptiveRateOptions): AdaptiveRate {
     maxRatePerSecond,
     priorities,
     defaultPriority,
-    maxServerWaitMs,
+    maxRetryAfterMs,
+    isFailure,
     clock,
   });
 }

@@ -2,12 +2,14 @@ import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import type { AttemptContext } from '../retry/contexts.js';
 import { EBB_ERROR, isEbbError } from '../retry/errors.js';
-import type { Outcome } from '../retry/options.js';
-import type { AdaptiveRateController } from './controller.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import type { IsFailure, Outcome } from '../retry/options.js';
+import { type AdaptiveRateController, controllerMechanism, isFailureOption } from './controller.js';
 
 /** Options of {@link adaptiveThrottle}. */
-export interface AdaptiveThrottleOptions {
+export interface AdaptiveThrottleOptions<T = unknown> {
   /**
    * The multiplier K: requests are let through up to K times the accepted ones before any is
    * rejected locally. Lower is more aggressive (1.1 keeps the backend's wasted work small), higher
@@ -26,6 +28,13 @@ export interface AdaptiveThrottleOptions {
   readonly clock?: Clock;
   /** Randomness for the rejection draws, in [0, 1); default `Math.random`. */
   readonly random?: Random;
+  /**
+   * Which outcomes of the calls it runs in a pipeline are the backend's refusals (`'throttled'`);
+   * every other outcome was accepted. The same predicate as `retry()`'s. Default
+   * `defaultIsFailure`: an error with `throttled: true` (a 429 through `ebb/http`).
+   * `record()` (`withRetry()`'s `rate`) takes the outcome it is given.
+   */
+  readonly isFailure?: IsFailure<T>;
 }
 
 /** The controller {@link adaptiveThrottle} returns. */
@@ -70,7 +79,8 @@ export function isLocalThrottleError(value: unknown): value is LocalThrottleErro
 
 const BUCKETS = 60;
 
-class Throttle implements AdaptiveThrottle {
+class Throttle implements AdaptiveThrottle, Mechanism {
+  readonly #mechanism: Mechanism;
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #k: number;
@@ -79,7 +89,13 @@ class Throttle implements AdaptiveThrottle {
   readonly #requests = new Float64Array(BUCKETS);
   readonly #accepts = new Float64Array(BUCKETS);
 
-  constructor(clock: Clock, random: Random, k: number, windowMs: number) {
+  constructor(clock: Clock, random: Random, k: number, windowMs: number, isFailure: IsFailure | undefined) {
+    this.#mechanism = controllerMechanism(
+      'adaptiveThrottle()',
+      isFailure,
+      (signal) => this.acquire(signal),
+      (outcome) => this.record(outcome),
+    );
     this.#clock = clock;
     this.#random = random;
     this.#k = k;
@@ -126,6 +142,10 @@ class Throttle implements AdaptiveThrottle {
 
   record(outcome: Outcome): void {
     if (outcome !== 'throttled') this.#add(this.#accepts, readNow(this.#clock));
+  }
+
+  execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+    return this.#mechanism.execute(next, context);
   }
 
   #probability(requests: number, accepts: number): number {
@@ -175,7 +195,8 @@ class Throttle implements AdaptiveThrottle {
  *
  * It is the third controller beside {@link adaptiveRate} (paces, learns the limit) and
  * {@link awsAdaptiveRate} (the AWS SDK's CUBIC token bucket), with the same interface: a mechanism
- * of a pipeline, or `withRetry()`'s `rate`. A rejected request fails at once with
+ * of a pipeline (judging each outcome by `isFailure`: `'throttled'` is a refusal, anything else was
+ * accepted), or `withRetry()`'s `rate`. A rejected request fails at once with
  * {@link LocalThrottleError} (`code` `'EBB_LOCAL_THROTTLE'`, `throttled: true`): the book's point
  * is to fail fast locally instead of waiting (inside a retry, that attempt fails and is backed off).
  *
@@ -188,10 +209,10 @@ class Throttle implements AdaptiveThrottle {
  * const rate = adaptiveThrottle({ k: 2 });
  * await withRetry(fetch, { rate })(url); // may reject with LocalThrottleError
  */
-export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThrottle {
+export function adaptiveThrottle<T = unknown>(options?: AdaptiveThrottleOptions<T>): AdaptiveThrottle & Mechanism {
   const where = 'adaptiveThrottle()';
   const o = optionsObject(where, options) as AdaptiveThrottleOptions;
-  checkKeys(where, o, ['k', 'windowMs', 'clock', 'random']);
+  checkKeys(where, o, ['k', 'windowMs', 'clock', 'random', 'isFailure']);
   const k = o.k === undefined ? 2 : o.k;
   if (typeof k !== 'number' || !(k >= 1) || k === Number.POSITIVE_INFINITY) {
     invalid(where, 'k', k, 'a finite number >= 1', 'For example 2, as in the SRE book.');
@@ -204,6 +225,7 @@ export function adaptiveThrottle(options?: AdaptiveThrottleOptions): AdaptiveThr
   if (typeof random !== 'function') {
     invalid(where, 'random', random, 'a function returning a number in [0, 1)', 'For example seeded(1) from ebb.');
   }
+  const isFailure = isFailureOption(where, o.isFailure);
   const clock = clockOption(where, o.clock);
-  return new Throttle(clock, random, k, windowMs);
+  return new Throttle(clock, random, k, windowMs, isFailure);
 }

@@ -1,8 +1,10 @@
 import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, optionsObject } from '../core/validate.js';
-import type { Outcome } from '../retry/options.js';
-import type { AdaptiveRateController } from './controller.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import type { IsFailure, Outcome } from '../retry/options.js';
+import { type AdaptiveRateController, controllerMechanism, isFailureOption } from './controller.js';
 import { Gate } from './gate.js';
 
 /*
@@ -26,13 +28,20 @@ const TOKEN_EPSILON = 1e-9;
 const precise = (x: number): number => Number.parseFloat(x.toFixed(8));
 
 /** Options of {@link awsAdaptiveRate}. */
-export interface AwsAdaptiveRateOptions {
+export interface AwsAdaptiveRateOptions<T = unknown> {
+  /**
+   * Which outcomes of the calls it runs in a pipeline are throttles (`'throttled'`: the SDK's
+   * throttling errors) — the same predicate as `retry()`'s. Every other outcome is a point on the
+   * success curve, as in the SDK. Default `defaultIsFailure`: an error with `throttled: true`.
+   * `record()` (`withRetry()`'s `rate`) takes the outcome it is given.
+   */
+  readonly isFailure?: IsFailure<T>;
   /** Time source; default the system clock. */
   readonly clock?: Clock;
 }
 
-/** The controller {@link awsAdaptiveRate} returns: the shared interface plus the SDK's state. */
-export interface AwsAdaptiveRate extends AdaptiveRateController {
+/** The controller {@link awsAdaptiveRate} returns: the shared interface plus the SDK's state; a pipeline mechanism too. */
+export interface AwsAdaptiveRate extends AdaptiveRateController, Mechanism {
   /** Tokens (requests) per second the bucket refills at: `max(0.5, min(CUBIC curve, 2 · measuredRate))`. */
   readonly fillRate: number;
   /** The smoothed rate of responses, per second, over half-second buckets (the SDK's `measuredTxRate`). */
@@ -46,6 +55,7 @@ export interface AwsAdaptiveRate extends AdaptiveRateController {
 class AwsRate implements AwsAdaptiveRate {
   readonly #clock: Clock;
   readonly #gate: Gate;
+  readonly #mechanism: Mechanism;
   #enabled = false;
   #tokens = 0;
   #lastMaxRate = 0;
@@ -60,8 +70,14 @@ class AwsRate implements AwsAdaptiveRate {
   #timeWindow = 0;
   #cubic = 0;
 
-  constructor(clock: Clock) {
+  constructor(clock: Clock, isFailure: IsFailure | undefined) {
     this.#clock = clock;
+    this.#mechanism = controllerMechanism(
+      'awsAdaptiveRate()',
+      isFailure,
+      (signal) => this.acquire(signal),
+      (outcome) => this.record(outcome),
+    );
     const t = this.#seconds();
     this.#lastThrottle = t;
     this.#lastBucket = Math.floor(t);
@@ -95,6 +111,10 @@ class AwsRate implements AwsAdaptiveRate {
 
   acquire(signal?: AbortSignal): unknown {
     return this.#gate.acquire(0, signal);
+  }
+
+  execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+    return this.#mechanism.execute(next, context);
   }
 
   record(outcome: Outcome): void {
@@ -173,7 +193,7 @@ class AwsRate implements AwsAdaptiveRate {
  * **When to use:** to behave exactly like an AWS SDK client in `adaptive` mode, or to compare
  * with it; {@link adaptiveRate} is ebb's own controller, with priorities and tunable knobs.
  *
- * **Gotchas:** there are no options but the clock: the constants are the SDK's. Every outcome
+ * **Gotchas:** there are no options but the clock and `isFailure`: the constants are the SDK's. Every outcome
  * moves the rate, and each throttle cuts it again (no holding period): a burst of 429s from
  * many concurrent requests drives it to the floor, as in the SDK. The bucket holds at most
  * `max(fillRate, 1)` tokens, so bursts are small. Requests wait in FIFO order (the SDK lets
@@ -181,13 +201,15 @@ class AwsRate implements AwsAdaptiveRate {
  *
  * @example
  * const rate = awsAdaptiveRate();
- * await retry(() => send(command), { rate, budget: awsRetryQuota() });
+ * const s3 = pipeline([retrying({ backoff: presets.awsStandard, budget: awsRetryQuota() }), rate]);
+ * await s3.execute(() => send(command));
  * rate.fillRate; // tokens per second after the last response
  */
-export function awsAdaptiveRate(options?: AwsAdaptiveRateOptions): AwsAdaptiveRate {
+export function awsAdaptiveRate<T = unknown>(options?: AwsAdaptiveRateOptions<T>): AwsAdaptiveRate {
   const where = 'awsAdaptiveRate()';
   const o = optionsObject(where, options) as AwsAdaptiveRateOptions;
-  checkKeys(where, o, ['clock']);
+  checkKeys(where, o, ['isFailure', 'clock']);
+  const isFailure = isFailureOption(where, o.isFailure);
   const clock = clockOption(where, o.clock);
-  return new AwsRate(clock);
+  return new AwsRate(clock, isFailure);
 }

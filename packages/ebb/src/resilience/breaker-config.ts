@@ -4,9 +4,11 @@ import { equalJitter } from '../backoff/jitter-equal.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
+import type { IsFailure } from '../retry/options.js';
 import type { BreakerSnapshot, CircuitBreakerOptions, StateChange } from './breaker-types.js';
 import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
 import type { CircuitState } from './errors.js';
+import { renamed } from './renamed.js';
 
 /** The default open period: 5 s doubling to 60 s, each period in [d/2, d), for as long as the circuit keeps opening. */
 const defaultOpenBackoff = /* @__PURE__ */ exponential({
@@ -23,11 +25,11 @@ const MAX_RESTORED_OPENINGS = 10_000;
 const KEYS = [
   'consecutiveFailures',
   'failureRate',
-  'minimumCalls',
+  'minCalls',
   'windowCalls',
   'windowMs',
   'slowCallMs',
-  'halfOpenProbes',
+  'maxHalfOpenProbes',
   'probeTimeoutMs',
   'successesToClose',
   'openBackoff',
@@ -45,15 +47,15 @@ export interface BreakerConfig {
   readonly consecutive: number;
   /** NaN: off. */
   readonly failureRate: number;
-  readonly minimumCalls: number;
+  readonly minCalls: number;
   readonly slowCallMs: number;
-  readonly halfOpenProbes: number;
+  readonly maxHalfOpenProbes: number;
   /** NaN: the open period before the probe. */
   readonly probeTimeoutMs: number;
   readonly successesToClose: number;
   readonly openBackoff: BackoffPolicy;
   readonly retriesOnly: boolean;
-  readonly isFailure: ((error: unknown) => boolean) | undefined;
+  readonly isFailure: IsFailure | undefined;
   readonly onListenerError: ((error: unknown, change: StateChange) => void) | undefined;
   readonly clock: Clock;
   readonly random: Random | undefined;
@@ -63,6 +65,10 @@ export interface BreakerConfig {
 
 /** Checks a breaker's options (each message names the option, the value and a fix). @internal */
 export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerConfig {
+  renamed(where, o, {
+    minimumCalls: 'use `minCalls`.',
+    halfOpenProbes: 'use `maxHalfOpenProbes`.',
+  });
   checkKeys(where, o, KEYS);
   const consecutive = count(
     where,
@@ -78,7 +84,7 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
     failureRate = inRange(where, 'failureRate', o.failureRate, 0, 0, 1, 'For example 0.5 for half the calls.');
     if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
   }
-  const minimumCalls = count(where, 'minimumCalls', o.minimumCalls, 20, 1, false, 'For example 20.');
+  const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');
   if (o.windowCalls !== undefined && o.windowMs !== undefined) {
     throw new TypeError(`${where}: give \`windowCalls\` or \`windowMs\`, not both.`);
   }
@@ -89,13 +95,13 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
     windowMs = nonNegative(where, 'windowMs', o.windowMs, 0, false, 'For example 10000 for ten seconds.');
     if (windowMs === 0) invalid(where, 'windowMs', 0, 'a finite number > 0', 'For example 10000 for ten seconds.');
   }
-  if (!Number.isNaN(failureRate) && minimumCalls > windowCalls && Number.isNaN(windowMs)) {
+  if (!Number.isNaN(failureRate) && minCalls > windowCalls && Number.isNaN(windowMs)) {
     throw new RangeError(
-      `${where}: \`minimumCalls\` (${minimumCalls}) is more than the window holds (\`windowCalls\` ${windowCalls}); the failure rate could never open the circuit. Lower minimumCalls or widen the window.`,
+      `${where}: \`minCalls\` (${minCalls}) is more than the window holds (\`windowCalls\` ${windowCalls}); the failure rate could never open the circuit. Lower minCalls or widen the window.`,
     );
   }
   const slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
-  const halfOpenProbes = count(where, 'halfOpenProbes', o.halfOpenProbes, 1, 1, false, 'For example 1.');
+  const maxHalfOpenProbes = count(where, 'maxHalfOpenProbes', o.maxHalfOpenProbes, 1, 1, false, 'For example 1.');
   let probeTimeoutMs = Number.NaN;
   if (o.probeTimeoutMs !== undefined) {
     const fix = 'For example 10000; Infinity waits for every probe.';
@@ -111,7 +117,7 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
   if (typeof retriesOnly !== 'boolean') invalid(where, 'retriesOnly', retriesOnly, 'a boolean');
   const isFailure = o.isFailure;
   if (isFailure !== undefined && typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, 'a function (error) => boolean');
+    invalid(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
   }
   if (o.onStateChange !== undefined && typeof o.onStateChange !== 'function') {
     invalid(where, 'onStateChange', o.onStateChange, 'a function (change) => void');
@@ -134,9 +140,9 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
   return {
     consecutive,
     failureRate,
-    minimumCalls,
+    minCalls,
     slowCallMs,
-    halfOpenProbes,
+    maxHalfOpenProbes,
     probeTimeoutMs,
     successesToClose,
     openBackoff,

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { exponential } from '../backoff/exponential.js';
 import { virtualClock } from '../core/virtual-clock.js';
+import type { Result } from '../retry/errors.js';
 import { pipeline } from '../retry/pipeline.js';
 import { retrying } from '../retry/retrying.js';
 import { circuitBreaker, type StateChange } from './circuit-breaker.js';
@@ -140,7 +141,7 @@ describe('circuitBreaker: listeners cannot harm calls or each other', () => {
   });
 });
 
-describe('circuitBreaker: isFailure must answer true or false', () => {
+describe("circuitBreaker: isFailure must answer true, false or 'throttled'", () => {
   it.each([
     [
       'throws',
@@ -149,16 +150,17 @@ describe('circuitBreaker: isFailure must answer true or false', () => {
       },
       /predicate bug/,
     ],
-    ['returns NaN', () => Number.NaN, /`isFailure` returned NaN; expected true or false/],
+    ['returns NaN', () => Number.NaN, /`isFailure` returned NaN; expected true, false or 'throttled'/],
     ['returns undefined', () => undefined, /`isFailure` returned undefined/],
     ['returns a string', () => 'yes', /`isFailure` returned "yes"/],
-    ['returns a rejected promise', () => Promise.reject(new Error('async')), /`isFailure` returned a promise/],
-  ])('an isFailure that %s fails the call it judged, and frees the probe slot', async (_, isFailure, message) => {
+    ['returns a promise of a string', () => Promise.resolve('yes'), /`isFailure` returned "yes"/],
+    ['returns a rejected promise', () => Promise.reject(new Error('async')), /async/],
+  ])('an isFailure that %s fails the call it judged, and frees the probe slot', async (_, bad, message) => {
     const clock = virtualClock();
     // Half-open from a snapshot: the next call is a probe, and it fails.
     const half = circuitBreaker({
       clock,
-      isFailure: isFailure as unknown as () => boolean,
+      isFailure: ((o: Result) => (o.ok ? false : bad())) as never,
       restore: { state: 'half-open', openings: 1, openRemainingMs: 0, consecutiveFailures: 0 },
     });
     const failing = pipeline([retrying({ clock, backoff: once }), half]).execute(() => {

@@ -6,7 +6,7 @@ import { circuitBreaker } from './circuit-breaker.js';
 describe('circuitBreaker: metrics are true at the moment they are read', () => {
   it('a time window forgets calls older than windowMs when read, though no call came since', async () => {
     const clock = virtualClock();
-    const breaker = circuitBreaker({ clock, failureRate: 0.5, minimumCalls: 10, windowMs: 1_000 });
+    const breaker = circuitBreaker({ clock, failureRate: 0.5, minCalls: 10, windowMs: 1_000 });
     for (let i = 0; i < 4; i++) breaker.record('failure', breaker.acquire(), new Error('down'));
     expect(breaker.metrics).toEqual({ calls: 4, failures: 4, consecutiveFailures: 4, probesInFlight: 0 });
     await clock.advance(600);
@@ -20,7 +20,7 @@ describe('circuitBreaker: metrics are true at the moment they are read', () => {
   it('reading the metrics changes nothing a later call would see: the window rolls the same either way', async () => {
     const run = async (read: boolean) => {
       const clock = virtualClock();
-      const breaker = circuitBreaker({ clock, random: seeded(7), failureRate: 0.5, minimumCalls: 4, windowMs: 1_000 });
+      const breaker = circuitBreaker({ clock, random: seeded(7), failureRate: 0.5, minCalls: 4, windowMs: 1_000 });
       const states: string[] = [];
       for (let i = 0; i < 200; i++) {
         const failed = (i * 7) % 3 === 0;

@@ -80,7 +80,7 @@ describe('circuitBreaker: a half-open probe is bounded in time', () => {
   });
 
   it('with several probes, the oldest one’s timeout reopens; probes that report in time count as usual', async () => {
-    const { clock, breaker, open } = setup({ halfOpenProbes: 2, successesToClose: 2, probeTimeoutMs: 100 });
+    const { clock, breaker, open } = setup({ maxHalfOpenProbes: 2, successesToClose: 2, probeTimeoutMs: 100 });
     open();
     await clock.advance(1_000);
     const a = breaker.acquire();

@@ -1,7 +1,8 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import type { Clock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import type { Outcome, RateController } from '../retry/options.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import type { IsFailure, Outcome, RateController } from '../retry/options.js';
 import type { CircuitState } from './errors.js';
 
 /** Why the state changed. */
@@ -45,24 +46,30 @@ export interface BreakerSnapshot {
 }
 
 /** Options of {@link circuitBreaker}. Durations in milliseconds. */
-export interface CircuitBreakerOptions {
+export interface CircuitBreakerOptions<T = unknown> {
   /** Opens after this many counted failures in a row while closed. Default 5; `Infinity` turns it off. */
   readonly consecutiveFailures?: number;
   /**
    * Opens when the share of counted failures among the calls in the window reaches this value,
-   * from 0 (exclusive) to 1 — once the window holds `minimumCalls`. Default: off.
+   * from 0 (exclusive) to 1 — once the window holds `minCalls`. Default: off.
    */
   readonly failureRate?: number;
-  /** Calls the window must hold before `failureRate` can open the circuit. Default 20. */
-  readonly minimumCalls?: number;
+  /**
+   * Calls the window must hold before `failureRate` can open the circuit. Default 20.
+   * (resilience4j's `minimumNumberOfCalls`.)
+   */
+  readonly minCalls?: number;
   /** The window of `failureRate`: the last this many calls (default 100) … */
   readonly windowCalls?: number;
   /** … or the calls of the last this many milliseconds (ten buckets). Give one of the two. */
   readonly windowMs?: number;
   /** A success that took longer than this counts as a failure (a slow call). Default `Infinity` (off). */
   readonly slowCallMs?: number;
-  /** Probes let through at once while half-open. Default 1. */
-  readonly halfOpenProbes?: number;
+  /**
+   * Probes let through at once while half-open; the other calls fail fast. Default 1.
+   * (resilience4j's `permittedNumberOfCallsInHalfOpenState`.)
+   */
+  readonly maxHalfOpenProbes?: number;
   /**
    * How long a half-open probe may run, in ms, before it counts as a failed probe: the circuit
    * reopens (for the open-period backoff's next step, reason `'probe-timeout'`, at the moment the
@@ -96,10 +103,26 @@ export interface CircuitBreakerOptions {
    */
   readonly retriesOnly?: boolean;
   /**
-   * Which failures count; default every one. An error it rejects is neither a failure nor a
-   * success (a 404 says nothing about the service's health).
+   * Which outcomes count as failures — the same predicate as `retry()`'s: asked about each call's
+   * outcome, a thrown error (`{ ok: false, error }`) or a returned value (`{ ok: true, value }`),
+   * with the call's context; it answers `true` or `'throttled'` (a failure), or `false`. A value
+   * it calls a failure counts as one (a `{ status: 503 }` response); an error it calls no failure
+   * counts as nothing — neither a failure nor a success (a 404 says nothing about the service's
+   * health). May be async in a pipeline (the probe's slot is freed before it is awaited); through
+   * `record()` it must answer at once. Not asked about a `FinalError` (`stop(error)`): no failure.
+   *
+   * Whatever it answers, the refusal of a mechanism inside the breaker — a full limit's or
+   * bulkhead's `LimitExceededError`, an inner breaker's `BrokenCircuitError` — counts for
+   * nothing: the call never reached the service. (Polly's breaker handles every exception but a
+   * cancellation, so a rate limiter's rejection behind it opens the circuit; here a busy client
+   * cannot open the circuit of a healthy service, even with `isFailure: (o) => !o.ok`.)
+   *
+   * Default `defaultIsFailure`: every error but an abort and a bug in the caller's own code
+   * (`TypeError`, `ReferenceError`, `SyntaxError`, `RangeError`, but `fetch`'s network
+   * `TypeError`); no value. Through `record()` without it, a `'throttled'` outcome is a failure
+   * and a `'failure'` is judged by that default.
    */
-  readonly isFailure?: (error: unknown) => boolean;
+  readonly isFailure?: IsFailure<T>;
   /**
    * Called after every state change, as `subscribe()`'s listeners are. A listener cannot harm a
    * call: what it throws (or its promise rejects with) goes to `onListenerError`, every other
@@ -131,18 +154,21 @@ export class Ticket {
     readonly start: number,
     readonly probe: boolean,
     readonly generation: number,
+    /** The attempt it admitted (1 when not told), for `isFailure`'s context. */
+    readonly attempt: number,
   ) {}
 }
 
 /**
  * A circuit breaker: stops calling a service that keeps failing, and lets a few probes test it
- * after an open period that backs off. Put it in a pipeline (`pipeline([retrying(), breaker])`: a
- * guard, `acquire` before each attempt, `record` after; a refusal carries `retryAfterMs`, which the
- * retry waits out) or pass it to `withRetry()` as `rate`, or wrap calls with
- * {@link CircuitBreaker.run}. One breaker guards every operation it is passed to.
+ * after an open period that backs off. Put it in a pipeline (`pipeline([retrying(), breaker])`: it
+ * admits each attempt and judges its outcome by `isFailure`; a refusal carries `retryAfterMs`,
+ * which the retry waits out), pass it to `withRetry()` as `rate` (the guard protocol:
+ * `acquire`, `record`, `release`), or wrap calls with {@link CircuitBreaker.run}. One breaker
+ * guards every operation it is passed to.
  * @see circuitBreaker
  */
-export interface CircuitBreaker extends Required<RateController> {
+export interface CircuitBreaker extends Required<RateController>, Mechanism {
   /** The state now (an open breaker whose period is over reads `'half-open'`). */
   readonly state: CircuitState;
   /** Milliseconds until a probe may go: 0 unless open; `Infinity` while isolated. */
@@ -164,8 +190,11 @@ export interface CircuitBreaker extends Required<RateController> {
    * with `retriesOnly`.
    */
   acquire(signal?: AbortSignal, attempt?: number): Ticket;
-  /** Reports a call's outcome with its ticket (`error`: the failure, for `isFailure`). Unknown tickets are ignored. */
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
+  /**
+   * Reports a call's outcome with its ticket and what it ended with (`detail`: the error, or the
+   * value), judged as `isFailure` says (see there). Unknown tickets are ignored.
+   */
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
   /** Hands back a ticket whose call produced no outcome (it was aborted): frees its probe slot. */
   release(ticket?: unknown): void;
   /** Calls `operation` through the breaker: admits it, records its outcome, returns its value. */

@@ -55,8 +55,8 @@ describe('circuitBreaker: transitions', () => {
     expect(changes).toEqual(['closed>open consecutive-failures 1000 @1000']);
   });
 
-  it('fails fast while open with the time left, then lets exactly halfOpenProbes probes through', async () => {
-    const { clock, breaker, changes, fail, refusal } = setup({ consecutiveFailures: 1, halfOpenProbes: 2 });
+  it('fails fast while open with the time left, then lets exactly maxHalfOpenProbes probes through', async () => {
+    const { clock, breaker, changes, fail, refusal } = setup({ consecutiveFailures: 1, maxHalfOpenProbes: 2 });
     fail();
     await clock.advance(400);
     const e = refusal();
@@ -137,17 +137,17 @@ describe('circuitBreaker: transitions', () => {
     expect(changes.at(-1)).toBe('half-open>open probe-failed 2000 @3000');
   });
 
-  it('opens on the failure rate over a count window, only once it holds minimumCalls', () => {
+  it('opens on the failure rate over a count window, only once it holds minCalls', () => {
     const { breaker, changes, fail, succeed } = setup({
       consecutiveFailures: Infinity,
       failureRate: 0.5,
-      minimumCalls: 4,
+      minCalls: 4,
       windowCalls: 4,
     });
     fail();
     fail();
     fail();
-    expect(breaker.state).toBe('closed'); // 3 of 3 failed, but fewer than minimumCalls
+    expect(breaker.state).toBe('closed'); // 3 of 3 failed, but fewer than minCalls
     succeed();
     expect(breaker.state).toBe('closed'); // a success never opens
     expect(breaker.metrics).toMatchObject({ calls: 4, failures: 3 });
@@ -166,7 +166,7 @@ describe('circuitBreaker: transitions', () => {
     const { clock, breaker, fail, succeed } = setup({
       consecutiveFailures: Infinity,
       failureRate: 0.6,
-      minimumCalls: 3,
+      minCalls: 3,
       windowMs: 1_000,
     });
     fail();
@@ -216,7 +216,7 @@ describe('circuitBreaker: transitions', () => {
   it('counts only what isFailure accepts, and ignores the rest', () => {
     const { breaker, fail } = setup({
       consecutiveFailures: 2,
-      isFailure: (e) => (e as { status?: number }).status !== 404,
+      isFailure: (o) => !o.ok && (o.error as { status?: number }).status !== 404,
     });
     fail({ status: 503 });
     fail({ status: 404 });
@@ -411,11 +411,11 @@ describe('circuitBreaker: options', () => {
   const names = [
     'consecutiveFailures',
     'failureRate',
-    'minimumCalls',
+    'minCalls',
     'windowCalls',
     'windowMs',
     'slowCallMs',
-    'halfOpenProbes',
+    'maxHalfOpenProbes',
     'successesToClose',
     'openBackoff',
     'retriesOnly',
@@ -455,11 +455,18 @@ describe('circuitBreaker: options', () => {
     expect(() => circuitBreaker({ failureRate: 0 })).toThrow(/failureRate/);
     expect(() => circuitBreaker({ windowMs: 0 })).toThrow(/windowMs/);
     expect(() => circuitBreaker({ windowCalls: 10, windowMs: 10 })).toThrow(/not both/);
-    expect(() => circuitBreaker({ failureRate: 0.5, minimumCalls: 200, windowCalls: 100 })).toThrow(/minimumCalls/);
+    expect(() => circuitBreaker({ failureRate: 0.5, minCalls: 200, windowCalls: 100 })).toThrow(/minCalls/);
     expect(() => circuitBreaker({ slowCallMs: -1 })).toThrow(/slowCallMs/);
     expect(() => circuitBreaker({ openBackoff: {} as never })).toThrow(/openBackoff/);
     expect(() => circuitBreaker({ retriesOnly: 'yes' as never })).toThrow(TypeError);
-    expect(() => circuitBreaker({ halfopenProbes: 1 } as never)).toThrow(/Did you mean `halfOpenProbes`/);
+    expect(() => circuitBreaker({ maxHalfopenProbes: 1 } as never)).toThrow(/Did you mean `maxHalfOpenProbes`/);
+    // The names of 0.1, refused with the new one.
+    expect(() => circuitBreaker({ halfOpenProbes: 1 } as never)).toThrow(
+      /circuitBreaker\(\): `halfOpenProbes` was renamed in 1.0: use `maxHalfOpenProbes`/,
+    );
+    expect(() => circuitBreaker({ minimumCalls: 1 } as never)).toThrow(
+      /`minimumCalls` was renamed in 1.0: use `minCalls`/,
+    );
     expect(() => circuitBreaker().record('oops' as never, undefined)).toThrow(/outcome/);
   });
 });
@@ -481,7 +488,7 @@ describe('circuitBreaker: invariants under random use', () => {
     fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 3_000 }) }),
   );
 
-  it('never runs more than halfOpenProbes probes at once, never admits a retry while open, and periods stay within the backoff’s bounds', async () => {
+  it('never runs more than maxHalfOpenProbes probes at once, never admits a retry while open, and periods stay within the backoff’s bounds', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(step, { maxLength: 120 }),
@@ -495,7 +502,7 @@ describe('circuitBreaker: invariants under random use', () => {
             clock,
             random: seeded(seed),
             consecutiveFailures: 2,
-            halfOpenProbes: probes,
+            maxHalfOpenProbes: probes,
             retriesOnly,
             openBackoff: exponential({ initialDelayMs: 100, maxDelayMs: 1_000, jitter: fullJitter }),
             onStateChange: (c) => {

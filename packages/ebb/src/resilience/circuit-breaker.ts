@@ -1,6 +1,9 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { isThenable, predicate } from '../core/boundary.js';
+import { isThenable } from '../core/boundary.js';
 import { invalid, optionsObject, show } from '../core/validate.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { defaultIsFailure, type FailureVerdict } from '../retry/errors.js';
+import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
 import type { Outcome } from '../retry/options.js';
 import { breakerConfig, checkSnapshot } from './breaker-config.js';
 import {
@@ -11,7 +14,7 @@ import {
   type StateChangeReason,
   Ticket,
 } from './breaker-types.js';
-import { BrokenCircuitError, type CircuitState } from './errors.js';
+import { BrokenCircuitError, type CircuitState, isBrokenCircuitError, isLimitExceededError } from './errors.js';
 
 export type {
   BreakerSnapshot,
@@ -30,12 +33,13 @@ const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
  * *Exponential backoff*).
  *
  * - **closed → open**: after `consecutiveFailures` counted failures in a row (default 5), or when
- *   `failureRate` of the window's calls failed (once it holds `minimumCalls`). A success slower
+ *   `failureRate` of the window's calls failed (once it holds `minCalls`). What counts is
+ *   `isFailure`'s verdict on each outcome (errors and returned values alike); a success slower
  *   than `slowCallMs` counts as a failure.
  * - **open**: every call throws {@link BrokenCircuitError} (with `retriesOnly`: every retry)
  *   for the open period: the next step of `openBackoff`. No timer runs.
  * - **open → half-open**: the first call after the period becomes a probe; up to
- *   `halfOpenProbes` run at once, the rest fail fast.
+ *   `maxHalfOpenProbes` run at once, the rest fail fast.
  * - **half-open → closed** after `successesToClose` successful probes (counts and the backoff
  *   start over); **→ open** at the first failed probe — or one that ran past `probeTimeoutMs`
  *   (default: the open period before it) — for the backoff's next, longer period.
@@ -43,24 +47,30 @@ const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
  * Outcomes of calls admitted before the last state change are ignored (a slow call admitted
  * while closed cannot reopen a circuit that has since closed again).
  *
+ * In a pipeline it is a mechanism: it admits each call (inside a `retrying()`, each attempt) or
+ * refuses it with {@link BrokenCircuitError}, whose `retryAfterMs` the retry waits out, and
+ * judges the outcome by `isFailure`. The same breaker is also a guard of the
+ * `acquire`/`record`/`release` shape, for `withRetry()`'s `rate`.
+ *
  * User code it calls — `isFailure`, the listeners, `openBackoff`, the clock — cannot leave it
- * stuck: a probe's slot is freed before `isFailure` runs; `isFailure` must answer `true` or
- * `false` (anything else, or a throw, fails the call it judged); listeners are isolated.
+ * stuck: a probe's slot is freed before an async `isFailure` is awaited; `isFailure` must answer
+ * `true`, `false` or `'throttled'` (anything else, or a throw, fails the call it judged, which
+ * then counts for nothing); listeners are isolated.
  *
  * @example
  * const breaker = circuitBreaker({ consecutiveFailures: 5 });
  * const api = pipeline([retrying(), breaker]); // each attempt passes it; a refusal is backed off
- * await api.execute(({ signal }) => fetch(url, { signal }).then(check));
+ * await api.execute(({ signal }) => fetch(url, { signal })); // a 5xx counts with isFailure: (o) => o.ok && o.value.status >= 500 || …
  */
-export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
+export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>): CircuitBreaker {
   const where = 'circuitBreaker()';
   const o = optionsObject(where, options) as CircuitBreakerOptions;
   const {
     consecutive,
     failureRate,
-    minimumCalls,
+    minCalls,
     slowCallMs,
-    halfOpenProbes,
+    maxHalfOpenProbes,
     probeTimeoutMs,
     successesToClose,
     openBackoff,
@@ -82,7 +92,7 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
   let openUntil = 0;
   let lastOpenMs = 0;
   let run: BackoffRun | undefined;
-  /** The probes running now, oldest first (a handful: at most `halfOpenProbes`). */
+  /** The probes running now, oldest first (a handful: at most `maxHalfOpenProbes`). */
   const probes: Ticket[] = [];
   let probeSuccesses = 0;
 
@@ -201,7 +211,11 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     if (state === 'open') {
       throw new BrokenCircuitError('open', openUntil - at, `opening ${openings}, for ${Math.round(lastOpenMs)} ms`);
     }
-    throw new BrokenCircuitError('half-open', 0, `${halfOpenProbes} probe${halfOpenProbes === 1 ? '' : 's'} running`);
+    throw new BrokenCircuitError(
+      'half-open',
+      0,
+      `${maxHalfOpenProbes} probe${maxHalfOpenProbes === 1 ? '' : 's'} running`,
+    );
   };
 
   /** In closed state: count one outcome and open if a threshold is reached. */
@@ -212,11 +226,70 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     else if (
       failed &&
       window !== undefined &&
-      window.calls >= minimumCalls &&
+      window.calls >= minCalls &&
       window.failures >= failureRate * window.calls
     ) {
       open('failure-rate', at);
     }
+  };
+
+  /** The default verdict: `defaultIsFailure`'s (no value is a failure; an abort or a bug in the caller's code is none). */
+  const judge = (ok: boolean, detail: unknown): FailureVerdict => !ok && defaultIsFailure({ ok, error: detail });
+  /**
+   * The verdict counted: a refusal by a mechanism inside the breaker — a full limit or bulkhead
+   * (`LimitExceededError`), an inner breaker (`BrokenCircuitError`) — counts for nothing, whatever
+   * `isFailure` said: the call never reached the service, so it says nothing about its health.
+   */
+  const counted = (verdict: FailureVerdict, ok: boolean, detail: unknown): FailureVerdict =>
+    !ok && (isLimitExceededError(detail) || isBrokenCircuitError(detail)) ? false : verdict;
+
+  /**
+   * A ticket's call is over: it holds its probe slot no longer (whatever the clock says). Returns
+   * the time it ended, or undefined when its outcome counts for nothing: the state changed since
+   * it was admitted.
+   */
+  const finish = (ticket: Ticket): number | undefined => {
+    ticket.done = true;
+    let at: number;
+    try {
+      at = now();
+      // A probe past its timeout has failed already: the circuit reopened without it.
+      expire(at);
+    } finally {
+      if (ticket.probe && ticket.generation === generation) dropProbe(ticket);
+    }
+    return ticket.generation === generation ? at : undefined;
+  };
+
+  /** Counts the verdict on a call that ended at `at`: an error that is no failure counts for nothing. */
+  const count = (ticket: Ticket, at: number, verdict: FailureVerdict, ok: boolean): void => {
+    if (ticket.generation !== generation || (!ok && verdict === false)) return;
+    const failed = verdict !== false || at - ticket.start > slowCallMs;
+    if (state === 'closed') countClosed(failed, at);
+    else if (state === 'half-open') {
+      if (failed) open('probe-failed', at);
+      else if (++probeSuccesses >= successesToClose) close('probes-succeeded', at);
+    }
+    // open (a first attempt under retriesOnly) and isolated: nothing counts.
+  };
+
+  /** The breaker as a pipeline mechanism: it admits each call and judges its outcome itself. */
+  const judged: Judged<Ticket> = {
+    where,
+    isFailure,
+    judge,
+    acquire: (context) => breaker.acquire(undefined, context.attempt),
+    release: (ticket) => breaker.release(ticket),
+    settle(ticket, verdict, ok, detail) {
+      const at = finish(ticket);
+      if (at !== undefined) count(ticket, at, counted(verdict, ok, detail), ok);
+    },
+    end(ticket, ok, detail) {
+      const at = finish(ticket);
+      return (verdict) => {
+        if (at !== undefined) count(ticket, at, counted(verdict, ok, detail), ok);
+      };
+    },
   };
 
   if (o.restore !== undefined) restore(o.restore);
@@ -269,12 +342,13 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
     acquire(signal?: AbortSignal, attempt?: number): Ticket {
       const at = now();
       expire(at);
-      if (state === 'closed') return new Ticket(at, false, generation);
+      const n = typeof attempt === 'number' && attempt >= 1 ? attempt : 1;
+      if (state === 'closed') return new Ticket(at, false, generation, n);
       if (state === 'isolated') return refuse(at);
-      const first = retriesOnly && (attempt === undefined || attempt === 1);
+      const first = retriesOnly && n === 1;
       if (state === 'open') {
         if (at < openUntil) {
-          if (first) return new Ticket(at, false, generation);
+          if (first) return new Ticket(at, false, generation, n);
           return refuse(at);
         }
         const from = enter('half-open');
@@ -282,42 +356,30 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
         // A listener may have changed the state (reset(), isolate()): admit by the state now.
         if ((state as CircuitState) !== 'half-open') return breaker.acquire(signal, attempt);
       }
-      if (first) return new Ticket(at, false, generation);
-      if (probes.length >= halfOpenProbes) return refuse(at);
-      const probe = new Ticket(at, true, generation);
+      if (first) return new Ticket(at, false, generation, n);
+      if (probes.length >= maxHalfOpenProbes) return refuse(at);
+      const probe = new Ticket(at, true, generation, n);
       probes.push(probe);
       return probe;
     },
-    record(outcome: Outcome, ticket?: unknown, error?: unknown): void {
-      if (!(ticket instanceof Ticket) || ticket.done) {
-        if (!OUTCOMES.includes(outcome)) {
-          invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
-        }
-        return;
+    record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
+      if (!OUTCOMES.includes(outcome)) {
+        if (ticket instanceof Ticket && !ticket.done) finish(ticket);
+        invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
       }
-      ticket.done = true;
-      let at: number;
-      try {
-        if (!OUTCOMES.includes(outcome)) {
-          invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
-        }
-        at = now();
-        // A probe past its timeout has failed already: the circuit reopened without it.
-        expire(at);
-      } finally {
-        if (ticket.probe && ticket.generation === generation) dropProbe(ticket);
-      }
-      if (ticket.generation !== generation) return;
-      let failed: boolean;
-      if (outcome === 'success') failed = at - ticket.start > slowCallMs;
-      else if (isFailure === undefined || predicate(where, 'isFailure', isFailure(error))) failed = true;
-      else return;
-      if (state === 'closed') countClosed(failed, at);
-      else if (state === 'half-open') {
-        if (failed) open('probe-failed', at);
-        else if (++probeSuccesses >= successesToClose) close('probes-succeeded', at);
-      }
-      // open (a first attempt under retriesOnly) and isolated: nothing counts.
+      if (!(ticket instanceof Ticket) || ticket.done) return;
+      const at = finish(ticket);
+      if (at === undefined) return;
+      count(
+        ticket,
+        at,
+        counted(
+          recordedVerdict(where, isFailure, judge, outcome, detail, ticket.attempt),
+          outcome === 'success',
+          detail,
+        ),
+        outcome === 'success',
+      );
     },
     release(ticket?: unknown): void {
       if (!(ticket instanceof Ticket) || ticket.done) return;
@@ -341,7 +403,7 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
         breaker.record('failure', ticket, error);
         throw error;
       }
-      breaker.record('success', ticket);
+      breaker.record('success', ticket, value);
       return value;
     },
     isolate(): void {
@@ -369,6 +431,9 @@ export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker 
         openRemainingMs: s === 'open' ? openUntil - at : 0,
         consecutiveFailures: s === 'closed' ? consecutiveFailures : 0,
       };
+    },
+    execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> {
+      return judgedExecute(judged, next, context);
     },
     subscribe(listener: (change: StateChange) => void): () => void {
       if (typeof listener !== 'function') invalid('circuitBreaker.subscribe()', 'listener', listener, 'a function');

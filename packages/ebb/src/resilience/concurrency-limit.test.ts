@@ -17,14 +17,14 @@ const feed = (a: LimitAlgorithm, samples: [rttMs: number, inflight: number, drop
 
 describe('limit algorithms against scripted latencies (formulas of Netflix concurrency-limits)', () => {
   it('aimd: +1 while at least half the limit is in use, ×0.9 on a drop or a timeout, floors at minLimit', () => {
-    const a = aimd({ initialLimit: 10, minLimit: 8, timeoutMs: 100 });
+    const a = aimd({ initialLimit: 10, minLimit: 8, slowCallMs: 100 });
     expect(
       feed(a, [
         [10, 5], // 5·2 >= 10: +1
         [10, 11], // +1
         [10, 2], // app-limited: unchanged
         [10, 12, true], // ⌊12·0.9⌋ = 10
-        [101, 10], // slower than timeoutMs: a drop, ⌊10·0.9⌋ = 9
+        [101, 10], // slower than slowCallMs: a drop, ⌊10·0.9⌋ = 9
         [10, 9, true], // min(8, ⌊9·0.9⌋ = 8) = 8
         [10, 9, true], // minLimit holds
       ]),
@@ -246,7 +246,7 @@ describe('limit algorithms against scripted latencies (formulas of Netflix concu
             'maxLimit',
             'smoothing',
             'backoffRatio',
-            'timeoutMs',
+            'slowCallMs',
             'queueSize',
             'gain',
             'rounds',

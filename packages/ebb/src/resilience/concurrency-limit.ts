@@ -1,17 +1,21 @@
-import { predicate, readNow, sleepOn } from '../core/boundary.js';
+import { readNow, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import { prop } from '../retry/errors.js';
-import type { Outcome, RateController } from '../retry/options.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { type FailureVerdict, prop } from '../retry/errors.js';
+import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import type { IsFailure, Outcome, RateController } from '../retry/options.js';
 import { bdp } from './bdp.js';
 import { LimitExceededError } from './errors.js';
 import type { LimitAlgorithm } from './limit-algorithm.js';
+import { renamed } from './renamed.js';
 
 // The refusal lives with the breaker's in errors.ts; importers of this module keep finding it here.
 export { isLimitExceededError, LimitExceededError } from './errors.js';
 
 /** Options of {@link concurrencyLimit}. Durations in milliseconds. */
-export interface ConcurrencyLimitOptions {
+export interface ConcurrencyLimitOptions<T = unknown> {
   /**
    * The algorithm: `aimd()`, `vegas()`, `gradient2()` or `bdp()` (a fresh one per limiter).
    * Default `bdp()`, which starts at 1 and never runs ahead of what the service has shown it
@@ -27,13 +31,23 @@ export interface ConcurrencyLimitOptions {
   /** The longest wait in the queue. Default 1000. */
   readonly maxWaitMs?: number;
   /**
-   * Which failures are load signals (drops) for the algorithm; the others are ignored (no
-   * sample). Default: errors with `throttled: true`, `TimeoutError`s, and HTTP 503. It must
-   * return `true` or `false`: anything else, or a throw, fails the call whose failure it judged
-   * (with a `TypeError` naming `isDrop`, or with what it threw) and feeds the algorithm no sample;
-   * the call's slot is freed either way.
+   * Which outcomes are load signals — drops, for the algorithm: the same predicate as `retry()`'s,
+   * asked about each request's outcome (`{ ok: false, error }` or `{ ok: true, value }`) with its
+   * context. `true` or `'throttled'` is a drop; `false` on a value is a success sample; `false` on
+   * an error gives no sample (Netflix's `onIgnore`). It must answer `true`, `false` or
+   * `'throttled'`: anything else, or a throw, fails the request it judged (a `TypeError` naming
+   * `isFailure`, or what it threw) and feeds no sample; the slot is freed either way. May be async
+   * in a pipeline (the slot is freed before it is awaited); through `record()` it must answer at
+   * once. Not asked about a `FinalError` (`stop(error)`): no sample.
+   *
+   * Default: only what says "overloaded" — a `throttled: true` or status-429 error or value
+   * (`'throttled'`), a `TimeoutError`, a status-503 error or value (`true`). Other failures (a
+   * 500, a refused connection) give no sample, as Netflix's gRPC interceptor drops only
+   * `UNAVAILABLE` and ignores other statuses: a limit halved by errors that say nothing about load
+   * would starve healthy calls. Through `record()` without it, a `'throttled'` outcome is a drop
+   * and the others are judged by this default.
    */
-  readonly isDrop?: (error: unknown) => boolean;
+  readonly isFailure?: IsFailure<T>;
   /** Time source. Default the system clock. */
   readonly clock?: Clock;
 }
@@ -46,21 +60,27 @@ class Slot {
     readonly inflight: number,
     /** The limiter's count of successes when this request was admitted. */
     readonly delivered: number,
+    /** The attempt it admitted (1 when not told), for `isFailure`'s context. */
+    readonly attempt: number,
   ) {}
 }
 
 interface Waiter {
   readonly priority: number;
+  readonly attempt: number;
   readonly resolve: (slot: Slot) => void;
   readonly reject: (error: unknown) => void;
   readonly cleanup: () => void;
 }
 
+/** A view of a concurrency limit: a pipeline mechanism, and a guard for `withRetry()`'s `rate`. */
+export interface LimitView extends Required<RateController>, Mechanism {}
+
 /**
- * A limit on requests in flight that adapts to latency and drops. It is a guard: a mechanism of a
- * pipeline (`pipeline([retrying(), limiter])`, or `limiter.withPriority(p)`) and `withRetry()`'s `rate`.
+ * A limit on requests in flight that adapts to latency and drops. It is a mechanism of a pipeline
+ * (`pipeline([retrying(), limiter])`, or `limiter.withPriority(p)`) and a guard for `withRetry()`'s `rate`.
  */
-export interface ConcurrencyLimit extends Required<RateController> {
+export interface ConcurrencyLimit extends LimitView {
   /** The algorithm's current limit. */
   readonly limit: number;
   /** Requests holding a slot now. */
@@ -68,48 +88,83 @@ export interface ConcurrencyLimit extends Required<RateController> {
   /** Requests waiting now. */
   readonly queued: number;
   /** Admits a request (priority 0): a slot at once, or a promise of one; throws {@link LimitExceededError}. */
-  acquire(signal?: AbortSignal): unknown;
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
+  acquire(signal?: AbortSignal, attempt?: number): unknown;
+  /** Reports a request's outcome with its slot and what it ended with (`detail`), judged as `isFailure` says; frees the slot. */
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
   release(ticket?: unknown): void;
   /**
    * A view of this limiter for requests of another priority (higher is served first; default 0).
    * When the queue is full, a higher-priority request displaces the newest waiter of the lowest
    * priority below its own, so a high class keeps its share under overload.
    */
-  withPriority(priority: number): Required<RateController>;
+  withPriority(priority: number): LimitView;
 }
 
-const defaultIsDrop = (error: unknown): boolean =>
-  prop(error, 'throttled') === true || prop(error, 'name') === 'TimeoutError' || prop(error, 'status') === 503;
+/** The limit's default `isFailure`: only what says "overloaded" (see `ConcurrencyLimitOptions.isFailure`). */
+function loadSignal(_ok: boolean, detail: unknown): FailureVerdict {
+  if (typeof detail !== 'object' || detail === null) return false;
+  const status = prop(detail, 'status');
+  if (prop(detail, 'throttled') === true || status === 429) return 'throttled';
+  return status === 503 || prop(detail, 'name') === 'TimeoutError';
+}
+
+/** RFC 6298's gain for the smoothed round-trip time (α = 1/8): the limit's estimate of a slot's hold. */
+const RTT_GAIN = 0.125;
 
 /**
  * An adaptive concurrency limit (after Netflix concurrency-limits' `SimpleLimiter` and
  * `AbstractPartitionedLimiter`): a request takes a slot while fewer than `algorithm.limit` are in
  * flight, else waits in a bounded queue (`maxQueue`, `maxWaitMs`) ordered by priority, then FIFO.
  * Each outcome feeds the algorithm one sample: its round trip, the requests in flight when it was
- * admitted, whether it was dropped (see `isDrop`), and the successes completed while it was in
+ * admitted, whether it was dropped (see `isFailure`), and the successes completed while it was in
  * flight (for `bdp()`). No timer runs while nobody waits.
+ *
+ * A refusal ({@link LimitExceededError}) carries `retryAfterMs`: the time the limit takes to serve
+ * the requests ahead, by Little's law — `(queued + 1) × the smoothed round trip ÷ the limit` —
+ * which an outer `retrying()` waits at least (0 until a round trip is known: its own backoff).
  *
  * @example
  * const limiter = concurrencyLimit({ algorithm: vegas(), maxQueue: 100, maxWaitMs: 500 });
  * await pipeline([retrying(), limiter]).execute(({ signal }) => fetch(url, { signal }));
  */
-export function concurrencyLimit(options?: ConcurrencyLimitOptions): ConcurrencyLimit {
-  const where = 'concurrencyLimit()';
+export function concurrencyLimit<T = unknown>(options?: ConcurrencyLimitOptions<T>): ConcurrencyLimit {
+  return limiter('concurrencyLimit()', options, undefined);
+}
+
+/**
+ * A concurrency limit, its options checked under `where`; `fixed`: a fixed limit of that many
+ * (the bulkhead), which learns nothing and so judges nothing. @internal
+ */
+export function limiter(where: string, options: object | undefined, fixed: number | undefined): ConcurrencyLimit {
   const o = optionsObject(where, options) as ConcurrencyLimitOptions;
-  checkKeys(where, o, ['algorithm', 'maxQueue', 'maxWaitMs', 'isDrop', 'clock']);
-  const algorithm = o.algorithm ?? bdp();
+  renamed(where, o, {
+    isDrop:
+      "use `isFailure: (outcome, context) => …`, asked about every outcome (`{ ok: false, error }` or `{ ok: true, value }`); `true` or `'throttled'` is a drop.",
+  });
+  checkKeys(
+    where,
+    o,
+    fixed === undefined
+      ? ['algorithm', 'maxQueue', 'maxWaitMs', 'isFailure', 'clock']
+      : ['maxQueue', 'maxWaitMs', 'clock'],
+  );
+  const algorithm: LimitAlgorithm = fixed === undefined ? (o.algorithm ?? bdp()) : { limit: fixed, update() {} };
   if (typeof algorithm !== 'object' || algorithm === null || typeof algorithm.update !== 'function') {
     invalid(where, 'algorithm', algorithm, 'a limit algorithm', 'Use aimd(), vegas() or gradient2().');
   }
   const maxQueue = count(where, 'maxQueue', o.maxQueue, 0, 0, true, 'For example 100, or 0 for no queue.');
   const maxWaitMs = nonNegative(where, 'maxWaitMs', o.maxWaitMs, 1_000, true, 'For example 1000.');
-  const isDrop = o.isDrop ?? defaultIsDrop;
-  if (typeof isDrop !== 'function') invalid(where, 'isDrop', isDrop, 'a function (error) => boolean');
+  const isFailure = o.isFailure;
+  if (isFailure !== undefined && typeof isFailure !== 'function') {
+    invalid(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
+  }
+  const judge = fixed === undefined ? loadSignal : (): FailureVerdict => false;
   const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
 
   let inflight = 0;
   let delivered = 0;
+  /** The smoothed round trip of the requests sampled (RFC 6298's SRTT); NaN until the first. */
+  let srtt = Number.NaN;
   const queue: Waiter[] = [];
   /**
    * The algorithm's limit, checked: a custom algorithm's limit that is not a number >= 1, or whose
@@ -125,10 +180,14 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
     return typeof l === 'number' && l >= 1 ? Math.floor(l) : 1;
   };
   /** A slot for one request; a clock that throws throws before anything is counted. */
-  const take = (): Slot => {
+  const take = (attempt: number): Slot => {
     const start = readNow(clock);
-    return new Slot(start, ++inflight, delivered);
+    return new Slot(start, ++inflight, delivered, attempt);
   };
+  /** The wait a refusal suggests: the requests ahead served at the limit's rate (Little's law), 0 while no round trip is known. */
+  const retryAfterMs = (): number => (srtt >= 0 ? Math.ceil((srtt * (queue.length + 1)) / limitNow()) : 0);
+  const refusal = (reason: LimitExceededError['reason'], detail: string): LimitExceededError =>
+    new LimitExceededError(reason, limitNow(), detail, retryAfterMs());
 
   /** Hands free slots to the best waiters; a waiter whose slot cannot be taken is refused with why. */
   const serve = (): void => {
@@ -137,7 +196,7 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
       w.cleanup();
       let slot: Slot;
       try {
-        slot = take();
+        slot = take(w.attempt);
       } catch (error) {
         w.reject(error);
         continue;
@@ -150,10 +209,13 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
     serve();
   };
 
-  const acquireAt = (priority: number, signal: AbortSignal | undefined): unknown => {
-    if (signal?.aborted) throw signal.reason;
+  /**
+   * Admits a request of `priority`: a slot at once, a promise of one (it waits in the queue), or a
+   * refusal. `signalOf` gives the signal a wait listens to — read only when the request must wait.
+   */
+  const acquireAt = (priority: number, signalOf: () => AbortSignal | undefined, attempt: number): unknown => {
     const limit = limitNow();
-    if (inflight < limit && queue.length === 0) return take();
+    if (inflight < limit && queue.length === 0) return take(attempt);
     if (queue.length >= maxQueue) {
       // The newest waiter of the lowest priority below this one gives way.
       let victim = -1;
@@ -162,16 +224,14 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
         if (w.priority < priority && (victim < 0 || w.priority < (queue[victim] as Waiter).priority)) victim = i;
       }
       if (victim < 0) {
-        throw new LimitExceededError(
-          'queue-full',
-          limit,
-          `${inflight} in flight and ${queue.length} waiting (maxQueue)`,
-        );
+        throw refusal('queue-full', `${inflight} in flight and ${queue.length} waiting (maxQueue)`);
       }
       const [w] = queue.splice(victim, 1) as [Waiter];
       w.cleanup();
-      w.reject(new LimitExceededError('displaced', limit, `a request of priority ${priority} took its place`));
+      w.reject(refusal('displaced', `a request of priority ${priority} took its place`));
     }
+    const signal = signalOf();
+    if (signal?.aborted) throw signal.reason;
     return new Promise<Slot>((resolve, reject) => {
       const timer = new AbortController();
       const onAbort = () => {
@@ -185,6 +245,7 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
       };
       const waiter: Waiter = {
         priority,
+        attempt,
         resolve,
         reject,
         cleanup: () => {
@@ -198,7 +259,7 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
         sleepOn(clock, maxWaitMs, timer.signal).then(
           () => {
             remove();
-            reject(new LimitExceededError('wait', limitNow(), `no slot within maxWaitMs (${maxWaitMs} ms)`));
+            reject(refusal('wait', `no slot within maxWaitMs (${maxWaitMs} ms)`));
           },
           () => {},
         );
@@ -210,24 +271,36 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
     });
   };
 
+  /** One sample for the algorithm: the request ended at `at`, dropped or not. */
+  const sample = (slot: Slot, at: number, dropped: boolean): void => {
+    if (!dropped) delivered++;
+    const rttMs = at - slot.start;
+    srtt = srtt >= 0 ? srtt + RTT_GAIN * (rttMs - srtt) : rttMs;
+    algorithm.update({ rttMs, inflight: slot.inflight, dropped, delivered: delivered - slot.delivered });
+  };
+
   /**
-   * One request's outcome. The user functions it calls (`isDrop`, the clock, the algorithm's
-   * `update`) run inside the `try` whose `finally` frees the slot: whatever they throw fails this
-   * call only (the executor rejects it with that error), and the slot goes to the next waiter.
+   * One request's outcome, judged by `verdict()`. The user functions it calls (`isFailure`, the
+   * clock, the algorithm's `update`) run inside the `try` whose `finally` frees the slot: whatever
+   * they throw fails this call only (the executor rejects it with that error), and the slot goes
+   * to the next waiter.
    */
-  const record = (outcome: Outcome, ticket?: unknown, error?: unknown): void => {
-    if (!(ticket instanceof Slot) || ticket.done) return;
-    ticket.done = true;
-    if (outcome === 'success') delivered++;
+  const settle = (slot: Slot, verdict: () => FailureVerdict, ok: boolean): void => {
+    slot.done = true;
     try {
-      const dropped = outcome === 'throttled' || (outcome === 'failure' && predicate(where, 'isDrop', isDrop(error)));
-      if (outcome === 'success' || dropped) {
-        const rttMs = readNow(clock) - ticket.start;
-        algorithm.update({ rttMs, inflight: ticket.inflight, dropped, delivered: delivered - ticket.delivered });
-      }
+      const dropped = verdict() !== false;
+      if (ok || dropped) sample(slot, readNow(clock), dropped);
     } finally {
       free();
     }
+  };
+  const record = (outcome: Outcome, ticket?: unknown, detail?: unknown): void => {
+    if (!(ticket instanceof Slot) || ticket.done) return;
+    settle(
+      ticket,
+      () => recordedVerdict(where, isFailure, judge, outcome, detail, ticket.attempt),
+      outcome === 'success',
+    );
   };
   const release = (ticket?: unknown): void => {
     if (!(ticket instanceof Slot) || ticket.done) return;
@@ -235,11 +308,47 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
     free();
   };
 
-  const view = (priority: number): Required<RateController> => ({
-    acquire: (signal?: AbortSignal) => acquireAt(priority, signal),
-    record,
+  /** The limit as a pipeline mechanism for requests of `priority`: it judges each outcome itself. */
+  const judged = (priority: number): Judged<Slot> => ({
+    where,
+    isFailure,
+    judge,
+    acquire: (context, abortable) =>
+      acquireAt(priority, abortable ? () => context.signal : () => undefined, context.attempt) as Slot,
     release,
+    settle(slot, verdict, ok) {
+      settle(slot, () => verdict, ok);
+    },
+    end(slot, ok) {
+      // The slot is free before the verdict is awaited; the sample follows it.
+      slot.done = true;
+      let at: number;
+      try {
+        at = readNow(clock);
+      } finally {
+        free();
+      }
+      return (verdict) => {
+        const dropped = verdict !== false;
+        if (ok || dropped) sample(slot, at, dropped);
+      };
+    },
   });
+
+  const view = (priority: number): LimitView => {
+    const spec = judged(priority);
+    return {
+      acquire(signal?: AbortSignal, attempt?: number) {
+        if (signal?.aborted) throw signal.reason;
+        return acquireAt(priority, () => signal, typeof attempt === 'number' && attempt >= 1 ? attempt : 1);
+      },
+      record,
+      release,
+      execute: <V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> =>
+        judgedExecute(spec, next, context),
+    };
+  };
+  const base = view(0);
 
   return {
     get limit() {
@@ -251,12 +360,19 @@ export function concurrencyLimit(options?: ConcurrencyLimitOptions): Concurrency
     get queued() {
       return queue.length;
     },
-    acquire: (signal?: AbortSignal) => acquireAt(0, signal),
+    acquire: base.acquire,
     record,
     release,
+    execute: base.execute,
     withPriority(priority: number) {
       if (typeof priority !== 'number' || !Number.isFinite(priority)) {
-        invalid('concurrencyLimit.withPriority()', 'priority', priority, 'a finite number', 'For example 1 for high.');
+        invalid(
+          `${where.slice(0, -2)}.withPriority()`,
+          'priority',
+          priority,
+          'a finite number',
+          'For example 1 for high.',
+        );
       }
       return view(priority);
     },

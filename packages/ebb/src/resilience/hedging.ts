@@ -1,13 +1,15 @@
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import type { AttemptContext, RetryBudget } from '../retry/options.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import type { AttemptContext, IsFailure, RetryBudget } from '../retry/options.js';
+import { sourceOf } from '../retry/scope.js';
 import { hedgeBudget } from './hedge-budget.js';
 import { HedgeTimer } from './hedge-timer.js';
 import { HedgedCall, type Shared } from './hedged-call.js';
 import { LatencyWindow } from './latency-window.js';
 
 /** Options of {@link hedging}. Durations in milliseconds. */
-export interface HedgingOptions {
+export interface HedgingOptions<T = unknown> {
   /** A fixed hedging delay. Default: learned (see `percentile`). */
   readonly delayMs?: number;
   /** With no `delayMs`: hedge after this latency percentile of recent successes, from 0 to 1. Default 0.95. */
@@ -25,6 +27,16 @@ export interface HedgingOptions {
    * budget the same way). `ratioBudget()` (ebb/rate) adds its floor on top of the share instead.
    */
   readonly budget?: RetryBudget;
+  /**
+   * Which outcomes of an attempt are failures — the same predicate as `retry()`'s, asked about
+   * each hedged attempt's outcome (`{ ok: true, value }` or `{ ok: false, error }`) with its
+   * context. The first attempt whose outcome is no failure ends the call: a value wins (the others
+   * are aborted), an error is the call's error at once. A failure — a `{ status: 503 }` value it
+   * calls one, say — wins nothing: the call waits for the attempts still running and ends with the
+   * last failure when none is left. May be async. Default `defaultIsFailure`: no value is a
+   * failure; every error is, but an abort and a bug in the caller's own code.
+   */
+  readonly isFailure?: IsFailure<T>;
   /** Time source. Default the system clock. */
   readonly clock?: Clock;
 }
@@ -42,7 +54,11 @@ export interface HedgeCallOptions {
   readonly idempotent?: boolean;
 }
 
-/** Hedging shared by many calls: its learned latency and its budget. */
+/**
+ * Hedging shared by many calls — its learned latency and its budget: `run()` hedges one
+ * operation (what `withRetry()`'s `hedge` calls). What `hedging()` returns is also a pipeline
+ * mechanism (`execute`: `pipeline([hedging(), …])` hedges the chain inside it).
+ */
 export interface Hedging {
   /** The delay the next call would hedge after. */
   readonly delayMs: number;
@@ -50,8 +66,9 @@ export interface Hedging {
   readonly stats: { readonly calls: number; readonly hedges: number };
   /**
    * Runs `operation({ attempt, signal, elapsedMs })`; if it has not settled after the hedging
-   * delay (and the budget allows), starts another. The first success wins; the other attempts'
-   * signals abort. An attempt's failure ends the call only when no other attempt is running.
+   * delay (and the budget allows), starts another. The first outcome that is no failure (see
+   * `isFailure`) ends the call; the other attempts' signals abort. A failure ends the call only
+   * when no other attempt is running.
    *
    * Each attempt gets the context `retry()` gives its operation: `attempt` (1, then 2 for the
    * first hedge), `signal` (created when first read, so an operation that does not read it
@@ -66,18 +83,34 @@ const SAMPLES = 1_000;
 
 /**
  * Hedged requests (J. Dean and L. A. Barroso, "The Tail at Scale", CACM 2013; gRPC's hedging
- * policy, gRFC A6; Finagle's `BackupRequestFilter`): for idempotent calls, start a second
- * attempt when the first is slower than a delay — fixed, or a percentile of recent latencies
- * learned online — take the first success and abort the rest. A budget caps the extra requests
- * to a share of the calls, so hedging cannot amplify an overload.
+ * policy, gRFC A6; Finagle's `BackupRequestFilter`; Polly's hedging strategy): for idempotent
+ * calls, start a second attempt when the first is slower than a delay — fixed, or a percentile of
+ * recent latencies learned online — take the first outcome that is no failure and abort the rest.
+ * A budget caps the extra requests to a share of the calls, so hedging cannot amplify an overload.
  *
- * Compose with `retry()` by hedging inside an attempt:
+ * **In a pipeline** it hedges whatever is inside it: `pipeline([hedging(), circuitBreaker(),
+ * timeout(2_000)])` runs the breaker and the timeout around each hedged attempt (each attempt
+ * passes the breaker; a refusal is a failure, which wins nothing). Outermost, in place of a
+ * retry, or around a `retrying()` to hedge the retried call; inside `retrying()`, every attempt
+ * of the retry is hedged. A hedge's context counts on from its call's: `attempt` 2 for the first
+ * hedge of attempt 1. Put it only in pipelines whose calls may run twice.
+ *
+ * Alone, `run()` hedges one operation:
  * `retry(({ signal }) => hedger.run((hedge) => fetch(url, { signal: hedge.signal }), { signal, method: 'GET' }))`.
  */
-export function hedging(options?: HedgingOptions): Hedging {
+export function hedging<T = unknown>(options?: HedgingOptions<T>): Hedging & Mechanism {
   const where = 'hedging()';
   const o = optionsObject(where, options) as HedgingOptions;
-  checkKeys(where, o, ['delayMs', 'percentile', 'minSamples', 'initialDelayMs', 'maxHedges', 'budget', 'clock']);
+  checkKeys(where, o, [
+    'delayMs',
+    'percentile',
+    'minSamples',
+    'initialDelayMs',
+    'maxHedges',
+    'budget',
+    'isFailure',
+    'clock',
+  ]);
   const fixed = o.delayMs === undefined ? undefined : nonNegative(where, 'delayMs', o.delayMs, 0, false);
   const percentile = inRange(where, 'percentile', o.percentile, 0.95, 0, 1, 'For example 0.95.');
   const minSamples = count(where, 'minSamples', o.minSamples, 20, 1, false, 'For example 20.');
@@ -90,6 +123,10 @@ export function hedging(options?: HedgingOptions): Hedging {
   if (typeof budget !== 'object' || budget === null || typeof budget.tryAcquireRetry !== 'function') {
     invalid(where, 'budget', budget, 'a budget { tryAcquireRetry() }', 'Use ratioBudget() or tokenBudget().');
   }
+  const isFailure = o.isFailure;
+  if (isFailure !== undefined && typeof isFailure !== 'function') {
+    invalid(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
+  }
 
   const window = new LatencyWindow(SAMPLES);
   let calls = 0;
@@ -99,6 +136,7 @@ export function hedging(options?: HedgingOptions): Hedging {
     timer: new HedgeTimer(clock),
     budget,
     maxHedges,
+    isFailure,
     delayNow(): number {
       if (fixed !== undefined) return fixed;
       if (window.filled < minSamples) return initialDelayMs;
@@ -121,7 +159,7 @@ export function hedging(options?: HedgingOptions): Hedging {
     get stats() {
       return { calls, hedges };
     },
-    run<T>(operation: (attempt: AttemptContext) => PromiseLike<T> | T, call?: HedgeCallOptions): Promise<Awaited<T>> {
+    run<V>(operation: (attempt: AttemptContext) => PromiseLike<V> | V, call?: HedgeCallOptions): Promise<Awaited<V>> {
       if (typeof operation !== 'function')
         invalid('hedging.run()', 'operation', operation, 'a function ({ signal }) => promise');
       const c = optionsObject('hedging.run()', call) as HedgeCallOptions;
@@ -136,8 +174,30 @@ export function hedging(options?: HedgingOptions): Hedging {
         return Promise.reject(error);
       }
       calls++;
-      return new Promise<Awaited<T>>((resolve, reject) => {
+      return new Promise<Awaited<V>>((resolve, reject) => {
         new HedgedCall(shared, operation, signal, idempotent, resolve, reject);
+      });
+    },
+    execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> {
+      const source = sourceOf(context);
+      if (source?.aborted) return Promise.reject(source.reason);
+      try {
+        budget.recordRequest?.();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      calls++;
+      return new Promise<V>((resolve, reject) => {
+        new HedgedCall<V>(
+          shared,
+          next,
+          source,
+          true,
+          resolve as (value: Awaited<V>) => void,
+          reject,
+          context.attempt,
+          context.elapsedMs,
+        );
       });
     },
   };

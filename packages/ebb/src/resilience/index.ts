@@ -1,9 +1,11 @@
 /**
  * ebb/resilience — beyond retry: a circuit breaker whose open period is an ebb backoff, an
- * adaptive concurrency limit (AIMD, Vegas, Gradient2, and `bdp()`: a bound from Little's law),
- * and hedged requests with a budget. The breaker and the limit are guards: mechanisms of a
- * pipeline (`pipeline([retrying(), circuitBreaker(), concurrencyLimit()])`), or `withRetry()`'s
- * `rate` (ebb/http), so one executor does everything; hedging runs inside an attempt.
+ * adaptive concurrency limit (AIMD, Vegas, Gradient2, and `bdp()`: a bound from Little's law), a
+ * fixed bulkhead, and hedged requests with a budget. Each is a mechanism of a pipeline
+ * (`pipeline([retrying(), hedging(), circuitBreaker(), concurrencyLimit(), timeout(2_000)])`)
+ * that judges outcomes by its `isFailure`; the breaker, the limit and the bulkhead are also
+ * guards for `withRetry()`'s `rate` (ebb/http), and hedging its `hedge`, so one executor does
+ * everything.
  *
  * @packageDocumentation
  */
@@ -17,11 +19,13 @@ export type {
   StateChange,
   StateChangeReason,
 } from './breaker-types.js';
+export { type Bulkhead, type BulkheadOptions, bulkhead } from './bulkhead.js';
 export { circuitBreaker } from './circuit-breaker.js';
 export {
   type ConcurrencyLimit,
   type ConcurrencyLimitOptions,
   concurrencyLimit,
+  type LimitView,
 } from './concurrency-limit.js';
 export {
   BrokenCircuitError,

@@ -8,11 +8,12 @@ import type { LimitAlgorithm } from './limit-algorithm.js';
 const failing = () => Promise.reject(new Error('down'));
 
 describe('concurrencyLimit: a user function that misbehaves fails only its call and frees its slot', () => {
-  it('a throwing isDrop: the call rejects with its error, the slot is free, later calls are admitted', async () => {
+  it('a throwing isFailure: the call rejects with its error, the slot is free, later calls are admitted', async () => {
     const bug = new Error('bug');
     const limiter = concurrencyLimit({
       algorithm: aimd({ initialLimit: 2, minLimit: 2, maxLimit: 2 }),
-      isDrop: () => {
+      isFailure: (o) => {
+        if (o.ok) return false;
         throw bug;
       },
     });
@@ -25,31 +26,52 @@ describe('concurrencyLimit: a user function that misbehaves fails only its call 
   });
 
   it.each([
-    ['NaN', Number.NaN],
-    ['undefined', undefined],
-    ['a string', 'yes'],
-    ['a promise', Promise.resolve(true)],
+    ['NaN', () => Number.NaN],
+    ['undefined', () => undefined],
+    ['a string', () => 'yes'],
+    ['a promise of a string', () => Promise.resolve('yes')],
   ])(
-    'an isDrop returning %s: a TypeError naming isDrop fails the call, no sample reaches the algorithm, the slot is free',
-    async (_, value) => {
+    'an isFailure answering %s: a TypeError naming isFailure fails the call, no sample reaches the algorithm, the slot is free',
+    async (_, answer) => {
       const samples: unknown[] = [];
       const algorithm: LimitAlgorithm = {
         limit: 1,
         update: (s) => samples.push(s),
       };
-      const limiter = concurrencyLimit({ algorithm, isDrop: () => value as unknown as boolean });
+      const limiter = concurrencyLimit({ algorithm, isFailure: (o) => (o.ok ? false : (answer() as never)) });
       const error = await pipeline([limiter])
         .execute(failing)
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TypeError);
       expect((error as Error).message).toMatch(
-        /^concurrencyLimit\(\): `isDrop` returned .*; expected true or false\.$/,
+        /^concurrencyLimit\(\): `isFailure` returned .*; expected true, false or 'throttled'\.$/,
       );
       expect(samples).toEqual([]);
       expect(limiter.inflight).toBe(0);
       await expect(pipeline([limiter]).execute(() => 'ok')).resolves.toBe('ok');
+      expect(samples).toHaveLength(1);
     },
   );
+
+  it('an async isFailure that never answers: the slot is free at once, the call waits only for its own signal', async () => {
+    const algorithm: LimitAlgorithm = { limit: 1, update: () => {} };
+    const limiter = concurrencyLimit({ algorithm, isFailure: () => new Promise(() => {}) });
+    const controller = new AbortController();
+    const stuck = pipeline([limiter])
+      .execute(failing, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(limiter.inflight).toBe(0);
+    // Another call takes the slot (its own isFailure never answers either: it is aborted below).
+    const other = pipeline([limiter])
+      .execute(() => 'other', { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(limiter.inflight).toBe(0);
+    controller.abort('gave up');
+    await expect(stuck).resolves.toBe('gave up');
+    await expect(other).resolves.toBe('gave up');
+  });
 
   it('an algorithm whose update throws: the call rejects with its error, the slot is free and goes to the next waiter', async () => {
     const clock = virtualClock();

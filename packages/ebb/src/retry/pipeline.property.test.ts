@@ -8,8 +8,13 @@ import { isThenable } from '../core/boundary.js';
 import { seeded } from '../core/random.js';
 import { refQueue } from '../core/timer-queue.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
+import { adaptiveRate } from '../rate/adaptive-rate.js';
+import { bulkhead } from '../resilience/bulkhead.js';
 import { circuitBreaker } from '../resilience/circuit-breaker.js';
 import { concurrencyLimit } from '../resilience/concurrency-limit.js';
+import { hedging } from '../resilience/hedging.js';
+import type { AttemptContext } from './contexts.js';
+import type { FailureVerdict, Result } from './errors.js';
 import { fallback } from './fallback.js';
 import type { RateController } from './hook-points.js';
 import type { Mechanism } from './mechanism.js';
@@ -19,7 +24,10 @@ import { timeout } from './timeout.js';
 
 /**
  * Pipelines of any mechanisms in any order — retrying, timeout, fallback, guards (test doubles
- * that wait, refuse, or misbehave, and the real circuitBreaker and concurrencyLimit) — around an
+ * that wait, refuse, or misbehave, and the real circuitBreaker and concurrencyLimit through the
+ * guard protocol), and the mechanisms of ebb/resilience and ebb/rate as themselves (a breaker, a
+ * limit, a bulkhead, hedging, an adaptive rate, each judging outcomes by its own isFailure, sync
+ * or async, sometimes throwing) — around an
  * operation that succeeds, fails, throws, or never settles, with hostile callbacks, on a virtual
  * clock, aborted at a random moment or at the end. Whatever the pipeline:
  *
@@ -28,7 +36,9 @@ import { timeout } from './timeout.js';
  * - every ticket a guard handed out ends in exactly one `record` or `release` (a breaker's probe,
  *   a limit's slot: each failure counted once by each guard), the limit holds no slot and no
  *   waiter, and no timer is left (virtual or in the process-wide queue);
- * - each retrying() asks isFailure and reports onFailedAttempt once per attempt.
+ * - each retrying() asks isFailure and reports onFailedAttempt once per attempt; every other
+ *   mechanism that judges outcomes asks its isFailure at most once per call it ran (a failure
+ *   counted once by each mechanism); breakers hold no probe, limits and bulkheads no slot.
  */
 
 /** What the operation does on one call. */
@@ -67,7 +77,16 @@ type Spec =
   | { kind: 'fallback'; fn: boolean; throws: boolean }
   | { kind: 'guard'; acquires: Acquire[]; recordThrows: boolean }
   | { kind: 'breaker' }
-  | { kind: 'limit'; limit: number; maxQueue: number; maxWaitMs: number };
+  | { kind: 'limit'; limit: number; maxQueue: number; maxWaitMs: number }
+  | { kind: 'native-breaker'; judge: Judge }
+  | { kind: 'native-limit'; limit: number; maxQueue: number; maxWaitMs: number; judge: Judge }
+  | { kind: 'bulkhead'; max: number; maxQueue: number; maxWaitMs: number }
+  | { kind: 'hedging'; delayMs: number; maxHedges: number; judge: Judge }
+  | { kind: 'rate'; judge: Judge };
+
+/** How a mechanism's own isFailure answers: at once, as a promise, or with a throw on attempt 2. */
+type Judge = 'sync' | 'async' | 'throws';
+const judge = fc.constantFrom<Judge>('sync', 'sync', 'async', 'throws');
 
 const spec: fc.Arbitrary<Spec> = fc.oneof(
   fc.record({
@@ -94,6 +113,27 @@ const spec: fc.Arbitrary<Spec> = fc.oneof(
     maxQueue: fc.integer({ min: 0, max: 2 }),
     maxWaitMs: fc.constantFrom(50, 300, Infinity),
   }),
+  fc.record({ kind: fc.constant('native-breaker' as const), judge }),
+  fc.record({
+    kind: fc.constant('native-limit' as const),
+    limit: fc.integer({ min: 1, max: 2 }),
+    maxQueue: fc.integer({ min: 0, max: 2 }),
+    maxWaitMs: fc.constantFrom(50, 300, Infinity),
+    judge,
+  }),
+  fc.record({
+    kind: fc.constant('bulkhead' as const),
+    max: fc.integer({ min: 1, max: 2 }),
+    maxQueue: fc.integer({ min: 0, max: 2 }),
+    maxWaitMs: fc.constantFrom(50, 300, Infinity),
+  }),
+  fc.record({
+    kind: fc.constant('hedging' as const),
+    delayMs: fc.integer({ min: 0, max: 200 }),
+    maxHedges: fc.integer({ min: 1, max: 2 }),
+    judge,
+  }),
+  fc.record({ kind: fc.constant('rate' as const), judge }),
 );
 
 /** Tickets of one guard, wrapped so that each one's end is seen: `open` holds those not ended. */
@@ -187,17 +227,37 @@ function countingClock(clock: VirtualClock): VirtualClock & { readonly live: num
 interface Run {
   readonly mechanisms: (Mechanism | RateController)[];
   readonly ledgers: Ledger[];
-  readonly limits: ReturnType<typeof concurrencyLimit>[];
+  readonly limits: { readonly inflight: number; readonly queued: number }[];
+  readonly breakers: ReturnType<typeof circuitBreaker>[];
   /** Per retrying(): how often isFailure was asked about each attempt (by its context). */
   readonly judged: Map<object, number>[];
+  /** Per other mechanism with an isFailure: how often it was asked about each call it ran (by its context). */
+  readonly counted: Map<object, number>[];
 }
 
 /** The mechanisms of `specs` on `clock`; the test doubles' own waits (a hook's, a guard's) on `userClock`. */
 function build(specs: Spec[], clock: VirtualClock, userClock: VirtualClock, aborted: () => boolean, seed: number): Run {
   const ledgers: Ledger[] = [];
-  const limits: ReturnType<typeof concurrencyLimit>[] = [];
+  const limits: { readonly inflight: number; readonly queued: number }[] = [];
+  const breakers: ReturnType<typeof circuitBreaker>[] = [];
   const judged: Map<object, number>[] = [];
+  const counted: Map<object, number>[] = [];
   const random = seeded(seed);
+  /** A mechanism's own isFailure: counts what it is asked about each call; answers as `how` says. */
+  const judging = (how: Judge) => {
+    const counts = new Map<object, number>();
+    counted.push(counts);
+    return (o: Result, c: AttemptContext) => {
+      counts.set(c, (counts.get(c) ?? 0) + 1);
+      if (how === 'throws' && c.attempt === 2) throw new Error('isFailure broke');
+      const verdict: FailureVerdict = o.ok
+        ? false
+        : (o.error as { throttled?: unknown } | null)?.throttled === true
+          ? 'throttled'
+          : true;
+      return how === 'async' ? Promise.resolve(verdict) : verdict;
+    };
+  };
   const guard = (g: RateController, name: string) => {
     const ledger: Ledger = { open: new Set(), twice: [], late: [] };
     ledgers.push(ledger);
@@ -254,11 +314,41 @@ function build(specs: Spec[], clock: VirtualClock, userClock: VirtualClock, abor
         limits.push(limit);
         return guard(limit, `limit ${i}`);
       }
+      case 'native-breaker': {
+        const breaker = circuitBreaker({
+          clock,
+          consecutiveFailures: 2,
+          openBackoff: constant({ delayMs: 100, jitter: noJitter }),
+          isFailure: judging(s.judge),
+        });
+        breakers.push(breaker);
+        return breaker;
+      }
+      case 'native-limit': {
+        const limit = concurrencyLimit({
+          clock,
+          algorithm: { limit: s.limit, update: () => {} },
+          maxQueue: s.maxQueue,
+          maxWaitMs: s.maxWaitMs,
+          isFailure: judging(s.judge),
+        });
+        limits.push(limit);
+        return limit;
+      }
+      case 'bulkhead': {
+        const b = bulkhead({ maxConcurrent: s.max, maxQueue: s.maxQueue, maxWaitMs: s.maxWaitMs, clock });
+        limits.push(b);
+        return b;
+      }
+      case 'hedging':
+        return hedging({ clock, delayMs: s.delayMs, maxHedges: s.maxHedges, isFailure: judging(s.judge) });
+      case 'rate':
+        return adaptiveRate({ clock, initialRatePerSecond: 20, isFailure: judging(s.judge) });
       default:
         throw new Error(`no such mechanism: ${JSON.stringify(s)}`);
     }
   });
-  return { mechanisms, ledgers, limits, judged };
+  return { mechanisms, ledgers, limits, breakers, judged, counted };
 }
 
 /** Lets every queued callback run without moving virtual time. */
@@ -348,6 +438,9 @@ describe('pipelines of any mechanisms in any order: abort, release, count once',
             expect({ inflight: limit.inflight, queued: limit.queued }).toEqual({ inflight: 0, queued: 0 });
           for (const counts of run.judged)
             for (const [c, times] of counts) expect(times, `attempt ${(c as { attempt: number }).attempt}`).toBe(1);
+          for (const counts of run.counted)
+            for (const [c, times] of counts) expect(times, `call ${(c as { attempt: number }).attempt} judged`).toBe(1);
+          for (const breaker of run.breakers) expect(breaker.metrics.probesInFlight).toBe(0);
           expect(leftAtEnd, 'timers of the mechanisms left when the last call settled').toEqual([0]);
           expect(clock.pending).toBe(0);
           expect(refQueue.size).toBe(0);

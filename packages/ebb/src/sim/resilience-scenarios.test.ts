@@ -110,7 +110,7 @@ describe('simulateBrownout', () => {
     expect(none.peakInServer).toBeGreaterThan(100);
     expect(none.failed).toBeGreaterThan(0.9 * none.calls);
     const algorithms = {
-      aimd: () => aimd({ initialLimit: 4, minLimit: 1, timeoutMs: 300 }),
+      aimd: () => aimd({ initialLimit: 4, minLimit: 1, slowCallMs: 300 }),
       vegas: ({ random }: SimEnvironment) => vegas({ initialLimit: 4, random }),
       gradient2: () => gradient2({ initialLimit: 4, minLimit: 1, maxLimit: 100 }),
     };

@@ -1,0 +1,236 @@
+import { handled, isThenable, verdict } from '../core/boundary.js';
+import { Attempt } from './attempt.js';
+import type { AttemptContext } from './contexts.js';
+import { type FailureVerdict, isFinal } from './errors.js';
+import type { AbortSource } from './execution.js';
+import type { IsFailure, Outcome } from './options.js';
+import { sourceOf } from './scope.js';
+
+/**
+ * What a mechanism that holds a ticket per call and judges the call's outcome itself (the
+ * breaker, the concurrency limit and the bulkhead, the rate controllers) tells the adapter that
+ * runs it in a pipeline. @internal
+ */
+export interface Judged<K> {
+  /** Names the mechanism in a message about its `isFailure`'s answer: `circuitBreaker()`. */
+  readonly where: string;
+  /** The user's `isFailure`, if any; without one, {@link Judged.judge} answers. */
+  // biome-ignore lint/suspicious/noExplicitAny: one mechanism judges calls of every value type
+  readonly isFailure: IsFailure<any, any> | undefined;
+  /** The mechanism's default verdict on an outcome (never a promise, never a throw). */
+  judge(ok: boolean, detail: unknown): FailureVerdict;
+  /**
+   * Admits the call: its ticket, or a promise of it (a wait); a throw or rejection is a refusal.
+   * `abortable`: something can abort the call, and `context.signal` may be read to wait on (read
+   * it only to wait: making a signal costs about 2 µs).
+   */
+  acquire(context: AttemptContext, abortable: boolean): K | PromiseLike<K>;
+  /** Hands back a ticket whose call gave no outcome to count (aborted, or its verdict failed). */
+  release(ticket: K): void;
+  /** Counts the verdict on the call's outcome and frees what the ticket holds, whatever it throws. */
+  settle(ticket: K, verdict: FailureVerdict, ok: boolean, detail: unknown): void;
+  /**
+   * The verdict is a promise: frees what the ticket holds now (whatever it throws), and returns
+   * how to count the verdict when it comes. Nothing the mechanism shares waits for user code.
+   */
+  end(ticket: K, ok: boolean, detail: unknown): (verdict: FailureVerdict) => void;
+}
+
+/**
+ * One call through a judged mechanism: waits for its ticket, runs the rest of the pipeline,
+ * judges the outcome by the mechanism's `isFailure` (not asked about a `FinalError`: `stop()`
+ * tells a retry to stop, and counts as no failure) and counts it with the ticket. When the
+ * call's context aborts first, the ticket goes back (`release`) and the call rejects at once
+ * with the reason; an outcome or verdict that comes later counts for nothing. Every ticket ends
+ * in exactly one `settle`, `end` or `release`.
+ */
+class JudgedCall<T, K> implements EventListenerObject {
+  readonly #spec: Judged<K>;
+  readonly #source: AbortSource | undefined;
+  readonly #context: AttemptContext;
+  readonly #resolve: (value: T) => void;
+  readonly #reject: (reason: unknown) => void;
+  #ticket: K | undefined;
+  /** A ticket is held while the call runs: an abort hands it back. */
+  #held = false;
+  #done = false;
+
+  constructor(
+    spec: Judged<K>,
+    source: AbortSource | undefined,
+    context: AttemptContext,
+    resolve: (value: T) => void,
+    reject: (reason: unknown) => void,
+  ) {
+    this.#spec = spec;
+    this.#source = source;
+    this.#context = context;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    source?.addEventListener('abort', this);
+  }
+
+  /** The ticket was granted: runs the call, unless it ended while waiting (then the ticket goes back). */
+  run(ticket: K, next: (context: AttemptContext) => Promise<T>): void {
+    if (this.#done) {
+      this.#release(ticket);
+      return;
+    }
+    this.#ticket = ticket;
+    this.#held = true;
+    next(this.#context).then(
+      (value) => this.#ended(true, value),
+      (error: unknown) => this.#ended(false, error),
+    );
+  }
+
+  /** The context aborted (EventListener protocol): the ticket goes back, the call rejects now. */
+  handleEvent(): void {
+    const held = this.#held;
+    this.#held = false;
+    this.#finish(false, (this.#source as AbortSource).reason);
+    if (held) this.#release(this.#ticket as K);
+  }
+
+  /** Ends the call with `reason` (a refusal): no ticket is held. */
+  fail(reason: unknown): void {
+    this.#finish(false, reason);
+  }
+
+  #ended(ok: boolean, outcome: unknown): void {
+    if (this.#done) return;
+    this.#held = false;
+    const spec = this.#spec;
+    const ticket = this.#ticket as K;
+    let answer: unknown;
+    try {
+      answer =
+        !ok && isFinal(outcome)
+          ? false
+          : spec.isFailure
+            ? spec.isFailure(ok ? { ok, value: outcome } : { ok, error: outcome }, this.#context)
+            : spec.judge(ok, outcome);
+    } catch (error) {
+      this.#release(ticket);
+      this.#finish(false, error);
+      return;
+    }
+    if (isThenable(answer)) {
+      let count: (verdict: FailureVerdict) => void;
+      try {
+        count = spec.end(ticket, ok, outcome);
+      } catch (error) {
+        this.#finish(false, error);
+        return;
+      }
+      Promise.resolve(answer).then(
+        (late) => {
+          if (this.#done) return;
+          try {
+            count(verdict(spec.where, 'isFailure', late));
+          } catch (error) {
+            this.#finish(false, error);
+            return;
+          }
+          this.#finish(ok, outcome);
+        },
+        (error: unknown) => this.#finish(false, error),
+      );
+      return;
+    }
+    let v: FailureVerdict;
+    try {
+      v = verdict(spec.where, 'isFailure', answer);
+    } catch (error) {
+      this.#release(ticket);
+      this.#finish(false, error);
+      return;
+    }
+    try {
+      spec.settle(ticket, v, ok, outcome);
+    } catch (error) {
+      this.#finish(false, error);
+      return;
+    }
+    this.#finish(ok, outcome);
+  }
+
+  #release(ticket: K): void {
+    try {
+      this.#spec.release(ticket);
+    } catch (error) {
+      // After the call ended there is nobody to tell; before, it fails with it.
+      this.#finish(false, error);
+    }
+  }
+
+  #finish(ok: boolean, value: unknown): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#source?.removeEventListener('abort', this);
+    if (ok) this.#resolve(value as T);
+    else this.#reject(value);
+  }
+}
+
+/**
+ * Runs one call of a pipeline through a mechanism that judges its own outcomes (see
+ * {@link Judged}): the mechanism's `execute`. A refusal (a throw or rejection of `acquire`: an
+ * open breaker's `BrokenCircuitError`, a full limit's `LimitExceededError`) is the call's
+ * failure, which an outer `retrying()` backs off — at least its `retryAfterMs` — and retries.
+ * @internal
+ */
+export function judgedExecute<T, K>(
+  spec: Judged<K>,
+  next: (context: AttemptContext) => Promise<T>,
+  context: AttemptContext,
+): Promise<T> {
+  const source = sourceOf(context);
+  if (source?.aborted) return Promise.reject(source.reason);
+  return new Promise<T>((resolve, reject) => {
+    const call = new JudgedCall<T, K>(spec, source, context, resolve, reject);
+    let ticket: K | PromiseLike<K>;
+    try {
+      ticket = spec.acquire(context, source !== undefined);
+    } catch (error) {
+      call.fail(error);
+      return;
+    }
+    if (isThenable(ticket)) {
+      Promise.resolve(ticket).then(
+        (t) => call.run(t, next),
+        (error: unknown) => call.fail(error),
+      );
+    } else call.run(ticket, next);
+  });
+}
+
+/**
+ * The verdict a judged mechanism counts for `record(outcome, ticket, detail)` — the guard
+ * protocol, which `withRetry()`'s `rate` and hand-written callers use: `isFailure`, when given,
+ * judges the outcome as `{ ok: outcome === 'success', value | error: detail }`, with a context of
+ * the ticket's `attempt`, and must answer at once (a promise is refused with a `TypeError` naming
+ * it: `record()` has no call to hold); without one, `'throttled'` is a throttle and anything else
+ * is judged by the mechanism's default (`judge`). @internal
+ */
+export function recordedVerdict(
+  where: string,
+  // biome-ignore lint/suspicious/noExplicitAny: one mechanism judges calls of every value type
+  isFailure: IsFailure<any, any> | undefined,
+  judge: (ok: boolean, detail: unknown) => FailureVerdict,
+  outcome: Outcome,
+  detail: unknown,
+  attempt: number,
+): FailureVerdict {
+  const ok = outcome === 'success';
+  if (!isFailure) return outcome === 'throttled' ? 'throttled' : judge(ok, detail);
+  if (!ok && isFinal(detail)) return false;
+  const answer: unknown = isFailure(ok ? { ok, value: detail } : { ok, error: detail }, new Attempt(attempt, 0));
+  if (isThenable(answer)) {
+    handled(answer);
+    throw new TypeError(
+      `${where}: \`isFailure\` returned a promise; record() (withRetry()'s \`rate\`) needs true, false or 'throttled' at once. An async isFailure works in a pipeline.`,
+    );
+  }
+  return verdict(where, 'isFailure', answer);
+}
