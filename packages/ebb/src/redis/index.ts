@@ -24,6 +24,13 @@ export {
   sharedAwsRetryQuota,
 } from './shared-aws-retry-quota.js';
 export {
+  type SharedBreakerGuard,
+  type SharedBreakerStats,
+  type SharedCircuitBreaker,
+  type SharedCircuitBreakerOptions,
+  sharedCircuitBreaker,
+} from './shared-breaker.js';
+export {
   type SharedRate,
   type SharedRateInspection,
   type SharedRateMember,

@@ -1,0 +1,110 @@
+/**
+ * The fleet breaker's wire: the ARGV a member sends to `BREAKER_SCRIPT` (breaker-script.ts) and
+ * the reply it gets back, checked where it enters. A reply that is not the script's shape — a
+ * wrong length, a count that is not a whole number, a state outside {0, 1, 2}, a time past a day —
+ * is refused with a `TypeError`, which the member treats as Redis failing (it falls back to its
+ * local breaker): nothing a store says is trusted.
+ */
+import { BREAKER, FLEET_REASONS, type FleetRule, type KeyReply, type KeyReport } from './breaker-law.js';
+import { faultOf, quote, type SharedProblem } from './protocol.js';
+
+/** ARGV[4..10]: the rule every member of one name shares. */
+export function ruleArgs(r: FleetRule): string[] {
+  return [
+    String(r.failureRate),
+    String(r.minimumCalls),
+    String(r.minimumMembers),
+    String(r.windowMs),
+    String(r.halfOpenProbes),
+    String(r.successesToClose),
+    String(r.probeTimeoutMs),
+  ];
+}
+
+/** One key's BREAKER.argsPerKey ARGV entries. */
+export function keyArgs(k: KeyReport): string[] {
+  return [
+    String(k.generation),
+    String(k.epoch),
+    String(k.calls),
+    String(k.failures),
+    String(k.op),
+    String(k.leaseId),
+    String(k.seed.s),
+    String(k.seed.n),
+    String(Math.max(0, Math.round(k.seed.remainingMs))),
+    String(Math.max(0, Math.round(k.seed.om))),
+    k.periods.map((p) => String(Math.max(1, Math.round(p)))).join(','),
+  ];
+}
+
+/** The whole ARGV of a report (mode ''), an inspection or a reset. */
+export function reportArgs(
+  mode: '' | 'inspect' | 'reset',
+  member: string,
+  generation: string,
+  rule: FleetRule,
+  ttlMs: number,
+  seq: number,
+  keys: readonly KeyReport[],
+): string[] {
+  const args = [mode, member, generation, ...ruleArgs(rule), String(Math.ceil(ttlMs)), String(seq)];
+  for (const k of keys) args.push(...keyArgs(k));
+  return args;
+}
+
+/** One key's reply, checked, and the first stored value the script repaired for it (if any). */
+export interface CheckedReply extends KeyReply {
+  readonly fault: SharedProblem | undefined;
+}
+
+const num = (where: string, name: string, x: unknown, lo: number, hi: number): number => {
+  const v = typeof x === 'string' || typeof x === 'number' ? Number(x) : Number.NaN;
+  if (!(Number.isInteger(v) && v >= lo && v <= hi)) {
+    throw new TypeError(`${where}: Redis answered ${name} = ${quote(x)}; expected a whole number from ${lo} to ${hi}`);
+  }
+  return v;
+};
+
+/** Reads the script's reply for `n` keys; throws a `TypeError` naming the first value out of its domain. */
+export function parseReply(where: string, reply: unknown, n: number): CheckedReply[] {
+  if (!Array.isArray(reply) || reply.length !== n * BREAKER.replyPerKey) {
+    throw new TypeError(
+      `${where}: Redis answered ${quote(reply)}; expected ${n * BREAKER.replyPerKey} values (${BREAKER.replyPerKey} per key)`,
+    );
+  }
+  const out: CheckedReply[] = [];
+  const day = BREAKER.dayMs;
+  const max = Number.MAX_SAFE_INTEGER;
+  for (let i = 0; i < n; i++) {
+    const r = reply.slice(i * BREAKER.replyPerKey, (i + 1) * BREAKER.replyPerKey);
+    const state = num(where, 'state', r[0], 0, 2) as 0 | 1 | 2;
+    const openings = num(where, 'openings', r[1], 0, BREAKER.maxOpenings);
+    const calls = num(where, 'calls', r[10], 0, max);
+    const failures = num(where, 'failures', r[11], 0, calls);
+    const checked: CheckedReply = {
+      state,
+      openings,
+      remainingMs: num(where, 'remainingMs', r[2], 0, day),
+      openMs: num(where, 'openMs', r[3], 0, day),
+      epoch: num(where, 'epoch', r[4], 0, max),
+      closings: num(where, 'closings', r[5], 0, max),
+      generation: num(where, 'generation', r[6], 1, max),
+      lease: num(where, 'lease', r[7], -1, max),
+      leaseRemainingMs: num(where, 'leaseRemainingMs', r[8], 0, day),
+      probes: num(where, 'probes', r[9], 0, BREAKER.maxProbes),
+      calls,
+      failures,
+      failingMembers: num(where, 'failingMembers', r[12], 0, max),
+      reason: num(where, 'reason', r[13], 0, FLEET_REASONS.length - 1),
+      fault: faultOf(r, 14),
+    };
+    if ((state === 0) !== (openings === 0)) {
+      throw new TypeError(
+        `${where}: Redis answered state ${state} with ${openings} openings; expected openings >= 1 exactly when open`,
+      );
+    }
+    out.push(checked);
+  }
+  return out;
+}

@@ -1,0 +1,268 @@
+// The fleet circuit breaker's rule, twice: the pure TypeScript step (breaker-law.ts, which the
+// member's local fallback and the fleet simulation run) and the Lua a real redis-server runs
+// (breaker-script.ts). Random traces of reports from several members, with the server's clock
+// replaced by the trace's own so both see the same `now`, must give the same reply at every step.
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  BREAKER,
+  type FleetKey,
+  type FleetRule,
+  type KeyReply,
+  type KeyReport,
+  PROBE_OPS,
+  replyOf,
+  seeded,
+  stepKey,
+} from '../../packages/ebb/src/redis/breaker-law.js';
+import { BREAKER_SCRIPT } from '../../packages/ebb/src/redis/breaker-script.js';
+import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
+
+const enabled = haveRedis();
+const CLOCK_LINE = "local t = redis.call('TIME')";
+/** The script with the server's clock replaced by the last ARGV entry (ms): the one line changed. */
+const SCRIPT = BREAKER_SCRIPT.replace(
+  CLOCK_LINE,
+  'local t = { tostring(math.floor(tonumber(ARGV[#ARGV]) / 1000)), tostring((tonumber(ARGV[#ARGV]) % 1000) * 1000) }',
+);
+const T0 = 1_800_000_000_000;
+const MEMBERS = ['a', 'b', 'c', 'd'];
+
+const keysOf = (k: string) => [
+  `t:{fleet}:breaker:${k}`,
+  `t:{fleet}:breaker:${k}:members`,
+  `t:{fleet}:breaker:${k}:lapses`,
+];
+
+const ruleArgs = (r: FleetRule): string[] => [
+  String(r.failureRate),
+  String(r.minimumCalls),
+  String(r.minimumMembers),
+  String(r.windowMs),
+  String(r.halfOpenProbes),
+  String(r.successesToClose),
+  String(r.probeTimeoutMs),
+];
+
+const keyArgs = (k: KeyReport): string[] => [
+  String(k.generation),
+  String(k.epoch),
+  String(k.calls),
+  String(k.failures),
+  String(k.op),
+  String(k.leaseId),
+  String(k.seed.s),
+  String(k.seed.n),
+  String(k.seed.remainingMs),
+  String(k.seed.om),
+  k.periods.join(','),
+];
+
+const asArray = (r: KeyReply): number[] => [
+  r.state,
+  r.openings,
+  r.remainingMs,
+  r.openMs,
+  r.epoch,
+  r.closings,
+  r.generation,
+  r.lease,
+  r.leaseRemainingMs,
+  r.probes,
+  r.calls,
+  r.failures,
+  r.failingMembers,
+  r.reason,
+];
+
+interface Step {
+  member: number;
+  dt: number;
+  calls: number;
+  failRatio: number;
+  op: number;
+  /** 0: the member's last heard generation and epoch; 1: one epoch behind; 2: another generation. */
+  stale: number;
+  /** 0: a new sequence number; 1: the same as its last (a report sent again). */
+  repeat: number;
+}
+
+const ruleArb = fc.record({
+  failureRate: fc.constantFrom(0.25, 0.5, 1),
+  minimumCalls: fc.integer({ min: 1, max: 30 }),
+  minimumMembers: fc.integer({ min: 1, max: 3 }),
+  windowMs: fc.integer({ min: 500, max: 5000 }),
+  halfOpenProbes: fc.integer({ min: 1, max: 3 }),
+  successesToClose: fc.integer({ min: 1, max: 2 }),
+  probeTimeoutMs: fc.constantFrom(0, 300, 5000),
+});
+const stepArb = fc.record({
+  /** -1: the member of the step before (a prober reporting its probe's result soon after its claim). */
+  member: fc.integer({ min: -1, max: MEMBERS.length - 1 }),
+  dt: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 4000 })),
+  calls: fc.integer({ min: 0, max: 20 }),
+  failRatio: fc.constantFrom(0, 0.3, 1),
+  op: fc.constantFrom(0, 0, 1, 1, 2, 2, 3, 4),
+  stale: fc.constantFrom(0, 0, 0, 0, 1, 2),
+  repeat: fc.constantFrom(0, 0, 0, 1),
+});
+const periodsArb = fc.array(fc.integer({ min: 50, max: 1500 }), { minLength: 1, maxLength: 4 });
+
+describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree", () => {
+  let server: RedisServer;
+  let c: Redis;
+  beforeAll(async () => {
+    server = await startRedis();
+    c = new Redis(server.url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    c?.disconnect();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    await c.flushall();
+  });
+
+  let run = 0;
+  /** How often each reason of a change was seen, so the traces are known to reach every rule. */
+  const seen = new Map<number, number>();
+  /** Runs one trace on a fresh key through both, comparing every reply. */
+  async function trace(rule: FleetRule, periods: number[], steps: readonly Step[]): Promise<void> {
+    run++;
+    const key = `k${run}`;
+    const KEYS = keysOf(key);
+    const generation = 1000 + run;
+    let now = T0;
+    let model: FleetKey | undefined;
+    const heard = MEMBERS.map(() => ({ g: 0, e: -1, seq: 0, lease: -1, nextLease: 1 }));
+    let previous = 0;
+    for (const [i, s] of steps.entries()) {
+      now += s.dt;
+      const who = s.member < 0 ? previous : s.member;
+      previous = who;
+      const m = heard[who] as (typeof heard)[number];
+      const member = MEMBERS[who] as string;
+      if (s.repeat === 0 || m.seq === 0) m.seq++;
+      const failures = Math.round(s.calls * s.failRatio);
+      // A claim asks with a new lease id; a result or a release names the lease it holds (or an old one).
+      let leaseId = m.lease >= 0 ? m.lease : m.nextLease - 1;
+      if (s.op === PROBE_OPS.claim) leaseId = m.nextLease++;
+      const report: KeyReport = {
+        generation: s.stale === 2 ? m.g + 7 : m.g,
+        epoch: s.stale === 1 ? m.e - 1 : m.e,
+        calls: s.calls,
+        failures,
+        op: s.op as KeyReport['op'],
+        leaseId,
+        seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
+        periods,
+      };
+      const args = [
+        '',
+        member,
+        String(generation),
+        ...ruleArgs(rule),
+        '86400000',
+        String(m.seq),
+        ...keyArgs(report),
+        String(now),
+      ];
+      const lua = (
+        (await c.evalsha(await sha(), 3, ...KEYS, ...args).catch(async (e: Error) => {
+          if (!String(e.message).startsWith('NOSCRIPT')) throw e;
+          return c.eval(SCRIPT, 3, ...KEYS, ...args);
+        })) as string[]
+      ).slice();
+      model ??= { state: seeded(report.seed, generation, now), members: new Map() };
+      const ts = stepKey(rule, model, member, m.seq, report, now);
+      expect(lua.slice(14), `step ${i}: no repair`).toEqual(['', '', '']);
+      expect(lua.slice(0, 14).map(Number), `step ${i} (${member} at +${now - T0} ms)`).toEqual(asArray(ts));
+      if (ts.epoch !== m.e) seen.set(ts.reason, (seen.get(ts.reason) ?? 0) + 1);
+      m.g = ts.generation;
+      m.e = ts.epoch;
+      m.lease = ts.lease;
+    }
+    // The reply that changes nothing agrees too.
+    if (model) expect(asArray(replyOf(model, 'a', now)).length).toBe(14);
+  }
+
+  it('the test replaced exactly the server clock line, and the constants are the table’s', () => {
+    expect(BREAKER_SCRIPT.split(CLOCK_LINE)).toHaveLength(2);
+    expect(SCRIPT).not.toContain(CLOCK_LINE);
+    expect(BREAKER_SCRIPT).toContain(
+      `local MAXPRUNED, MAXPROBES, HEAD, PER = ${BREAKER.maxPruned}, ${BREAKER.maxProbes}`,
+    );
+  });
+
+  it('every reply is the same along a trace through each change: open, probe failed, probes succeeded, probe lapsed', async () => {
+    const rule = {
+      failureRate: 0.5,
+      minimumCalls: 4,
+      minimumMembers: 2,
+      windowMs: 1000,
+      halfOpenProbes: 1,
+      successesToClose: 1,
+      probeTimeoutMs: 0,
+    };
+    const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0): Step => ({
+      member,
+      dt,
+      calls,
+      failRatio,
+      op,
+      stale: 0,
+      repeat: 0,
+    });
+    seen.clear();
+    await trace(
+      rule,
+      [100, 200],
+      [
+        // Each member hears the state first: a report counts only in the generation and epoch it names.
+        step(0, 0, 0),
+        step(1, 0, 0),
+        step(2, 0, 0),
+        step(3, 0, 0),
+        step(0, 0, 0, 4, 1), // one member failing: not enough members
+        step(1, 10, 0, 4, 1), // a second one: open (period 100)
+        step(0, 150, 1), // half-open: a claims the lease
+        step(1, 5, 1), // b is refused: one probe
+        step(0, 10, 3), // a's probe failed: open again (period 200)
+        step(1, 250, 1), // b claims
+        step(1, 10, 2), // b's probe succeeded: closed
+        step(2, 0, 0), // c and d hear the closing
+        step(3, 0, 0),
+        step(2, 10, 0, 6, 1),
+        step(3, 10, 0, 6, 1), // open again
+        step(2, 150, 1), // c claims and goes silent
+        step(3, 300, 0), // the lease lapsed: open again, as of its lapse
+      ],
+    );
+    for (const reason of [1, 2, 3, 4]) expect(seen.get(reason) ?? 0, `reason ${reason}`).toBeGreaterThan(0);
+  });
+
+  it('every reply is the same for random traces of several members (claims, results, stale and repeated reports)', async () => {
+    seen.clear();
+    await fc.assert(
+      fc.asyncProperty(
+        ruleArb,
+        periodsArb,
+        fc.array(stepArb, { minLength: 5, maxLength: 80 }),
+        async (rule, periods, steps) => trace(rule, periods, steps),
+      ),
+      { numRuns: 80 },
+    );
+    // Random traces reach openings and lapsed leases by themselves.
+    for (const reason of [1, 3]) expect(seen.get(reason) ?? 0, `reason ${reason}`).toBeGreaterThan(0);
+  });
+
+  let cachedSha: string | undefined;
+  async function sha(): Promise<string> {
+    if (!cachedSha) {
+      const d = await crypto.subtle.digest('SHA-1', new TextEncoder().encode(SCRIPT));
+      cachedSha = Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, '0')).join('');
+    }
+    return cachedSha;
+  }
+});
