@@ -11,7 +11,9 @@ const GUIDES = readdirSync(join(ROOT, 'docs', 'guides'))
   .filter((f) => f.endsWith('.md'))
   .sort()
   .map((f) => `docs/guides/${f}`);
-const READMES = ['README.md', 'packages/ebb/README.md', 'packages/ebb-cli/README.md', ...GUIDES];
+/** Pages that keep the README's longer tour and figures, checked as the README is. */
+const PAGES = ['docs/policies.md', 'docs/measured.md'];
+const READMES = ['README.md', 'packages/ebb/README.md', 'packages/ebb-cli/README.md', ...PAGES, ...GUIDES];
 const blocks = READMES.flatMap((f) => blocksOf(join(ROOT, f)));
 const name = (b: Block) => `${b.file.slice(ROOT.length)}:${b.line}`;
 const typescript = blocks.filter((b) => b.lang === 'ts' && b.pending === undefined);
@@ -56,6 +58,10 @@ function typeErrors(list: readonly Block[], prefix: string): string[] {
 }
 
 describe('the user manual (docs/guides)', () => {
+  it('the README is one a newcomer reads in ten minutes: at most 250 lines', () => {
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length).toBeLessThanOrEqual(250);
+  });
+
   it.each(GUIDES.filter((f) => !f.endsWith('/README.md')))(
     '%s has the guide shape: what it is for, when to use it and not, gotchas, an example with imports',
     (f) => {
