@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ebb, ROOT } from '../support/cli.js';
 import { recordSkip } from '../support/skips.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Chromium; EBB_SITE_CHROMIUM names another (a path that does not exist skips the suite). */
+const CHROMIUM = process.env.EBB_SITE_CHROMIUM ?? '/usr/bin/chromium';
 const OUT = join(ROOT, 'site', 'dist');
 const SHOTS = join(ROOT, 'reports', 'site');
 const haveChromium = existsSync(CHROMIUM);
