@@ -13,9 +13,14 @@ export interface Block {
   readonly prelude: string;
   /** `<!-- readme: output ebb … -->`: the command whose stdout must contain this block verbatim. */
   readonly output?: readonly string[];
+  /**
+   * `<!-- readme: pending … -->`: the block uses a 1.0 name that is landing on another branch
+   * (the text says which); it is checked on its own, so that its failure names it.
+   */
+  readonly pending?: string;
 }
 
-const DIRECTIVE = /^<!-- readme: (run|prelude|output)(?: (.*?))? -->$/;
+const DIRECTIVE = /^<!-- readme: (run|prelude|output|pending)(?: (.*?))? -->$/;
 
 /**
  * Every fenced block of `file`. Directives apply to the next block; blank lines may separate
@@ -24,7 +29,10 @@ const DIRECTIVE = /^<!-- readme: (run|prelude|output)(?: (.*?))? -->$/;
 export function blocksOf(file: string): Block[] {
   const lines = readFileSync(file, 'utf8').split('\n');
   const blocks: Block[] = [];
-  let pending: { run: boolean; prelude: string[]; output?: string[] } = { run: false, prelude: [] };
+  let pending: { run: boolean; prelude: string[]; output?: string[]; pending?: string } = {
+    run: false,
+    prelude: [],
+  };
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i] as string;
     if (text.startsWith('<!-- readme:')) {
@@ -32,6 +40,7 @@ export function blocksOf(file: string): Block[] {
       if (!m) throw new Error(`${file}:${i + 1}: unknown readme directive: ${text}`);
       if (m[1] === 'run') pending.run = true;
       else if (m[1] === 'prelude') pending.prelude.push(m[2] ?? '');
+      else if (m[1] === 'pending') pending.pending = m[2] ?? 'a name landing elsewhere';
       else pending.output = (m[2] ?? '').split(/\s+/).filter(Boolean);
       continue;
     }
@@ -49,6 +58,7 @@ export function blocksOf(file: string): Block[] {
       run: pending.run,
       prelude: pending.prelude.join('\n'),
       ...(pending.output ? { output: pending.output } : {}),
+      ...(pending.pending ? { pending: pending.pending } : {}),
     });
     pending = { run: false, prelude: [] };
   }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultBackoff } from 'ebb';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,17 @@ import { ROOT } from '../support/cli.js';
 // The default policy's numbers are written once, in the library (backoff/default.ts). The docs
 // restate them in prose; this reads them back from the policy's own exact schedule (the same
 // reading `ebb demo` uses) and checks every paragraph of the docs that restates them.
-const DOCS = ['README.md', 'packages/ebb/README.md', 'packages/ebb-cli/README.md', 'docs/retry.md'];
+const DOCS = [
+  'README.md',
+  'packages/ebb/README.md',
+  'packages/ebb-cli/README.md',
+  'docs/retry.md',
+  'docs/policies.md',
+  ...readdirSync(join(ROOT, 'docs/guides'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/guides/${f}`),
+];
 
 /**
  * The units of text that speak of the default policy and give its first wait: a code line, a
@@ -36,11 +46,13 @@ describe("the docs' restatements of the default policy", () => {
   const shape = shapeOf(defaultBackoff);
   const found = restatements();
 
-  it('are found (README ×3, the library README, the CLI README, docs/retry.md)', () => {
+  it('are found (README ×2, the library README, the CLI README, docs/retry.md, docs/policies.md ×2, a guide)', () => {
     expect(found.map((f) => f.where).sort()).toEqual([
       'README.md',
       'README.md',
-      'README.md',
+      'docs/guides/retry-http.md',
+      'docs/policies.md',
+      'docs/policies.md',
       'docs/retry.md',
       'packages/ebb-cli/README.md',
       'packages/ebb/README.md',

@@ -1,4 +1,4 @@
-export type Need = 'redis-server' | 'nginx' | 'haproxy' | 'google-http-client' | 'grpc-java';
+export type Need = 'redis-server' | 'nginx' | 'haproxy' | 'google-http-client' | 'grpc-java' | 'chromium';
 export const NEEDS: Readonly<Record<Need, { readonly what: string; readonly packages: readonly string[] }>>;
 export const SKIPS_FILE_ENV: string;
 export function recordSkip(need: Need): void;

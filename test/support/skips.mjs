@@ -18,6 +18,7 @@ export const NEEDS = {
     packages: ['default-jdk-headless', 'libgoogle-http-client-java'],
   },
   'grpc-java': { what: 'a JDK and grpc-java', packages: ['default-jdk-headless', 'libgrpc-java'] },
+  chromium: { what: 'Chromium', packages: ['chromium'] },
 };
 
 /** The file the records go to; set for `npm test` by vitest.config.ts. */
