@@ -1,0 +1,419 @@
+import { type Clock, clockOption } from '../core/clock.js';
+import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import type { AdaptiveRateController } from '../rate/controller.js';
+import { WindowedAdder } from '../rate/windowed-adder.js';
+import type { CircuitBreaker, StateChange } from '../resilience/breaker-types.js';
+import type { ConcurrencyLimit } from '../resilience/concurrency-limit.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { describeThrown, prop } from '../retry/errors.js';
+import type { Mechanism } from '../retry/mechanism.js';
+import type {
+  OtelApi,
+  OtelAttributes,
+  OtelContext,
+  OtelMeter,
+  OtelObservable,
+  OtelObservableResult,
+  OtelSpan,
+  OtelTracer,
+} from './api.js';
+import { ATTR, BUCKETS, EVENTS, INSTRUMENTS, REFUSALS, STATES } from './names.js';
+
+/** Options of {@link otel}. */
+export interface OtelOptions {
+  /**
+   * The OpenTelemetry API: `import * as api from '@opentelemetry/api'` (1.x). Passed in, not
+   * imported, so that ebb has no dependency and uses the very copy of the API the program
+   * registered its SDK with. Required.
+   */
+  readonly api: OtelApi;
+  /**
+   * The pipeline's name: the `ebb.pipeline.name` attribute of every span and measurement, and the
+   * call span's name. Give the name you gave `pipeline()`. Default none (the spans are named `ebb`).
+   */
+  readonly name?: string;
+  /** The tracer. Default `api.trace.getTracer('ebb')`, which follows the registered provider. */
+  readonly tracer?: OtelTracer;
+  /**
+   * The meter. Default `api.metrics.getMeter('ebb')`, read once here: make the instrument after
+   * the SDK's meter provider is registered, or pass the meter.
+   */
+  readonly meter?: OtelMeter;
+  /** A circuit breaker to report: its state (a gauge), its changes (a counter and span events). */
+  readonly breaker?: Pick<CircuitBreaker, 'state' | 'subscribe'>;
+  /** A concurrency limit to report: its limit, the requests in flight and those waiting. */
+  readonly limit?: Pick<ConcurrencyLimit, 'limit' | 'inflight' | 'queued'>;
+  /** A rate controller of `ebb/rate` to report: its rate, in requests per second. */
+  readonly rate?: Pick<AdaptiveRateController, 'ratePerSecond'>;
+  /**
+   * A retry budget to report: what it holds now — `tokenBudget()`'s `tokens`, `ratioBudget()`'s
+   * `balance`, `awsRetryQuota()`'s `available`.
+   */
+  readonly budget?: { readonly tokens: number } | { readonly balance: number } | { readonly available: number };
+  /** The window of the amplification gauge, in ms. Default 60 000 (a minute, in ten slices). */
+  readonly windowMs?: number;
+  /** The clock of the durations and the window. Default the system clock. */
+  readonly clock?: Clock;
+}
+
+/**
+ * What {@link otel} returns: two mechanisms to place in a pipeline, and `close()`.
+ */
+export interface Otel {
+  /**
+   * The logical call: place it first (outermost). A span per `execute()`, parent of the attempts'
+   * spans; the calls, their duration, the retries each made and the time spent waiting.
+   */
+  readonly call: Mechanism;
+  /**
+   * One attempt: place it just inside `retrying()` (and inside a hedging mechanism), outside the
+   * breaker, the limit and the rate controller, so that it sees their refusals. A span per attempt
+   * with `http.request.resend_count`, its kind and outcome; the attempts by kind and outcome.
+   */
+  readonly attempt: Mechanism;
+  /** Stops observing: removes the gauges' callbacks and the breaker listener. Idempotent. */
+  close(): void;
+}
+
+/** One logical call in flight: what its attempts add to. */
+class Call {
+  /** Attempts started. */
+  started = 0;
+  /** Attempts running now. */
+  running = 0;
+  /** When the last attempt ended (the clock's reading). */
+  lastEnd = 0;
+  /** Time with no attempt running, between attempts, in ms. */
+  waitedMs = 0;
+  constructor(
+    readonly span: OtelSpan,
+    readonly start: number,
+  ) {}
+}
+
+/** OpenTelemetry's `SpanStatusCode.ERROR`; `SpanKind.INTERNAL` is 0. */
+const ERROR = 2;
+
+/** An error's `error.type`: its `code` when it has a string one (ebb's errors do), else its `name`. */
+function errorType(error: unknown): string {
+  const code = prop(error, 'code');
+  if (typeof code === 'string') return code;
+  const name = prop(error, 'name');
+  return typeof name === 'string' ? name : '_OTHER';
+}
+
+/** A number read from user state for a gauge: undefined unless finite (a throwing getter included). */
+function finite(read: () => unknown): number | undefined {
+  try {
+    const v = read();
+    return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * OpenTelemetry for a pipeline: traces and metrics of its logical calls and their attempts, the
+ * waits and refusals between them, and the state of its breaker, limit, rate and budget — with
+ * the **amplification** gauge, attempts that left the process ÷ logical calls over a window,
+ * the number the metastable-failure studies say an operator of a retrying fleet needs.
+ *
+ * Placement: `call` first, `attempt` just inside `retrying()`:
+ * `pipeline([t.call, retrying(), t.attempt, circuitBreaker(), limit], { name })`.
+ *
+ * - **Spans**: one per logical call (named after the pipeline), its child per attempt with
+ *   `http.request.resend_count` (OpenTelemetry's stable HTTP convention: 1 on the second attempt,
+ *   and on), `ebb.attempt.kind` (`original`, `retry`, or `hedge` — an attempt that starts while
+ *   another of its call runs) and `ebb.attempt.outcome`; a failed attempt's span has status
+ *   ERROR and `error.type`. Events: `ebb.wait` on the call's span (each wait between attempts,
+ *   in seconds), `ebb.refusal` on a refused attempt's span (reason, the wait it asked for),
+ *   `ebb.circuit_breaker.state_change` on the span active when the breaker changed.
+ * - **Metrics** (names and their sources in `names.ts` and docs/telemetry.md): `ebb.calls`,
+ *   `ebb.call.duration`, `ebb.attempts`, `ebb.attempt.duration`, `ebb.call.retries`,
+ *   `ebb.call.retry_delay`, `ebb.refusals`, `ebb.circuit_breaker.state`,
+ *   `ebb.circuit_breaker.transitions`, `ebb.concurrency_limit.*`, `ebb.rate_controller.rate`,
+ *   `ebb.retry_budget.level`, `ebb.amplification`.
+ *
+ * Gotchas: the attempts find their call through OpenTelemetry's active context, so hedges, waits
+ * and the attempt spans' parent need a context manager (every Node.js SDK setup registers one;
+ * without one, an attempt is `original` or `retry` by its number). A refused attempt never left
+ * the process: it is counted in `ebb.attempts` (outcome `refused`) but not in the amplification.
+ * Nothing here can fail a call: what the SDK or a reported object throws is dropped.
+ *
+ * @example
+ * import * as api from '@opentelemetry/api';
+ * const t = otel({ api, name: 'prices', breaker });
+ * const prices = pipeline([t.call, retrying(), t.attempt, breaker], { name: 'prices' });
+ */
+export function otel(options: OtelOptions): Otel {
+  const where = 'otel()';
+  const o = optionsObject(where, options) as OtelOptions;
+  checkKeys(where, o, ['api', 'name', 'tracer', 'meter', 'breaker', 'limit', 'rate', 'budget', 'windowMs', 'clock']);
+  const api = o.api;
+  if (
+    typeof api !== 'object' ||
+    api === null ||
+    typeof api.trace?.getTracer !== 'function' ||
+    typeof api.context?.with !== 'function' ||
+    typeof api.metrics?.getMeter !== 'function' ||
+    typeof api.createContextKey !== 'function'
+  ) {
+    invalid(where, 'api', api, 'the @opentelemetry/api module', "Pass `import * as api from '@opentelemetry/api'`.");
+  }
+  const name = o.name;
+  if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, 'a string');
+  for (const key of ['breaker', 'limit', 'rate', 'budget'] as const) {
+    const v = o[key];
+    if (v !== undefined && (typeof v !== 'object' || v === null)) invalid(where, key, v, 'an object');
+  }
+  if (o.breaker && typeof o.breaker.subscribe !== 'function') {
+    invalid(where, 'breaker', o.breaker, 'a circuit breaker { state, subscribe() }', 'Pass circuitBreaker().');
+  }
+  const windowMs = check(where, 'windowMs', o.windowMs, { min: 10, fix: 'For example 60000.' }, 60_000);
+  const clock = clockOption(where, o.clock);
+  const tracer = o.tracer ?? api.trace.getTracer('ebb');
+  const meter = o.meter ?? api.metrics.getMeter('ebb');
+  if (typeof tracer?.startSpan !== 'function') invalid(where, 'tracer', tracer, 'a Tracer { startSpan() }');
+  if (typeof meter?.createCounter !== 'function') invalid(where, 'meter', meter, 'a Meter { createCounter() }');
+
+  /** The clock, read safely: a throw or a non-finite or backward reading repeats the last one. */
+  let last = 0;
+  const now = (): number => {
+    try {
+      const t = clock.now();
+      if (Number.isFinite(t) && t > last) last = t;
+    } catch {
+      // A clock that throws cannot fail a call here: the last reading stands.
+    }
+    return last;
+  };
+  last = now();
+
+  const base: OtelAttributes = name === undefined ? {} : { [ATTR.pipeline]: name };
+  const spanName = name ?? 'ebb';
+  const attemptName = `${spanName} attempt`;
+  const key = api.createContextKey(`ebb call ${spanName}`);
+  const I = INSTRUMENTS;
+  const seconds = { advice: { explicitBucketBoundaries: [...BUCKETS.seconds] } };
+  const counts = { advice: { explicitBucketBoundaries: [...BUCKETS.counts] } };
+  const calls = meter.createCounter(I.calls.name, I.calls);
+  const callDuration = meter.createHistogram(I.callDuration.name, { ...I.callDuration, ...seconds });
+  const attempts = meter.createCounter(I.attempts.name, I.attempts);
+  const attemptDuration = meter.createHistogram(I.attemptDuration.name, { ...I.attemptDuration, ...seconds });
+  const callRetries = meter.createHistogram(I.callRetries.name, { ...I.callRetries, ...counts });
+  const retryDelay = meter.createHistogram(I.retryDelay.name, { ...I.retryDelay, ...seconds });
+  const refusals = meter.createCounter(I.refusals.name, I.refusals);
+  const windowCalls = new WindowedAdder(windowMs, 10, now);
+  const windowAttempts = new WindowedAdder(windowMs, 10, now);
+  const callOk: OtelAttributes = { ...base, [ATTR.callOutcome]: 'success' };
+  const callFailed: OtelAttributes = { ...base, [ATTR.callOutcome]: 'failure' };
+
+  // Gauges: each callback reads its object, skips what is not a finite number.
+  const observers: [OtelObservable, (r: OtelObservableResult) => void][] = [];
+  const observe = (
+    make: 'createObservableGauge' | 'createObservableUpDownCounter',
+    spec: { name: string; unit: string; description: string },
+    callback: (r: OtelObservableResult) => void,
+  ) => {
+    const instrument = meter[make](spec.name, spec);
+    instrument.addCallback(callback);
+    observers.push([instrument, callback]);
+  };
+  const gauge = (spec: (typeof I)[keyof typeof I], read: () => unknown, updown = false) =>
+    observe(updown ? 'createObservableUpDownCounter' : 'createObservableGauge', spec, (r) => {
+      const v = finite(read);
+      if (v !== undefined) r.observe(v, base);
+    });
+  observe('createObservableGauge', I.amplification, (r) => {
+    const c = windowCalls.sum();
+    if (c > 0) r.observe(windowAttempts.sum() / c, base);
+  });
+  const { breaker, limit, rate, budget } = o;
+  let unsubscribe: (() => void) | undefined;
+  if (breaker) {
+    const transitions = meter.createCounter(I.breakerTransitions.name, I.breakerTransitions);
+    observe('createObservableGauge', I.breakerState, (r) => {
+      let state: unknown;
+      try {
+        state = breaker.state;
+      } catch {
+        return;
+      }
+      for (const s of STATES) r.observe(s === state ? 1 : 0, { ...base, [ATTR.state]: s });
+    });
+    unsubscribe = breaker.subscribe((change: StateChange) => {
+      try {
+        transitions.add(1, { ...base, [ATTR.state]: change.to });
+        api.trace.getActiveSpan()?.addEvent(EVENTS.stateChange, {
+          [ATTR.from]: change.from,
+          [ATTR.state]: change.to,
+          [ATTR.changeReason]: change.reason,
+        });
+      } catch {
+        // Telemetry never fails the call that changed the state.
+      }
+    });
+  }
+  if (limit) {
+    gauge(I.limit, () => limit.limit);
+    gauge(I.inflight, () => limit.inflight, true);
+    gauge(I.queued, () => limit.queued, true);
+  }
+  if (rate) gauge(I.rate, () => rate.ratePerSecond);
+  if (budget) gauge(I.budget, () => prop(budget, 'tokens') ?? prop(budget, 'balance') ?? prop(budget, 'available'));
+
+  const callEnded = (call: Call, error: unknown, ok: boolean): void => {
+    try {
+      const attrs = ok ? callOk : callFailed;
+      calls.add(1, attrs);
+      callDuration.record((now() - call.start) / 1000, attrs);
+      if (call.started > 0) {
+        callRetries.record(call.started - 1, base);
+        retryDelay.record(call.waitedMs / 1000, base);
+      }
+      const span = call.span;
+      span.setAttribute(ATTR.callAttempts, call.started);
+      span.setAttribute(ATTR.callOutcome, ok ? 'success' : 'failure');
+      if (!ok) {
+        if (prop(error, 'code') === 'EBB_RETRY_GAVE_UP' && prop(error, 'reason') === 'budget') {
+          refusals.add(1, { ...base, [ATTR.reason]: 'retry_budget' });
+          span.addEvent(EVENTS.refusal, { [ATTR.reason]: 'retry_budget' });
+        }
+        span.setAttribute(ATTR.errorType, errorType(error));
+        span.setStatus({ code: ERROR, message: describeThrown(error) });
+      }
+      span.end();
+    } catch {
+      // Nothing to tell: the call's own outcome goes to the caller.
+    }
+  };
+
+  const attemptEnded = (
+    call: Call | undefined,
+    span: OtelSpan,
+    kind: string,
+    start: number,
+    error: unknown,
+    ok: boolean,
+  ) => {
+    try {
+      const end = now();
+      if (call) {
+        call.running--;
+        call.lastEnd = end;
+      }
+      const reason = ok ? undefined : REFUSALS[prop(error, 'code') as string];
+      const outcome = ok
+        ? 'success'
+        : reason
+          ? 'refused'
+          : prop(error, 'name') === 'AbortError'
+            ? 'cancelled'
+            : 'failure';
+      if (reason === undefined) windowAttempts.add(1);
+      const attrs = { ...base, [ATTR.kind]: kind, [ATTR.outcome]: outcome };
+      attempts.add(1, attrs);
+      attemptDuration.record((end - start) / 1000, attrs);
+      span.setAttribute(ATTR.outcome, outcome);
+      if (reason !== undefined) {
+        refusals.add(1, { ...base, [ATTR.reason]: reason });
+        const after = prop(error, 'retryAfterMs');
+        span.addEvent(
+          EVENTS.refusal,
+          typeof after === 'number' && Number.isFinite(after)
+            ? { [ATTR.reason]: reason, [ATTR.retryAfter]: after / 1000 }
+            : { [ATTR.reason]: reason },
+        );
+      }
+      if (!ok) {
+        span.setAttribute(ATTR.errorType, errorType(error));
+        span.setStatus({ code: ERROR, message: describeThrown(error) });
+      }
+      span.end();
+    } catch {
+      // As for the call.
+    }
+  };
+
+  const call: Mechanism = {
+    execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+      let c: Call;
+      let inner: OtelContext;
+      try {
+        const start = now();
+        windowCalls.add(1);
+        const parent = api.context.active();
+        const span = tracer.startSpan(spanName, { kind: 0, attributes: base }, parent);
+        c = new Call(span, start);
+        inner = api.trace.setSpan(parent, span).setValue(key, c);
+      } catch {
+        return next(context);
+      }
+      return api.context.with(inner, next, undefined, context).then(
+        (value) => {
+          callEnded(c, undefined, true);
+          return value;
+        },
+        (error: unknown) => {
+          callEnded(c, error, false);
+          throw error;
+        },
+      );
+    },
+  };
+
+  const attempt: Mechanism = {
+    execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+      let c: Call | undefined;
+      let span: OtelSpan;
+      let kind: string;
+      let start: number;
+      let inner: OtelContext;
+      try {
+        const parent = api.context.active();
+        c = parent.getValue(key) as Call | undefined;
+        start = now();
+        const n = context.attempt;
+        if (c === undefined) kind = n > 1 ? 'retry' : 'original';
+        else {
+          kind = c.started === 0 ? 'original' : c.running > 0 ? 'hedge' : 'retry';
+          if (kind === 'retry') {
+            const waited = start - c.lastEnd;
+            c.waitedMs += waited;
+            c.span.addEvent(EVENTS.wait, { [ATTR.waitDuration]: waited / 1000, [ATTR.number]: n });
+          }
+          c.started++;
+          c.running++;
+        }
+        const attributes: OtelAttributes = { ...base, [ATTR.kind]: kind, [ATTR.number]: n };
+        if (n > 1) attributes[ATTR.resendCount] = n - 1;
+        span = tracer.startSpan(attemptName, { kind: 0, attributes }, parent);
+        inner = api.trace.setSpan(parent, span);
+      } catch {
+        return next(context);
+      }
+      return api.context.with(inner, next, undefined, context).then(
+        (value) => {
+          attemptEnded(c, span, kind, start, undefined, true);
+          return value;
+        },
+        (error: unknown) => {
+          attemptEnded(c, span, kind, start, error, false);
+          throw error;
+        },
+      );
+    },
+  };
+
+  let closed = false;
+  return {
+    call,
+    attempt,
+    close(): void {
+      if (closed) return;
+      closed = true;
+      for (const [instrument, callback] of observers) instrument.removeCallback(callback);
+      unsubscribe?.();
+    },
+  };
+}
