@@ -22,7 +22,7 @@ const fixed = (delayMs: number, maxAttempts: number) => constant({ delayMs, jitt
 describe('a call that fails twice, then succeeds', () => {
   it('is one call span with three attempt spans under it: original, retry, retry; resend counts 1 and 2; two waits', async () => {
     const t = otel({ api: sdk.api, name: 'prices', tracer: sdk.tracer, meter: sdk.meter });
-    const p = pipeline([t.call, retrying({ backoff: fixed(20, 5) }), t.attempt], { name: 'prices' });
+    const p = pipeline([t.instrument(retrying({ backoff: fixed(20, 5) }))], { name: 'prices' });
     let n = 0;
     const value_ = await p.execute(() => {
       n++;
@@ -101,9 +101,9 @@ describe('a call that hedges', () => {
   it('starts a hedge while the original runs: kind hedge, resend count 1; the loser ends cancelled, the call succeeds', async () => {
     const t = otel({ api: sdk.api, name: 'search', tracer: sdk.tracer, meter: sdk.meter });
     const hedger = hedging({ delayMs: 20 });
-    // hedging() runs inside an attempt; this adapter makes it a mechanism so that each hedged attempt runs t.attempt.
+    // hedging() runs inside an attempt; this adapter makes it a mechanism, so that each hedged attempt is an attempt of the call.
     const hedge = { execute: <T>(next: (c: never) => Promise<T>) => hedger.run((h) => next(h as never)) };
-    const p = pipeline([t.call, retrying({ backoff: fixed(10, 3) }), hedge, t.attempt], { name: 'search' });
+    const p = pipeline([t.instrument(retrying({ backoff: fixed(10, 3) }), hedge)], { name: 'search' });
     const result = await p.execute(
       ({ attempt, signal }) =>
         new Promise<string>((resolve, reject) => {
@@ -150,7 +150,7 @@ describe('a call refused by an open breaker', () => {
     const breaker = circuitBreaker({ consecutiveFailures: 1, openBackoff: fixed(60_000, Infinity) });
     const t = otel({ api: sdk.api, name: 'orders', tracer: sdk.tracer, meter: sdk.meter, breaker });
     // A refusal that asks for more than maxRetryAfterMs ends the call at once.
-    const p = pipeline([t.call, retrying({ backoff: fixed(10, 3), maxRetryAfterMs: 1_000 }), t.attempt, breaker], {
+    const p = pipeline([t.instrument(retrying({ backoff: fixed(10, 3), maxRetryAfterMs: 1_000 })), breaker], {
       name: 'orders',
     });
     let calls = 0;

@@ -1,11 +1,13 @@
 import { type Clock, clockOption } from '../core/clock.js';
-import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { WindowedAdder } from '../rate/windowed-adder.js';
 import type { CircuitBreaker, StateChange } from '../resilience/breaker-types.js';
 import type { ConcurrencyLimit } from '../resilience/concurrency-limit.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { describeThrown, prop } from '../retry/errors.js';
+import { guard } from '../retry/guard.js';
+import type { RateController } from '../retry/hook-points.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type {
   OtelApi,
@@ -56,21 +58,18 @@ export interface OtelOptions {
   readonly clock?: Clock;
 }
 
-/**
- * What {@link otel} returns: two mechanisms to place in a pipeline, and `close()`.
- */
+/** What {@link otel} returns: the instrumented mechanism maker, and `close()`. */
 export interface Otel {
   /**
-   * The logical call: place it first (outermost). A span per `execute()`, parent of the attempts'
-   * spans; the calls, their duration, the retries each made and the time spent waiting.
+   * One mechanism that runs `mechanisms` (outer to inner, as a pipeline does) inside a span per
+   * logical call, and everything after it in the pipeline inside a span per attempt. Give it the
+   * mechanisms that make attempts — `retrying()`, a hedging mechanism — and put the guards after
+   * it, so that the attempts see their refusals:
+   * `pipeline([t.instrument(retrying()), circuitBreaker(), limit])`. With no mechanism, one
+   * attempt per call. A guard (`acquire`/`record`) among `mechanisms` is adapted as a pipeline
+   * adapts it.
    */
-  readonly call: Mechanism;
-  /**
-   * One attempt: place it just inside `retrying()` (and inside a hedging mechanism), outside the
-   * breaker, the limit and the rate controller, so that it sees their refusals. A span per attempt
-   * with `http.request.resend_count`, its kind and outcome; the attempts by kind and outcome.
-   */
-  readonly attempt: Mechanism;
+  instrument(...mechanisms: readonly (Mechanism | RateController)[]): Mechanism;
   /** Stops observing: removes the gauges' callbacks and the breaker listener. Idempotent. */
   close(): void;
 }
@@ -87,8 +86,25 @@ class Call {
   waitedMs = 0;
   constructor(
     readonly span: OtelSpan,
+    /** The active context with the call's span: the parent of every attempt's span. */
+    readonly context: OtelContext,
     readonly start: number,
   ) {}
+}
+
+/** What a mechanism runs inside it. */
+type Next<T> = (context: AttemptContext) => Promise<T>;
+
+/** A mechanism of `instrument()`, or a guard adapted as `pipeline()` adapts it; else a TypeError naming its place. */
+function asMechanism(where: string, m: unknown, i: number): Mechanism {
+  if (typeof m === 'object' && m !== null) {
+    if (typeof (m as Mechanism).execute === 'function') return m as Mechanism;
+    const g = m as RateController;
+    if (typeof g.acquire === 'function' && typeof g.record === 'function') return guard(g);
+  }
+  throw new TypeError(
+    `${where}: expected \`mechanisms[${i}]\` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got ${show(m)}.`,
+  );
 }
 
 /** OpenTelemetry's `SpanStatusCode.ERROR`; `SpanKind.INTERNAL` is 0. */
@@ -118,8 +134,9 @@ function finite(read: () => unknown): number | undefined {
  * the **amplification** gauge, attempts that left the process ÷ logical calls over a window,
  * the number the metastable-failure studies say an operator of a retrying fleet needs.
  *
- * Placement: `call` first, `attempt` just inside `retrying()`:
- * `pipeline([t.call, retrying(), t.attempt, circuitBreaker(), limit], { name })`.
+ * Placement: `t.instrument(…)` around the mechanisms that make attempts (`retrying()`, hedging),
+ * first in the pipeline; the guards after it:
+ * `pipeline([t.instrument(retrying()), circuitBreaker(), limit], { name })`.
  *
  * - **Spans**: one per logical call (named after the pipeline), its child per attempt with
  *   `http.request.resend_count` (OpenTelemetry's stable HTTP convention: 1 on the second attempt,
@@ -134,16 +151,21 @@ function finite(read: () => unknown): number | undefined {
  *   `ebb.circuit_breaker.transitions`, `ebb.concurrency_limit.*`, `ebb.rate_controller.rate`,
  *   `ebb.retry_budget.level`, `ebb.amplification`.
  *
- * Gotchas: the attempts find their call through OpenTelemetry's active context, so hedges, waits
- * and the attempt spans' parent need a context manager (every Node.js SDK setup registers one;
- * without one, an attempt is `original` or `retry` by its number). A refused attempt never left
- * the process: it is counted in `ebb.attempts` (outcome `refused`) but not in the amplification.
- * Nothing here can fail a call: what the SDK or a reported object throws is dropped.
+ * How the parts find each other: each attempt is tied to its call by the mechanism itself, not by
+ * the active context — ebb's retries wait in one process-wide timer queue, and a wake-up runs in
+ * the async context of whichever call armed the host timer, so the active context after a wait
+ * may be another call's. The attempt's span is made active explicitly around what runs inside it
+ * (the operation, the guards), so instrumentation of `fetch` or a database client under it
+ * nests under the right attempt.
+ *
+ * Gotchas: a refused attempt never left the process: it is counted in `ebb.attempts` (outcome
+ * `refused`) but not in the amplification. Nothing here can fail a call: what the SDK or a
+ * reported object throws is dropped.
  *
  * @example
  * import * as api from '@opentelemetry/api';
  * const t = otel({ api, name: 'prices', breaker });
- * const prices = pipeline([t.call, retrying(), t.attempt, breaker], { name: 'prices' });
+ * const prices = pipeline([t.instrument(retrying()), breaker], { name: 'prices' });
  */
 export function otel(options: OtelOptions): Otel {
   const where = 'otel()';
@@ -192,7 +214,6 @@ export function otel(options: OtelOptions): Otel {
   const base: OtelAttributes = name === undefined ? {} : { [ATTR.pipeline]: name };
   const spanName = name ?? 'ebb';
   const attemptName = `${spanName} attempt`;
-  const key = api.createContextKey(`ebb call ${spanName}`);
   const I = INSTRUMENTS;
   const seconds = { advice: { explicitBucketBoundaries: [...BUCKETS.seconds] } };
   const counts = { advice: { explicitBucketBoundaries: [...BUCKETS.counts] } };
@@ -335,80 +356,89 @@ export function otel(options: OtelOptions): Otel {
     }
   };
 
-  const call: Mechanism = {
-    execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
-      let c: Call;
-      let inner: OtelContext;
-      try {
-        const start = now();
-        windowCalls.add(1);
-        const parent = api.context.active();
-        const span = tracer.startSpan(spanName, { kind: 0, attributes: base }, parent);
-        c = new Call(span, start);
-        inner = api.trace.setSpan(parent, span).setValue(key, c);
-      } catch {
-        return next(context);
+  /** One attempt of `call`: its span, active around `next`; its kind by what else of the call runs. */
+  const runAttempt = <T>(call: Call | undefined, next: Next<T>, context: AttemptContext): Promise<T> => {
+    let span: OtelSpan;
+    let kind: string;
+    let start: number;
+    let inner: OtelContext;
+    try {
+      start = now();
+      const n = context.attempt;
+      if (call === undefined) kind = n > 1 ? 'retry' : 'original';
+      else {
+        kind = call.started === 0 ? 'original' : call.running > 0 ? 'hedge' : 'retry';
+        if (kind === 'retry') {
+          const waited = start - call.lastEnd;
+          call.waitedMs += waited;
+          call.span.addEvent(EVENTS.wait, { [ATTR.waitDuration]: waited / 1000, [ATTR.number]: n });
+        }
+        call.started++;
+        call.running++;
       }
-      return api.context.with(inner, next, undefined, context).then(
-        (value) => {
-          callEnded(c, undefined, true);
-          return value;
-        },
-        (error: unknown) => {
-          callEnded(c, error, false);
-          throw error;
-        },
-      );
-    },
+      const attributes: OtelAttributes = { ...base, [ATTR.kind]: kind, [ATTR.number]: n };
+      if (n > 1) attributes[ATTR.resendCount] = n - 1;
+      const parent = call?.context ?? api.context.active();
+      span = tracer.startSpan(attemptName, { kind: 0, attributes }, parent);
+      inner = api.trace.setSpan(parent, span);
+    } catch {
+      return next(context);
+    }
+    return api.context.with(inner, next, undefined, context).then(
+      (value) => {
+        attemptEnded(call, span, kind, start, undefined, true);
+        return value;
+      },
+      (error: unknown) => {
+        attemptEnded(call, span, kind, start, error, false);
+        throw error;
+      },
+    );
   };
 
-  const attempt: Mechanism = {
-    execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
-      let c: Call | undefined;
-      let span: OtelSpan;
-      let kind: string;
-      let start: number;
-      let inner: OtelContext;
-      try {
-        const parent = api.context.active();
-        c = parent.getValue(key) as Call | undefined;
-        start = now();
-        const n = context.attempt;
-        if (c === undefined) kind = n > 1 ? 'retry' : 'original';
-        else {
-          kind = c.started === 0 ? 'original' : c.running > 0 ? 'hedge' : 'retry';
-          if (kind === 'retry') {
-            const waited = start - c.lastEnd;
-            c.waitedMs += waited;
-            c.span.addEvent(EVENTS.wait, { [ATTR.waitDuration]: waited / 1000, [ATTR.number]: n });
-          }
-          c.started++;
-          c.running++;
+  const instrument = (...mechanisms: readonly (Mechanism | RateController)[]): Mechanism => {
+    const steps = mechanisms.map((m, i) => asMechanism('otel().instrument()', m, i));
+    const n = steps.length;
+    return {
+      execute<T>(next: Next<T>, context: AttemptContext): Promise<T> {
+        let c: Call | undefined;
+        try {
+          const start = now();
+          windowCalls.add(1);
+          const parent = api.context.active();
+          const span = tracer.startSpan(spanName, { kind: 0, attributes: base }, parent);
+          c = new Call(span, api.trace.setSpan(parent, span), start);
+        } catch {
+          // The SDK failed: the call runs without its telemetry.
         }
-        const attributes: OtelAttributes = { ...base, [ATTR.kind]: kind, [ATTR.number]: n };
-        if (n > 1) attributes[ATTR.resendCount] = n - 1;
-        span = tracer.startSpan(attemptName, { kind: 0, attributes }, parent);
-        inner = api.trace.setSpan(parent, span);
-      } catch {
-        return next(context);
-      }
-      return api.context.with(inner, next, undefined, context).then(
-        (value) => {
-          attemptEnded(c, span, kind, start, undefined, true);
-          return value;
-        },
-        (error: unknown) => {
-          attemptEnded(c, span, kind, start, error, false);
-          throw error;
-        },
-      );
-    },
+        // The mechanisms given, outer to inner, then the attempt around the rest of the pipeline.
+        const run = (i: number, ctx: AttemptContext): Promise<T> => {
+          if (i === n) return runAttempt(c, next, ctx);
+          try {
+            return Promise.resolve((steps[i] as Mechanism).execute((x) => run(i + 1, x), ctx));
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        };
+        if (c === undefined) return run(0, context);
+        const call = c;
+        return api.context.with(call.context, run, undefined, 0, context).then(
+          (value) => {
+            callEnded(call, undefined, true);
+            return value;
+          },
+          (error: unknown) => {
+            callEnded(call, error, false);
+            throw error;
+          },
+        );
+      },
+    };
   };
 
   let closed = false;
   return {
-    call,
-    attempt,
+    instrument,
     close(): void {
       if (closed) return;
       closed = true;
