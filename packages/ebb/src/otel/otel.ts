@@ -2,24 +2,16 @@ import { type Clock, clockOption } from '../core/clock.js';
 import { check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { WindowedAdder } from '../rate/windowed-adder.js';
-import type { CircuitBreaker, StateChange } from '../resilience/breaker-types.js';
+import type { CircuitBreaker } from '../resilience/breaker-types.js';
 import type { ConcurrencyLimit } from '../resilience/concurrency-limit.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { describeThrown, prop } from '../retry/errors.js';
 import { guard } from '../retry/guard.js';
 import type { RateController } from '../retry/hook-points.js';
 import type { Mechanism } from '../retry/mechanism.js';
-import type {
-  OtelApi,
-  OtelAttributes,
-  OtelContext,
-  OtelMeter,
-  OtelObservable,
-  OtelObservableResult,
-  OtelSpan,
-  OtelTracer,
-} from './api.js';
-import { ATTR, BUCKETS, EVENTS, INSTRUMENTS, REFUSALS, STATES } from './names.js';
+import type { OtelApi, OtelAttributes, OtelContext, OtelMeter, OtelSpan, OtelTracer } from './api.js';
+import { observeState } from './gauges.js';
+import { ATTR, BUCKETS, EVENTS, INSTRUMENTS, REFUSALS } from './names.js';
 
 /** Options of {@link otel}. */
 export interface OtelOptions {
@@ -116,16 +108,6 @@ function errorType(error: unknown): string {
   if (typeof code === 'string') return code;
   const name = prop(error, 'name');
   return typeof name === 'string' ? name : '_OTHER';
-}
-
-/** A number read from user state for a gauge: undefined unless finite (a throwing getter included). */
-function finite(read: () => unknown): number | undefined {
-  try {
-    const v = read();
-    return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -229,59 +211,10 @@ export function otel(options: OtelOptions): Otel {
   const callOk: OtelAttributes = { ...base, [ATTR.callOutcome]: 'success' };
   const callFailed: OtelAttributes = { ...base, [ATTR.callOutcome]: 'failure' };
 
-  // Gauges: each callback reads its object, skips what is not a finite number.
-  const observers: [OtelObservable, (r: OtelObservableResult) => void][] = [];
-  const observe = (
-    make: 'createObservableGauge' | 'createObservableUpDownCounter',
-    spec: { name: string; unit: string; description: string },
-    callback: (r: OtelObservableResult) => void,
-  ) => {
-    const instrument = meter[make](spec.name, spec);
-    instrument.addCallback(callback);
-    observers.push([instrument, callback]);
-  };
-  const gauge = (spec: (typeof I)[keyof typeof I], read: () => unknown, updown = false) =>
-    observe(updown ? 'createObservableUpDownCounter' : 'createObservableGauge', spec, (r) => {
-      const v = finite(read);
-      if (v !== undefined) r.observe(v, base);
-    });
-  observe('createObservableGauge', I.amplification, (r) => {
+  const close = observeState(meter, api, base, o, (r) => {
     const c = windowCalls.sum();
     if (c > 0) r.observe(windowAttempts.sum() / c, base);
   });
-  const { breaker, limit, rate, budget } = o;
-  let unsubscribe: (() => void) | undefined;
-  if (breaker) {
-    const transitions = meter.createCounter(I.breakerTransitions.name, I.breakerTransitions);
-    observe('createObservableGauge', I.breakerState, (r) => {
-      let state: unknown;
-      try {
-        state = breaker.state;
-      } catch {
-        return;
-      }
-      for (const s of STATES) r.observe(s === state ? 1 : 0, { ...base, [ATTR.state]: s });
-    });
-    unsubscribe = breaker.subscribe((change: StateChange) => {
-      try {
-        transitions.add(1, { ...base, [ATTR.state]: change.to });
-        api.trace.getActiveSpan()?.addEvent(EVENTS.stateChange, {
-          [ATTR.from]: change.from,
-          [ATTR.state]: change.to,
-          [ATTR.changeReason]: change.reason,
-        });
-      } catch {
-        // Telemetry never fails the call that changed the state.
-      }
-    });
-  }
-  if (limit) {
-    gauge(I.limit, () => limit.limit);
-    gauge(I.inflight, () => limit.inflight, true);
-    gauge(I.queued, () => limit.queued, true);
-  }
-  if (rate) gauge(I.rate, () => rate.ratePerSecond);
-  if (budget) gauge(I.budget, () => prop(budget, 'tokens') ?? prop(budget, 'balance') ?? prop(budget, 'available'));
 
   const callEnded = (call: Call, error: unknown, ok: boolean): void => {
     try {
@@ -436,14 +369,5 @@ export function otel(options: OtelOptions): Otel {
     };
   };
 
-  let closed = false;
-  return {
-    instrument,
-    close(): void {
-      if (closed) return;
-      closed = true;
-      for (const [instrument, callback] of observers) instrument.removeCallback(callback);
-      unsubscribe?.();
-    },
-  };
+  return { instrument, close };
 }
