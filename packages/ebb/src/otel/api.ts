@@ -19,6 +19,7 @@ export interface OtelSpan {
   recordException(exception: { name?: string; message?: string; code?: string | number } | string): void;
   end(): void;
   isRecording(): boolean;
+  spanContext(): { traceId: string };
 }
 
 /** OpenTelemetry's `Tracer`. */

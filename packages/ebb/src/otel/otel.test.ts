@@ -51,6 +51,7 @@ function fakeApi(fault: Fault = {}) {
               ended.push({ name, attributes });
             },
             isRecording: () => true,
+            spanContext: () => ({ traceId: '0af7651916cd43dd8448eb211c80319c' }),
           };
           return span;
         },

@@ -78,8 +78,8 @@ class Call {
   waitedMs = 0;
   constructor(
     readonly span: OtelSpan,
-    /** The active context with the call's span: the parent of every attempt's span. */
-    readonly context: OtelContext,
+    /** The active context with the call's span: the parent of every attempt's span; undefined for a no-op span. */
+    readonly context: OtelContext | undefined,
     readonly start: number,
   ) {}
 }
@@ -98,6 +98,16 @@ function asMechanism(where: string, m: unknown, i: number): Mechanism {
     `${where}: expected \`mechanisms[${i}]\` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got ${show(m)}.`,
   );
 }
+
+/** The trace id of OpenTelemetry's invalid span context: the no-op tracer's spans carry it. */
+const INVALID_TRACE_ID = '00000000000000000000000000000000';
+
+/**
+ * Whether a span takes part in a trace: it records, or it carries a real trace (a span the
+ * sampler dropped still tells its children so). The no-op tracer's spans do neither: no context
+ * is made for them, and nothing is made active (the cost of ebb/otel with no SDK registered).
+ */
+const traced = (span: OtelSpan): boolean => span.isRecording() || span.spanContext().traceId !== INVALID_TRACE_ID;
 
 /** OpenTelemetry's `SpanStatusCode.ERROR`; `SpanKind.INTERNAL` is 0. */
 const ERROR = 2;
@@ -206,12 +216,28 @@ export function otel(options: OtelOptions): Otel {
   const callRetries = meter.createHistogram(I.callRetries.name, { ...I.callRetries, ...counts });
   const retryDelay = meter.createHistogram(I.retryDelay.name, { ...I.retryDelay, ...seconds });
   const refusals = meter.createCounter(I.refusals.name, I.refusals);
-  const windowCalls = new WindowedAdder(windowMs, 10, now);
-  const windowAttempts = new WindowedAdder(windowMs, 10, now);
+  // The windows read the reading just taken (every add follows one), not the clock again; the
+  // gauge reads the clock before it sums, so that a window with no traffic still moves on.
+  const lastReading = () => last;
+  const windowCalls = new WindowedAdder(windowMs, 10, lastReading);
+  const windowAttempts = new WindowedAdder(windowMs, 10, lastReading);
   const callOk: OtelAttributes = { ...base, [ATTR.callOutcome]: 'success' };
   const callFailed: OtelAttributes = { ...base, [ATTR.callOutcome]: 'failure' };
+  // The attribute sets the hot path hands the SDK, made once: a call builds no object for them.
+  const callStart = { kind: 0, attributes: base };
+  const KINDS = ['original', 'retry', 'hedge'] as const;
+  const OUTCOMES = ['success', 'failure', 'refused', 'cancelled'] as const;
+  const attemptStart: Record<string, { kind: number; attributes: OtelAttributes }> = {};
+  const ended: Record<string, Record<string, OtelAttributes>> = {};
+  for (const k of KINDS) {
+    attemptStart[k] = { kind: 0, attributes: { ...base, [ATTR.kind]: k } };
+    const byOutcome: Record<string, OtelAttributes> = {};
+    for (const out of OUTCOMES) byOutcome[out] = { ...base, [ATTR.kind]: k, [ATTR.outcome]: out };
+    ended[k] = byOutcome;
+  }
 
   const close = observeState(meter, api, base, o, (r) => {
+    now();
     const c = windowCalls.sum();
     if (c > 0) r.observe(windowAttempts.sum() / c, base);
   });
@@ -220,7 +246,9 @@ export function otel(options: OtelOptions): Otel {
     try {
       const attrs = ok ? callOk : callFailed;
       calls.add(1, attrs);
-      callDuration.record((now() - call.start) / 1000, attrs);
+      // The call ends as its last attempt does, when nothing runs after it: one clock reading less.
+      const end = call.running === 0 && call.started > 0 ? call.lastEnd : now();
+      callDuration.record((end - call.start) / 1000, attrs);
       if (call.started > 0) {
         callRetries.record(call.started - 1, base);
         retryDelay.record(call.waitedMs / 1000, base);
@@ -244,7 +272,7 @@ export function otel(options: OtelOptions): Otel {
 
   const attemptEnded = (
     call: Call | undefined,
-    span: OtelSpan,
+    span: OtelSpan | undefined,
     kind: string,
     start: number,
     error: unknown,
@@ -265,12 +293,13 @@ export function otel(options: OtelOptions): Otel {
             ? 'cancelled'
             : 'failure';
       if (reason === undefined) windowAttempts.add(1);
-      const attrs = { ...base, [ATTR.kind]: kind, [ATTR.outcome]: outcome };
+      const attrs = (ended[kind] as Record<string, OtelAttributes>)[outcome] as OtelAttributes;
       attempts.add(1, attrs);
       attemptDuration.record((end - start) / 1000, attrs);
+      if (reason !== undefined) refusals.add(1, { ...base, [ATTR.reason]: reason });
+      if (span === undefined) return;
       span.setAttribute(ATTR.outcome, outcome);
       if (reason !== undefined) {
-        refusals.add(1, { ...base, [ATTR.reason]: reason });
         const after = prop(error, 'retryAfterMs');
         span.addEvent(
           EVENTS.refusal,
@@ -291,12 +320,13 @@ export function otel(options: OtelOptions): Otel {
 
   /** One attempt of `call`: its span, active around `next`; its kind by what else of the call runs. */
   const runAttempt = <T>(call: Call | undefined, next: Next<T>, context: AttemptContext): Promise<T> => {
-    let span: OtelSpan;
+    let span: OtelSpan | undefined;
     let kind: string;
     let start: number;
-    let inner: OtelContext;
+    let inner: OtelContext | undefined;
     try {
-      start = now();
+      // A call's first attempt starts when the call does: one clock reading less.
+      start = call !== undefined && call.started === 0 ? call.start : now();
       const n = context.attempt;
       if (call === undefined) kind = n > 1 ? 'retry' : 'original';
       else {
@@ -304,20 +334,27 @@ export function otel(options: OtelOptions): Otel {
         if (kind === 'retry') {
           const waited = start - call.lastEnd;
           call.waitedMs += waited;
-          call.span.addEvent(EVENTS.wait, { [ATTR.waitDuration]: waited / 1000, [ATTR.number]: n });
+          if (call.context !== undefined)
+            call.span.addEvent(EVENTS.wait, { [ATTR.waitDuration]: waited / 1000, [ATTR.number]: n });
         }
         call.started++;
         call.running++;
       }
-      const attributes: OtelAttributes = { ...base, [ATTR.kind]: kind, [ATTR.number]: n };
-      if (n > 1) attributes[ATTR.resendCount] = n - 1;
-      const parent = call?.context ?? api.context.active();
-      span = tracer.startSpan(attemptName, { kind: 0, attributes }, parent);
-      inner = api.trace.setSpan(parent, span);
+      // Under a call whose span is the no-op tracer's, no span at all: the tracer is a no-op.
+      if (call === undefined || call.context !== undefined) {
+        const parent = call?.context ?? api.context.active();
+        span = tracer.startSpan(attemptName, attemptStart[kind], parent);
+        // Attributes that vary by attempt, only on a span that records.
+        if (span.isRecording()) {
+          span.setAttribute(ATTR.number, n);
+          if (n > 1) span.setAttribute(ATTR.resendCount, n - 1);
+        }
+        if (traced(span)) inner = api.trace.setSpan(parent, span);
+      }
     } catch {
       return next(context);
     }
-    return api.context.with(inner, next, undefined, context).then(
+    return (inner === undefined ? next(context) : api.context.with(inner, next, undefined, context)).then(
       (value) => {
         attemptEnded(call, span, kind, start, undefined, true);
         return value;
@@ -339,8 +376,8 @@ export function otel(options: OtelOptions): Otel {
           const start = now();
           windowCalls.add(1);
           const parent = api.context.active();
-          const span = tracer.startSpan(spanName, { kind: 0, attributes: base }, parent);
-          c = new Call(span, api.trace.setSpan(parent, span), start);
+          const span = tracer.startSpan(spanName, callStart, parent);
+          c = new Call(span, traced(span) ? api.trace.setSpan(parent, span) : undefined, start);
         } catch {
           // The SDK failed: the call runs without its telemetry.
         }
@@ -355,7 +392,8 @@ export function otel(options: OtelOptions): Otel {
         };
         if (c === undefined) return run(0, context);
         const call = c;
-        return api.context.with(call.context, run, undefined, 0, context).then(
+        const inner = call.context;
+        return (inner === undefined ? run(0, context) : api.context.with(inner, run, undefined, 0, context)).then(
           (value) => {
             callEnded(call, undefined, true);
             return value;
