@@ -5,7 +5,8 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import { constant, noJitter, pipeline, retrying } from 'ebb';
 import { otel } from 'ebb/otel';
-import { circuitBreaker, hedging } from 'ebb/resilience';
+import { adaptiveRate } from 'ebb/rate';
+import { aimd, circuitBreaker, concurrencyLimit, hedging } from 'ebb/resilience';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { histogram, type Sdk, startSdk, value } from './support/sdk.js';
 
@@ -202,6 +203,35 @@ describe('a call refused by an open breaker', () => {
     expect(m.get('ebb.refusals')?.descriptor.unit).toBe('{refusal}');
     // One request left the process for two calls: refused attempts are not requests.
     expect(value(m.get('ebb.amplification'), at)).toBe(0.5);
+    t.close();
+  });
+});
+
+describe('the state of a concurrency limit and a rate controller', () => {
+  it('reads the limit, the requests in flight and waiting, and the rate, as the SDK collects; a full limit’s refusal is counted by reason', async () => {
+    const limit = concurrencyLimit({ algorithm: aimd({ initialLimit: 1 }), maxQueue: 0 });
+    const rate = adaptiveRate({ initialRatePerSecond: 50 });
+    const t = otel({ api: sdk.api, name: 'stock', tracer: sdk.tracer, meter: sdk.meter, limit, rate });
+    // One attempt a call, so that the refusal ends the call.
+    const p = pipeline([t.instrument(), limit], { name: 'stock' });
+    let release: (v: string) => void = () => undefined;
+    const held = p.execute(() => new Promise<string>((r) => (release = r)));
+    await expect(p.execute(() => 'second')).rejects.toMatchObject({ code: 'EBB_LIMIT_EXCEEDED' });
+
+    const at = { 'ebb.pipeline.name': 'stock' };
+    let m = await sdk.metrics();
+    expect(value(m.get('ebb.concurrency_limit.limit'), at)).toBe(1);
+    expect(value(m.get('ebb.concurrency_limit.inflight'), at)).toBe(1);
+    expect(value(m.get('ebb.concurrency_limit.queued'), at)).toBe(0);
+    expect(value(m.get('ebb.rate_controller.rate'), at)).toBe(rate.ratePerSecond);
+    expect(value(m.get('ebb.refusals'), { ...at, 'ebb.refusal.reason': 'limit_exceeded' })).toBe(1);
+    expect(m.get('ebb.rate_controller.rate')?.descriptor.unit).toBe('{request}/s');
+    expect(m.get('ebb.concurrency_limit.inflight')?.descriptor.unit).toBe('{request}');
+
+    release('first');
+    expect(await held).toBe('first');
+    m = await sdk.metrics();
+    expect(value(m.get('ebb.concurrency_limit.inflight'), at)).toBe(0);
     t.close();
   });
 });
