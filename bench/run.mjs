@@ -27,6 +27,7 @@ const quick = args.includes('--quick');
 const FIGURES = [
   'overhead',
   'pipeline',
+  'otel-overhead',
   'memory',
   'waiting',
   'size',
@@ -658,6 +659,7 @@ for (const [name, title] of [
   ['slow-tail', 'Hedging against a slow tail (real node:http server)'],
   ['resilience-overhead', 'Success-path overhead of the breaker, the concurrency limit and hedging'],
   ['pipeline', 'Success-path overhead of a composed pipeline, beside cockatiel and p-retry'],
+  ['otel-overhead', 'Success-path overhead of ebb/otel, with no OpenTelemetry SDK registered and with one'],
   ['redis', 'Shared budgets and rate on Redis: commands per request and latency (ebb/redis)'],
 ]) {
   figure(name, title, () => {

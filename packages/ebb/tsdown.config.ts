@@ -5,6 +5,7 @@ import { defineConfig } from 'tsdown';
 const entry = {
   index: 'src/index.ts',
   http: 'src/http/index.ts',
+  otel: 'src/otel/index.ts',
   rate: 'src/rate/index.ts',
   redis: 'src/redis/index.ts',
   resilience: 'src/resilience/index.ts',

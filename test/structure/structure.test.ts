@@ -24,6 +24,7 @@ const LAYERS: Record<string, number> = {
   redis: 5,
   http: 6,
   sim: 6,
+  otel: 6,
 };
 
 const ENTRIES: Record<string, string> = {
@@ -33,6 +34,7 @@ const ENTRIES: Record<string, string> = {
   'ebb/redis': 'redis/index.ts',
   'ebb/resilience': 'resilience/index.ts',
   'ebb/sim': 'sim/index.ts',
+  'ebb/otel': 'otel/index.ts',
 };
 
 const isSource = (f: string): boolean => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('test-helpers');
