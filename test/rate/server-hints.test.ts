@@ -3,7 +3,7 @@
 // the IETF `RateLimit` field computed from their stick table (HAProxy, `http-after-response`),
 // 40 client loops through withRetry share one controller. Asserted: the behaviour the headers ask
 // for — no request of the controller goes while a server-asked pause holds — and, as the control,
-// the same fleet with the hints switched off (`maxServerWaitMs: 0`) sends in those windows.
+// the same fleet with the hints switched off (`maxRetryAfterMs: 0`) sends in those windows.
 //
 // Margins for a busy 2-core machine: a window starts 100 ms after the response that asked for the
 // pause (the verdict reaches the controller a few microtasks after the response) and ends 100 ms
@@ -43,7 +43,7 @@ function sentDuringPauses(seen: Seen): number {
 
 async function run(limiter: Limiter, hints: boolean, seconds: number) {
   const seen: Seen = { sent: [], pauses: [] };
-  const rate = adaptiveRate(hints ? {} : { maxServerWaitMs: 0 });
+  const rate = adaptiveRate(hints ? {} : { maxRetryAfterMs: 0 });
   const result = await runFleet({ url: limiter.url, rate, clients: 40, seconds, fetchImpl: watching(seen) });
   return { seen, result };
 }

@@ -25,6 +25,7 @@ import { awsAdaptiveRate } from './rate/aws-adaptive-rate.js';
 import { awsRetryQuota } from './rate/aws-retry-quota.js';
 import { ratioBudget } from './rate/ratio-budget.js';
 import { aimd } from './resilience/aimd.js';
+import { bulkhead } from './resilience/bulkhead.js';
 import { circuitBreaker } from './resilience/circuit-breaker.js';
 import { concurrencyLimit } from './resilience/concurrency-limit.js';
 import { hedgeBudget } from './resilience/hedge-budget.js';
@@ -116,6 +117,11 @@ interface Site {
    * must then only end, and not with the fault's failure; without it, exactly as in the baseline.
    */
   readonly stateful?: boolean;
+  /**
+   * Attempts race (hedging): a verdict that never comes may be outrun by another attempt that
+   * succeeds, so the call may then also end with a value.
+   */
+  readonly raced?: boolean;
   /** The use for some faults, where it differs (a check function's throw is a failed attempt). */
   readonly useFor?: Partial<Record<Fault, Use>>;
   start(env: Env): Started;
@@ -711,6 +717,63 @@ const hedgeSites: Site[] = [
   ),
 ];
 
+/** A bulkhead of 1 with a queue, inside the retry of both calls: its clock is the user's. */
+function bulkheadSite(which: 'now' | 'sleep'): Site {
+  return {
+    mechanism: 'bulkhead',
+    callback: `clock.${which}`,
+    use: which === 'now' ? 'checked' : 'awaited',
+    names: which === 'now' ? /clock\.now\(\)/ : /clock\.sleep\(\)/,
+    shared: true,
+    stateful: true,
+    start: (env) => {
+      const b = bulkhead({ maxConcurrent: 1, maxQueue: 4, maxWaitMs: 10_000, clock: faultyClock(env, which) });
+      return { ...guarded(env, b), resting: () => ({ inflight: b.inflight, queued: b.queued }) };
+    },
+  };
+}
+
+/** Judges only call A's failures (the fault belongs to A): `!o.ok` otherwise. */
+const judgeOfA = (env: Env) =>
+  env.inject(
+    (o: Result) => !o.ok,
+    (o: Result) => !o.ok && isA(env)(o.error),
+  );
+
+const mechanismSites: Site[] = [
+  bulkheadSite('now'),
+  bulkheadSite('sleep'),
+  {
+    // Hedging as a pipeline mechanism inside the retry: a hedge after 3 ms of each 5 ms attempt.
+    mechanism: 'hedging in a pipeline',
+    callback: 'isFailure',
+    raced: true,
+    use: 'awaited',
+    useFor: { throws: 'attempt' },
+    names: /isFailure/,
+    start: (env) => {
+      const hedger = env.quiet(() =>
+        hedging({ delayMs: 3, budget: always, clock: env.clock, isFailure: judgeOfA(env) }),
+      );
+      return { ...piped(env, () => [retryOn(env), hedger]), resting: () => ({}) };
+    },
+  },
+  {
+    mechanism: 'adaptiveRate in a pipeline',
+    callback: 'isFailure',
+    use: 'awaited',
+    useFor: { throws: 'attempt' },
+    names: /isFailure/,
+    stateful: true,
+    start: (env) => {
+      const r = env.quiet(() =>
+        adaptiveRate({ initialRatePerSecond: 100, clock: env.clock, isFailure: judgeOfA(env) }),
+      );
+      return { ...guarded(env, r), resting: () => ({ waiting: r.waiting }) };
+    },
+  },
+];
+
 /** A shared rate controller, a guard inside the retry of both calls. */
 function rateSite(
   mechanism: string,
@@ -831,6 +894,7 @@ const SITES: readonly Site[] = [
   ...breakerSites,
   ...limitSites,
   ...hedgeSites,
+  ...mechanismSites,
   ...rateSites,
   ...budgetSites,
 ];
@@ -980,6 +1044,7 @@ function isOwnFailure(o: Outcome, call: Call): boolean {
 function ownAllowed(site: Site, fault: Fault, thrown: unknown, got: Outcome, base: Outcome): boolean {
   const use = useOf(site, fault);
   const same = show(got) === show(base);
+  if (site.raced && fault === 'never' && got.status === 'fulfilled') return true;
   switch (use) {
     case 'listener':
     case 'repaired':

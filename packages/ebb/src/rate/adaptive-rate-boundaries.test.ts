@@ -277,10 +277,10 @@ describe('adaptiveRate: options, exact messages', () => {
       'adaptiveRate(): expected `defaultPriority` to be one of the priorities ("1", "2"), got 1.',
     ],
     [
-      'maxServerWaitMs negative',
-      { maxServerWaitMs: -5 },
+      'maxRetryAfterMs negative',
+      { maxRetryAfterMs: -5 },
       'RangeError',
-      'adaptiveRate(): expected `maxServerWaitMs` to be a finite number >= 0, got -5. Durations are milliseconds, such as 500.',
+      'adaptiveRate(): expected `maxRetryAfterMs` to be a finite number >= 0, got -5. Durations are milliseconds, such as 500.',
     ],
     [
       'an unknown option',
@@ -338,8 +338,8 @@ describe('adaptiveRate: what the server says, field by field', () => {
     expect(rate.pausedForMs).toBe(2000);
   });
 
-  it('a retryAfterMs of 2^53 is cut to maxServerWaitMs; a fraction of a ms is kept', async () => {
-    const a = make({ maxServerWaitMs: 7000 });
+  it('a retryAfterMs of 2^53 is cut to maxRetryAfterMs; a fraction of a ms is kept', async () => {
+    const a = make({ maxRetryAfterMs: 7000 });
     a.rate.record('throttled', undefined, throttle(2 ** 53));
     expect(a.rate.pausedForMs).toBe(7000);
     const b = make();
@@ -347,13 +347,13 @@ describe('adaptiveRate: what the server says, field by field', () => {
     expect(b.rate.pausedForMs).toBe(0.5);
   });
 
-  it('two exhausted policies pause for the longer window, whichever comes first; cut to maxServerWaitMs', () => {
+  it('two exhausted policies pause for the longer window, whichever comes first; cut to maxRetryAfterMs', () => {
     for (const field of ['"a";r=0;t=3, "b";r=0;t=1', '"b";r=0;t=1, "a";r=0;t=3', '"a";r=5;t=1, "b";r=0;t=3']) {
       const { rate } = make();
       rate.record('success', undefined, ok({ ratelimit: field }));
       expect(rate.pausedForMs, field).toBe(3000);
     }
-    const { rate } = make({ maxServerWaitMs: 2500 });
+    const { rate } = make({ maxRetryAfterMs: 2500 });
     rate.record('success', undefined, ok({ ratelimit: '"a";r=0;t=100' }));
     expect(rate.pausedForMs).toBe(2500);
   });

@@ -53,14 +53,14 @@ describe('adaptiveRate: Retry-After pauses the controller', () => {
     expect(await waiting).toEqual([1000, 1100]);
   });
 
-  it('is bounded by maxServerWaitMs (default 60 s); 0 ignores hints', async () => {
+  it('is bounded by maxRetryAfterMs (default 60 s); 0 ignores hints', async () => {
     const a = make();
     a.rate.record('throttled', undefined, throttle(1e308));
     expect(a.rate.pausedForMs).toBe(60_000);
-    const b = make({ maxServerWaitMs: 5000 });
+    const b = make({ maxRetryAfterMs: 5000 });
     b.rate.record('throttled', undefined, throttle(9000));
     expect(b.rate.pausedForMs).toBe(5000);
-    const c = make({ maxServerWaitMs: 0, initialRatePerSecond: 10 });
+    const c = make({ maxRetryAfterMs: 0, initialRatePerSecond: 10 });
     c.rate.record('throttled', undefined, throttle(9000, { ratelimit: '"a";r=0;t=9' }));
     c.rate.record('success', undefined, ok({ ratelimit: '"a";r=1;t=9' }));
     expect(c.rate.pausedForMs).toBe(0);
@@ -103,7 +103,7 @@ describe('adaptiveRate: Retry-After pauses the controller', () => {
     }
   });
 
-  it('property: whatever detail a record gets, it never throws, the pause stays within [0, maxServerWaitMs], waits stay finite', async () => {
+  it('property: whatever detail a record gets, it never throws, the pause stays within [0, maxRetryAfterMs], waits stay finite', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -120,7 +120,7 @@ describe('adaptiveRate: Retry-After pauses the controller', () => {
         ),
         fc.integer({ min: 0, max: 100_000 }),
         async (steps, max) => {
-          const { clock, rate } = make({ maxServerWaitMs: max });
+          const { clock, rate } = make({ maxRetryAfterMs: max });
           for (const s of steps) {
             rate.record(s.outcome, undefined, s.detail);
             const paused = rate.pausedForMs;
@@ -170,8 +170,8 @@ describe('adaptiveRate: the RateLimit field paces at r / t until the window ends
     expect(b.rate.pausedForMs).toBe(1000);
   });
 
-  it('ignores a malformed field, a policy without t, t=0, and a window past maxServerWaitMs is cut to it', async () => {
-    const { clock, rate } = make({ initialRatePerSecond: 10, maxServerWaitMs: 1000 });
+  it('ignores a malformed field, a policy without t, t=0, and a window past maxRetryAfterMs is cut to it', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10, maxRetryAfterMs: 1000 });
     for (const field of [
       '"default";r=-1;t=2',
       '"default";r=1',
@@ -221,13 +221,31 @@ describe('adaptiveRate: time paused by the server is not read as a low delivered
   });
 });
 
-describe('adaptiveRate: maxServerWaitMs', () => {
+describe('adaptiveRate: maxRetryAfterMs', () => {
   it('rejects a bad value at construction, naming the option and the value', () => {
     for (const bad of [-1, Number.NaN, '5000', null, Infinity]) {
-      expect(() => adaptiveRate({ maxServerWaitMs: bad as never })).toThrow(
-        /maxServerWaitMs.*(-1|NaN|"5000"|null|Infinity)/,
+      expect(() => adaptiveRate({ maxRetryAfterMs: bad as never })).toThrow(
+        /maxRetryAfterMs.*(-1|NaN|"5000"|null|Infinity)/,
       );
     }
+  });
+
+  it('takes its former name, maxServerWaitMs, to the same effect (deprecated); giving both is refused', async () => {
+    const pause = async (options: object) => {
+      const clock = virtualClock();
+      const rate = adaptiveRate({ clock, ...options });
+      rate.record('throttled', undefined, { retryAfterMs: 90_000 });
+      const t0 = clock.now();
+      const go = Promise.resolve(rate.acquire());
+      await clock.runAll();
+      await go;
+      return clock.now() - t0;
+    };
+    expect(await pause({ maxServerWaitMs: 5_000 })).toBe(await pause({ maxRetryAfterMs: 5_000 }));
+    expect(await pause({ maxServerWaitMs: 5_000 })).not.toBe(await pause({}));
+    expect(() => adaptiveRate({ maxRetryAfterMs: 1, maxServerWaitMs: 1 })).toThrow(
+      'adaptiveRate(): give `maxRetryAfterMs` only (`maxServerWaitMs` is its former name).',
+    );
   });
 });
 
@@ -241,7 +259,7 @@ describe('adaptiveRate against a fixed window that tells its quota (virtual time
     const R = 30;
     const W = 3000;
     const clock = virtualClock();
-    const rate = adaptiveRate({ clock, maxServerWaitMs: hints ? 60_000 : 0 });
+    const rate = adaptiveRate({ clock, maxRetryAfterMs: hints ? 60_000 : 0 });
     let used = 0;
     let window = 0;
     let served = 0;

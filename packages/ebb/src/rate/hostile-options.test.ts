@@ -119,7 +119,7 @@ describe('ebb/rate constructors against hostile options', () => {
       'maxRatePerSecond',
       'priorities',
       'defaultPriority',
-      'maxServerWaitMs',
+      'maxRetryAfterMs',
     ];
     await fc.assert(
       fc.asyncProperty(
@@ -157,7 +157,7 @@ describe('ebb/rate constructors against hostile options', () => {
       'increase',
       'minRatePerSecond',
       'maxRatePerSecond',
-      'maxServerWaitMs',
+      'maxRetryAfterMs',
     ]) {
       await fc.assert(
         fc.asyncProperty(hostile, thorough, async (value, steps) => {

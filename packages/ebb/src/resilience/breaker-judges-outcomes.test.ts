@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
+import { adaptiveThrottle, isLocalThrottleError } from '../rate/adaptive-throttle.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, type Result, stop } from '../retry/errors.js';
 import { pipeline } from '../retry/pipeline.js';
@@ -225,5 +226,22 @@ describe('circuitBreaker: a refusal by a mechanism inside it counts for nothing'
     const t = outer.acquire();
     outer.record('failure', t, (r as { error: unknown }).error);
     expect(outer.state).toBe('closed');
+  });
+
+  it("adaptiveThrottle's local rejection (LocalThrottleError) behind the breaker does not count", async () => {
+    const clock = virtualClock();
+    const breaker = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: open });
+    // Every request so far throttled: the next is rejected locally (the draw 0 is below any p > 0).
+    const throttle = adaptiveThrottle({ clock, random: () => 0 });
+    for (let i = 0; i < 10; i++) throttle.record('throttled');
+    for (let i = 0; i < 10; i++) {
+      try {
+        throttle.acquire();
+      } catch {}
+    }
+    const r = await settle(pipeline([breaker, throttle]).execute(() => 'never run'));
+    expect(isLocalThrottleError((r as { error: unknown }).error)).toBe(true);
+    expect(breaker.state).toBe('closed');
+    expect(breaker.metrics.consecutiveFailures).toBe(0);
   });
 });

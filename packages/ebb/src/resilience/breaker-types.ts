@@ -112,7 +112,8 @@ export interface CircuitBreakerOptions<T = unknown> {
    * `record()` it must answer at once. Not asked about a `FinalError` (`stop(error)`): no failure.
    *
    * Whatever it answers, the refusal of a mechanism inside the breaker — a full limit's or
-   * bulkhead's `LimitExceededError`, an inner breaker's `BrokenCircuitError` — counts for
+   * bulkhead's `LimitExceededError`, an inner breaker's `BrokenCircuitError`, an
+   * `adaptiveThrottle()`'s `LocalThrottleError` — counts for
    * nothing: the call never reached the service. (Polly's breaker handles every exception but a
    * cancellation, so a rate limiter's rejection behind it opens the circuit; here a busy client
    * cannot open the circuit of a healthy service, even with `isFailure: (o) => !o.ok`.)

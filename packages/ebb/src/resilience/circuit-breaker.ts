@@ -2,7 +2,7 @@ import type { BackoffRun } from '../backoff/backoff.js';
 import { isThenable } from '../core/boundary.js';
 import { invalid, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
-import { defaultIsFailure, type FailureVerdict } from '../retry/errors.js';
+import { defaultIsFailure, type FailureVerdict, prop } from '../retry/errors.js';
 import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
 import type { Outcome } from '../retry/options.js';
 import { breakerConfig, checkSnapshot } from './breaker-config.js';
@@ -237,11 +237,16 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
   const judge = (ok: boolean, detail: unknown): FailureVerdict => !ok && defaultIsFailure({ ok, error: detail });
   /**
    * The verdict counted: a refusal by a mechanism inside the breaker — a full limit or bulkhead
-   * (`LimitExceededError`), an inner breaker (`BrokenCircuitError`) — counts for nothing, whatever
-   * `isFailure` said: the call never reached the service, so it says nothing about its health.
+   * (`LimitExceededError`), an inner breaker (`BrokenCircuitError`), `adaptiveThrottle()`'s local
+   * rejection (`LocalThrottleError`, known by its code so that the breaker does not carry the
+   * throttle) — counts for nothing, whatever `isFailure` said: the call never reached the
+   * service, so it says nothing about its health.
    */
   const counted = (verdict: FailureVerdict, ok: boolean, detail: unknown): FailureVerdict =>
-    !ok && (isLimitExceededError(detail) || isBrokenCircuitError(detail)) ? false : verdict;
+    !ok &&
+    (isLimitExceededError(detail) || isBrokenCircuitError(detail) || prop(detail, 'code') === 'EBB_LOCAL_THROTTLE')
+      ? false
+      : verdict;
 
   /**
    * A ticket's call is over: it holds its probe slot no longer (whatever the clock says). Returns
