@@ -52,6 +52,7 @@ for (const entry of entries) {
         reportFolder: join(root, 'api'),
         reportTempFolder: join(root, 'api/.temp'),
       },
+      newlineKind: 'lf',
       docModel: { enabled: false },
       dtsRollup: { enabled: false },
       tsdocMetadata: { enabled: false },
