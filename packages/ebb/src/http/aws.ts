@@ -7,7 +7,7 @@ import { responseText } from './response-text.js';
  * `@smithy/service-error-classification` (smithy-lang/smithy-typescript), which the SDK for
  * JavaScript v3 retries as THROTTLING whatever the status.
  */
-export const awsThrottlingCodes: readonly string[] = Object.freeze([
+export const awsThrottlingCodes: readonly string[] = /* @__PURE__ */ Object.freeze([
   'BandwidthLimitExceeded',
   'EC2ThrottledException',
   'LimitExceededException',
@@ -24,10 +24,14 @@ export const awsThrottlingCodes: readonly string[] = Object.freeze([
   'TransactionInProgressException',
 ]);
 
-const THROTTLING: ReadonlySet<string> = new Set(awsThrottlingCodes);
+const THROTTLING: ReadonlySet<string> = /* @__PURE__ */ new Set(awsThrottlingCodes);
 
 /** `TRANSIENT_ERROR_CODES` of the same package: timeouts reported with a 4xx (S3's 400 RequestTimeout). */
-const TRANSIENT: ReadonlySet<string> = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
+const TRANSIENT: ReadonlySet<string> = /* @__PURE__ */ new Set([
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+]);
 
 /**
  * An AWS error code as the SDKs normalize it (`sanitizeErrorCode` in the generated protocol
@@ -72,7 +76,7 @@ async function errorCode(response: unknown): Promise<string | undefined> {
 }
 
 /** `TRANSIENT_ERROR_STATUS_CODES` of the SDK (`@smithy/core` 3.41.0): the 5xx statuses it retries. */
-const TRANSIENT_STATUS: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+const TRANSIENT_STATUS: ReadonlySet<number> = /* @__PURE__ */ new Set([500, 502, 503, 504]);
 
 /** The verdict both AWS rules share; `every5xx` picks the General Reference's reading of 5xx. */
 async function classify(outcome: Result<unknown>, every5xx: boolean): Promise<boolean | 'throttled'> {

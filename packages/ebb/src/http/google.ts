@@ -23,7 +23,10 @@ export const googleHttpClient: HttpPredicate = (outcome) => {
 };
 
 /** The 403 reasons Drive documents as rate limits, to be retried with exponential backoff. */
-const DRIVE_RATE_LIMIT_REASONS: ReadonlySet<string> = new Set(['rateLimitExceeded', 'userRateLimitExceeded']);
+const DRIVE_RATE_LIMIT_REASONS: ReadonlySet<string> = /* @__PURE__ */ new Set([
+  'rateLimitExceeded',
+  'userRateLimitExceeded',
+]);
 
 /** Whether a Google JSON error document gives a rate-limit reason in `error.errors[].reason`. */
 function isRateLimitDocument(text: string): boolean {

@@ -2,8 +2,8 @@
 export const TEXT_LIMIT_BYTES = 64 * 1024;
 
 /** Each response's text, read once (a promise), and the error a failed read ended with. */
-const texts = new WeakMap<object, Promise<string>>();
-const failures = new WeakMap<object, { readonly error: unknown }>();
+const texts = /* @__PURE__ */ new WeakMap<object, Promise<string>>();
+const failures = /* @__PURE__ */ new WeakMap<object, { readonly error: unknown }>();
 
 /**
  * Reads at most `limit` bytes of a clone of `response` as UTF-8 text, then cancels the clone;

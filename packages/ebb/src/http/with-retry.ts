@@ -159,13 +159,13 @@ const MAX_ORIGINS = 256;
 const ORIGIN = /^([a-z][a-z\d+.-]*:\/\/)(?:[^@/?#]*@)?([^/?#]*)/i;
 
 /** Errors made here for responses `isFailure` called a failure: the executor retries exactly these. */
-const retryable = new WeakSet<object>();
+const retryable = /* @__PURE__ */ new WeakSet<object>();
 /**
  * Errors made here for failed responses of a request that may not be repeated (not idempotent,
  * or a stream body): the mechanisms of `use` hear them as what they are, the executor does not
  * retry them, and the caller gets the response itself.
  */
-const reported = new WeakSet<object>();
+const reported = /* @__PURE__ */ new WeakSet<object>();
 
 const noop = (): void => {};
 
@@ -228,7 +228,7 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
  * a collection every 20 ms; plain `fetch`, whose listener keeps the timeout signal alive: 0).
  * Keyed weakly, so a response dropped frees its signals.
  */
-const signalsOfResponse = new WeakMap<object, readonly AbortSignal[]>();
+const signalsOfResponse = /* @__PURE__ */ new WeakMap<object, readonly AbortSignal[]>();
 function pinSignals<T>(response: T, signals: readonly AbortSignal[]): T {
   if (typeof response === 'object' && response !== null) {
     signalsOfResponse.set(response, signals);
