@@ -11,7 +11,7 @@ export { isNetworkError } from '../retry/network-error.js';
  * Codes proving that the request never reached a server — the connection was refused or the
  * name did not resolve — so that even a non-idempotent request can be sent again safely.
  */
-const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+const NOT_SENT_CODES: ReadonlySet<string> = /* @__PURE__ */ new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',

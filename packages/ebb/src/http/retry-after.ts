@@ -15,16 +15,16 @@
 
 import { MAX_DELAY_MS } from '../backoff/backoff.js';
 
-const DAY_NAMES = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-const DAY_NAMES_LONG = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
-const MONTH = `(${MONTHS.join('|')})`;
-// HTTP-date is case-sensitive (RFC 9110 §5.6.7): "GMT", "Sun" and "Nov", exactly so.
-const IMF_FIXDATE = new RegExp(`^(?:${DAY_NAMES.join('|')}), (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
-const RFC850_DATE = new RegExp(`^(?:${DAY_NAMES_LONG.join('|')}), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
-const ASCTIME_DATE = new RegExp(`^(?:${DAY_NAMES.join('|')}) ${MONTH} (\\d{2}| \\d) ${TIME} (\\d{4})$`);
+// The three grammars as literals (no module-level work: a bundle that reaches this module and
+// uses none of it drops them). day-name, day-name-l and month are RFC 9110 §5.6.7's, case-sensitive.
+const IMF_FIXDATE =
+  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const RFC850_DATE =
+  /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const ASCTIME_DATE =
+  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{2}| \d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
+/** A month's number (0–11) from its name as the grammars matched it. */
+const monthOf = (name: string): number => 'JanFebMarAprMayJunJulAugSepOctNovDec'.indexOf(name) / 3;
 const DELAY_SECONDS = /^\d+$/;
 
 /** Milliseconds since the epoch for a valid calendar date and time, or undefined. */
@@ -66,7 +66,7 @@ export function parseHttpDate(value: string | null | undefined, nowMs: number = 
   let m = IMF_FIXDATE.exec(value);
   if (m) {
     const [, day, month, year, h, min, s] = m as unknown as string[];
-    return utc(Number(year), MONTHS.indexOf(month as string), Number(day), Number(h), Number(min), Number(s));
+    return utc(Number(year), monthOf(month as string), Number(day), Number(h), Number(min), Number(s));
   }
   m = RFC850_DATE.exec(value);
   if (m) {
@@ -75,12 +75,12 @@ export function parseHttpDate(value: string | null | undefined, nowMs: number = 
     let year = Math.floor(nowYear / 100) * 100 + Number(yy);
     if (year > nowYear + 50) year -= 100;
     else if (year <= nowYear - 50) year += 100;
-    return utc(year, MONTHS.indexOf(month as string), Number(day), Number(h), Number(min), Number(s));
+    return utc(year, monthOf(month as string), Number(day), Number(h), Number(min), Number(s));
   }
   m = ASCTIME_DATE.exec(value);
   if (m) {
     const [, month, day, h, min, s, year] = m as unknown as string[];
-    return utc(Number(year), MONTHS.indexOf(month as string), Number(day), Number(h), Number(min), Number(s));
+    return utc(Number(year), monthOf(month as string), Number(day), Number(h), Number(min), Number(s));
   }
   return undefined;
 }
@@ -120,4 +120,23 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number 
   const at = parseHttpDate(v, nowMs);
   if (at === undefined) return undefined;
   return at > nowMs ? at - nowMs : 0;
+}
+
+/**
+ * The wait a response's `Retry-After` asks for, in ms, or undefined — `withRetry()`'s default
+ * reading of a failed response's hint. An HTTP-date is measured from the response's own `Date`
+ * field when it has a valid one, so that the wait is what the server meant whatever the skew
+ * between the two clocks; otherwise from `nowMs` (default `Date.now()`). A date in the past
+ * gives 0. `serverHintMs` also reads the IETF `RateLimit` field.
+ *
+ * @example
+ * retryAfterMs(new Response(null, { status: 503, headers: { 'retry-after': '2' } }));  // 2000
+ */
+export function retryAfterMs(
+  response: { readonly headers: { get(name: string): string | null } },
+  nowMs: number = Date.now(),
+): number | undefined {
+  // Both parsers read a missing field (null) as no value.
+  const serverNow = parseHttpDate(response.headers.get('date'), nowMs);
+  return parseRetryAfter(response.headers.get('retry-after'), serverNow ?? nowMs);
 }
