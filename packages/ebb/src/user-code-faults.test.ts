@@ -762,7 +762,7 @@ const mechanismSites: Site[] = [
       const hedger = env.quiet(() =>
         hedging({ delayMs: 3, budget: always, clock: env.clock, isFailure: judgeOfA(env) }),
       );
-      return { ...piped(env, () => [retryOn(env), hedger]), resting: () => ({}) };
+      return { ...piped(env, () => [retryingIn(env), hedger]), resting: () => ({}) };
     },
   },
   {
