@@ -163,7 +163,9 @@ describe.skipIf(!enabled)(
       expect(figures.sharedAfterOpen).toBeLessThanOrEqual(5);
       // Five local breakers probe on five schedules: at least one probe each per period.
       expect(figures.sharedAfterOpen).toBeLessThan(figures.localAfterOpen);
-      expect(figures.sharedReached).toBeLessThanOrEqual(figures.localReached);
+      // Before opening both kinds stop at the same failure rate over the same window: what reaches
+      // the service then scales with each run's throughput (the machine's load), so it is reported,
+      // not compared.
       expect(figures.localReached).toBeLessThan(figures.noneReached);
       // Recovery: the fleet's first success within one open period (4 s) and a report period of it.
       const firstOk = shared.arrivals.find((x) => !x.dark && x.t >= OUT_TO)?.t ?? Infinity;

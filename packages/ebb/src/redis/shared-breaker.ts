@@ -386,8 +386,10 @@ class Breaker implements SharedCircuitBreaker {
     if (ls === 0) return new SharedTicket(k, 'call', now, fleetEpoch, k.local.state.e, -1);
     this.#s.refusedByLocal++;
     if (ls === 1) {
-      // The local breaker judged the service down for this member: evidence for the fleet.
+      // The local breaker judged the service down for this member: evidence for the fleet, sent
+      // as soon as failures are (and the member hears a fleet opening as soon).
       k.fleetWindow.add(true, now);
+      this.#arm(this.#reportMs / 4);
       throw new FleetRefusal('open', Math.max(0, k.local.state.ou - now), 'local', k.name);
     }
     const id = k.newLeaseId();
@@ -404,6 +406,12 @@ class Breaker implements SharedCircuitBreaker {
     if (k.holdsLease(now) && k.fleetProbes === 0) {
       k.fleetProbes++;
       return new SharedTicket(k, 'fleet-probe', now, k.fleet?.epoch ?? -1, k.local.state.e, k.fleet?.lease ?? -1);
+    }
+    // After its own probe failed, the member lets the others probe first for a report period: a
+    // member cut off from a healthy service would otherwise win and fail every probe.
+    const halfOpenSince = k.openUntil;
+    if (k.fleet?.openings === k.yieldAt && now < halfOpenSince + this.#reportMs) {
+      k.nextClaimAt = halfOpenSince + this.#reportMs;
     }
     if (k.claiming || now < k.nextClaimAt) {
       this.#s.refusedByFleet++;
@@ -460,6 +468,7 @@ class Breaker implements SharedCircuitBreaker {
     if (ticket.kind === 'fleet-probe') {
       k.fleetProbes = Math.max(0, k.fleetProbes - 1);
       k.pending = { op, leaseId: ticket.leaseId };
+      if (failed) k.yieldAt = (k.fleet?.openings ?? 0) + 1;
       // The member knows the outcome first: its local breaker follows it at once.
       const n = (k.fleet?.openings ?? 0) + 1;
       const om = periodFor(this.#proposals(), n, 5000);
@@ -626,6 +635,8 @@ class Breaker implements SharedCircuitBreaker {
       else if (known && (known.state !== 0 || r.closings > known.closings))
         k.mirror({ s: 0, n: 0, remainingMs: 0, om: 0 }, at);
     }
+    // The half-open state's start stays as first heard: later replies say only "half-open now".
+    if (r.state !== 0 && (changed || r.remainingMs > 0)) k.openUntil = at + r.remainingMs;
     k.fleet = r;
     k.heardAt = at;
   }
