@@ -175,6 +175,8 @@ class Breaker implements SharedCircuitBreaker {
   #due = Number.POSITIVE_INFINITY;
   #periods: number[] | undefined;
   #seq = 0;
+  /** The latest command answered: an older one's failure arriving after it changes no mode. */
+  #answeredSeq = 0;
   #sha: string | undefined;
   #mode: SharedMode = 'syncing';
   #reporting: Promise<void> | undefined;
@@ -577,13 +579,16 @@ class Breaker implements SharedCircuitBreaker {
         periods,
       };
     });
-    const args = reportArgs('', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, ++this.#seq, reports);
+    const seq = ++this.#seq;
+    const args = reportArgs('', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, seq, reports);
     const redisKeys = keys.flatMap((k) => k.redisKeys);
     let replies: CheckedReply[];
     try {
       replies = parseReply(this.#where, await this.#bounded(this.#run(redisKeys, args)), keys.length);
     } catch (error) {
       this.#s.errors++;
+      // A later command was answered already: this failure is old news (a reply lost in a race).
+      if (seq < this.#answeredSeq) return;
       this.#reconnect ??= RECONNECT.start();
       this.#nextTryMs = this.#clock.now() + this.#reconnect.next();
       // A claim that timed out may have been granted: the lease is handed back with the next report.
@@ -598,6 +603,7 @@ class Breaker implements SharedCircuitBreaker {
       return;
     }
     const received = this.#clock.now();
+    this.#answeredSeq = Math.max(this.#answeredSeq, seq);
     this.#reconnect = undefined;
     this.#nextTryMs = Number.NEGATIVE_INFINITY;
     if (this.#mode === 'local') {
