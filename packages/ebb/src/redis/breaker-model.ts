@@ -18,6 +18,8 @@ export interface BreakerModelControls {
   down: boolean;
   /** Calls answered so far. */
   readonly calls: number;
+  /** The state of one key as the model holds it (its state hash's name), or undefined. */
+  peek(key: string): FleetKey | undefined;
 }
 
 /**
@@ -95,6 +97,9 @@ export function breakerModel(clock: Clock): RedisScripts & BreakerModelControls 
     },
     flush(): void {
       keys.clear();
+    },
+    peek(key: string): FleetKey | undefined {
+      return keys.get(key);
     },
     async evalSha(_sha: string, k: readonly string[], a: readonly string[]): Promise<unknown> {
       if (model.down) throw new Error('ECONNREFUSED (model)');

@@ -105,6 +105,14 @@ export class KeyState {
   claiming: Promise<unknown> | undefined;
   /** Not before this (member clock) does this member claim again. */
   nextClaimAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The fleet's opening this member's failed probe caused: in its half-open state the member
+   * leaves the probe to the others for a report period (a member partitioned from a healthy
+   * service would otherwise fail every probe it wins, and keep the fleet open).
+   */
+  yieldAt = -1;
+  /** When the fleet's open period ends (member clock): the half-open state's start, as first heard. */
+  openUntil = 0;
   /** Fleet probes of this member running now. */
   fleetProbes = 0;
   /** Calls since the last report. */

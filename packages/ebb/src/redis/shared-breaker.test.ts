@@ -215,6 +215,100 @@ describe('sharedCircuitBreaker: Redis failing never fails a call', () => {
   });
 });
 
+describe('sharedCircuitBreaker: a command the server ran but whose reply was lost is not applied twice', () => {
+  /** The model, but the next call's reply is lost after the server applied it (the member times out). */
+  function lossy(model: ReturnType<typeof breakerModel>) {
+    const state = { loseNext: false };
+    const scripts: RedisScripts = {
+      evalSha: async (sha, k, a) => {
+        const reply = await model.evalSha(sha, k, a);
+        if (state.loseNext) {
+          state.loseNext = false;
+          return new Promise(() => {});
+        }
+        return reply;
+      },
+      eval: async (src, k, a) => scripts.evalSha(src, k, a),
+    };
+    return { scripts, state };
+  }
+
+  it('a probe success sent again after its reply was lost counts once: with successesToClose 2 the fleet stays half-open', async () => {
+    const clock = virtualClock(1_000_000);
+    const model = breakerModel(clock);
+    const { scripts, state } = lossy(model);
+    const more = { successesToClose: 2, probeTimeoutMs: 60_000 };
+    const [a] = fleet(1, scripts, clock, more) as [SharedCircuitBreaker];
+    const [b] = fleet(1, model, clock, more) as [SharedCircuitBreaker];
+    await run([a, b], clock, 300, () => true);
+    // Until the fleet has opened and both members have heard it.
+    for (let t = 0; t < 5000 && (a.stats.refusedByFleet === 0 || b.stats.refusedByFleet === 0); t += 20) {
+      await run([a, b], clock, 20, () => false);
+    }
+    expect(a.stats.refusedByFleet).toBeGreaterThan(0);
+    // Wait out the open period; a claims the probe lease.
+    await clock.advance(1100);
+    await settle();
+    expect(a.stateOf()).toBe('half-open');
+    const ticket = await a.acquire();
+    // Its success reaches the server, the reply is lost: a times out and sends it again with its next report.
+    state.loseNext = true;
+    a.record('success', ticket);
+    await settle();
+    expect(model.peek('ebb:{svc}:breaker')?.state.ps).toBe(1);
+    await clock.advance(150);
+    await settle();
+    // The lost reply timed out; the result went again with a's next report.
+    expect(a.stats.errors).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 50 && a.mode !== 'shared'; i++) {
+      await clock.advance(100);
+      await settle();
+    }
+    expect(a.mode).toBe('shared');
+    // One success of two: still half-open (the resend found its lease gone and changed nothing).
+    const st = model.peek('ebb:{svc}:breaker')?.state;
+    expect(st?.ps).toBe(1);
+    expect(st?.s).toBe(1);
+  });
+
+  it('a claim whose reply was lost hands the lease back with the next report: another member probes without waiting for it to lapse', async () => {
+    const clock = virtualClock(1_000_000);
+    const model = breakerModel(clock);
+    const { scripts, state } = lossy(model);
+    const [a] = fleet(1, scripts, clock, { probeTimeoutMs: 60_000 }) as [SharedCircuitBreaker];
+    const [b] = fleet(1, model, clock, { probeTimeoutMs: 60_000 }) as [SharedCircuitBreaker];
+    await run([a, b], clock, 300, () => true);
+    // Until the fleet has opened and both members have heard it.
+    for (let t = 0; t < 5000 && (a.stats.refusedByFleet === 0 || b.stats.refusedByFleet === 0); t += 20) {
+      await run([a, b], clock, 20, () => false);
+    }
+    await clock.advance(1100);
+    await settle();
+    // a's claim is granted by the server, its reply lost: a falls back and later hands the lease back.
+    state.loseNext = true;
+    const claimed = Promise.resolve(a.acquire()).then(
+      (t) => t,
+      () => undefined,
+    );
+    await settle();
+    await clock.advance(150);
+    await settle();
+    const t = await claimed;
+    if (t !== undefined) a.release(t);
+    // The claim timed out (a probes by its local breaker, or learns its lease from a later report).
+    expect(a.stats.errors).toBeGreaterThanOrEqual(1);
+    // Reconnect (at most 2 s) and report: the lease goes back; b claims it and its probe closes the fleet.
+    let closed = false;
+    for (let i = 0; i < 100 && !closed; i++) {
+      await run([a, b], clock, 100, () => true);
+      closed = b.stateOf() === 'closed';
+    }
+    expect(closed).toBe(true);
+    // Well before the 60-s lease would have lapsed.
+    expect(clock.now() - 1_000_000).toBeLessThan(20_000);
+  });
+});
+
 describe('sharedCircuitBreaker: options', () => {
   it('refuses bad options with the option, the value and a fix', () => {
     const client = breakerModel(virtualClock());

@@ -175,6 +175,8 @@ class Breaker implements SharedCircuitBreaker {
   #due = Number.POSITIVE_INFINITY;
   #periods: number[] | undefined;
   #seq = 0;
+  /** The latest command answered: an older one's failure arriving after it changes no mode. */
+  #answeredSeq = 0;
   #sha: string | undefined;
   #mode: SharedMode = 'syncing';
   #reporting: Promise<void> | undefined;
@@ -386,8 +388,10 @@ class Breaker implements SharedCircuitBreaker {
     if (ls === 0) return new SharedTicket(k, 'call', now, fleetEpoch, k.local.state.e, -1);
     this.#s.refusedByLocal++;
     if (ls === 1) {
-      // The local breaker judged the service down for this member: evidence for the fleet.
+      // The local breaker judged the service down for this member: evidence for the fleet, sent
+      // as soon as failures are (and the member hears a fleet opening as soon).
       k.fleetWindow.add(true, now);
+      this.#arm(this.#reportMs / 4);
       throw new FleetRefusal('open', Math.max(0, k.local.state.ou - now), 'local', k.name);
     }
     const id = k.newLeaseId();
@@ -404,6 +408,12 @@ class Breaker implements SharedCircuitBreaker {
     if (k.holdsLease(now) && k.fleetProbes === 0) {
       k.fleetProbes++;
       return new SharedTicket(k, 'fleet-probe', now, k.fleet?.epoch ?? -1, k.local.state.e, k.fleet?.lease ?? -1);
+    }
+    // After its own probe failed, the member lets the others probe first for a report period: a
+    // member cut off from a healthy service would otherwise win and fail every probe.
+    const halfOpenSince = k.openUntil;
+    if (k.fleet?.openings === k.yieldAt && now < halfOpenSince + this.#reportMs) {
+      k.nextClaimAt = halfOpenSince + this.#reportMs;
     }
     if (k.claiming || now < k.nextClaimAt) {
       this.#s.refusedByFleet++;
@@ -460,6 +470,7 @@ class Breaker implements SharedCircuitBreaker {
     if (ticket.kind === 'fleet-probe') {
       k.fleetProbes = Math.max(0, k.fleetProbes - 1);
       k.pending = { op, leaseId: ticket.leaseId };
+      if (failed) k.yieldAt = (k.fleet?.openings ?? 0) + 1;
       // The member knows the outcome first: its local breaker follows it at once.
       const n = (k.fleet?.openings ?? 0) + 1;
       const om = periodFor(this.#proposals(), n, 5000);
@@ -568,13 +579,16 @@ class Breaker implements SharedCircuitBreaker {
         periods,
       };
     });
-    const args = reportArgs('', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, ++this.#seq, reports);
+    const seq = ++this.#seq;
+    const args = reportArgs('', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, seq, reports);
     const redisKeys = keys.flatMap((k) => k.redisKeys);
     let replies: CheckedReply[];
     try {
       replies = parseReply(this.#where, await this.#bounded(this.#run(redisKeys, args)), keys.length);
     } catch (error) {
       this.#s.errors++;
+      // A later command was answered already: this failure is old news (a reply lost in a race).
+      if (seq < this.#answeredSeq) return;
       this.#reconnect ??= RECONNECT.start();
       this.#nextTryMs = this.#clock.now() + this.#reconnect.next();
       // A claim that timed out may have been granted: the lease is handed back with the next report.
@@ -589,6 +603,7 @@ class Breaker implements SharedCircuitBreaker {
       return;
     }
     const received = this.#clock.now();
+    this.#answeredSeq = Math.max(this.#answeredSeq, seq);
     this.#reconnect = undefined;
     this.#nextTryMs = Number.NEGATIVE_INFINITY;
     if (this.#mode === 'local') {
@@ -626,6 +641,8 @@ class Breaker implements SharedCircuitBreaker {
       else if (known && (known.state !== 0 || r.closings > known.closings))
         k.mirror({ s: 0, n: 0, remainingMs: 0, om: 0 }, at);
     }
+    // The half-open state's start stays as first heard: later replies say only "half-open now".
+    if (r.state !== 0 && (changed || r.remainingMs > 0)) k.openUntil = at + r.remainingMs;
     k.fleet = r;
     k.heardAt = at;
   }

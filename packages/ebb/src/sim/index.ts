@@ -36,6 +36,12 @@ export {
   ethernetCeilingSweep,
   simulateEthernet,
 } from './ethernet.js';
+export {
+  type FleetBreakerCounts,
+  type FleetBreakerOptions,
+  type FleetBreakerResult,
+  simulateFleetBreaker,
+} from './fleet-breaker.js';
 export type { LatencySummary } from './latency.js';
 export type { NetworkModel } from './network.js';
 export {
