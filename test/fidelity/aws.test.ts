@@ -2,12 +2,12 @@
 // middleware of @smithy/core (`retryMiddleware`, what every SDK v3 client runs) driving its
 // `StandardRetryStrategy` — 3.41.0, the 2026 behaviour, which is the SDK default today — and
 // 3.39.0 (installed as `smithy-core-pre-2026`), the behaviour before it. ebb's parts, composed
-// as a caller composes them: the `aws` classifier, `awsServerHintMs`, `presets.awsStandard` /
+// as a caller composes them: the `aws` predicate, `awsServerHintMs`, `presets.awsStandard` /
 // `awsStandardPre2026` and `awsRetryQuota()`. Same responses, same random values: the same
 // errors retried, the same waits, the same quota balance before every attempt and at the end.
 import { createRequire } from 'node:module';
 import { type Backoff, presets, seeded } from 'ebb';
-import { aws, awsServerHintMs, awsThrottlingCodes, type HttpResult } from 'ebb/http';
+import { aws, awsServerHintMs, awsThrottlingCodes } from 'ebb/http';
 import { awsRetryQuota } from 'ebb/rate';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
@@ -161,16 +161,8 @@ async function viaEbb(behaviour: keyof typeof SDKS, ops: readonly Operation[]): 
         break;
       }
       const response = new Response(null, { status: step.status, headers: step.headers });
-      const result: HttpResult = {
-        method: 'GET',
-        url: 'http://127.0.0.1/',
-        attempt: trace.attempts,
-        response,
-        error: undefined,
-        text: async () => '',
-      };
-      const verdict = await aws(result);
-      if (verdict === false || verdict === 'final') break;
+      const verdict = await aws({ ok: true, value: response });
+      if (verdict === false) break;
       const error = {
         name: step.code,
         status: step.status,

@@ -34,7 +34,7 @@ describe('googleDrive over sockets', () => {
         res.end(driveError('forbidden', 'Forbidden'));
       } else res.end('{"id":"1"}');
     });
-    const f = withRetry(fetch, { backoff: fast, retryOn: googleDrive });
+    const f = withRetry(fetch, { backoff: fast, isFailure: googleDrive });
     const limited = await f(`${t.origin}/files/rate-limited`);
     expect(limited.status).toBe(200);
     expect(perPath.get('/files/rate-limited')).toBe(2);
@@ -54,7 +54,7 @@ describe('googleDrive over sockets', () => {
     const clock = { now: () => 0, sleep: () => Promise.resolve() }; // record the wait, do not spend it
     const f = withRetry(fetch, {
       backoff: presets.googleDrive,
-      retryOn: googleDrive,
+      isFailure: googleDrive,
       clock,
       onRetry: ({ delayMs }) => {
         delays.push(delayMs);
@@ -102,7 +102,7 @@ describe('aws over sockets', () => {
 
   // AWS JSON APIs are POSTs, which the SDKs retry: so does this client, by listing POST.
   const call = (origin: string, target: string) =>
-    withRetry(fetch, { backoff: fast, retryOn: aws, methods: ['GET', 'PUT', 'DELETE', 'POST'] })(origin, {
+    withRetry(fetch, { backoff: fast, isFailure: aws, methods: ['GET', 'PUT', 'DELETE', 'POST'] })(origin, {
       method: 'POST',
       headers: { 'x-amz-target': `DynamoDB_20120810.${target}`, 'content-type': 'application/x-amz-json-1.0' },
       body: JSON.stringify({ TableName: 'ebb' }),
@@ -139,7 +139,7 @@ describe('googleHttpClient over sockets', () => {
       res.writeHead(statuses[(t?.seen.length ?? 1) - 1] ?? 200);
       res.end();
     });
-    const f = withRetry(fetch, { backoff: fast, retryOn: googleHttpClient });
+    const f = withRetry(fetch, { backoff: fast, isFailure: googleHttpClient });
     expect((await f(`${t.origin}/a`)).status).toBe(200);
     expect(t.seen).toHaveLength(3);
     expect((await f(`${t.origin}/b`)).status).toBe(502);

@@ -87,8 +87,12 @@ describe('a fault-injecting TCP proxy (seeded): every accepted response exact, e
   it('withRetry alone: every accepted response is exactly right, every failure a clear error', async () => {
     upstream = await blobServer();
     proxy = await startFaultProxy(Number(new URL(upstream.origin).port), seeded(20261121));
+    // The proxy breaks most connections on purpose. The default retry budget would rightly stop
+    // retrying a service this broken; these tests are about the bytes of each outcome, so every
+    // request runs its attempts.
     const f = withRetry(fetch, {
-      attemptTimeoutMs: 250,
+      use: [timeout(250)],
+      budget: false,
       backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: fullJitter, maxAttempts: 4 }),
     });
     const outcomes = await pool(N, 8, async (i) => {
@@ -116,7 +120,8 @@ describe('a fault-injecting TCP proxy (seeded): every accepted response exact, e
     upstream = await blobServer();
     proxy = await startFaultProxy(Number(new URL(upstream.origin).port), seeded(42));
     const f = withRetry(fetch, {
-      attemptTimeoutMs: 250,
+      use: [timeout(250)],
+      budget: false,
       backoff: exponential({ initialDelayMs: 10, multiplier: 2, maxDelayMs: 100, jitter: fullJitter, maxAttempts: 4 }),
     });
     let reads = 0;
@@ -129,6 +134,7 @@ describe('a fault-injecting TCP proxy (seeded): every accepted response exact, e
           jitter: fullJitter,
           maxAttempts: 20,
         }),
+        budget: false,
       }),
       timeout(600),
     ]);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { expectNoLeaks, startServer, type TestServer } from './support/server.js';
 
 /*
- * What withRetry tells its `rate` hook, against a real node:http server on 127.0.0.1: every
+ * What withRetry tells the mechanisms of its `use`, against a real node:http server on 127.0.0.1: every
  * response by what it says about the service, whatever the method; the retry decision apart,
  * keeping to idempotency.
  */
@@ -29,7 +29,7 @@ async function answering(status: number, headers: Record<string, string> = {}): 
 
 const once = constant({ delayMs: 0, maxAttempts: 1 });
 
-describe('withRetry reports every response to the rate hook by what it says about the service', () => {
+describe('withRetry reports every response to the mechanisms of `use` by what it says about the service', () => {
   it.each([
     ['GET', undefined],
     ['POST', 'order #1'],
@@ -39,7 +39,7 @@ describe('withRetry reports every response to the rate hook by what it says abou
     async (method, body) => {
       const t = await answering(503);
       const breaker = circuitBreaker({ consecutiveFailures: 3 });
-      const f = withRetry(fetch, { rate: breaker, backoff: once });
+      const f = withRetry(fetch, { use: [breaker], backoff: once });
       for (let i = 0; i < 3; i++) {
         const res = await f(`${t.origin}/x`, { method, body });
         expect(res.status).toBe(503);
@@ -58,7 +58,7 @@ describe('withRetry reports every response to the rate hook by what it says abou
     const t = await answering(503);
     for (const method of ['POST', 'GET']) {
       const breaker = circuitBreaker({ consecutiveFailures: 3 });
-      const f = withRetry(fetch, { rate: breaker, backoff: constant({ delayMs: 0, maxAttempts: 3 }) });
+      const f = withRetry(fetch, { use: [breaker], backoff: constant({ delayMs: 0, maxAttempts: 3 }) });
       const before = t.seen.length;
       const outcomes: string[] = [];
       for (let i = 0; i < 6; i++) {
@@ -89,7 +89,7 @@ describe('withRetry reports every response to the rate hook by what it says abou
   it('in mixed traffic a POST 503 no longer resets the consecutive count: GET, POST, GET answered 503 open a breaker of 3', async () => {
     const t = await answering(503);
     const breaker = circuitBreaker({ consecutiveFailures: 3 });
-    const f = withRetry(fetch, { rate: breaker, backoff: once });
+    const f = withRetry(fetch, { use: [breaker], backoff: once });
     for (const method of ['GET', 'POST', 'GET'])
       await (await f(`${t.origin}/x`, { method, body: method === 'POST' ? 'b' : undefined })).text();
     expect(breaker.state).toBe('open');
@@ -112,7 +112,7 @@ describe('withRetry reports every response to the rate hook by what it says abou
           },
         },
       });
-      const f = withRetry(fetch, { rate: limiter, backoff: once });
+      const f = withRetry(fetch, { use: [limiter], backoff: once });
       for (let i = 0; i < 4; i++)
         await (await f(`${t.origin}/x`, { method, body: method === 'POST' ? 'b' : undefined })).text();
       expect(samples.map((s) => s.dropped)).toEqual([true, true, true, true]);
@@ -139,7 +139,7 @@ describe('withRetry reports every response to the rate hook by what it says abou
           if (outcome !== 'success') expect(isHttpStatusError(detail)).toBe(true);
         },
       };
-      const f = withRetry(fetch, { rate, backoff: constant({ delayMs: 0, maxAttempts: 3 }) });
+      const f = withRetry(fetch, { use: [rate], backoff: constant({ delayMs: 0, maxAttempts: 3 }) });
       const res = await f(`${t.origin}/x`, { method: 'POST', body: 'b' });
       expect(res.status).toBe(status);
       await res.text();

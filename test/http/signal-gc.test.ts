@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { timeout } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './support/server.js';
@@ -74,7 +75,7 @@ describe("the caller's timeout aborts a body read under garbage collection", () 
   }, 30_000);
 
   it('withRetry(fetch): no read waits past the timeout', async () => {
-    const outcomes = await stalledReads(withRetry(fetch, { attemptTimeoutMs: 30_000 }));
+    const outcomes = await stalledReads(withRetry(fetch, { use: [timeout(30_000)] }));
     expect(
       outcomes.filter((o) => !aborted(o)),
       outcomes.join(', '),

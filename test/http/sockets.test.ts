@@ -1,11 +1,11 @@
-import { constant, noJitter } from 'ebb';
-import { type FetchLike, withRetry } from 'ebb/http';
+import { constant, noJitter, timeout } from 'ebb';
+import { withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startServer, type TestServer } from './support/server.js';
 
 /*
- * Which connections does a server still hold after `withRetry(fetch, {
- * attemptTimeoutMs })` gives up on it, and whose are they? Measured against a real node:http
+ * Which connections does a server still hold after `withRetry(fetch, { use: [timeout(ms)] })`
+ * gives up on it, and whose are they? Measured against a real node:http
  * server that never answers; docs/http-notes.md records the figures.
  */
 
@@ -34,7 +34,7 @@ async function giveUp(run: (url: string) => Promise<unknown>): Promise<unknown[]
 }
 
 const retrying = (init?: RequestInit) => (url: string) =>
-  withRetry(fetch, { attemptTimeoutMs: 200, backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }) })(
+  withRetry(fetch, { use: [timeout(200)], backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }) })(
     url,
     init,
   );
@@ -91,14 +91,14 @@ describe('connections after timed-out attempts', () => {
     try {
       const init = { dispatcher } as RequestInit;
       const seenInit: (RequestInit | undefined)[] = [];
-      const spy: FetchLike = (input, i) => {
+      const spy: typeof fetch = (input, i) => {
         seenInit.push(i);
         return fetch(input, i);
       };
       t = await startServer(() => {});
       const url = `${t.origin}/never`;
       const f = withRetry(spy, {
-        attemptTimeoutMs: 200,
+        use: [timeout(200)],
         backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
       });
       await Promise.all(Array.from({ length: OPERATIONS }, () => f(url, init).catch(() => {})));

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { constant, noJitter, RetryError, type VirtualClock, virtualClock } from 'ebb';
+import { constant, noJitter, RetryError, timeout, type VirtualClock, virtualClock } from 'ebb';
 import { aws, type HttpStatusError, standard, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
@@ -72,8 +72,8 @@ describe('statuses and Retry-After, over sockets', () => {
     await expectNoLeaks(t);
   });
 
-  it('the AWS classifiers read x-amz-retry-after (ms) as the SDK does; the standard one ignores it', async () => {
-    const arrivalsWith = async (retryOn: typeof aws) => {
+  it('the AWS predicates read x-amz-retry-after (ms) as the SDK does; the standard one ignores it', async () => {
+    const arrivalsWith = async (isFailure: typeof aws) => {
       const clock = virtualClock();
       const arrivals: number[] = [];
       const t = await serve((_req, res) => {
@@ -85,7 +85,7 @@ describe('statuses and Retry-After, over sockets', () => {
       });
       const f = withRetry(fetch, {
         backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }),
-        retryOn,
+        isFailure,
         clock,
       });
       const box = settle(f(`${t.origin}/x`));
@@ -98,9 +98,9 @@ describe('statuses and Retry-After, over sockets', () => {
     expect(await arrivalsWith(standard)).toEqual([0, 10]);
   });
 
-  it('a classifier whose serverHintMs is not a function is refused at once, naming it', () => {
-    const bad = Object.assign(() => 'retry' as const, { serverHintMs: 5 });
-    expect(() => withRetry(fetch, { retryOn: bad as never })).toThrow(/`retryOn.serverHintMs`.*got 5/);
+  it('a predicate whose serverHintMs is not a function is refused at once, naming it', () => {
+    const bad = Object.assign(() => true, { serverHintMs: 5 });
+    expect(() => withRetry(fetch, { isFailure: bad as never })).toThrow(/`isFailure.serverHintMs`.*got 5/);
   });
 
   it('429 with Retry-After: 86400 → gives up at once: one request, the 429 returned with its body', async () => {
@@ -258,13 +258,13 @@ describe('resets, methods and cut-off bodies, over sockets', () => {
 });
 
 describe('a server that never answers', () => {
-  it('attemptTimeoutMs: 200 → each attempt aborted on time, retried, then RetryError; zero open connections after', async () => {
+  it('use: [timeout(200)] → each attempt aborted on time, retried, then RetryError; zero open connections after', async () => {
     const closedAfter: number[] = [];
     const t = await serve((req, _res, seen) => {
       req.socket.once('close', () => closedAfter.push(performance.now() - seen.at));
     });
     const f = withRetry(fetch, {
-      attemptTimeoutMs: 200,
+      use: [timeout(200)],
       backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
     });
     const started = performance.now();

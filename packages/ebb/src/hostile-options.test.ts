@@ -22,7 +22,7 @@ import { virtualClock } from './core/virtual-clock.js';
 import { parseRetryAfter } from './http/retry-after.js';
 import { shed } from './http/shed.js';
 import { shedFetch } from './http/shed-fetch.js';
-import { type FetchLike, withRetry } from './http/with-retry.js';
+import { withRetry } from './http/with-retry.js';
 import { delayDistribution } from './sim/delays.js';
 import { simulateEthernet } from './sim/ethernet.js';
 import { simulateOverload } from './sim/overload.js';
@@ -284,7 +284,18 @@ describe('hostile options: a named TypeError or RangeError, or a value that work
   });
 
   it('withRetry(): hostile options are refused at construction, or a request settles on the virtual clock', async () => {
-    const keys = ['backoff', 'attemptTimeoutMs', 'maxRetryAfterMs', 'random', 'unref', 'retryOn', 'methods', 'onRetry'];
+    const keys = [
+      'backoff',
+      'maxRetryAfterMs',
+      'random',
+      'unref',
+      'isFailure',
+      'methods',
+      'onRetry',
+      'use',
+      'serverHintMs',
+      'budget',
+    ];
     await fc.assert(
       fc.asyncProperty(
         hostileOptions(keys),
@@ -292,7 +303,7 @@ describe('hostile options: a named TypeError or RangeError, or a value that work
         async (options, retryAfter) => {
           const clock = virtualClock(1_000);
           let calls = 0;
-          const fetchImpl: FetchLike = async () => {
+          const fetchImpl = async (_input: string) => {
             calls++;
             return new Response('busy', { status: 503, headers: { 'retry-after': String(retryAfter) } });
           };

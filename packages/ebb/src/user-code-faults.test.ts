@@ -16,8 +16,7 @@ import { noJitter } from './backoff/jitter-none.js';
 import type { Clock } from './core/clock.js';
 import { TimerQueue, type Wakeup } from './core/timer-queue.js';
 import { type VirtualClock, virtualClock } from './core/virtual-clock.js';
-import type { HttpClassifier } from './http/classifier.js';
-import { standard } from './http/classifier.js';
+import { type HttpPredicate, standard } from './http/predicates.js';
 import { withRetry } from './http/with-retry.js';
 import { adaptiveRate } from './rate/adaptive-rate.js';
 import { adaptiveThrottle } from './rate/adaptive-throttle.js';
@@ -170,11 +169,11 @@ function piped(
 }
 
 /** `retrying()` with the default policy and the virtual clock, and `extra`. */
-const retryOn = (env: Env, extra: RetryOptions = {}) => retrying({ backoff: policy, clock: env.clock, ...extra });
+const retryingIn = (env: Env, extra: RetryOptions = {}) => retrying({ backoff: policy, clock: env.clock, ...extra });
 
 /** Starts A and B through `pipeline([retrying(), guard])`, the guard shared by both. */
 function guarded(env: Env, guard: RateController): Pick<Started, 'a' | 'b'> {
-  return piped(env, () => [retryOn(env), guard]);
+  return piped(env, () => [retryingIn(env), guard]);
 }
 
 /** A clock whose now() and sleep() are user functions to inject faults into. */
@@ -348,7 +347,7 @@ const pipelineSites: Site[] = [
           };
         };
         const guards = { A: guardOf('A'), B: guardOf('B') };
-        return { ...piped(env, (call) => [retryOn(env), guards[call]]), resting: () => ({ ticketsHeld: held }) };
+        return { ...piped(env, (call) => [retryingIn(env), guards[call]]), resting: () => ({ ticketsHeld: held }) };
       },
     }),
   ),
@@ -358,7 +357,7 @@ const pipelineSites: Site[] = [
     use: 'awaited',
     names: /isFailure/,
     start: (env) => ({
-      ...piped(env, (call) => [retryOn(env, call === 'A' ? { isFailure: env.inject((o: Result) => !o.ok) } : {})]),
+      ...piped(env, (call) => [retryingIn(env, call === 'A' ? { isFailure: env.inject((o: Result) => !o.ok) } : {})]),
       resting: () => ({}),
     }),
   },
@@ -367,7 +366,7 @@ const pipelineSites: Site[] = [
     callback: 'onFailedAttempt',
     use: 'hook',
     start: (env) => ({
-      ...piped(env, (call) => [retryOn(env, call === 'A' ? { onFailedAttempt: env.inject(() => undefined) } : {})]),
+      ...piped(env, (call) => [retryingIn(env, call === 'A' ? { onFailedAttempt: env.inject(() => undefined) } : {})]),
       resting: () => ({}),
     }),
   },
@@ -380,7 +379,7 @@ const pipelineSites: Site[] = [
       const next = env.inject(() => 10);
       let n = 0;
       const backoff = { maxElapsedMs: Infinity, start: () => ({ next: () => (n++ < 2 ? next() : -1) }) };
-      return { ...piped(env, (call) => [retryOn(env, call === 'A' ? { backoff } : {})]), resting: () => ({}) };
+      return { ...piped(env, (call) => [retryingIn(env, call === 'A' ? { backoff } : {})]), resting: () => ({}) };
     },
   },
   {
@@ -389,7 +388,7 @@ const pipelineSites: Site[] = [
     use: 'awaited',
     names: /clock\.sleep\(\)/,
     start: (env) => ({
-      ...piped(env, (call) => [retryOn(env, call === 'A' ? { clock: faultyClock(env, 'sleep') } : {})]),
+      ...piped(env, (call) => [retryingIn(env, call === 'A' ? { clock: faultyClock(env, 'sleep') } : {})]),
       resting: () => ({}),
     }),
   },
@@ -400,7 +399,7 @@ const pipelineSites: Site[] = [
     names: /budget\.tryAcquireRetry/,
     start: (env) => {
       const budget = { tryAcquireRetry: env.inject(() => true), recordSuccess() {} };
-      return { ...piped(env, (call) => [retryOn(env, call === 'A' ? { budget } : {})]), resting: () => ({}) };
+      return { ...piped(env, (call) => [retryingIn(env, call === 'A' ? { budget } : {})]), resting: () => ({}) };
     },
   },
   {
@@ -415,7 +414,7 @@ const pipelineSites: Site[] = [
     start: (env) => ({
       ...piped(env, (call) => [
         timeout(5_000, { clock: call === 'A' ? faultyClock(env, 'sleep') : env.clock }),
-        retryOn(env),
+        retryingIn(env),
       ]),
       resting: () => ({}),
     }),
@@ -428,7 +427,7 @@ const pipelineSites: Site[] = [
     start: (env) => ({
       ...piped(env, (call) => [
         fallback(call === 'A' ? env.inject((_o: Result) => 'spare A') : () => 'spare B'),
-        retryOn(env),
+        retryingIn(env),
       ]),
       resting: () => ({}),
     }),
@@ -441,7 +440,7 @@ const pipelineSites: Site[] = [
     start: (env) => ({
       ...piped(env, (call) => [
         fallback(`spare ${call}`, call === 'A' ? { isFailure: env.inject((o: Result) => !o.ok) } : {}),
-        retryOn(env),
+        retryingIn(env),
       ]),
       resting: () => ({}),
     }),
@@ -449,7 +448,10 @@ const pipelineSites: Site[] = [
 ];
 
 /** withRetry over a scripted fetch: `failures` 503s, then 200 with the call's name. */
-function http(env: Env, fault: 'fetchImpl' | 'retryOn' | 'serverHintMs' | 'onRetry'): Pick<Started, 'a' | 'b'> {
+function http(
+  env: Env,
+  fault: 'fetchImpl' | 'isFailure' | 'serverHintMs' | 'isFailure.serverHintMs' | 'onRetry',
+): Pick<Started, 'a' | 'b'> {
   const sent: Record<Call, number> = { A: 0, B: 0 };
   const fetchGood = async (input: RequestInfo | URL, _init?: RequestInit): Promise<Response> => {
     const call: Call = String(input).endsWith('/A') ? 'A' : 'B';
@@ -463,20 +465,24 @@ function http(env: Env, fault: 'fetchImpl' | 'retryOn' | 'serverHintMs' | 'onRet
     fault === 'fetchImpl'
       ? env.inject(fetchGood, (input: RequestInfo | URL) => String(input).endsWith('/A'))
       : fetchGood;
-  let retryOn: HttpClassifier = standard;
-  if (fault === 'retryOn') retryOn = env.inject(standard, (r) => r.url.endsWith('/A')) as HttpClassifier;
-  if (fault === 'serverHintMs') {
-    retryOn = Object.assign((r: Parameters<HttpClassifier>[0]) => standard(r), {
-      serverHintMs: env.inject(
-        (_r: Response): number | undefined => undefined,
-        (r: Response) => r.headers.get('x-call') === 'A',
-      ),
-    });
+  // A hint reader that answers no hint, but for the call the fault is injected into.
+  const noHint = () =>
+    env.inject(
+      (_r: Response): number | undefined => undefined,
+      (r: Response) => r.headers.get('x-call') === 'A',
+    );
+  let isFailure: HttpPredicate = standard;
+  if (fault === 'isFailure') {
+    isFailure = env.inject(standard, (_o, c) => (c as unknown as { url: string }).url.endsWith('/A')) as HttpPredicate;
   }
-  const f = withRetry(fetchImpl as never, {
+  if (fault === 'isFailure.serverHintMs') {
+    isFailure = Object.assign((o: Parameters<HttpPredicate>[0]) => standard(o), { serverHintMs: noHint() });
+  }
+  const f = withRetry(fetchImpl as typeof fetch, {
     backoff: policy,
     clock: env.clock,
-    retryOn,
+    isFailure,
+    ...(fault === 'serverHintMs' ? { serverHintMs: noHint() } : {}),
     ...(fault === 'onRetry'
       ? {
           onRetry: env.inject(
@@ -496,8 +502,9 @@ function http(env: Env, fault: 'fetchImpl' | 'retryOn' | 'serverHintMs' | 'onRet
 const httpSites: Site[] = (
   [
     ['fetchImpl', 'awaited', /fetchImpl/],
-    ['retryOn', 'awaited', /retryOn/],
-    ['retryOn.serverHintMs', 'void', undefined],
+    ['isFailure', 'awaited', /isFailure/],
+    ['serverHintMs', 'void', undefined],
+    ['isFailure.serverHintMs', 'void', undefined],
     ['onRetry', 'hook', undefined],
   ] as const
 ).map(
@@ -507,7 +514,7 @@ const httpSites: Site[] = (
     use,
     ...(names ? { names } : {}),
     start: (env) => ({
-      ...http(env, callback === 'retryOn.serverHintMs' ? 'serverHintMs' : callback),
+      ...http(env, callback),
       resting: () => ({}),
     }),
   }),

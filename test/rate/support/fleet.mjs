@@ -68,7 +68,9 @@ export async function runFleet({
         wrapped && cls !== undefined && typeof rate.priority === 'function'
           ? wrapRecord(rate.priority(cls), cuts, t)
           : wrapped;
-      f = withRetry(counted, controller ? { rate: controller } : {});
+      // The fleet measures rate control alone: withRetry's default retry budget, which would also
+      // cut the retries of 429s, is off, so a controller's figures are its own.
+      f = withRetry(counted, controller ? { use: [controller], budget: false } : { budget: false });
       fetchers.set(cls, f);
     }
     return f;

@@ -95,7 +95,7 @@ const counted = async (input, init) => {
   else if (response.status === 429) bump('throttled', s);
   return response;
 };
-const fetchOnce = withRetry(counted, { rate: measured, backoff: constant({ delayMs: 0, maxAttempts: 1 }) });
+const fetchOnce = withRetry(counted, { use: [measured], backoff: constant({ delayMs: 0, maxAttempts: 1 }) });
 const errors = {};
 const view = [];
 const sampler = setInterval(() => {

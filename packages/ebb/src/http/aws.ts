@@ -1,4 +1,6 @@
-import { type HttpClassifier, type HttpResult, isTransientError } from './classifier.js';
+import type { Result } from '../retry/errors.js';
+import { type HttpPredicate, isTransientError, responseOf, statusOf } from './predicates.js';
+import { responseText } from './response-text.js';
 
 /**
  * The throttling error codes of the AWS SDKs: `THROTTLING_ERROR_CODES` in
@@ -46,12 +48,14 @@ function sanitize(raw: string): string {
 /**
  * The error code of an AWS error response: the `x-amzn-ErrorType` header (REST-JSON), else the
  * body's JSON `__type` or `code`/`Code` (JSON protocols), else the first XML `<Code>` (Query,
- * EC2 and S3's REST-XML: `<Error><Code>SlowDown</Code>…`).
+ * EC2 and S3's REST-XML: `<Error><Code>SlowDown</Code>…`). Headers or body missing (a bare
+ * `{ status }`): no code.
  */
-async function errorCode(result: HttpResult, response: Response): Promise<string | undefined> {
-  const header = response.headers.get('x-amzn-errortype');
+async function errorCode(response: unknown): Promise<string | undefined> {
+  const headers = (response as { headers?: { get?: unknown } }).headers;
+  const header = typeof headers?.get === 'function' ? (headers as Headers).get('x-amzn-errortype') : null;
   if (header !== null && header.trim() !== '') return sanitize(header);
-  const text = (await result.text()).trim();
+  const text = (await responseText(response as Response)).trim();
   if (text.startsWith('{')) {
     let doc: Record<string, unknown>;
     try {
@@ -71,19 +75,18 @@ async function errorCode(result: HttpResult, response: Response): Promise<string
 const TRANSIENT_STATUS: ReadonlySet<number> = new Set([500, 502, 503, 504]);
 
 /** The verdict both AWS rules share; `every5xx` picks the General Reference's reading of 5xx. */
-async function classify(result: HttpResult, every5xx: boolean): Promise<'retry' | 'throttled' | 'final'> {
-  const { response, error } = result;
-  if (response === undefined) return isTransientError(error) ? 'retry' : 'final';
-  const status = response.status;
-  if (status < 400) return 'final';
+async function classify(outcome: Result<unknown>, every5xx: boolean): Promise<boolean | 'throttled'> {
+  const status = statusOf(outcome);
+  if (status === undefined) return !outcome.ok && isTransientError(outcome.error);
+  if (status < 400) return false;
   if (status === 429) return 'throttled';
+  const response = responseOf(outcome);
   // '' is in neither set: no code, no verdict from it.
   // Stryker disable next-line StringLiteral: any string in neither set does the same.
-  const code = (await errorCode(result, response)) ?? '';
+  const code = (typeof response === 'object' && response !== null ? await errorCode(response) : undefined) ?? '';
   if (THROTTLING.has(code)) return 'throttled';
-  if (TRANSIENT.has(code)) return 'retry';
-  if (every5xx ? status >= 500 : TRANSIENT_STATUS.has(status)) return 'retry';
-  return 'final';
+  if (TRANSIENT.has(code)) return true;
+  return every5xx ? status >= 500 : TRANSIENT_STATUS.has(status);
 }
 
 /**
@@ -91,24 +94,26 @@ async function classify(result: HttpResult, every5xx: boolean): Promise<'retry' 
  * 3.41.0, `getRetryErrorType`: THROTTLING and TRANSIENT are retried, SERVER_ERROR and
  * CLIENT_ERROR are not):
  * - **429**, and any error whose code is in {@link awsThrottlingCodes} (a 400
- *   `ThrottlingException`, S3's 503 `SlowDown`, EC2's `RequestLimitExceeded`): throttled;
- * - a transient code (`TimeoutError`, `RequestTimeout`, `RequestTimeoutException`): retry;
- * - **500, 502, 503, 504** (`TRANSIENT_ERROR_STATUS_CODES`): retry; other 5xx (501, 505 …)
- *   are final — for every 5xx, use {@link awsGeneralReference};
- * - every other 4xx (`ValidationException`, `AccessDeniedException`, …): final;
- * - network failures and attempt timeouts: retry.
+ *   `ThrottlingException`, S3's 503 `SlowDown`, EC2's `RequestLimitExceeded`): `'throttled'`;
+ * - a transient code (`TimeoutError`, `RequestTimeout`, `RequestTimeoutException`): `true`;
+ * - **500, 502, 503, 504** (`TRANSIENT_ERROR_STATUS_CODES`): `true`; other 5xx (501, 505 …)
+ *   are no failure — for every 5xx, use {@link awsGeneralReference};
+ * - every other 4xx (`ValidationException`, `AccessDeniedException`, …): `false`;
+ * - network failures and attempt timeouts: `true`; other errors `false`.
  *
- * It reads the code from `x-amzn-ErrorType`, else from the first 64 KiB of the body (a clone:
- * the response you get back is unread), and only for 4xx and 5xx responses.
+ * It reads the code from `x-amzn-ErrorType`, else from the first 64 KiB of the body
+ * (`responseText`: a clone, so the response you get back is unread), and only for 4xx and 5xx
+ * responses.
  *
  * Where the SDKs differ: they also correct clock skew before retrying a signature error, and
  * honour the `$retryable` trait of modelled errors; ebb has neither.
  *
  * Pairs with `presets.awsStandard` (the SDK's standard mode) and `awsRetryQuota()` from `ebb/rate`.
  */
-export const aws: HttpClassifier = /* @__PURE__ */ Object.assign((result: HttpResult) => classify(result, false), {
-  serverHintMs: (response: Response) => awsServerHintMs(response),
-});
+export const aws: HttpPredicate = /* @__PURE__ */ Object.assign(
+  (outcome: Result<unknown>) => classify(outcome, false),
+  { serverHintMs: (response: Response) => awsServerHintMs(response) },
+);
 
 /**
  * The AWS General Reference's rule ("Error retries and exponential backoff in AWS": "retry
@@ -116,8 +121,8 @@ export const aws: HttpClassifier = /* @__PURE__ */ Object.assign((result: HttpRe
  * indicate that you need to revise the request"), which the seed article follows: as
  * {@link aws}, but **every 5xx** is retried, 501 and 505 included.
  */
-export const awsGeneralReference: HttpClassifier = /* @__PURE__ */ Object.assign(
-  (result: HttpResult) => classify(result, true),
+export const awsGeneralReference: HttpPredicate = /* @__PURE__ */ Object.assign(
+  (outcome: Result<unknown>) => classify(outcome, true),
   { serverHintMs: (response: Response) => awsServerHintMs(response) },
 );
 

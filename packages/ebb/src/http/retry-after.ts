@@ -121,3 +121,22 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number 
   if (at === undefined) return undefined;
   return at > nowMs ? at - nowMs : 0;
 }
+
+/**
+ * The wait a response's `Retry-After` asks for, in ms, or undefined — `withRetry()`'s default
+ * reading of a failed response's hint. An HTTP-date is measured from the response's own `Date`
+ * field when it has a valid one, so that the wait is what the server meant whatever the skew
+ * between the two clocks; otherwise from `nowMs` (default `Date.now()`). A date in the past
+ * gives 0. `serverHintMs` also reads the IETF `RateLimit` field.
+ *
+ * @example
+ * retryAfterMs(new Response(null, { status: 503, headers: { 'retry-after': '2' } }));  // 2000
+ */
+export function retryAfterMs(
+  response: { readonly headers: { get(name: string): string | null } },
+  nowMs: number = Date.now(),
+): number | undefined {
+  // Both parsers read a missing field (null) as no value.
+  const serverNow = parseHttpDate(response.headers.get('date'), nowMs);
+  return parseRetryAfter(response.headers.get('retry-after'), serverNow ?? nowMs);
+}

@@ -17,7 +17,7 @@ function setup(answers: Response[], maxServerWaitMs?: number) {
     calls.push({ url: String(input), at: clock.now() });
     return (answers[i++] ?? new Response('ok')).clone();
   };
-  const get = withRetry(fetchImpl, { clock, rate, random: () => 0.5 });
+  const get = withRetry(fetchImpl, { clock, use: [rate], random: () => 0.5 });
   return { clock, calls, get };
 }
 

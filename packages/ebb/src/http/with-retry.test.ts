@@ -8,9 +8,12 @@ import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import type { HedgeCallOptions, Hedging } from '../resilience/hedging.js';
 import { RetryError } from '../retry/errors.js';
 import type { AttemptContext, Outcome } from '../retry/options.js';
+import { timeout } from '../retry/timeout.js';
 import { aws } from './aws.js';
+import { responseText } from './response-text.js';
+import { serverHintMs } from './server-hint.js';
 import { HttpStatusError } from './status-error.js';
-import { type FetchLike, type HttpRetryContext, type WithRetryOptions, withRetry } from './with-retry.js';
+import { type HttpRetryContext, type WithRetryOptions, withRetry } from './with-retry.js';
 
 /*
  * Unit tests with a scripted fetch on a virtual clock: the rules, exactly, without sockets or
@@ -43,7 +46,7 @@ type Step = number | Response | Error | ((call: Call) => Response | Promise<Resp
 function scripted(clock: VirtualClock, steps: Step[]) {
   const calls: Call[] = [];
   const made: { response: Response; state: { cancelled: boolean } }[] = [];
-  const fetchImpl: FetchLike = async (input, init) => {
+  const fetchImpl = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const call = { input, init, at: clock.now() };
     calls.push(call);
     const step = steps[Math.min(calls.length - 1, steps.length - 1)] as Step;
@@ -57,10 +60,13 @@ function scripted(clock: VirtualClock, steps: Step[]) {
   return { fetchImpl, calls, made };
 }
 
-/** Runs one request through withRetry on the virtual clock until it settles. */
+/**
+ * Runs one request through withRetry on the virtual clock until it settles; `options` may be
+ * made from the clock (a `timeout()` in `use` waits on it too).
+ */
 async function run(
   steps: Step[],
-  options: WithRetryOptions = {},
+  options: WithRetryOptions | ((clock: VirtualClock) => WithRetryOptions) = {},
   input: RequestInfo | URL = 'http://127.0.0.1/x',
   init?: RequestInit,
 ) {
@@ -73,7 +79,7 @@ async function run(
     onRetry: (c) => {
       retries.push(c);
     },
-    ...options,
+    ...(typeof options === 'function' ? options(clock) : options),
   });
   const settled = f(input, init).then(
     (response) => ({ response, error: undefined }),
@@ -131,7 +137,7 @@ describe('withRetry: executor options pass through', () => {
     expect(r.calls.map((c) => c.at)).toEqual([0, 50, 150, 350]);
   });
 
-  it("unref: the attempt timeout's timer does not hold the process either (Node.js)", async () => {
+  it('unref: the waits between attempts do not hold the process (Node.js)', async () => {
     const handles: ReturnType<typeof setTimeout>[] = [];
     const real = globalThis.setTimeout;
     const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
@@ -141,11 +147,12 @@ describe('withRetry: executor options pass through', () => {
     }) as typeof setTimeout);
     const controller = new AbortController();
     try {
-      const hanging: FetchLike = () => new Promise<Response>(() => {});
-      const p = withRetry(hanging, { unref: true, attemptTimeoutMs: 60_000 })('http://127.0.0.1/x', {
+      const unavailable: typeof fetch = async () => new Response(null, { status: 503 });
+      const backoff = constant({ delayMs: 60_000, maxAttempts: 2, jitter: noJitter });
+      const p = withRetry(unavailable, { unref: true, backoff })('http://127.0.0.1/x', {
         signal: controller.signal,
       }).catch((e: unknown) => e);
-      await new Promise((resolve) => setImmediate(resolve));
+      for (let i = 0; i < 5 && handles.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
       expect(handles.length).toBeGreaterThan(0);
       expect(handles.filter((h) => h.hasRef())).toEqual([]);
       controller.abort(new Error('stop'));
@@ -223,9 +230,10 @@ describe('withRetry: server hints', () => {
     expect(r.calls.map((c) => c.at)).toEqual([0, 86_400_000]);
   });
 
-  it("an exhausted RateLimit policy's t is a hint too; a 503's Retry-After date counts", async () => {
-    const r = await run([withHeaders(503, { ratelimit: '"default";r=0;t=3' }), 200]);
-    expect(r.calls.map((c) => c.at)).toEqual([0, 3000]);
+  it("an exhausted RateLimit policy's t is a hint only when asked (serverHintMs); a 503's Retry-After date counts", async () => {
+    const limited = withHeaders(503, { ratelimit: '"default";r=0;t=3' });
+    expect((await run([limited, 200])).calls.map((c) => c.at)).toEqual([0, 100]);
+    expect((await run([limited, 200], { serverHintMs })).calls.map((c) => c.at)).toEqual([0, 3000]);
     const date = withHeaders(503, {
       date: 'Sun, 06 Nov 1994 08:49:37 GMT',
       'retry-after': 'Sun, 06 Nov 1994 08:49:39 GMT',
@@ -236,20 +244,20 @@ describe('withRetry: server hints', () => {
   it('429 is throttled for the rate controller; 503 a failure; the end a success', async () => {
     const outcomes: Outcome[] = [];
     const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
-    await run([429, 503, 200], { rate });
+    await run([429, 503, 200], { use: [rate] });
     expect(outcomes).toEqual(['throttled', 'failure', 'success']);
   });
 
-  it("a classifier's 'throttled' verdict sets throttled: true (AWS ThrottlingException)", async () => {
+  it("a predicate's 'throttled' answer sets throttled: true (AWS ThrottlingException)", async () => {
     const outcomes: Outcome[] = [];
     const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
     const throttling = () => new Response('{"__type":"ThrottlingException"}', { status: 400 });
-    const r = await run([throttling, 200], { rate, retryOn: aws });
+    const r = await run([throttling, 200], { use: [rate], isFailure: aws });
     expect(outcomes).toEqual(['throttled', 'success']);
     expect((r.retries[0] as HttpRetryContext).error).toMatchObject({ throttled: true });
   });
 
-  it('a retry budget sees each HttpStatusError, and its refusal returns the last response', async () => {
+  it('a retry budget of your own replaces the default: it sees each HttpStatusError, and its refusal returns the last response', async () => {
     const seen: unknown[] = [];
     const budget = {
       tryAcquireRetry: (e: unknown) => {
@@ -372,23 +380,23 @@ describe('withRetry: errors', () => {
     expect(r.error).toBe(bad);
   });
 
-  it('attemptTimeoutMs aborts each attempt on time; the timeouts are retried', async () => {
+  it('a timeout(ms) in `use` aborts each attempt on time; the timeouts are retried', async () => {
     const hang = (call: Call) =>
       new Promise<Response>((_, reject) => {
         const signal = call.init?.signal as AbortSignal;
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
-    const r = await run([hang], {
-      attemptTimeoutMs: 200,
+    const r = await run([hang], (clock) => ({
+      use: [timeout(200, { clock })],
       backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
-    });
+    }));
     expect(r.calls.map((c) => c.at)).toEqual([0, 250, 500]);
     expect(r.error).toBeInstanceOf(RetryError);
     expect(((r.error as RetryError).cause as Error).name).toBe('TimeoutError');
     expect(r.clock.now()).toBe(700);
   });
 
-  it('a body that fails while the classifier reads it fails the attempt, which is retried', async () => {
+  it('a body that fails while the predicate reads it fails the attempt, which is retried', async () => {
     const broken = () =>
       new Response(
         new ReadableStream({
@@ -396,43 +404,66 @@ describe('withRetry: errors', () => {
         }),
         { status: 400 },
       );
-    const r = await run([broken, 200], { retryOn: aws });
+    const r = await run([broken, 200], { isFailure: aws });
     expect(r.calls).toHaveLength(2);
     expect(r.response?.status).toBe(200);
   });
 });
 
-describe('withRetry: retryOn', () => {
-  it('a custom classifier decides: true retries a 409, false returns a 503 at once', async () => {
-    const conflict = await run([409, 200], { retryOn: ({ response }) => response?.status === 409 });
+describe('withRetry: isFailure', () => {
+  it('a predicate of your own decides: true retries a 409, false returns a 503 at once', async () => {
+    const conflict = await run([409, 200], { isFailure: (o) => o.ok && o.value.status === 409 });
     expect(conflict.calls).toHaveLength(2);
-    const never = await run([503, 200], { retryOn: () => false });
+    const never = await run([503, 200], { isFailure: () => false });
     expect(never.calls).toHaveLength(1);
     expect(never.response?.status).toBe(503);
   });
 
-  it('an async classifier is awaited, for responses and for errors', async () => {
+  it('an async predicate is awaited, for responses and for errors', async () => {
     const r = await run([econn('ECONNRESET'), 503, 200], {
-      retryOn: async ({ response, error }) => (response ? response.status === 503 : error !== undefined),
+      isFailure: async (o) => (o.ok ? o.value.status === 503 : o.error !== undefined),
     });
     expect(r.calls).toHaveLength(3);
   });
 
-  it("a classifier's own error, or a bad verdict, reaches the caller, and the response is cancelled", async () => {
-    const bug = new Error('classifier bug');
+  it('the predicate is told the attempt, the method and the URL with each outcome', async () => {
+    const told: string[] = [];
+    await run(
+      [econn('ECONNRESET'), 503, 200],
+      {
+        isFailure: (o, c) => {
+          told.push(`${c.attempt} ${c.method} ${c.url} ${o.ok ? o.value.status : 'error'}`);
+          return o.ok ? o.value.status === 503 : true;
+        },
+      },
+      'http://127.0.0.1/y',
+      { method: 'put' },
+    );
+    expect(told).toEqual([
+      '1 PUT http://127.0.0.1/y error',
+      '2 PUT http://127.0.0.1/y 503',
+      '3 PUT http://127.0.0.1/y 200',
+    ]);
+  });
+
+  it("a predicate's own error, or a bad answer, reaches the caller, and the response is cancelled", async () => {
+    const bug = new Error('predicate bug');
     const r = await run([503, 200], {
-      retryOn: () => {
+      isFailure: () => {
         throw bug;
       },
     });
     expect(r.error).toBe(bug);
     expect(r.calls).toHaveLength(1);
     expect(r.made[0]?.state.cancelled).toBe(true);
-    const odd = await run([503, 200], { retryOn: () => 'maybe' as never });
-    expect(odd.error).toBeInstanceOf(TypeError);
-    expect((odd.error as Error).message).toBe(
-      "withRetry(): `retryOn` returned \"maybe\"; expected 'retry', 'throttled', 'final' or a boolean.",
-    );
+    // 0.1's verdict strings are no answer of 1.0.
+    for (const odd of ['maybe', 'retry', 'final']) {
+      const answered = await run([503, 200], { isFailure: () => odd as never });
+      expect(answered.error).toBeInstanceOf(TypeError);
+      expect((answered.error as Error).message).toBe(
+        `withRetry(): \`isFailure\` returned "${odd}"; expected true, false or 'throttled'.`,
+      );
+    }
   });
 });
 
@@ -504,24 +535,24 @@ describe('withRetry: the caller signal', () => {
 });
 
 describe('withRetry: options are checked at construction', () => {
-  const f: FetchLike = async () => new Response();
+  const f: typeof fetch = async () => new Response();
 
   it('names the option, the value and the fix', () => {
-    expect(() => withRetry(42 as unknown as FetchLike)).toThrow(
+    expect(() => withRetry(42 as never)).toThrow(
       'withRetry(): expected `fetchImpl` to be a function with the signature of fetch, got 42. Pass fetch, or leave it out.',
     );
-    expect(() => withRetry(f, { retryOn: 'standard' as never })).toThrow(TypeError);
+    expect(() => withRetry(f, { isFailure: 'standard' as never })).toThrow(TypeError);
     expect(() => withRetry(f, { methods: ['GET', 'BAD METHOD'] })).toThrow(
       "withRetry(): expected `methods` to be an array of method names such as ['GET', 'PUT'], got an array.",
     );
     expect(() => withRetry(f, { methods: 'GET' as never })).toThrow(TypeError);
     expect(() => withRetry(f, { onRetry: 'log' as never })).toThrow(TypeError);
-    expect(() => withRetry(f, { attemptTimeoutMs: -1 })).toThrow(RangeError);
+    expect(() => withRetry(f, { use: [{}] as never })).toThrow(TypeError);
     expect(() => withRetry(f, { maxRetryAfterMs: Number.NaN })).toThrow(RangeError);
     expect(() => withRetry(f, { backoff: {} as never })).toThrow(TypeError);
   });
 
-  it('names the option, the value and the fix: hedge, retryOn, retryOn.serverHintMs, onRetry, methods', () => {
+  it('names the option, the value and the fix: hedge, isFailure, serverHintMs, isFailure.serverHintMs, use, onRetry, methods', () => {
     const hedgeMessage = (got: string) =>
       `withRetry(): expected \`hedge\` to be a hedging() from ebb/resilience, got ${got}. Such as hedging({ delayMs: 50 }).`;
     expect(() => withRetry(f, { hedge: null as never })).toThrow(hedgeMessage('null'));
@@ -533,14 +564,25 @@ describe('withRetry: options are checked at construction', () => {
     expect(() => withRetry(f, { hedge: Object.assign(() => {}, { run: () => {} }) as never })).toThrow(
       hedgeMessage('a function'),
     );
-    expect(() => withRetry(f, { retryOn: 'standard' as never })).toThrow(
-      'withRetry(): expected `retryOn` to be a classifier function, got "standard". Use standard, aws, googleDrive or your own.',
+    expect(() => withRetry(f, { isFailure: 'standard' as never })).toThrow(
+      'withRetry(): expected `isFailure` to be a function (outcome, context), got "standard". Such as standard, aws or googleDrive.',
     );
     const hinting = Object.assign(() => true, { serverHintMs: 5 });
-    expect(() => withRetry(f, { retryOn: hinting as never })).toThrow(
-      'withRetry(): expected `retryOn.serverHintMs` to be a function (response) => ms or undefined, got 5.',
+    expect(() => withRetry(f, { isFailure: hinting as never })).toThrow(
+      'withRetry(): expected `isFailure.serverHintMs` to be a function (response) => ms or undefined, got 5.',
     );
-    expect(() => withRetry(f, { retryOn: Object.assign(() => true, { serverHintMs: () => 1 }) })).not.toThrow();
+    expect(() => withRetry(f, { serverHintMs: 5 as never })).toThrow(
+      'withRetry(): expected `serverHintMs` to be a function (response) => ms or undefined, got 5.',
+    );
+    // Its own serverHintMs comes first: the predicate's is then not read.
+    expect(() => withRetry(f, { isFailure: hinting as never, serverHintMs })).not.toThrow();
+    expect(() => withRetry(f, { isFailure: Object.assign(() => true, { serverHintMs: () => 1 }) })).not.toThrow();
+    expect(() => withRetry(f, { use: 'breaker' as never })).toThrow(
+      'withRetry(): expected `use` to be an array of mechanisms, got "breaker".',
+    );
+    expect(() => withRetry(f, { use: [timeout(1), null] as never })).toThrow(
+      'withRetry(): expected `use[1]` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got null.',
+    );
     expect(() => withRetry(f, { onRetry: 'log' as never })).toThrow(
       'withRetry(): expected `onRetry` to be a function (context) => void, got "log".',
     );
@@ -550,10 +592,21 @@ describe('withRetry: options are checked at construction', () => {
     );
   });
 
-  it('rejects unknown options, and signal / retryIf with a pointer to what to use', () => {
-    expect(() => withRetry(f, { retryon: () => true } as never)).toThrow('unknown option `retryon`');
+  it("rejects unknown options, and signal and 0.1's options with a pointer to what to use", () => {
+    expect(() => withRetry(f, { isfailure: () => true } as never)).toThrow(
+      'withRetry(): unknown option `isfailure`. Did you mean `isFailure`?',
+    );
     expect(() => withRetry(f, { signal: AbortSignal.abort() } as never)).toThrow('pass it as init.signal');
-    expect(() => withRetry(f, { retryIf: () => true } as never)).toThrow('use `retryOn`');
+    expect(() => withRetry(f, { retryIf: () => true } as never)).toThrow(
+      'withRetry(): `retryIf` moved; use `isFailure`.',
+    );
+    expect(() => withRetry(f, { retryOn: () => true } as never)).toThrow(
+      'withRetry(): `retryOn` moved; use `isFailure`.',
+    );
+    expect(() => withRetry(f, { rate: {} } as never)).toThrow('withRetry(): `rate` moved; use `use: [rate]`.');
+    expect(() => withRetry(f, { attemptTimeoutMs: 5_000 } as never)).toThrow(
+      'withRetry(): `attemptTimeoutMs` moved; use `use: [timeout(ms)]`.',
+    );
   });
 
   it('defaults fetchImpl to the global fetch, read at construction', () => {
@@ -631,54 +684,56 @@ describe('withRetry: what counts as a Request', () => {
   });
 });
 
-describe('withRetry: the classifier, in detail', () => {
-  it("a classifier's own error stays final even when it would retry that error as a failure — objects, strings, null", async () => {
-    for (const thrown of [new Error('classifier bug'), 'oops', null, 42]) {
-      const retryOn = ({ response }: { response: Response | undefined }) => {
-        if (response !== undefined) throw thrown;
-        return 'retry' as const;
+describe('withRetry: the predicate, in detail', () => {
+  it("a predicate's own error stays final even when it would retry that error as a failure — objects, strings, null", async () => {
+    for (const thrown of [new Error('predicate bug'), 'oops', null, 42]) {
+      const isFailure = (o: { ok: boolean }) => {
+        if (o.ok) throw thrown;
+        return true;
       };
-      const r = await run([503, 200], { retryOn });
+      const r = await run([503, 200], { isFailure });
       expect(r.calls, String(thrown)).toHaveLength(1);
       expect(r.error, String(thrown)).toBe(thrown);
       expect(r.made[0]?.state.cancelled).toBe(true);
     }
   });
 
-  it("an async classifier's 'final' for an error ends it: the error reaches the caller unchanged", async () => {
+  it("an async predicate's false for an error ends it: the error reaches the caller unchanged", async () => {
     const reset = econn('ECONNRESET');
-    const r = await run([reset, 200], { retryOn: async ({ response }) => (response ? 'retry' : 'final') });
+    const r = await run([reset, 200], { isFailure: async (o) => o.ok });
     expect(r.calls).toHaveLength(1);
     expect(r.error).toBe(reset);
-    const retried = await run([econn('ECONNRESET'), 200], {
-      retryOn: async ({ response }) => (response?.ok ? 'final' : 'retry'),
-    });
+    const retried = await run([econn('ECONNRESET'), 200], { isFailure: async (o) => !o.ok || !o.value.ok });
     expect(retried.calls).toHaveLength(2);
   });
 
-  it('a bad verdict about an error rejects with the TypeError naming it', async () => {
-    const r = await run([econn('ECONNRESET'), 200], { retryOn: ({ response }) => (response ? 'retry' : (7 as never)) });
-    expect(r.calls).toHaveLength(1);
-    expect((r.error as Error).message).toBe(
-      "withRetry(): `retryOn` returned 7; expected 'retry', 'throttled', 'final' or a boolean.",
-    );
+  it('a bad answer about an error, sync or async, rejects with the TypeError naming it', async () => {
+    for (const answer of [7, Promise.resolve(7)]) {
+      const r = await run([econn('ECONNRESET'), 200], { isFailure: (o) => (o.ok ? true : (answer as never)) });
+      expect(r.calls).toHaveLength(1);
+      expect((r.error as Error).message).toBe(
+        "withRetry(): `isFailure` returned 7; expected true, false or 'throttled'.",
+      );
+    }
   });
 
-  it("text() is '' when fetch threw: there is no body to read", async () => {
+  it("responseText is '' for what has no body to read, and one read serves every predicate that asks", async () => {
     const texts: string[] = [];
-    const retryOn = async (result: { response: Response | undefined; text(): Promise<string> }) => {
-      texts.push(await result.text());
-      return result.response === undefined ? 'retry' : 'final';
+    const isFailure = async (o: { ok: boolean; value?: Response }) => {
+      // Twice: the second read is the first one's promise.
+      texts.push(await responseText(o.value as Response), await responseText(o.value as Response));
+      return !o.ok;
     };
-    const r = await run([econn('ECONNRESET'), () => new Response('ok')], { retryOn });
-    expect(texts).toEqual(['', 'ok']);
+    const r = await run([econn('ECONNRESET'), () => new Response('ok')], { isFailure });
+    expect(texts).toEqual(['', '', 'ok', 'ok']);
     expect(r.response?.status).toBe(200);
+    expect(await r.response?.text()).toBe('ok');
   });
 
-  it('a 429 is throttled whatever verdict retried it: true is enough', async () => {
+  it('a 429 is throttled whatever answer made it a failure: true is enough', async () => {
     const outcomes: Outcome[] = [];
     const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
-    const r = await run([429, 503, 200], { rate, retryOn: ({ response }) => response !== undefined && !response.ok });
+    const r = await run([429, 503, 200], { use: [rate], isFailure: (o) => o.ok && !o.value.ok });
     expect(outcomes).toEqual(['throttled', 'failure', 'success']);
     expect(r.retries.map((c) => (c.error as HttpStatusError).throttled)).toEqual([true, false]);
   });
@@ -688,7 +743,7 @@ describe('withRetry: the classifier, in detail', () => {
     const own = new HttpStatusError(t.response, 'GET', 'http://127.0.0.1/x', undefined, false);
     const r = await run([own], {
       backoff: constant({ delayMs: 100, maxAttempts: 2, jitter: noJitter }),
-      retryOn: ({ response }) => response === undefined,
+      isFailure: (o) => !o.ok,
     });
     expect(r.calls).toHaveLength(2);
     expect(r.error).toBeInstanceOf(RetryError);
@@ -804,14 +859,14 @@ describe('withRetry: without AbortSignal.any (runtimes before Node.js 20.3)', ()
     });
   });
 
-  it("an attempt timeout aborts that attempt's fetch and leaves no listener on the caller's signal", async () => {
+  it("a timeout in `use` aborts that attempt's fetch and leaves no listener on the caller's signal", async () => {
     await withoutAny(async () => {
       const clock = virtualClock();
       const s = scripted(clock, [hang]);
       const caller = new AbortController();
       const f = withRetry(s.fetchImpl, {
         clock,
-        attemptTimeoutMs: 100,
+        use: [timeout(100, { clock })],
         backoff: constant({ delayMs: 50, maxAttempts: 3, jitter: noJitter }),
       });
       const p = f('http://127.0.0.1/x', { signal: caller.signal }).catch((e) => e);

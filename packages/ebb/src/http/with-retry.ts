@@ -1,36 +1,66 @@
-import { isThenable } from '../core/boundary.js';
+import { isThenable, verdict } from '../core/boundary.js';
+import { hostQueue } from '../core/host-queues.js';
 import { invalid, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
-import { isRetryError, type Result as Outcome, prop } from '../retry/errors.js';
+import type { AttemptContext, RetryContext } from '../retry/contexts.js';
+import { type DefaultBudget, defaultBudget } from '../retry/default-budget.js';
+import { type FailureVerdict, isRetryError, prop, type Result } from '../retry/errors.js';
 import { guard } from '../retry/guard.js';
+import type { RateController, RetryBudget } from '../retry/hook-points.js';
 import type { Mechanism } from '../retry/mechanism.js';
-import {
-  type AttemptContext,
-  type Prepared,
-  prepare,
-  type RateController,
-  type RetryContext,
-  type RetryOptions,
-} from '../retry/options.js';
+import { type Prepared, prepare, type RetryOptions } from '../retry/options.js';
 import { execute } from '../retry/retry.js';
 import { Scope } from '../retry/scope.js';
-import { timeoutOn } from '../retry/timeout.js';
 import { isReplayableBody } from './body.js';
-import { type HttpClassifier, type HttpResult, type HttpVerdict, readTextPrefix, standard } from './classifier.js';
 import { isNotSentError } from './network-error.js';
-import { serverHintMs } from './server-hint.js';
+import { type HttpPredicate, standard } from './predicates.js';
+import { isReadFailure } from './response-text.js';
+import { retryAfterMs } from './retry-after.js';
 import { HttpStatusError } from './status-error.js';
 
-/** A function with `fetch`'s signature. */
-export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+/**
+ * What `withRetry` reads of a response: its status and headers, its body (cancelled when a failed
+ * response is retried) and `clone()` (for `responseText`). The `Response` of every runtime's
+ * `fetch`, and of undici's, has them.
+ */
+export interface ResponseLike {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: { get(name: string): string | null };
+  readonly bodyUsed: boolean;
+  readonly body: unknown;
+  clone(): unknown;
+}
+
+/**
+ * A function `withRetry` can wrap: called as `fetch` is — `(input, init)` — and returning a
+ * promise of a response. Its own parameter types are kept: `withRetry(undiciFetch)` takes
+ * undici's `RequestInit` (its `dispatcher`), `withRetry(fetch)` the global one.
+ */
+export type FetchLike = (input: never, init?: never) => Promise<ResponseLike>;
+
+/** What `withRetry`'s `isFailure` is told with the outcome: the attempt's context, and the request. Immutable. */
+export interface HttpAttemptContext extends AttemptContext {
+  /** The request method, upper-case. */
+  readonly method: string;
+  /** The request URL. */
+  readonly url: string;
+}
+
+/** `withRetry`'s failure predicate: an {@link HttpPredicate}, or your own over `R`, the wrapped fetch's response. */
+export interface HttpIsFailure<R = Response> {
+  (outcome: Result<R>, context: HttpAttemptContext): FailureVerdict | PromiseLike<FailureVerdict>;
+  /** How a failed response's hint is read (see {@link HttpPredicate}); `withRetry`'s own `serverHintMs` comes first. */
+  serverHintMs?(response: R): number | undefined;
+}
 
 /** What `onRetry` is told before each wait: the executor's context, plus the HTTP side. Immutable. */
-export interface HttpRetryContext extends RetryContext {
+export interface HttpRetryContext<R = Response> extends RetryContext {
   /**
    * The response of the attempt that failed — its status and headers; its body is already
    * cancelled, to free the connection — or undefined when `fetch` threw (`error` says what).
    */
-  readonly response: Response | undefined;
+  readonly response: R | undefined;
   /** The request method, upper-case. */
   readonly method: string;
   /** The request URL. */
@@ -39,11 +69,24 @@ export interface HttpRetryContext extends RetryContext {
 
 /**
  * Options of {@link withRetry}: the executor's options (see `retry()`), except that the signal
- * comes from each request's `init.signal` and `isFailure` is replaced by `retryOn`.
+ * comes from each request's `init.signal`. Every duration is in milliseconds. `R` is the wrapped
+ * fetch's response type.
  */
-export interface WithRetryOptions extends Omit<RetryOptions<Response>, 'isFailure' | 'signal' | 'onRetry'> {
-  /** Decides which responses and errors are retried; default {@link standard}. */
-  readonly retryOn?: HttpClassifier;
+export interface WithRetryOptions<R = Response>
+  extends Omit<RetryOptions<R>, 'isFailure' | 'signal' | 'onRetry' | 'budget'> {
+  /**
+   * What counts as a failure, asked about every response (`{ ok: true, value: response }`) and
+   * about what `fetch` threw (`{ ok: false, error }`), with the request's {@link HttpAttemptContext}:
+   * `true` or `'throttled'` (a 429: a rate controller slows down) retries it, `false` returns it
+   * as it is. Default {@link standard}; ready-made: `aws`, `awsGeneralReference`, `googleDrive`,
+   * `googleHttpClient`. The body: `responseText(response)`, read once and shared.
+   *
+   * Every response is asked about, whatever the method: its answer is also what the mechanisms of
+   * `use` are told (a failure, a throttle or a success). Whether a failure is *retried* keeps to
+   * idempotency (see `methods`). Not asked about an abort of the caller's signal, nor about an
+   * error `fetch` threw for a request that may not be repeated.
+   */
+  readonly isFailure?: HttpIsFailure<R>;
   /**
    * Methods that may be repeated (compared upper-case). Default: the idempotent methods of RFC
    * 9110 §9.2.2 — GET, HEAD, OPTIONS, TRACE, PUT, DELETE. A request of another method is
@@ -52,54 +95,86 @@ export interface WithRetryOptions extends Omit<RetryOptions<Response>, 'isFailur
    */
   readonly methods?: readonly string[];
   /** Called before each wait; may be async (awaited). A throw stops the retries with that error. */
-  readonly onRetry?: (context: HttpRetryContext) => void | PromiseLike<void>;
+  readonly onRetry?: (context: HttpRetryContext<R>) => void | PromiseLike<void>;
   /**
-   * Time limit of each attempt, up to its response headers and the classifier's decision: the
-   * attempt's signal aborts with a `TimeoutError` and the attempt counts as failed (a
-   * `timeout(ms)` inside the retry). Default: none.
+   * Mechanisms every attempt runs through, inside the retry, the first outermost — a pipeline's
+   * inner part: `circuitBreaker()`, `concurrencyLimit()`, the rate controllers of `ebb/rate`,
+   * `timeout(ms)` (the time limit of each attempt, up to its response headers and `isFailure`'s
+   * answer), any `Mechanism`. Each hears every response as `isFailure` judged it: a failed one
+   * as an `HttpStatusError` (`throttled: true` for a 429 or a `'throttled'` answer), whatever the
+   * method. A refusal (an open breaker's `BrokenCircuitError`) is asked about as an error; the
+   * ready-made predicates call it no failure, so it reaches you at once. Made once, shared by
+   * every request. Default none.
+   *
+   * @example
+   * withRetry(fetch, { use: [circuitBreaker(), concurrencyLimit(), timeout(5_000)] })
    */
-  readonly attemptTimeoutMs?: number;
-  /**
-   * A guard every attempt passes (`ebb/rate`'s controllers, `ebb/resilience`'s breaker and
-   * limit): `acquire()` before the attempt — its refusal is a failed attempt, backed off and
-   * retried —, `record()` after it (`'throttled'` for a 429).
-   */
-  readonly rate?: RateController;
+  readonly use?: readonly (Mechanism | RateController)[];
   /**
    * Hedges each attempt of an idempotent request (a method of RFC 9110 §9.2.2 that `methods`
    * allows, with a replayable body): a `hedging()` from ebb/resilience, shared by every request.
-   * Each hedged request is judged by `retryOn` on its own, so a fast 503 does not beat a slow
-   * 200; the first response `retryOn` accepts wins and the others are aborted (their sockets
+   * Each hedged request is judged by `isFailure` on its own, so a fast 503 does not beat a slow
+   * 200; the first response `isFailure` accepts wins and the others are aborted (their sockets
    * closed). Never for other requests — an `Idempotency-Key` allows a retry, not two copies in
-   * flight at once. Default: none.
+   * flight at once. Default none.
    */
   readonly hedge?: Hedging;
+  /**
+   * Reads the server's hint off a failed response, in ms (undefined: no hint); the next wait is
+   * at least that long, and a hint above `maxRetryAfterMs` ends the retries. Default: the
+   * predicate's own (`aws` reads `x-amz-retry-after`), else `retryAfterMs` (`Retry-After`, both
+   * forms). Pass `serverHintMs` (exported) to honour an exhausted IETF `RateLimit` policy too.
+   */
+  readonly serverHintMs?: (response: R) => number | undefined;
+  /**
+   * The retry budget. Default: one per origin (scheme, host and port; the 256 used most recently
+   * are kept), kind to a struggling service — retries in the last ~10 s ≤ max(20 % of the calls
+   * to that origin, 10): a total outage costs about 1.2 requests a call, a blip that fails 10 % of
+   * requests is retried in full, a client with little traffic keeps its few retries (see
+   * docs/retry.md, "The default retry budget"). A refused retry ends the call with the last
+   * response. `false`: none. A budget of `ebb/rate` is shared by every origin.
+   */
+  readonly budget?: RetryBudget | false;
 }
 
 /** RFC 9110 §9.2.2: "PUT, DELETE, and safe request methods are idempotent." */
 const IDEMPOTENT_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'];
 
-const OWN_KEYS = ['retryOn', 'methods', 'onRetry', 'hedge', 'attemptTimeoutMs', 'rate'];
+const OWN_KEYS = ['isFailure', 'methods', 'onRetry', 'hedge', 'use', 'serverHintMs'];
+
+/** Options of 0.1 and where they went. */
+const MOVED: Record<string, string> = {
+  retryOn: 'isFailure',
+  rate: 'use: [rate]',
+  attemptTimeoutMs: 'use: [timeout(ms)]',
+};
 
 /** RFC 9110 §9.1: a method is a token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-/** Errors made here for responses the classifier chose to retry: the executor retries exactly these. */
+/** The origins whose default budgets are kept. */
+const MAX_ORIGINS = 256;
+
+/** Scheme and authority of an absolute URL, without user info; '' for a relative one (same origin). */
+const ORIGIN = /^([a-z][a-z\d+.-]*:\/\/)(?:[^@/?#]*@)?([^/?#]*)/i;
+
+/** Errors made here for responses `isFailure` called a failure: the executor retries exactly these. */
 const retryable = new WeakSet<object>();
 /**
- * Errors made here for responses the classifier called a failure or a throttle, of a request
- * that may not be repeated (not idempotent, or a stream body): the rate hook records them as
- * what they are, the executor does not retry them, and the caller gets the response itself.
+ * Errors made here for failed responses of a request that may not be repeated (not idempotent,
+ * or a stream body): the mechanisms of `use` hear them as what they are, the executor does not
+ * retry them, and the caller gets the response itself.
  */
 const reported = new WeakSet<object>();
 
 const noop = (): void => {};
 
 /** Frees the connection of a response nobody will read. */
-function discard(response: Response): void {
-  if (response.body === null || response.bodyUsed) return;
+function discard(response: ResponseLike): void {
+  const body = response.body as ReadableStream | null;
+  if (body === null || response.bodyUsed) return;
   try {
-    response.body.cancel().catch(noop);
+    body.cancel().catch(noop);
   } catch {
     // A locked body belongs to whoever locked it.
   }
@@ -157,44 +232,10 @@ const signalsOfResponse = new WeakMap<object, readonly AbortSignal[]>();
 function pinSignals<T>(response: T, signals: readonly AbortSignal[]): T {
   if (typeof response === 'object' && response !== null) {
     signalsOfResponse.set(response, signals);
-    let body: unknown;
-    try {
-      body = (response as { body?: unknown }).body;
-    } catch {
-      // A stand-in whose `body` getter throws: the response itself keeps the signals.
-    }
+    const body = prop(response, 'body');
     if (typeof body === 'object' && body !== null) signalsOfResponse.set(body, signals);
   }
   return response;
-}
-
-/** One attempt as a classifier sees it; the body text is read once, from a clone, on demand. */
-class Result implements HttpResult {
-  readonly method: string;
-  readonly url: string;
-  readonly attempt: number;
-  readonly response: Response | undefined;
-  readonly error: unknown;
-  #text: Promise<string> | undefined;
-  /** The error the body read failed with, if it did: an attempt failure, not a classifier bug. */
-  readError: unknown;
-
-  constructor(method: string, url: string, attempt: number, response: Response | undefined, error: unknown) {
-    this.method = method;
-    this.url = url;
-    this.attempt = attempt;
-    this.response = response;
-    this.error = error;
-  }
-
-  text(): Promise<string> {
-    if (this.response === undefined) return Promise.resolve('');
-    this.#text ??= readTextPrefix(this.response).catch((error: unknown) => {
-      this.readError = error;
-      throw error;
-    });
-    return this.#text;
-  }
 }
 
 /** Whether the request carries an `Idempotency-Key`; headers fetch would refuse count as none (fetch reports them). */
@@ -206,25 +247,30 @@ function hasIdempotencyKey(init: RequestInit | undefined, request: Request | und
   }
 }
 
-function verdictOf(value: unknown): HttpVerdict {
-  if (value === true || value === 'retry') return 'retry';
-  if (value === false || value === 'final') return 'final';
-  if (value === 'throttled') return 'throttled';
-  throw new TypeError(
-    `withRetry(): \`retryOn\` returned ${show(value)}; expected 'retry', 'throttled', 'final' or a boolean.`,
-  );
+/** The context `isFailure` is told: the attempt's (its signal made only if read), and the request. */
+function httpContext(context: AttemptContext, method: string, url: string): HttpAttemptContext {
+  return {
+    attempt: context.attempt,
+    elapsedMs: context.elapsedMs,
+    get signal() {
+      return context.signal;
+    },
+    method,
+    url,
+  };
 }
 
 /**
- * Wraps `fetchImpl` (default: the global `fetch`) into a function with `fetch`'s signature that
- * retries failed attempts with ebb's executor, backing off by `options.backoff` (default
- * `defaultBackoff`, that is `presets.default`).
+ * Wraps `fetchImpl` (default: the global `fetch`) into a function of the same type that retries
+ * failed attempts with ebb's executor, backing off by `options.backoff` (default
+ * `defaultBackoff`: 100 ms ×2, 20 s cap, full jitter, 5 attempts).
  *
- * **What is retried.** What `retryOn` (default {@link standard}) calls `'retry'` or
- * `'throttled'`: by default network failures, attempt timeouts, 408, 429, 500, 502, 503 and 504;
- * never another 4xx. Only for idempotent methods (`methods`), unless the request has an
- * `Idempotency-Key` header; a request that provably never left (connection refused, DNS
- * failure) is retried whatever its method.
+ * **What is retried.** What `isFailure` (default {@link standard}) calls a failure: by default
+ * network failures, attempt timeouts, 408, 429, 500, 502, 503 and 504; never another 4xx. Only
+ * for idempotent methods (`methods`), unless the request has an `Idempotency-Key` header; a
+ * request that provably never left (connection refused, DNS failure) is retried whatever its
+ * method. Within a retry budget per origin (`budget`): a service that is down gets about 1.2
+ * requests a call, not five.
  *
  * **Bodies.** A string, `ArrayBuffer`, typed array, `Blob`, `URLSearchParams` or `FormData`
  * body is sent again intact; a `Request` with a body is replayed from `request.clone()` (the
@@ -233,71 +279,78 @@ function verdictOf(value: unknown): HttpVerdict {
  *
  * **Responses.** A retried response's body is cancelled before the next attempt, so it holds no
  * connection. When the retries end — attempts used up, the time budget, a `Retry-After` longer
- * than `maxRetryAfterMs` (default 60 s), a budget's refusal — you get the **last response**, as
+ * than `maxRetryAfterMs` (default 60 s), the retry budget — you get the **last response**, as
  * `fetch` would have returned it (a 503, say, unread); check `response.ok` as with `fetch`. When
- * the last attempt threw, the promise rejects with `RetryError` (`cause`: the last error). A
- * failure `retryOn` calls final reaches you unchanged.
+ * the last attempt threw, the promise rejects with `RetryError` (`cause`: the last error). An
+ * error `isFailure` calls no failure reaches you unchanged.
  *
- * **Hints.** `Retry-After` (seconds or an HTTP-date) or an exhausted `RateLimit` policy's `t`
- * on a retried response becomes the error's `retryAfterMs`: the next wait is at least that long.
- * 429 and `'throttled'` verdicts set `throttled: true`, which a rate controller (`rate`) records
- * as `'throttled'`.
+ * **Hints.** `Retry-After` (seconds or an HTTP-date) on a failed response becomes the error's
+ * `retryAfterMs`: the next wait is at least that long (see `serverHintMs`). 429 and
+ * `'throttled'` answers set `throttled: true`, which a rate controller in `use` records as
+ * `'throttled'`.
  *
- * **What the `rate` hook hears.** Every response is reported by what it says about the service,
- * whatever the method: one `retryOn` calls `'retry'` (a 503, a 500) is a `'failure'`, a 429 or a
- * `'throttled'` verdict is `'throttled'`, anything else a `'success'`; an error `fetch` threw (a
- * timeout, a reset) is a failure. So a circuit breaker opens, and a concurrency limit sees its
- * drops, in a write-only API's outage as in a read-only one's. Whether the request is *retried*
- * is a separate decision that keeps to idempotency: a POST answered 503 is reported as a failure
- * (`onFailedAttempt` with `next: 'final'`, then `onGiveUp` with reason `'final'`) and not
- * repeated, and you get its response, as `fetch` returned it.
+ * **What the mechanisms of `use` hear.** Every response, by what `isFailure` says about it,
+ * whatever the method: a failure is an `HttpStatusError` (`'failure'`, or `'throttled'`),
+ * anything else a success; an error `fetch` threw (a timeout, a reset) is a failure. So a circuit
+ * breaker opens, and a concurrency limit sees its drops, in a write-only API's outage as in a
+ * read-only one's. Whether the request is *retried* is a separate decision that keeps to
+ * idempotency: a POST answered 503 is reported as a failure (`onFailedAttempt` with
+ * `next: 'final'`, then `onGiveUp` with reason `'final'`) and not repeated, and you get its
+ * response, as `fetch` returned it.
  *
  * **Cancelling.** `init.signal` (or the `Request`'s signal) aborts everything: the running
- * attempt, a wait, and the body of the response you got. `attemptTimeoutMs` bounds each
- * attempt up to its response headers and the classifier's decision; reading the body of the
- * returned response is bounded by `init.signal` only. An aborted attempt's connection is closed
- * by `fetch` at once; Node's `fetch` then keeps one idle spare connection to the origin for its
- * 4 s keep-alive (bare `fetch` does the same). Pass your own `init.dispatcher` (an undici `Agent`
- * with a shorter `keepAliveTimeout`) to free it sooner: `init` reaches `fetchImpl` unchanged but
- * for its signal. See docs/http-notes.md for the measurements.
+ * attempt, a wait, and the body of the response you got. A `timeout(ms)` in `use` bounds each
+ * attempt up to its response headers and `isFailure`'s answer; reading the body of the returned
+ * response is bounded by `init.signal` only. `init` reaches `fetchImpl` unchanged but for its
+ * signal: undici's `dispatcher` too. See docs/http-notes.md for what the connections do.
+ *
+ * **Types.** The result has `fetchImpl`'s own type: `withRetry(fetch)` is a `typeof fetch`,
+ * `withRetry(undiciFetch)` takes undici's `RequestInit`.
  *
  * Options are checked here, once: a bad one throws `TypeError`/`RangeError` naming it.
  *
  * @example
+ * import { timeout } from 'ebb';
  * import { withRetry } from 'ebb/http';
- * const fetchRetrying = withRetry(fetch, { attemptTimeoutMs: 5_000 });
+ * const fetchRetrying = withRetry(fetch, { use: [timeout(5_000)] });
  * const res = await fetchRetrying('https://api.example.com/items', { signal: AbortSignal.timeout(30_000) });
  * if (!res.ok) throw new Error(`HTTP ${res.status}`);   // the last response, after the retries
  */
-export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: WithRetryOptions): FetchLike {
+export function withRetry<F extends FetchLike = typeof fetch>(
+  fetchImpl?: F,
+  options?: WithRetryOptions<Awaited<ReturnType<F>>>,
+): F {
   // The default is read here, once: a fetch patched later (a test's mock) is not seen; pass it.
+  const impl = (fetchImpl ?? globalThis.fetch) as unknown as (input: unknown, init?: RequestInit) => unknown;
   const where = 'withRetry()';
-  if (typeof fetchImpl !== 'function') {
-    invalid(where, 'fetchImpl', fetchImpl, 'a function with the signature of fetch', 'Pass fetch, or leave it out.');
+  if (typeof impl !== 'function') {
+    invalid(where, 'fetchImpl', impl, 'a function with the signature of fetch', 'Pass fetch, or leave it out.');
   }
-  const o = optionsObject(where, options) as WithRetryOptions & Record<string, unknown>;
+  const o = optionsObject(where, options) as WithRetryOptions<ResponseLike> & Record<string, unknown>;
+  for (const key in MOVED) {
+    if (key in o) throw new TypeError(`${where}: \`${key}\` moved; use \`${MOVED[key]}\`.`);
+  }
   if ('signal' in o) {
     throw new TypeError(`${where}: \`signal\` is per request: pass it as init.signal of each call.`);
   }
-  for (const key of ['retryIf', 'isFailure']) {
-    if (key in o) {
-      throw new TypeError(`${where}: use \`retryOn\` (a classifier of responses and errors) instead of \`${key}\`.`);
-    }
-  }
-  const { retryOn = standard, methods, onRetry, hedge, attemptTimeoutMs, rate, ...executorOptions } = o;
+  const { isFailure = standard, methods, onRetry, hedge, use, serverHintMs, budget, ...executorOptions } = o;
   // The executor's own checks (and its hints for options that moved), now rather than at the first request.
-  const prepared = prepare(where, executorOptions, OWN_KEYS);
-  if (hedge !== undefined && (typeof hedge !== 'object' || hedge === null || typeof hedge.run !== 'function')) {
-    invalid(where, 'hedge', hedge, 'a hedging() from ebb/resilience', 'Such as hedging({ delayMs: 50 }).');
+  const prepared = prepare(where, budget === false ? executorOptions : { ...executorOptions, budget }, OWN_KEYS);
+  if (typeof isFailure !== 'function') {
+    invalid(where, 'isFailure', isFailure, 'a function (outcome, context)', 'Such as standard, aws or googleDrive.');
   }
-  if (typeof retryOn !== 'function') {
-    invalid(where, 'retryOn', retryOn, 'a classifier function', 'Use standard, aws, googleDrive or your own.');
-  }
-  if (retryOn.serverHintMs !== undefined && typeof retryOn.serverHintMs !== 'function') {
-    invalid(where, 'retryOn.serverHintMs', retryOn.serverHintMs, 'a function (response) => ms or undefined');
-  }
+  // Its own hint reader first, then the predicate's, then Retry-After's.
+  const [hintName, hint] = (
+    serverHintMs !== undefined
+      ? ['serverHintMs', serverHintMs]
+      : ['isFailure.serverHintMs', (isFailure as HttpPredicate).serverHintMs ?? retryAfterMs]
+  ) as [string, (response: ResponseLike) => number | undefined];
+  if (typeof hint !== 'function') invalid(where, hintName, hint, 'a function (response) => ms or undefined');
   if (onRetry !== undefined && typeof onRetry !== 'function') {
     invalid(where, 'onRetry', onRetry, 'a function (context) => void');
+  }
+  if (hedge !== undefined && (typeof hedge !== 'object' || hedge === null || typeof hedge.run !== 'function')) {
+    invalid(where, 'hedge', hedge, 'a hedging() from ebb/resilience', 'Such as hedging({ delayMs: 50 }).');
   }
   if (
     methods !== undefined &&
@@ -305,36 +358,38 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
   ) {
     invalid(where, 'methods', methods, "an array of method names such as ['GET', 'PUT']");
   }
-  if (
-    attemptTimeoutMs !== undefined &&
-    (typeof attemptTimeoutMs !== 'number' || !(attemptTimeoutMs > 0) || Number.isNaN(attemptTimeoutMs))
-  ) {
-    invalid(
-      where,
-      'attemptTimeoutMs',
-      attemptTimeoutMs,
-      'a number > 0 (or Infinity for no limit)',
-      'For example 5000 for five seconds.',
-    );
-  }
-  if (rate !== undefined && (typeof rate?.acquire !== 'function' || typeof rate.record !== 'function')) {
-    invalid(where, 'rate', rate, 'a guard { acquire(), record() }');
-  }
+  if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, 'an array of mechanisms');
+  // Each attempt passes the mechanisms of `use`, the first outermost: made once, shared by every request.
+  const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) =>
+    typeof prop(m, 'execute') === 'function'
+      ? (m as Mechanism)
+      : typeof prop(m, 'acquire') === 'function' && typeof prop(m, 'record') === 'function'
+        ? guard(m as RateController)
+        : invalid(where, `use[${i}]`, m, 'a mechanism { execute(next, context) } or a guard { acquire(), record() }'),
+  );
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
-  // Each attempt passes the guard, then the attempt timeout: made once, shared by every request.
-  const inner: Mechanism[] = [];
-  if (rate !== undefined) inner.push(guard(rate));
-  if (attemptTimeoutMs !== undefined && attemptTimeoutMs !== Infinity) {
-    // On the caller's clock, or on the host queue (with `unref`, the one that does not hold the process).
-    inner.push(timeoutOn(attemptTimeoutMs, prepared.clock, prepared.unref === true));
-  }
+  // The default budget: one per origin, kept for the origins used most recently.
+  const budgets = new Map<string, DefaultBudget>();
+  const now = (): number => (prepared.clock ?? hostQueue(prepared.unref)).now();
+  const budgetOf = (url: string): RetryBudget => {
+    const m = ORIGIN.exec(url);
+    const origin = m ? `${m[1]}${m[2]}`.toLowerCase() : '';
+    let b = budgets.get(origin);
+    if (b) budgets.delete(origin);
+    else {
+      b = defaultBudget(now);
+      if (budgets.size >= MAX_ORIGINS) budgets.delete(budgets.keys().next().value as string);
+    }
+    budgets.set(origin, b);
+    return b;
+  };
   // As a pipeline runs its mechanisms: `next` never throws (a mechanism holding a ticket or a
   // timer must see a rejection, not a throw past it).
   const through = (
     i: number,
     context: AttemptContext,
-    last: (context: AttemptContext) => Promise<Response>,
-  ): Promise<Response> => {
+    last: (context: AttemptContext) => Promise<ResponseLike>,
+  ): Promise<ResponseLike> => {
     try {
       return i === inner.length
         ? last(context)
@@ -344,7 +399,7 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     }
   };
 
-  return function fetchWithRetry(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const fetchWithRetry = (input: unknown, init?: RequestInit): Promise<ResponseLike> => {
     const request = isRequest(input) ? input : undefined;
     const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
     const url = request ? request.url : String(input);
@@ -358,86 +413,82 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
     // the Request's own signal, `signal: null` drops it.
     const callerSignal = (init?.signal !== undefined ? init.signal : request?.signal) ?? undefined;
     const cloneRequest = !ownBody && request !== undefined && request.body !== null;
-    // What the classifier itself threw while judging a response: its own bug, not a failed
-    // attempt, so it reaches the caller unchanged. A Set, not a WeakSet: a thrown string or
-    // null must be recognized too.
-    let classifierErrors: Set<unknown> | undefined;
+    // What `isFailure` (or the hint reader) itself threw while judging a response: its own bug, not
+    // a failed attempt, so it reaches the caller unchanged. A Set, not a WeakSet: a thrown string
+    // or null must be recognized too.
+    let predicateErrors: Set<unknown> | undefined;
+    const own = (error: unknown, response: ResponseLike): never => {
+      discard(response);
+      // A body that failed mid-read is an attempt failure; anything else thrown is the predicate's own.
+      if (!isReadFailure(response, error)) {
+        predicateErrors ??= new Set();
+        predicateErrors.add(error);
+      }
+      throw error;
+    };
 
-    const judge = async (response: Response, attempt: number): Promise<Response> => {
-      const result = new Result(method, url, attempt, response, undefined);
-      let verdict: HttpVerdict;
+    const judge = async (response: ResponseLike, context: AttemptContext): Promise<ResponseLike> => {
+      let failed: FailureVerdict;
+      let ms: number | undefined;
       try {
-        const answer = retryOn(result);
-        verdict = verdictOf(isThenable(answer) ? await answer : answer);
+        const answer = isFailure({ ok: true, value: response }, httpContext(context, method, url));
+        failed = verdict(where, 'isFailure', isThenable(answer) ? await answer : answer);
+        if (!failed) return response;
+        ms = hint(response);
       } catch (error) {
-        discard(response);
-        // A body that failed mid-read is an attempt failure (classified as such); anything else
-        // thrown is the classifier's own error, and reaches the caller unchanged.
-        if (error !== result.readError) {
-          classifierErrors ??= new Set();
-          classifierErrors.add(error);
-        }
-        throw error;
+        return own(error, response);
       }
-      if (verdict === 'final') return response;
-      const throttled = verdict === 'throttled' || response.status === 429;
-      let hint: number | undefined;
-      try {
-        hint = retryOn.serverHintMs ? retryOn.serverHintMs(response) : serverHintMs(response);
-      } catch (error) {
-        // The classifier's own hint reader failed: its bug, as if retryOn had thrown.
-        discard(response);
-        classifierErrors ??= new Set();
-        classifierErrors.add(error);
-        throw error;
-      }
-      const error = new HttpStatusError(response, method, url, hint, throttled);
-      // Reported to the rate hook either way; retried only when the request may be repeated.
+      const error = new HttpStatusError(
+        response as unknown as Response,
+        method,
+        url,
+        ms,
+        failed === 'throttled' || response.status === 429,
+      );
+      // Heard by the mechanisms of `use` either way; retried only when the request may be repeated.
       (judgesResponses ? retryable : reported).add(error);
       throw error;
     };
 
-    const send = (signal: AbortSignal, attempt: number): Promise<Response> => {
+    const send = (signal: AbortSignal, context: AttemptContext): Promise<ResponseLike> => {
       const attemptInput = cloneRequest ? (request as Request).clone() : input;
-      const pending = fetchImpl(attemptInput, init === undefined ? { signal } : { ...init, signal });
-      if (!isThenable<Response>(pending)) {
+      const pending = impl(attemptInput, init === undefined ? { signal } : { ...init, signal });
+      if (!isThenable<ResponseLike>(pending)) {
         throw new TypeError(`${where}: \`fetchImpl\` returned ${show(pending)}; expected a promise of a Response.`);
       }
       const signals = callerSignal === undefined ? [signal] : [signal, callerSignal];
-      // Every response is judged, so that the rate hook hears what it says about the service;
-      // only one of a request that may be repeated can be retried (judge decides).
-      return pending.then((response) => judge(pinSignals(response, signals), attempt));
+      // Every response is judged, so that the mechanisms of `use` hear what it says about the
+      // service; only one of a request that may be repeated can be retried (judge decides).
+      return Promise.resolve(pending).then((response) => judge(pinSignals(response, signals), context));
     };
-    const attempt = (context: AttemptContext): Promise<Response> => {
+    const attempt = (context: AttemptContext): Promise<ResponseLike> => {
       const signal = callerSignal === undefined ? context.signal : anySignal(context.signal, callerSignal);
       // Hedged: each copy is sent and judged on its own signal, which hedging aborts for the losers.
       return hedged
-        ? (hedge as Hedging).run((copy) => send(copy.signal, context.attempt), { signal, method })
-        : send(signal, context.attempt);
+        ? (hedge as Hedging).run((copy) => send(copy.signal, context), { signal, method })
+        : send(signal, context);
     };
-    const operation = (context: AttemptContext): Promise<Response> => through(0, context, attempt);
 
-    // A response the classifier let through is the result; a failure of the attempt (a retried
-    // response, made an HttpStatusError by `judge`, or a thrown error) is asked about below.
-    const isFailure = (outcome: Outcome, context: AttemptContext): boolean | Promise<boolean> => {
+    // A response `isFailure` let through is the result; a failure of the attempt (a failed
+    // response, made an HttpStatusError by `judge`, or a thrown error) is asked about here.
+    const failure = (outcome: Result, context: AttemptContext): FailureVerdict | PromiseLike<FailureVerdict> => {
       if (outcome.ok) return false;
       const error = outcome.error;
       // WeakSet.has is false for a primitive (ECMA-262 §24.4.3.4), no check needed.
       if (retryable.has(error as object)) return true;
-      if (reported.has(error as object) || classifierErrors?.has(error)) return false;
+      if (reported.has(error as object) || predicateErrors?.has(error)) return false;
       if (!replayable || !(idempotent || isNotSentError(error))) return false;
-      const answer = retryOn(new Result(method, url, context.attempt, undefined, error));
+      const answer = isFailure(outcome, httpContext(context, method, url));
       return isThenable(answer)
-        ? Promise.resolve(answer).then((v) => verdictOf(v) !== 'final')
-        : verdictOf(answer) !== 'final';
+        ? Promise.resolve(answer).then((a) => verdict(where, 'isFailure', a))
+        : verdict(where, 'isFailure', answer);
     };
 
     const hook = (context: RetryContext): void | PromiseLike<void> => {
       const error = context.error;
       const response = retryable.has(error as object) ? (error as HttpStatusError).response : undefined;
       if (response !== undefined) discard(response);
-      if (onRetry === undefined) return;
-      return onRetry(
+      return onRetry?.(
         Object.freeze({
           attempt: context.attempt,
           error,
@@ -450,14 +501,24 @@ export function withRetry(fetchImpl: FetchLike = globalThis.fetch, options?: Wit
       );
     };
 
-    const o: Prepared = { ...prepared, full: true, isFailure, onRetry: hook, Context: Scope };
-    return execute(operation, o, callerSignal).catch((error: unknown) => {
-      // A failed response of a request that may not be repeated: that response is the answer.
-      if (reported.has(error as object)) return (error as HttpStatusError).response;
-      // Giving up after a retried response: that response is the answer, as fetch gives it.
-      const cause = isRetryError(error) ? prop(error, 'cause') : undefined;
-      if (retryable.has(cause as object)) return (cause as HttpStatusError).response;
-      throw error;
-    });
+    const run: Prepared = {
+      ...prepared,
+      full: true,
+      isFailure: failure,
+      onRetry: hook,
+      Context: Scope,
+      budget: budget === undefined ? budgetOf(url) : prepared.budget,
+    };
+    return execute((context: AttemptContext) => through(0, context, attempt), run, callerSignal).catch(
+      (error: unknown) => {
+        // A failed response of a request that may not be repeated: that response is the answer.
+        if (reported.has(error as object)) return (error as HttpStatusError).response;
+        // Giving up after a retried response: that response is the answer, as fetch gives it.
+        const cause = isRetryError(error) ? prop(error, 'cause') : undefined;
+        if (retryable.has(cause as object)) return (cause as HttpStatusError).response;
+        throw error;
+      },
+    );
   };
+  return fetchWithRetry as unknown as F;
 }

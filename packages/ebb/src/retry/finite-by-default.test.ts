@@ -37,7 +37,7 @@ describe('a curve with no limit of its own stops after 5 attempts: nothing retri
     expect(calls).toBe(5);
 
     let requests = 0;
-    const fetch = () => {
+    const fetch = (_input: string) => {
       requests++;
       return Promise.resolve(new Response('', { status: 503 }));
     };

@@ -355,7 +355,7 @@ describe('withRetry forwards the executor options', () => {
       });
     const log: string[] = [];
     const fetchRetrying = withRetry(
-      () => {
+      (_input: string) => {
         calls++;
         return Promise.reject(networkError());
       },

@@ -1,11 +1,27 @@
+import { hostQueue } from '../core/host-queues.js';
 import type { AttemptContext } from './contexts.js';
+import { defaultBudget } from './default-budget.js';
+import type { RetryBudget } from './hook-points.js';
 import type { Mechanism } from './mechanism.js';
 import { type Prepared, prepare, type RetryOptions } from './options.js';
 import { execute } from './retry.js';
 import { Scope, sourceOf } from './scope.js';
 
-/** Options of {@link retrying}: those of `retry()` but the signal, which each call brings (`pipeline.execute(op, { signal })`). */
-export type RetryingOptions<T = unknown> = Omit<RetryOptions<T>, 'signal'>;
+/**
+ * Options of {@link retrying}: those of `retry()` but the signal, which each call brings
+ * (`pipeline.execute(op, { signal })`), and a `budget` that defaults to one of its own.
+ */
+export interface RetryingOptions<T = unknown> extends Omit<RetryOptions<T>, 'signal' | 'budget'> {
+  /**
+   * The retry budget its calls share. Default: one of its own, kind to a struggling service —
+   * retries in the last ~10 s ≤ max(20 % of the calls, 10), so that a total outage costs about
+   * 1.2 requests a call while a blip that fails 10 % of requests is retried in full (see
+   * docs/rate-control.md, "The default retry budget"). A refusal gives up with `RetryError`
+   * reason `'budget'`. `false`: no budget (every call retries as its policy allows); or a budget of
+   * `ebb/rate` (`ratioBudget()`, `tokenBudget()`, `awsRetryQuota()`) to share among mechanisms.
+   */
+  readonly budget?: RetryBudget | false;
+}
 
 /**
  * The retry mechanism of a pipeline: `retry()`'s executor, with the same options, the same
@@ -17,7 +33,7 @@ export type RetryingOptions<T = unknown> = Omit<RetryOptions<T>, 'signal'>;
  * (`pipeline.execute(op, { signal })`) aborts it as `retry()`'s `signal` does.
  *
  * Options are checked once, here. One `retrying()` serves every call of its pipeline: state that
- * spans calls (a `budget`) is shared by them.
+ * spans calls — its retry budget, by default one of its own (see `budget`) — is shared by them.
  *
  * @example
  * const api = pipeline([retrying({ backoff: exponential({ maxAttempts: 4 }) }), circuitBreaker()]);
@@ -26,14 +42,28 @@ export function retrying<T = unknown>(options?: RetryingOptions<T>): Mechanism {
   return retryingAs('retrying()', options);
 }
 
-/** {@link retrying}, its options checked under the name `where` (a simulator's, `withRetry()`'s). @internal */
+/** {@link retrying}, its options checked under the name `where` (a simulator's). @internal */
 export function retryingAs(where: string, options: object | undefined): Mechanism {
   if (typeof options === 'object' && options !== null && 'signal' in options) {
     throw new TypeError(`${where}: \`signal\` is per call: pass it to pipeline.execute(operation, { signal }).`);
   }
-  const o: Prepared = { ...prepare(where, options), Context: Scope };
+  const given = (options as { budget?: unknown } | undefined)?.budget;
+  const prepared = prepare(where, given === false ? { ...options, budget: undefined } : options);
+  // Without a budget of the caller's, one of its own: calls are counted here, with no clock (the
+  // success path stays as it is), and the executor asks it before each retry.
+  const own =
+    given === undefined ? defaultBudget(() => (prepared.clock ?? hostQueue(prepared.unref)).now()) : undefined;
+  const o: Prepared = own
+    ? {
+        ...prepared,
+        Context: Scope,
+        budget: { tryAcquireRetry: own.tryAcquireRetry, recordSuccess: own.recordSuccess },
+      }
+    : { ...prepared, Context: Scope };
   return {
-    execute: <V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> =>
-      execute(next, o, sourceOf(context)) as Promise<V>,
+    execute: <V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> => {
+      own?.recordRequest();
+      return execute(next, o, sourceOf(context)) as Promise<V>;
+    },
   };
 }

@@ -149,6 +149,8 @@ export async function simulateBreakerOutage(options?: BreakerOutageOptions): Pro
     clock,
     random,
     isFailure: (outcome) => !isBrokenCircuitError(outcome.error) && defaultIsFailure(outcome),
+    // The breaker alone: the default retry budget would cut the dead service's load too.
+    budget: false,
   });
   const call = pipeline(breaker ? [retry, breaker] : [retry]);
   const recoveryMs = outageStartMs + outageMs;

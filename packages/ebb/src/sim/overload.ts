@@ -275,7 +275,9 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
     backoff,
     clock,
     random,
-    ...(budget ? { budget } : {}),
+    // None but the caller's: the simulation shows what its policy does alone (a `retrying()`
+    // would otherwise keep its default budget).
+    budget: budget || false,
     isFailure: (outcome: Result, context: AttemptContext) =>
       !outcome.ok && !refused(outcome.error) && (isFailure ?? defaultIsFailure)(outcome, context),
   });
