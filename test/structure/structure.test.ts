@@ -24,6 +24,8 @@ const LAYERS: Record<string, number> = {
   redis: 5,
   http: 6,
   sim: 6,
+  clients: 7,
+  middleware: 7,
 };
 
 const ENTRIES: Record<string, string> = {
@@ -33,6 +35,9 @@ const ENTRIES: Record<string, string> = {
   'ebb/redis': 'redis/index.ts',
   'ebb/resilience': 'resilience/index.ts',
   'ebb/sim': 'sim/index.ts',
+  'ebb/undici': 'clients/undici.ts',
+  'ebb/clients': 'clients/index.ts',
+  'ebb/middleware': 'middleware/index.ts',
 };
 
 const isSource = (f: string): boolean => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('test-helpers');
