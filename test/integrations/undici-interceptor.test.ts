@@ -155,6 +155,30 @@ describe.each<Client>(['fetch', 'undici.request'])('retryInterceptor under %s', 
   });
 });
 
+describe('retryInterceptor, the defaults and the caller', () => {
+  it('the default retry budget: 30 calls to a service that is down cost at most 30 + 10 retries (max(20 %, 10)), not 4 × 30', async () => {
+    t = await startServer(script(status(503)));
+    install({ backoff: fast });
+    for (let i = 0; i < 30; i++) expect((await send('undici.request', `${t.origin}/d`)).status).toBe(503);
+    expect(t.seen.length).toBeGreaterThan(30);
+    expect(t.seen.length).toBeLessThanOrEqual(40);
+  });
+
+  it('an abort during the wait before a retry ends the call at once: no further request', async () => {
+    t = await startServer(script(status(503, { 'retry-after': '5' })));
+    install({ budget: false });
+    const controller = new AbortController();
+    const started = performance.now();
+    const call = fetch(`${t.origin}/a`, { signal: controller.signal });
+    while (t.seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+    setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+    await expect(call).rejects.toBeTruthy();
+    expect(performance.now() - started).toBeLessThan(3_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(t.seen.length).toBe(1);
+  });
+});
+
 const FILE = Buffer.from('0123456789'.repeat(20_000)); // 200,000 bytes
 /** Sends the first half of FILE and cuts the connection, then serves ranges (206) when asked with If-Match. */
 function flaky(headers: Record<string, string>) {
@@ -206,6 +230,20 @@ describe.each<Client>(['fetch', 'undici.request'])('an interrupted download unde
     install({ backoff: fast, budget: false });
     await expect(download(`${t.origin}/file`)).rejects.toBeTruthy();
     expect(t.seen.length).toBe(1);
+  });
+
+  it('a server that answers the Range with a whole 200: not spliced, the error reaches the reader', async () => {
+    let n = 0;
+    t = await startServer((req, res) => {
+      res.writeHead(200, { etag: '"v1"', 'accept-ranges': 'bytes', 'content-length': String(FILE.length) });
+      if (n++ === 0) res.write(FILE.subarray(0, 100_000), () => setTimeout(() => res.socket?.destroy(), 20));
+      else res.end(FILE);
+      req.resume();
+    });
+    install({ backoff: fast, budget: false });
+    await expect(download(`${t.origin}/file`)).rejects.toBeTruthy();
+    expect(t.seen.length).toBe(2);
+    expect(t.seen[1]?.headers['if-match']).toBe('"v1"');
   });
 
   it('with a weak ETag: not resumed, the error reaches the reader', async () => {
