@@ -7,6 +7,21 @@
 // (package.json), so that notice does not apply until the pin moves (docs/dev/install.md says
 // what moving it takes); the listing buried anything that mattered in every `npm ci`.
 // Warnings fail the build, as `tsdown` does by default (--fail-on-warn).
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { build } from 'tsdown';
 
 await build({ logLevel: 'warn', failOnWarn: true });
+
+// The declarations are written without maps, yet each ends with a `sourceMappingURL` comment
+// naming its .d.ts.map: an editor or a bundler that follows it finds nothing. Such a comment is
+// removed; one whose map exists is kept. (test/types/declaration-maps.test.ts holds this.)
+const DECLARATION = /\.d\.[cm]?ts$/;
+const MAP_COMMENT = /\n\/\/# sourceMappingURL=([^\n]+)\n?$/;
+for (const entry of readdirSync('dist', { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !DECLARATION.test(entry.name)) continue;
+  const file = join(entry.parentPath, entry.name);
+  const text = readFileSync(file, 'utf8');
+  const m = MAP_COMMENT.exec(text);
+  if (m && !existsSync(join(entry.parentPath, m[1]))) writeFileSync(file, `${text.slice(0, m.index)}\n`);
+}

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { seeded } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { Experiment } from './demo-experiment.js';
+import { measureOutage, outageLine } from './demo-outage.js';
 import { type DemoPolicy, demoPolicies } from './demo-policy.js';
 import { seconds, summary, verdict } from './demo-report.js';
 import {
@@ -153,6 +154,7 @@ export async function demo(
     runs.push(await runOnce(settings, policy, stream, transport));
   const [plain, jittered] = runs as [RunSummary, RunSummary];
   const v = verdict(plain, jittered, settings);
+  const outage = await measureOutage(settings.seed);
   if (json) {
     const { clients, baseDelayMs, maxConcurrent, maxQueue, workMs, flakyRate, seed } = settings;
     const doc = {
@@ -163,10 +165,11 @@ export async function demo(
       peakWindowMs: PEAK_WINDOW_MS,
       runs,
       verdict: v,
+      outage,
     };
     return { stdout: `${JSON.stringify(doc, null, 2)}\n`, runs };
   }
-  return { stdout: summary(settings, runs, v), runs };
+  return { stdout: `${summary(settings, runs, v)}${outageLine(outage)}\n`, runs };
 }
 
 /** Adds `ebb demo` to the program. */

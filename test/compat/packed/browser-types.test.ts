@@ -10,13 +10,13 @@ let app: string;
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** A program a browser project might write against every entry of the packed library. */
-const PROGRAM = `import { describePolicy, presets, retry, seeded } from 'ebb';
+const PROGRAM = `import { describePolicy, presets, retry, seeded, timeout } from 'ebb';
 import { type ShedResponse, shedFetch, standard, withRetry } from 'ebb/http';
 import { adaptiveRate, tokenBudget } from 'ebb/rate';
 import { simulateContention } from 'ebb/sim';
 
 export async function load(url: string): Promise<unknown> {
-  const fetchRetrying = withRetry(fetch, { retryOn: standard, attemptTimeoutMs: 5_000 });
+  const fetchRetrying = withRetry(fetch, { isFailure: standard, use: [timeout(5_000)] });
   const res = await fetchRetrying(url);
   return res.json();
 }

@@ -42,7 +42,10 @@ export interface SheddingListener<Req = unknown, Res extends ShedResponse = Shed
  *
  * Types: the listener takes the request and response types of `handler`; annotate the handler
  * (`(req: IncomingMessage, res: ServerResponse) => …`) when it is not written inline in
- * `createServer(shed(…))`, where TypeScript infers them from `createServer`.
+ * `createServer(shed(…))`, where TypeScript infers them from `createServer`. An Express app is
+ * a `node:http` listener whose last call signature is its router's, over Express's own request
+ * type, which TypeScript would pick: name the types, `shed<IncomingMessage, ServerResponse>(app, …)`.
+ * Fastify's raw handler fits as it is: `fastify({ serverFactory: (h) => createServer(shed(h, …)) })`.
  *
  * @example
  * import { createServer } from 'node:http';
