@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { shedFastify, shedHono, shedMiddleware } from 'ebb/middleware';
+import { type ShedStats, shedFastify, shedHono, shedMiddleware } from 'ebb/middleware';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -41,7 +41,7 @@ function slow() {
 
 interface App {
   origin: string;
-  stats(): { shed: number; admitted: number; running: number; queued: number };
+  stats(): ShedStats;
   close(): Promise<void>;
 }
 
@@ -157,5 +157,32 @@ describe.each(Object.keys(frameworks))('shed under %s', (name) => {
     expect(s.calls).toBe(MAX_CONCURRENT + MAX_QUEUE);
     await until(() => a.stats().running === 0);
     expect(a.stats()).toMatchObject({ admitted: MAX_CONCURRENT + MAX_QUEUE, queued: 0, running: 0 });
+  });
+
+  it('a request whose client leaves while it waits leaves the queue and never reaches the handler', async () => {
+    const s = slow();
+    const start = frameworks[name];
+    if (start === undefined) throw new Error(name);
+    app = await start(s);
+    const a = app;
+    const held = fetch(`${a.origin}/work`, { headers: { connection: 'close' } });
+    await until(() => s.waiting === 1);
+    // Fill the second slot so the next one queues.
+    const second = fetch(`${a.origin}/work`, { headers: { connection: 'close' } });
+    await until(() => s.waiting === 2);
+    const leaving = new AbortController();
+    const gone = fetch(`${a.origin}/work`, { signal: leaving.signal, headers: { connection: 'close' } }).catch(
+      () => 'aborted',
+    );
+    await until(() => a.stats().queued === 1);
+    leaving.abort();
+    expect(await gone).toBe('aborted');
+    await until(() => a.stats().left === 1 && a.stats().queued === 0);
+    s.releaseAll();
+    expect((await held).status).toBe(200);
+    expect((await second).status).toBe(200);
+    await until(() => a.stats().running === 0);
+    expect(s.calls).toBe(2);
+    expect(a.stats()).toMatchObject({ admitted: 2, left: 1, shed: 0 });
   });
 });
