@@ -304,7 +304,16 @@ class Call implements Controller {
       if (outcome.ok) outcome.value.discard();
     };
     this.#caller.call(request, send, head, discard).then(
-      (attempt) => this.#accept(attempt),
+      (attempt) => {
+        try {
+          this.#accept(attempt);
+        } catch (error) {
+          // The caller's handler threw while taking the response: its own bug, reported to it
+          // as undici reports one, and the response's connection closed.
+          attempt.discard();
+          this.#fail(error);
+        }
+      },
       (error: unknown) => this.#fail(error),
     );
   }
@@ -385,7 +394,15 @@ class Call implements Controller {
   #fail(error: unknown): void {
     if (this.#done) return;
     this.#done = true;
-    this.#up.error(this, error);
+    try {
+      this.#up.error(this, error);
+    } catch (thrown) {
+      // A handler whose onError throws (undici's WrapHandler throws when there is none): reported
+      // as an uncaught error, as undici would, not as a rejection nobody handles.
+      queueMicrotask(() => {
+        throw thrown;
+      });
+    }
   }
 }
 
