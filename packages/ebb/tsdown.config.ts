@@ -10,6 +10,9 @@ const entry = {
   redis: 'src/redis/index.ts',
   resilience: 'src/resilience/index.ts',
   sim: 'src/sim/index.ts',
+  clients: 'src/clients/index.ts',
+  middleware: 'src/middleware/index.ts',
+  undici: 'src/clients/undici.ts',
 };
 
 export default defineConfig([

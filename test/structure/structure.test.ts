@@ -25,6 +25,8 @@ const LAYERS: Record<string, number> = {
   http: 6,
   sim: 6,
   otel: 6,
+  clients: 7,
+  middleware: 7,
 };
 
 const ENTRIES: Record<string, string> = {
@@ -35,6 +37,9 @@ const ENTRIES: Record<string, string> = {
   'ebb/resilience': 'resilience/index.ts',
   'ebb/sim': 'sim/index.ts',
   'ebb/otel': 'otel/index.ts',
+  'ebb/undici': 'clients/undici.ts',
+  'ebb/clients': 'clients/index.ts',
+  'ebb/middleware': 'middleware/index.ts',
 };
 
 const isSource = (f: string): boolean => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('test-helpers');

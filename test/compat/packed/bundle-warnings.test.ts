@@ -45,7 +45,9 @@ const ENTRIES: Record<string, string> = {
 const backoff = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, maxAttempts: 5 });
 export const call = (op) => retry(op, { backoff });`,
   'the whole root entry': "export * from 'ebb';",
-  'every subpath': ['http', 'rate', 'redis', 'resilience', 'sim'].map((s) => `export * from 'ebb/${s}';`).join('\n'),
+  'every subpath': ['http', 'rate', 'redis', 'resilience', 'sim', 'undici', 'clients', 'middleware']
+    .map((s) => `export * from 'ebb/${s}';`)
+    .join('\n'),
 };
 
 describe('bundling the packed package warns about nothing', () => {

@@ -1,0 +1,135 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import axios, { isAxiosError } from 'axios';
+import { exponential, noJitter } from 'ebb';
+import { type ClientRetryOptions, withRetryAxios, withRetryGot, withRetryKy } from 'ebb/clients';
+import { circuitBreaker, isBrokenCircuitError } from 'ebb/resilience';
+import got, { HTTPError as GotHTTPError } from 'got';
+import ky, { HTTPError as KyHTTPError } from 'ky';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../http/support/server.js';
+
+/*
+ * The axios, ky and got adapters against a real node:http server on 127.0.0.1, with the real
+ * clients from npm: the same outcomes as the undici interceptor, and the server never sees more
+ * requests than ebb's policy allows (each client's own retry is off).
+ */
+
+const MAX = 4;
+const fast = exponential({ initialDelayMs: 1, maxDelayMs: 5, jitter: noJitter, maxAttempts: MAX });
+
+let t: TestServer | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+function script(...codes: [number, Record<string, string>?][]) {
+  let i = 0;
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const [code, headers = {}] = codes[Math.min(i++, codes.length - 1)] as [number, Record<string, string>?];
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(code, { 'content-type': 'text/plain', connection: 'close', ...headers });
+      res.end(code === 200 ? 'ok' : `status ${code}`);
+    });
+  };
+}
+
+type Options = Pick<ClientRetryOptions, 'use' | 'maxRetryAfterMs' | 'backoff'>;
+/** One call by each client, reduced to its status (a client's HTTP error gives its response's status). */
+type Call = (
+  url: string,
+  init?: { method?: string; headers?: Record<string, string>; body?: string },
+) => Promise<number>;
+const clients: Record<string, (o: Options) => Call> = {
+  axios: (o) => {
+    const api = axios.create({
+      adapter: withRetryAxios(axios.getAdapter(axios.defaults.adapter), { budget: false, backoff: fast, ...o }),
+    });
+    return async (url, init = {}) => {
+      try {
+        return (await api.request({ url, method: init.method ?? 'GET', headers: init.headers, data: init.body }))
+          .status;
+      } catch (error) {
+        if (isAxiosError(error) && error.response) return error.response.status;
+        throw error;
+      }
+    };
+  },
+  ky: (o) => {
+    const api = withRetryKy(ky, { budget: false, backoff: fast, ...o });
+    return async (url, init = {}) => {
+      try {
+        return (await api(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body })).status;
+      } catch (error) {
+        if (error instanceof KyHTTPError) return error.response.status;
+        throw error;
+      }
+    };
+  },
+  got: (o) => {
+    const call = withRetryGot(got, { budget: false, backoff: fast, ...o });
+    return async (url, init = {}) => {
+      try {
+        return (await call(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body })).statusCode;
+      } catch (error) {
+        if (error instanceof GotHTTPError) return error.response.statusCode;
+        throw error;
+      }
+    };
+  },
+};
+
+describe.each(Object.keys(clients))('%s through ebb', (name) => {
+  const make = clients[name] as (o: Options) => Call;
+
+  it('503, 503, 200: retried to the 200, the first wait at least the Retry-After of 1 s', async () => {
+    t = await startServer(script([503, { 'retry-after': '1' }], [503], [200]));
+    expect(await make({})(`${t.origin}/r`)).toBe(200);
+    expect(t.seen.length).toBe(3);
+    const [a, b, c] = t.seen.map((s) => s.at) as [number, number, number];
+    expect(b - a).toBeGreaterThanOrEqual(990);
+    expect(c - b).toBeLessThan(900);
+  });
+
+  it(`a service that stays down: exactly ${MAX} requests (the policy's maxAttempts), the client's own retry off, the last 503 returned`, async () => {
+    t = await startServer(script([503]));
+    expect(await make({})(`${t.origin}/r`)).toBe(503);
+    expect(t.seen.length).toBe(MAX);
+  });
+
+  it('a Retry-After above maxRetryAfterMs: one request, its 503 returned', async () => {
+    t = await startServer(script([503, { 'retry-after': '120' }], [200]));
+    expect(await make({ maxRetryAfterMs: 60_000 })(`${t.origin}/r`)).toBe(503);
+    expect(t.seen.length).toBe(1);
+  });
+
+  it('a POST without Idempotency-Key is sent once; with one, retried to the 200', async () => {
+    t = await startServer(script([503]));
+    const call = make({});
+    expect(await call(`${t.origin}/p`, { method: 'POST', body: 'order' })).toBe(503);
+    expect(t.seen.length).toBe(1);
+    await t.close();
+    t = await startServer(script([503], [503], [200]));
+    const keyed = { method: 'POST', body: 'order', headers: { 'idempotency-key': 'k-1' } };
+    expect(await call(`${t.origin}/p`, keyed)).toBe(200);
+    expect(t.seen.length).toBe(3);
+  });
+
+  it('an open breaker: refused at once, no request leaves', async () => {
+    t = await startServer(script([503]));
+    const breaker = circuitBreaker({ consecutiveFailures: 2 });
+    const call = make({
+      use: [breaker],
+      backoff: exponential({ initialDelayMs: 1, jitter: noJitter, maxAttempts: 2 }),
+    });
+    expect(await call(`${t.origin}/b`)).toBe(503);
+    expect(t.seen.length).toBe(2);
+    const refused = await call(`${t.origin}/b`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isBrokenCircuitError(refused)).toBe(true);
+    expect(t.seen.length).toBe(2);
+  });
+});
