@@ -38,7 +38,7 @@ for (const entry of entries) {
             target: 'es2022',
             module: 'nodenext',
             moduleResolution: 'nodenext',
-            lib: ['es2022', 'dom'],
+            lib: ['es2022'],
             types: ['node'],
             strict: true,
             skipLibCheck: false,
