@@ -84,18 +84,18 @@ export interface AdaptiveRateOptions<T = unknown> {
    * moves nothing but is read for a `Retry-After`). Default `defaultIsFailure`: an error with
    * `throttled: true` (`ebb/http` sets it on a 429) is a throttle. Say what your client returns:
    * `isFailure: (o) => (o.ok && o.value.status === 429 ? 'throttled' : defaultIsFailure(o))`.
-   * `record()` (`withRetry()`'s `rate`) takes the outcome it is given.
+   * `record()` (`withRetry()`'s `use`) takes the outcome it is given.
    */
   readonly isFailure?: IsFailure<T>;
   /** Time source; default the system clock. */
   readonly clock?: Clock;
 }
 
-/** The controller {@link adaptiveRate} returns: a pipeline mechanism, and a guard for `withRetry()`'s `rate`. */
+/** The controller {@link adaptiveRate} returns: a pipeline mechanism, and a guard for `withRetry()`'s `use`. */
 export interface AdaptiveRate extends AdaptiveRateController, Mechanism {
   /**
    * The same controller seen by one priority class: put it in a pipeline (or pass it as
-   * `withRetry()`'s `rate`) to give its calls that class. Throws a `TypeError` for a name not in `priorities`.
+   * `withRetry()`'s `use`) to give its calls that class. Throws a `TypeError` for a name not in `priorities`.
    */
   priority(name: string): AdaptiveRateController & Mechanism;
   /**
@@ -1055,7 +1055,7 @@ export const LAW_KEYS = [
  * **When to use:** many callers in one process share one service that answers 429 or another
  * "slow down" when overloaded; put the same controller in every pipeline that calls it (inside
  * the `retrying()`: it judges each attempt's outcome by `isFailure`, `'throttled'` cutting the
- * rate), or pass it as `withRetry()`'s `rate`.
+ * rate), or pass it as `withRetry()`'s `use`.
  *
  * **Gotchas:** only `'throttled'` moves the rate down — plain failures are a retry budget's
  * business (`tokenBudget`, `ratioBudget`). Priorities are strict: a flood of high-priority

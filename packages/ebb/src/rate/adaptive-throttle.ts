@@ -32,7 +32,7 @@ export interface AdaptiveThrottleOptions<T = unknown> {
    * Which outcomes of the calls it runs in a pipeline are the backend's refusals (`'throttled'`);
    * every other outcome was accepted. The same predicate as `retry()`'s. Default
    * `defaultIsFailure`: an error with `throttled: true` (a 429 through `ebb/http`).
-   * `record()` (`withRetry()`'s `rate`) takes the outcome it is given.
+   * `record()` (`withRetry()`'s `use`) takes the outcome it is given.
    */
   readonly isFailure?: IsFailure<T>;
 }
@@ -196,7 +196,7 @@ class Throttle implements AdaptiveThrottle, Mechanism {
  * It is the third controller beside {@link adaptiveRate} (paces, learns the limit) and
  * {@link awsAdaptiveRate} (the AWS SDK's CUBIC token bucket), with the same interface: a mechanism
  * of a pipeline (judging each outcome by `isFailure`: `'throttled'` is a refusal, anything else was
- * accepted), or `withRetry()`'s `rate`. A rejected request fails at once with
+ * accepted), or `withRetry()`'s `use`. A rejected request fails at once with
  * {@link LocalThrottleError} (`code` `'EBB_LOCAL_THROTTLE'`, `throttled: true`): the book's point
  * is to fail fast locally instead of waiting (inside a retry, that attempt fails and is backed off).
  *

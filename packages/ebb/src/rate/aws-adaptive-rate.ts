@@ -33,7 +33,7 @@ export interface AwsAdaptiveRateOptions<T = unknown> {
    * Which outcomes of the calls it runs in a pipeline are throttles (`'throttled'`: the SDK's
    * throttling errors) — the same predicate as `retry()`'s. Every other outcome is a point on the
    * success curve, as in the SDK. Default `defaultIsFailure`: an error with `throttled: true`.
-   * `record()` (`withRetry()`'s `rate`) takes the outcome it is given.
+   * `record()` (`withRetry()`'s `use`) takes the outcome it is given.
    */
   readonly isFailure?: IsFailure<T>;
   /** Time source; default the system clock. */

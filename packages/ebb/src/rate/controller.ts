@@ -7,7 +7,7 @@ import type { IsFailure, Outcome, RateController } from '../retry/options.js';
 
 /**
  * The interface every `ebb/rate` controller shares: the guard protocol (`acquire`, `record`),
- * which a pipeline and `withRetry()`'s `rate` drive, plus the rate it currently allows. The
+ * which a pipeline and `withRetry()`'s `use` drive, plus the rate it currently allows. The
  * controllers `adaptiveRate()`, `awsAdaptiveRate()` and `adaptiveThrottle()` are also pipeline
  * mechanisms (`execute`) that judge each outcome by their `isFailure`.
  *

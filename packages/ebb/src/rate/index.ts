@@ -2,7 +2,7 @@
  * ebb/rate — backing off as a fleet: closed-loop rate controllers that many operations share
  * (`adaptiveRate`, `awsAdaptiveRate`), client-side adaptive throttling (`adaptiveThrottle`), and retry budgets that keep retries from multiplying
  * load during an outage (`tokenBudget`, `awsRetryQuota`, `ratioBudget`). A controller is a guard
- * of a pipeline (`pipeline([retrying(), rate])`) or `withRetry()`'s `rate` (ebb/http); a budget
+ * of a pipeline (`pipeline([retrying(), rate])`) or `withRetry()`'s `use` (ebb/http); a budget
  * is the `budget` of `retry()`, `retrying()`, `poll()` and `withRetry()`.
  *
  * @packageDocumentation

@@ -164,7 +164,7 @@ export class Ticket {
  * A circuit breaker: stops calling a service that keeps failing, and lets a few probes test it
  * after an open period that backs off. Put it in a pipeline (`pipeline([retrying(), breaker])`: it
  * admits each attempt and judges its outcome by `isFailure`; a refusal carries `retryAfterMs`,
- * which the retry waits out), pass it to `withRetry()` as `rate` (the guard protocol:
+ * which the retry waits out), pass it to `withRetry()` in `use` (the guard protocol:
  * `acquire`, `record`, `release`), or wrap calls with {@link CircuitBreaker.run}. One breaker
  * guards every operation it is passed to.
  * @see circuitBreaker

@@ -20,7 +20,7 @@ export interface BulkheadOptions {
   readonly clock?: Clock;
 }
 
-/** The compartment {@link bulkhead} returns: a pipeline mechanism, and a guard for `withRetry()`'s `rate`. */
+/** The compartment {@link bulkhead} returns: a pipeline mechanism, and a guard for `withRetry()`'s `use`. */
 export interface Bulkhead extends LimitView {
   /** Its size, `maxConcurrent`. */
   readonly maxConcurrent: number;

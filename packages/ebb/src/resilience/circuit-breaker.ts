@@ -50,7 +50,7 @@ const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
  * In a pipeline it is a mechanism: it admits each call (inside a `retrying()`, each attempt) or
  * refuses it with {@link BrokenCircuitError}, whose `retryAfterMs` the retry waits out, and
  * judges the outcome by `isFailure`. The same breaker is also a guard of the
- * `acquire`/`record`/`release` shape, for `withRetry()`'s `rate`.
+ * `acquire`/`record`/`release` shape, for `withRetry()`'s `use`.
  *
  * User code it calls — `isFailure`, the listeners, `openBackoff`, the clock — cannot leave it
  * stuck: a probe's slot is freed before an async `isFailure` is awaited; `isFailure` must answer

@@ -73,12 +73,12 @@ interface Waiter {
   readonly cleanup: () => void;
 }
 
-/** A view of a concurrency limit: a pipeline mechanism, and a guard for `withRetry()`'s `rate`. */
+/** A view of a concurrency limit: a pipeline mechanism, and a guard for `withRetry()`'s `use`. */
 export interface LimitView extends Required<RateController>, Mechanism {}
 
 /**
  * A limit on requests in flight that adapts to latency and drops. It is a mechanism of a pipeline
- * (`pipeline([retrying(), limiter])`, or `limiter.withPriority(p)`) and a guard for `withRetry()`'s `rate`.
+ * (`pipeline([retrying(), limiter])`, or `limiter.withPriority(p)`) and a guard for `withRetry()`'s `use`.
  */
 export interface ConcurrencyLimit extends LimitView {
   /** The algorithm's current limit. */

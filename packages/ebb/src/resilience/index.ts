@@ -4,7 +4,7 @@
  * fixed bulkhead, and hedged requests with a budget. Each is a mechanism of a pipeline
  * (`pipeline([retrying(), hedging(), circuitBreaker(), concurrencyLimit(), timeout(2_000)])`)
  * that judges outcomes by its `isFailure`; the breaker, the limit and the bulkhead are also
- * guards for `withRetry()`'s `rate` (ebb/http), and hedging its `hedge`, so one executor does
+ * guards for `withRetry()`'s `use` (ebb/http), and hedging its `hedge`, so one executor does
  * everything.
  *
  * @packageDocumentation

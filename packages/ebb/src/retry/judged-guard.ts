@@ -207,7 +207,7 @@ export function judgedExecute<T, K>(
 
 /**
  * The verdict a judged mechanism counts for `record(outcome, ticket, detail)` — the guard
- * protocol, which `withRetry()`'s `rate` and hand-written callers use: `isFailure`, when given,
+ * protocol, which `withRetry()`'s `use` and hand-written callers use: `isFailure`, when given,
  * judges the outcome as `{ ok: outcome === 'success', value | error: detail }`, with a context of
  * the ticket's `attempt`, and must answer at once (a promise is refused with a `TypeError` naming
  * it: `record()` has no call to hold); without one, `'throttled'` is a throttle and anything else
