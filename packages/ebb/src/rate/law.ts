@@ -41,7 +41,10 @@ export const LAW = {
    * requests over the span measured (20 % of what a 5 r/s process is measured over, 4 % at 50 r/s).
    */
   slackRequests: 2,
-  /** An event that began with a relapse, a deep cut or a blind first cut lasts this many cool-offs. */
+  /**
+   * An event that began with a relapse, a deep cut or a blind first cut lasts this many cool-offs;
+   * so long, after a relapse, a throttle of a new round is charged to the failed probe.
+   */
   longEvent: 2,
 } as const;
 
@@ -101,7 +104,7 @@ export function lawParams(o: {
 
 /**
  * The law's state. Infinity stands for "none" (an unlimited rate, no rate last throttled, no gate),
- * -Infinity for "never". The Lua law keeps the same fields under short names (redis/law-fields.ts).
+ * -Infinity for "never". The Lua law keeps the same fields under short names (`LAW_FIELDS` in redis/scripts.ts).
  */
 export interface LawState {
   /** The rate, r/s; Infinity until the first throttle of an unlimited controller. */
@@ -287,7 +290,7 @@ export function charge(s: LawState, p: LawParams, now: number, relapse: boolean)
   let costUntil = s.costUntil;
   if (relapse) {
     paidAt = now;
-    costUntil = now + 2 * p.coolOffMs;
+    costUntil = now + LAW.longEvent * p.coolOffMs;
   } else if (now >= costUntil) return s;
   return { ...s, paidAt: paidAt + 1000 / (LAW.probeBudget * s.rate), costUntil };
 }
