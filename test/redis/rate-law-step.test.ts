@@ -115,8 +115,8 @@ const options: fc.Arbitrary<Options> = fc
     coolOffTimes: fc.oneof(fc.constantFrom(1, 2, 8, 16), fc.double({ min: 1, max: 40, noNaN: true })),
     margin: fc.oneof(fc.constant(0.05), fc.double({ min: 0, max: 0.45, noNaN: true })),
     minRatePerSecond: fc.oneof(fc.constant(1), fc.double({ min: 0.1, max: 20, noNaN: true })),
-    maxTimes: fc.option(fc.double({ min: 1, max: 1000, noNaN: true }), { nil: undefined }),
-    initialShare: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+    maxTimes: fc.option(fc.double({ min: 1, max: 1000, noNaN: true }), { nil: undefined, freq: 2 }),
+    initialShare: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined, freq: 2 }),
   })
   .map((o) => {
     const max = o.maxTimes === undefined ? Infinity : o.minRatePerSecond * o.maxTimes;

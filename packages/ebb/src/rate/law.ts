@@ -327,6 +327,7 @@ export function fall(s: LawState, p: LawParams, now: number, m: Measurement): La
   let failedConvex = false;
   let relapses = s.relapses;
   let at = from;
+  // [fall.first]
   if (first) rate = known ? Math.max(floor, limit * (1 - mg)) : floor;
   else if (s.rose) {
     relapse = true;
@@ -337,18 +338,21 @@ export function fall(s: LawState, p: LawParams, now: number, m: Measurement): La
     rate = failedConvex ? Math.max(back, limit * (1 - mg)) : back;
     if (relapses < p.maxRelapses) relapses++;
   } else if (now - s.eventAt < eventMs) {
+    // [fall.event]
     if (s.informed || !known || delivered * (1 - mg) === from) return note(s, now);
     // [fall.event.blind] The delivered rate, now measured, corrects a blind cut, bounded by
     // decreaseFactor unless the service refused throughout the span measured.
     rate = Math.max(m.refused ? p.min : from * p.decrease, delivered * (1 - mg));
     at = Math.max(delivered, rate);
   } else if (known && limit + (LAW.slackRequests * 1000) / m.spanMs < from * (1 - 2 * mg)) {
+    // [fall.changed] Well below: short by more than 2 × margin and by more than the slack.
     rate = Math.max(floor, limit * (1 - mg));
     relapses = 0;
   } else if (known) {
+    // [fall.held]
     if (now - s.notedAt >= coolOff) return note(s, now);
     rate = Math.max(floor, limit * (1 - mg));
-  } else rate = floor;
+  } else rate = floor; // [fall.blind]
   const newRate = Math.min(p.max, Math.max(p.min, rate));
   const deep = newRate < from * p.decrease;
   let next: LawState = {
