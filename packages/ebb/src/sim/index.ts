@@ -5,8 +5,8 @@
  * @packageDocumentation
  */
 
-export { type BoundsRow, expectedBackoff, meanBackoffSlots, scheduleBounds } from './analytic.js';
-export { type BianchiOptions, type BianchiResult, bianchi, bianchiTiming, type DcfTiming } from './bianchi.js';
+export { type BoundsRow, expectedBackoff, scheduleBounds } from './analytic.js';
+export { type BianchiOptions, type BianchiResult, bianchi, type DcfTiming } from './bianchi.js';
 export {
   type BreakerOutageBin,
   type BreakerOutageOptions,
@@ -33,7 +33,6 @@ export {
   type BackoffByCollisions,
   type EthernetOptions,
   type EthernetResult,
-  ethernetBackoff,
   ethernetCeilingSweep,
   simulateEthernet,
 } from './ethernet.js';
@@ -45,7 +44,6 @@ export {
   type OverloadOptions,
   type OverloadResult,
   type SimEnvironment,
-  SimulatedServerError,
   simulateOverload,
 } from './overload.js';
 export type { ProgressCallback } from './progress.js';
@@ -54,11 +52,8 @@ export {
   type SharedRateCostResult,
   simulateSharedRateCost,
 } from './shared-rate-cost.js';
-export { slotLengthOf, slotsOf } from './slots.js';
 export { type SlowTailOptions, type SlowTailResult, simulateSlowTail } from './slow-tail.js';
 export {
-  type DcfBackoffOptions,
-  dcfBackoff,
   simulateWifi,
   type WifiOptions,
   type WifiResult,
