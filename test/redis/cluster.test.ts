@@ -101,7 +101,7 @@ describe.skipIf(!enabled)('shared budgets on a 3-master Redis Cluster (real redi
     const owners = new Set<number>();
     for (const name of names) {
       // maxRatePerSecond 40: the fleet's rate may not rise while the test waits for the halves.
-      const options = { name, initialRatePerSecond: 40, maxRatePerSecond: 40, leaseMs: 50, timeoutMs: 1000 };
+      const options = { name, initialRatePerSecond: 40, maxRatePerSecond: 40, leaseMs: 50, commandTimeoutMs: 1000 };
       const a = sharedRate({ client: node, ...options });
       const b = sharedRate({ client: io, ...options });
       await Promise.all([a.ready(), b.ready()]);

@@ -226,7 +226,7 @@ describe.skipIf(!enabled)('stored state is checked and repaired (real redis-serv
         maxRatePerSecond: HI,
         leaseMs: 50,
         // Sixteen run at once on a busy machine: a lease may take longer than the default 100 ms.
-        timeoutMs: 500,
+        commandTimeoutMs: 500,
         onEvent: (e) => events.push(e),
       });
       await r.ready();
@@ -368,7 +368,12 @@ describe.skipIf(!enabled)('stored state is checked and repaired (real redis-serv
       const failures: string[] = [];
       for (const k of cases) {
         const events: SharedEvent[] = [];
-        const b = spec.make({ client: c, name: unique(), timeoutMs: 100, onEvent: (e: SharedEvent) => events.push(e) });
+        const b = spec.make({
+          client: c,
+          name: unique(),
+          commandTimeoutMs: 100,
+          onEvent: (e: SharedEvent) => events.push(e),
+        });
         await b.ready();
         (spec.act as (x: typeof b) => void)(b);
         await b.flush();
@@ -437,7 +442,12 @@ describe.skipIf(!enabled)('stored state is checked and repaired (real redis-serv
       const failures: string[] = [];
       for (const k of cases) {
         const events: SharedEvent[] = [];
-        const b = spec.make({ client: c, name: unique(), timeoutMs: 100, onEvent: (e: SharedEvent) => events.push(e) });
+        const b = spec.make({
+          client: c,
+          name: unique(),
+          commandTimeoutMs: 100,
+          onEvent: (e: SharedEvent) => events.push(e),
+        });
         await b.ready();
         (spec.act as (x: typeof b) => void)(b);
         await b.flush();

@@ -72,7 +72,7 @@ describe.skipIf(!enabled)('each change applied exactly once (3 processes, real r
     await control?.stop();
   });
 
-  it('Redis stopped for 15 × timeoutMs while budgets take changes, then continued: what Redis holds equals what was recorded; the same without the pause', async () => {
+  it('Redis stopped for 15 × commandTimeoutMs while budgets take changes, then continued: what Redis holds equals what was recorded; the same without the pause', async () => {
     const fleet = (server: RedisServer, name: string, onStart?: (ms: number) => void) =>
       runMembers<Report>(
         MEMBER,

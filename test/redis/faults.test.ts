@@ -49,7 +49,7 @@ describe.skipIf(!enabled)('shared tokenBudget through Redis faults (real redis-s
         name: 'faults',
         maxTokens: 100,
         tokenRatio: 0.5,
-        timeoutMs: TIMEOUT_MS,
+        commandTimeoutMs: TIMEOUT_MS,
         syncIntervalMs: 200,
         onEvent: (e) => events.push({ ...e, who, phase }),
       });

@@ -39,7 +39,7 @@ describe.skipIf(!enabled)('sharedRate through Redis faults (real redis-server, r
         client,
         name: 'rate-faults',
         initialRatePerSecond: LIMIT,
-        timeoutMs: TIMEOUT_MS,
+        commandTimeoutMs: TIMEOUT_MS,
         onEvent: (e) => events.push({ ...e, who, phase }),
       });
     const rates: SharedRate[] = [make('node-redis', nodeClient), make('ioredis', ioClient)];

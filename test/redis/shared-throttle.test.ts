@@ -102,7 +102,7 @@ describe.skipIf(!enabled)('sharedAdaptiveThrottle on a real redis-server', () =>
     const t = sharedAdaptiveThrottle({
       client: io,
       name,
-      timeoutMs: 100,
+      commandTimeoutMs: 100,
       random: seeded(4),
       onEvent: (e) => events.push(e.type),
     });

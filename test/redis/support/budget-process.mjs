@@ -17,8 +17,8 @@ watchdog.unref();
 const { client, quit } = await connectRedis(library, redisUrl);
 const events = [];
 const onEvent = (e) => events.push({ type: e.type, key: e.key, field: e.field });
-// Redis's answer may take 100 ms before the structure falls back (the default timeoutMs).
-const shared = { client, name, timeoutMs: 100, onEvent };
+// Redis's answer may take 100 ms before the structure falls back (the default commandTimeoutMs).
+const shared = { client, name, commandTimeoutMs: 100, onEvent };
 const token = sharedTokenBudget({ ...shared, maxTokens: 1000 });
 const quota = sharedAwsRetryQuota({ ...shared, capacity: 100_000 });
 // A window far longer than the run: nothing expires while the parent audits.
@@ -47,7 +47,7 @@ for (let i = 0; Date.now() < end && i < 10_000; i++) {
   await new Promise((r) => setTimeout(r, 20));
 }
 // Until every structure is shared again (bounded: 10 s), then close(), which sends what is still
-// local — each call bounded by timeoutMs.
+// local — each call bounded by commandTimeoutMs.
 for (let i = 0; i < 100 && !all.every((s) => s.mode === 'shared'); i++) await new Promise((r) => setTimeout(r, 100));
 await Promise.all(all.map((s) => s.close()));
 const stats = Object.fromEntries(['token', 'quota', 'ratio', 'throttle'].map((k, i) => [k, all[i].stats]));

@@ -43,7 +43,7 @@ const rate =
     ? sharedRate({
         client,
         name,
-        timeoutMs: TIMEOUT_MS,
+        commandTimeoutMs: TIMEOUT_MS,
         initialRatePerSecond,
         maxRatePerSecond: process.env.EBB_MAX_RATE ? Number(process.env.EBB_MAX_RATE) : undefined,
         onEvent: (e) =>

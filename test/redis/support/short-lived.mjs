@@ -15,7 +15,7 @@ const { client, quit } =
   mode === 'shared' ? await connectRedis(clientKind, redisUrl) : { client: undefined, quit: async () => {} };
 const budget =
   mode === 'shared'
-    ? sharedTokenBudget({ client, name, timeoutMs: Number(process.env.EBB_REDIS_TIMEOUT_MS ?? 2000) })
+    ? sharedTokenBudget({ client, name, commandTimeoutMs: Number(process.env.EBB_REDIS_TIMEOUT_MS ?? 2000) })
     : tokenBudget();
 if (mode === 'shared') await budget.ready();
 

@@ -43,7 +43,7 @@ const make = () =>
         k,
         windowMs,
         // As the rate fleet's: on this 2-core machine an event loop alone can stall 100 ms.
-        timeoutMs: 250,
+        commandTimeoutMs: 250,
         onEvent: (e) => events.push({ type: e.type, t: (Date.now() - startAt) / 1000 }),
       })
     : adaptiveThrottle({ k, windowMs });

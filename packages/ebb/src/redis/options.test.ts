@@ -39,15 +39,25 @@ const hostile = fc.oneof(
 const builders = {
   sharedTokenBudget: {
     build: sharedTokenBudget,
-    keys: ['maxTokens', 'tokenRatio', 'name', 'prefix', 'timeoutMs', 'syncIntervalMs', 'onEvent', 'clock', 'client'],
+    keys: [
+      'maxTokens',
+      'tokenRatio',
+      'name',
+      'prefix',
+      'commandTimeoutMs',
+      'syncIntervalMs',
+      'onEvent',
+      'clock',
+      'client',
+    ],
   },
   sharedAwsRetryQuota: {
     build: sharedAwsRetryQuota,
-    keys: ['capacity', 'costs', 'noRetryIncrement', 'classify', 'name', 'prefix', 'timeoutMs', 'syncIntervalMs'],
+    keys: ['capacity', 'costs', 'noRetryIncrement', 'classify', 'name', 'prefix', 'commandTimeoutMs', 'syncIntervalMs'],
   },
   sharedRatioBudget: {
     build: sharedRatioBudget,
-    keys: ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', 'name', 'prefix', 'timeoutMs', 'syncIntervalMs'],
+    keys: ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', 'name', 'prefix', 'commandTimeoutMs', 'syncIntervalMs'],
   },
 } as const;
 
@@ -59,7 +69,7 @@ function mustRefuse(key: string, v: unknown): boolean {
       return !(str && v !== '');
     case 'prefix':
       return v !== undefined && !str;
-    case 'timeoutMs':
+    case 'commandTimeoutMs':
     case 'syncIntervalMs':
       return v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 1);
     default:
@@ -110,7 +120,7 @@ describe('sharedAdaptiveThrottle refuses hostile options by name', () => {
       'random',
       'name',
       'prefix',
-      'timeoutMs',
+      'commandTimeoutMs',
       'syncIntervalMs',
       'onEvent',
       'clock',

@@ -109,7 +109,7 @@ export function faultOf(reply: readonly unknown[], at: number): SharedProblem | 
   return { key, field, value: quote(typeof value === 'string' ? value : show(value)) };
 }
 
-/** The error a Redis call that took longer than `timeoutMs` fails with. @internal */
+/** The error a Redis call that took longer than `commandTimeoutMs` fails with. @internal */
 export class Timeout extends Error {
   override name = 'TimeoutError';
 }

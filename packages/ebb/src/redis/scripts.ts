@@ -1,3 +1,5 @@
+import { LAW, type LawState } from '../rate/law.js';
+
 /*
  * The Lua scripts ebb keeps its shared state with. Each runs atomically on the server (Redis runs
  * one script at a time: "Scripting with Lua", atomicity) and touches only the keys it is given, all
@@ -212,14 +214,14 @@ local fk, ff, fv = firstFault()
 return { exact(sum), exact(g), fk, ff, fv }`;
 
 /**
- * The fleet's control law: `adaptiveRate`'s (packages/ebb/src/rate/adaptive-rate.ts), rule for
- * rule, in Lua — one Lua function per method there, with the same names for the same quantities:
- * `waitFor` is `#waitFor` (with `coolOffAfter`, `convex`), `rise` is `#planRise` + `#rise`
- * (with `probeAt`, `#probeAt`; `cvStep` is `#convexStep`), `charge` is `#charge`, `fall` is
- * `#fall` (with `#relapseTo` inline), `note` is `#note`,
- * `change` is `#change`. A change to the law in one place needs the same change in the other:
- * test/redis/rate-law.test.ts feeds both the same traces and fails on the first event where their
- * rates differ.
+ * The fleet's control law: rate/law.ts's, rule for rule, in Lua — one Lua function per function
+ * there, over the same state fields (named as {@link LAW_FIELDS} maps them): `convex`, `waitFor`
+ * (with `coolOffAfter`), `probeAt`, `rise` (`planRise` + `rise`; `cvStep` is `convexStep`),
+ * `succeeded`, `waited`, `charge`, `note`, `change`, `fall`. Its constants are not written here:
+ * they are put into the text from rate/law.ts's `LAW` table when this module loads. The two are
+ * held equal step by step by test/redis/rate-law-step.test.ts (both fed the same generated states
+ * and events, every field compared after every step) and, as whole controllers, by
+ * test/redis/rate-law.test.ts. The fleet adds one condition of its own to a rise (below).
  *
  * What the fleet measures differently (the inputs, not the law): the delivered rate is the sum of
  * the members' (each measured as `adaptiveRate` measures its own; a member that has not covered
@@ -233,26 +235,27 @@ return { exact(sum), exact(g), fk, ff, fv }`;
  * (with one member, kept waiting is the whole fleet kept waiting: `adaptiveRate`'s rule exactly).
  * Servers' hints (`Retry-After`, `RateLimit`) are not shared. Infinity is stored as BIG.
  */
-const RATE_LAW = `local BIG = 1e300
+export const RATE_LAW = `local BIG = 1e300
 local maxRel = 0
 while maxRel < 2000 and base * 2 ^ maxRel < maxCo do maxRel = maxRel + 1 end
 local function coolOffAfter(rl) return math.min(maxCo, base * 2 ^ rl) end
-local ADD = 5
+local ADD = ${LAW.additiveRate}
+local TOL = ${LAW.tolerance}
 local function convex(rate)
-  if s.tp == 1 then return rate > s.th * (1 + 1e-9) end
-  return rate >= (s.th + inc * math.min(s.th, ADD)) * (1 - 1e-9)
+  if s.tp == 1 then return rate > s.th * (1 + TOL) end
+  return rate >= (s.th + inc * math.min(s.th, ADD)) * (1 - TOL)
 end
-local cvStep = math.min(maxStep, math.max(2 * inc, (1 - m) / 0.75 - 1))
+local cvStep = math.min(maxStep, math.max(2 * inc, (1 - m) / ${LAW.convexKeep} - 1))
 local function waitFor(rate, lc, rl)
   if lc == 1 and convex(rate) then return base end
   if lc == 1 then return coolOffAfter(math.max(math.min(rl, 1), rl - 1)) end
   return coolOffAfter(rl)
 end
-local BUDGET = 0.02
+local BUDGET = ${LAW.probeBudget}
 local function charge(relapse)
   if relapse then
     s.pa = now
-    s.cu = now + 2 * base
+    s.cu = now + ${LAW.longEvent} * base
   elseif now >= s.cu then return end
   s.pa = s.pa + 1000 / (BUDGET * s.r)
 end
@@ -260,7 +263,7 @@ local function probeAt(nxt)
   local bo = s.ch + waitFor(s.r, s.lc, s.rl)
   local rel = math.max(s.ch + waitFor(s.r, s.lc, 0), s.pa)
   local at = math.min(bo, rel)
-  if nxt > s.ga * (1 + 1e-9) then at = math.max(at, s.pa) end
+  if nxt > s.ga * (1 + TOL) then at = math.max(at, s.pa) end
   return at
 end
 local function change(at, lc)
@@ -275,7 +278,7 @@ local function rise(sent, others)
   if others > 0 and sent < s.r * (1 - 2 * m) then return end
   local rate, step, rl = s.r, s.st, s.rl
   if s.lc == 1 then
-    if rl > 0 and rate >= s.th * (1 - 1e-9) then rl = rl - 1 end
+    if rl > 0 and rate >= s.th * (1 - TOL) then rl = rl - 1 end
     step = math.min(maxStep, step * 2)
   end
   local cv = convex(rate)
@@ -291,6 +294,16 @@ local function rise(sent, others)
   s.st, s.rl = step, rl
   change(at, 1)
 end
+local function succeeded()
+  if s.sk == 1 then return end
+  s.sk = 1
+  if s.sw == 1 then s.rd = now end
+end
+local function waited()
+  if s.sw == 1 then return end
+  s.sw = 1
+  if s.sk == 1 then s.rd = now end
+end
 local function note()
   s.nt = now
   change(now, 0)
@@ -300,13 +313,13 @@ local function fall(sent, delivered, count)
   local first = s.r >= BIG
   local from = s.r
   if first then from = math.max(sent, lo) end
-  local known = delivered >= 0 and count >= 10
+  local known = delivered >= 0 and count >= ${LAW.minDelivered}
   local limit = from
   if known then limit = math.min(from, delivered) end
   local floor = from * dec
   if known and s.sw == 1 then floor = lo end
   local eventMs = base
-  if s.er == 1 then eventMs = 2 * base end
+  if s.er == 1 then eventMs = ${LAW.longEvent} * base end
   local rate
   local relapse = false
   local failedConvex = false
@@ -325,7 +338,7 @@ local function fall(sent, delivered, count)
     if rf == 1 then bf = lo end
     rate = math.max(bf, delivered * (1 - m))
     at = math.max(delivered, rate)
-  elseif known and limit + 2000 / span < from * (1 - 2 * m) then
+  elseif known and limit + ${LAW.slackRequests * 1000} / span < from * (1 - 2 * m) then
     rate = math.max(floor, limit * (1 - m))
     s.rl = 0
   elseif known then
@@ -356,6 +369,32 @@ local function fall(sent, delivered, count)
   change(now, 0)
   s.e = s.e + 1
 end`;
+
+/**
+ * The Lua law's name of each field of rate/law.ts's `LawState` (the Redis hash's fields). In Lua,
+ * Infinity is stored as BIG (1e300), -Infinity as -BIG, and a boolean as 1 or 0.
+ */
+export const LAW_FIELDS: { readonly [K in keyof LawState]: string } = {
+  rate: 'r',
+  epoch: 'e',
+  changedAt: 'ch',
+  rose: 'lc',
+  before: 'pr',
+  relapses: 'rl',
+  throttledAt: 'th',
+  throttledProbe: 'tp',
+  step: 'st',
+  evidence: 'sk',
+  saturated: 'sw',
+  readyAt: 'rd',
+  eventAt: 'ev',
+  eventLong: 'er',
+  informed: 'inf',
+  notedAt: 'nt',
+  paidAt: 'pa',
+  costUntil: 'cu',
+  gateRate: 'ga',
+};
 
 /**
  * The fleet's shared rate and the leases of it (`sharedRate`). KEYS: [1] a hash of the fleet's
@@ -630,15 +669,9 @@ local moves = cut < 0 or throttle
 local before = s.r
 if throttle then charge(false) end
 if moves then rise(sent, others) end
-if ok == 1 and s.sk == 0 then
-  s.sk = 1
-  if s.sw == 1 then s.rd = now end
-end
+if ok == 1 then succeeded() end
 if moves then rise(sent, others) end
-if sat == 1 and s.sw == 0 then
-  s.sw = 1
-  if s.sk == 1 then s.rd = now end
-end
+if sat == 1 then waited() end
 if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, others) end
 -- A new rate reaches the limiter once every member paces at it: the caller hears it now, each
 -- other member at its next renewal, the last of them one lease after it last renewed (its lease

@@ -1,5 +1,5 @@
 import type { Random } from '../core/random.js';
-import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { invalid, optionsObject, show } from '../core/validate.js';
 import {
   type AdaptiveThrottle,
   type AdaptiveThrottleOptions,
@@ -18,7 +18,7 @@ import {
   SharedState,
   type SharedStats,
 } from './shared-state.js';
-import { pick, validateAs } from './validate-as.js';
+import { checkRedisKeys, pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedAdaptiveThrottle}: those of `adaptiveThrottle` plus the shared ones (its `clock` serves both). */
 export interface SharedAdaptiveThrottleOptions extends AdaptiveThrottleOptions, SharedOptions {}
@@ -52,14 +52,14 @@ const BUCKETS = 60;
  * both back at once. The rejection rule is the local twin's:
  * `max(0, (requests − K·accepts) / (requests + 1))`.
  *
- * **Failure behaviour** (the shared budgets'): each call is bounded by `timeoutMs`; while Redis
+ * **Failure behaviour** (the shared budgets'): each call is bounded by `commandTimeoutMs`; while Redis
  * fails, the counts go on from the last fleet counts with this process's changes only, and the
  * next try waits for ebb's reconnect backoff; the first answer resyncs. `mode` is `'local'` while
  * either window is, `'syncing'` until both answered.
  *
  * **Gotchas:** while Redis fails, the local counts do not expire: the rejection probability is
  * then over the requests since the last answer, not over the last `windowMs`. Another process's
- * requests are seen at its next send plus one round trip (at most `syncIntervalMs` + `timeoutMs`).
+ * requests are seen at its next send plus one round trip (at most `syncIntervalMs` + `commandTimeoutMs`).
  *
  * @example
  * const throttle = sharedAdaptiveThrottle({ client: redis, name: 'payments-api' });
@@ -70,7 +70,7 @@ const BUCKETS = 60;
 export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): SharedAdaptiveThrottle {
   const where = 'sharedAdaptiveThrottle()';
   const o = optionsObject(where, options) as SharedAdaptiveThrottleOptions;
-  checkKeys(where, o, ['k', 'windowMs', 'random', ...SHARED_KEYS]);
+  checkRedisKeys(where, o, ['k', 'windowMs', 'random', ...SHARED_KEYS]);
   validateAs(where, 'adaptiveThrottle()', () =>
     adaptiveThrottle(pick(o as never, ['k', 'windowMs', 'clock', 'random'])),
   );

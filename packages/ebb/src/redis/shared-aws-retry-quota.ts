@@ -1,4 +1,4 @@
-import { checkKeys, optionsObject } from '../core/validate.js';
+import { optionsObject } from '../core/validate.js';
 import {
   type AwsErrorKind,
   type AwsRetryQuota,
@@ -9,7 +9,7 @@ import {
 import type { BudgetSuccess } from '../retry/options.js';
 import { LEVEL_SCRIPT } from './scripts.js';
 import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
-import { pick, validateAs } from './validate-as.js';
+import { checkRedisKeys, pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedAwsRetryQuota}: those of `awsRetryQuota` plus the shared ones. */
 export interface SharedAwsRetryQuotaOptions extends AwsRetryQuotaOptions, SharedOptions {}
@@ -32,7 +32,7 @@ const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
 export function sharedAwsRetryQuota(options: SharedAwsRetryQuotaOptions): SharedAwsRetryQuota {
   const where = 'sharedAwsRetryQuota()';
   const o = optionsObject(where, options) as SharedAwsRetryQuotaOptions;
-  checkKeys(where, o, ['capacity', 'costs', 'noRetryIncrement', 'classify', ...SHARED_KEYS]);
+  checkRedisKeys(where, o, ['capacity', 'costs', 'noRetryIncrement', 'classify', ...SHARED_KEYS]);
   const local = validateAs(where, 'awsRetryQuota()', () =>
     awsRetryQuota(pick(o as never, ['capacity', 'costs', 'noRetryIncrement', 'classify'])),
   );

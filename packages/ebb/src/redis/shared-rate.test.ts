@@ -210,7 +210,7 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     await rate.close();
   });
 
-  it('a hanging Redis: falls back after timeoutMs to a local adaptiveRate seeded with the share, backs off, resyncs', async () => {
+  it('a hanging Redis: falls back after commandTimeoutMs to a local adaptiveRate seeded with the share, backs off, resyncs', async () => {
     const clock = virtualClock();
     const redis = fakeRedis(() => lease(8, 40));
     const events: string[] = [];
@@ -218,7 +218,7 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       client: redis.scripts,
       name: 'n',
       clock,
-      timeoutMs: 100,
+      commandTimeoutMs: 100,
       onEvent: (e) => events.push(`${e.type}@${e.atMs}`),
     });
     await rate.ready();
@@ -516,7 +516,7 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       'maxServerWaitMs',
       'name',
       'prefix',
-      'timeoutMs',
+      'commandTimeoutMs',
       'leaseMs',
       'onEvent',
     ];
@@ -569,8 +569,8 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     for (const leaseMs of [Number.NaN, -1, 0, 5, Number.POSITIVE_INFINITY, '500', null]) {
       expect(make({ leaseMs })).toThrow(/sharedRate\(\): expected `leaseMs`/);
     }
-    for (const timeoutMs of [Number.NaN, 0, 0.5, Number.POSITIVE_INFINITY, '100']) {
-      expect(make({ timeoutMs })).toThrow(/sharedRate\(\): expected `timeoutMs`/);
+    for (const commandTimeoutMs of [Number.NaN, 0, 0.5, Number.POSITIVE_INFINITY, '100']) {
+      expect(make({ commandTimeoutMs })).toThrow(/sharedRate\(\): expected `commandTimeoutMs`/);
     }
     expect(make({ decreaseFactor: 1 })).toThrow(RangeError);
     expect(make({ decreaseFactor: 1 })).toThrow(/^sharedRate\(\): expected `decreaseFactor`/);

@@ -1,6 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
-import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate, LAW_KEYS } from '../rate/adaptive-rate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
@@ -25,7 +25,7 @@ import { type Grids, ServerClock, type Turns, turnsOf } from './time-division.js
 
 export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
 
-import { pick, validateAs } from './validate-as.js';
+import { checkRedisKeys, pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedRate}. */
 export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number] | 'maxServerWaitMs'> {
@@ -36,7 +36,7 @@ export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW
   /** Key prefix, default `'ebb'`. */
   readonly prefix?: string;
   /** Longest wait for one Redis call in ms, after which the process falls back to a local controller. Default 100. */
-  readonly timeoutMs?: number;
+  readonly commandTimeoutMs?: number;
   /**
    * How long a lease of rate share lasts, in ms: each process renews its share this often while
    * it has traffic (one `EVALSHA`), and learns the fleet's changes at the latest then. A lease not
@@ -88,7 +88,7 @@ export interface SharedRate extends AdaptiveRateController {
   readonly key: string;
   /** Requests waiting for their turn. */
   readonly waiting: number;
-  /** Resolves once the first lease was granted or failed (bounded by `timeoutMs`); never rejects. */
+  /** Resolves once the first lease was granted or failed (bounded by `commandTimeoutMs`); never rejects. */
   ready(): Promise<void>;
   /** Gives the share back to the fleet at once and stops the timers. Call before a process exits. */
   close(): Promise<void>;
@@ -126,7 +126,7 @@ class Shared implements SharedRate {
   readonly #scripts: RedisScripts;
   readonly #keys: readonly string[];
   readonly #clock: Clock;
-  readonly #timeoutMs: number;
+  readonly #commandTimeoutMs: number;
   readonly #leaseMs: number;
   readonly #onEvent: ((event: SharedEvent) => void) | undefined;
   readonly #law: Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>;
@@ -191,8 +191,9 @@ class Shared implements SharedRate {
     this.#keys = [key, `${key}-members`, `${key}-leases`, `${key}-order`];
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
     this.#timer = new Rearm(this.#clock, () => this.#renew());
-    this.#timeoutMs = nonNegative(where, 'timeoutMs', o.timeoutMs, 100, false, 'For example 100.');
-    if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
+    this.#commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
+    if (this.#commandTimeoutMs < 1)
+      invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
     this.#leaseMs = nonNegative(where, 'leaseMs', o.leaseMs, 500, false, 'For example 500.');
     // A lease expires three leases after its renewal; the scripts take an expiry more than a day ahead for a broken one.
     if (!(this.#leaseMs >= 10 && this.#leaseMs <= 3_600_000)) {
@@ -273,7 +274,7 @@ class Shared implements SharedRate {
     const now = this.#clock.now();
     if (now - this.#activeSince > 3 * this.#leaseMs && this.#mode === 'shared') {
       // Traffic again after a silence: the lease has lapsed, and the share it held may be someone
-      // else's now. Requests wait for a new lease, as at the start (at most timeoutMs).
+      // else's now. Requests wait for a new lease, as at the start (at most commandTimeoutMs).
       this.#mode = 'syncing';
       this.#activeSince = now;
       this.#send(undefined);
@@ -426,8 +427,8 @@ class Shared implements SharedRate {
 
   #waitMs(now: number): number {
     if (this.#mode === 'local') return 0;
-    // Until the first lease answers (or fails, within timeoutMs), requests wait for it.
-    if (this.#mode === 'syncing') return this.#timeoutMs;
+    // Until the first lease answers (or fails, within commandTimeoutMs), requests wait for it.
+    if (this.#mode === 'syncing') return this.#commandTimeoutMs;
     // Back from a fallback: the local controller's waiters go first, so the two never pace at once.
     if (this.#local && this.#local.waiting > 0) return 20;
     if (!Number.isFinite(this.#share)) return 0;
@@ -487,8 +488,8 @@ class Shared implements SharedRate {
     const stop = new AbortController();
     return Promise.race([
       work,
-      this.#clock.sleep(this.#timeoutMs, stop.signal).then(() => {
-        throw new Timeout(`${this.#where}: Redis did not answer within ${this.#timeoutMs} ms`);
+      this.#clock.sleep(this.#commandTimeoutMs, stop.signal).then(() => {
+        throw new Timeout(`${this.#where}: Redis did not answer within ${this.#commandTimeoutMs} ms`);
       }),
     ]).finally(() => stop.abort());
   }
@@ -673,13 +674,13 @@ class Shared implements SharedRate {
  * Rises come from the script too, after the cool-off, as `adaptiveRate`'s do.
  *
  * **Staleness:** a process learns another's throttle or a rise at its next renewal: at most
- * `leaseMs` plus one round trip (≤ `timeoutMs`) late; its own throttles reach Redis at once.
+ * `leaseMs` plus one round trip (≤ `commandTimeoutMs`) late; its own throttles reach Redis at once.
  *
- * **Redis failing never fails a request:** every call races `timeoutMs` (100); a call that fails
+ * **Redis failing never fails a request:** every call races `commandTimeoutMs` (100); a call that fails
  * or times out switches the process to a local `adaptiveRate` seeded with its last share
  * (`mode: 'local'`, event `'fallback'`), Redis is tried again on ebb's own backoff (100 ms doubling
  * to 2 s, full jitter), and the first answer resyncs (event `'resync'`). Before the first answer,
- * requests wait for it (at most `timeoutMs`).
+ * requests wait for it (at most `commandTimeoutMs`).
  *
  * **Gotchas:** the control-law options are the fleet's and are sent with every call: give every
  * process of one `name` the same ones. No priority classes; `Retry-After` and `RateLimit` hints
@@ -695,13 +696,13 @@ class Shared implements SharedRate {
 export function sharedRate(options: SharedRateOptions): SharedRate {
   const where = 'sharedRate()';
   const o = optionsObject(where, options) as SharedRateOptions;
-  checkKeys(where, o, [
+  checkRedisKeys(where, o, [
     ...LAW_KEYS,
     'maxServerWaitMs',
     'client',
     'name',
     'prefix',
-    'timeoutMs',
+    'commandTimeoutMs',
     'leaseMs',
     'onEvent',
     'clock',

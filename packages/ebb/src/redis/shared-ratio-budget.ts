@@ -1,9 +1,9 @@
-import { checkKeys, optionsObject } from '../core/validate.js';
+import { optionsObject } from '../core/validate.js';
 import { type RatioBudget, type RatioBudgetOptions, ratioBudget, ratioTerms } from '../rate/ratio-budget.js';
 import type { BudgetSuccess } from '../retry/options.js';
 import { WINDOW_SCRIPT } from './scripts.js';
 import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
-import { pick, validateAs } from './validate-as.js';
+import { checkRedisKeys, pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedRatioBudget}: those of `ratioBudget` plus the shared ones (its `clock` serves both). */
 export interface SharedRatioBudgetOptions extends RatioBudgetOptions, SharedOptions {}
@@ -25,7 +25,7 @@ export interface SharedRatioBudget extends RatioBudget, SharedControls {}
 export function sharedRatioBudget(options: SharedRatioBudgetOptions): SharedRatioBudget {
   const where = 'sharedRatioBudget()';
   const o = optionsObject(where, options) as SharedRatioBudgetOptions;
-  checkKeys(where, o, ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', ...SHARED_KEYS]);
+  checkRedisKeys(where, o, ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', ...SHARED_KEYS]);
   validateAs(where, 'ratioBudget()', () =>
     ratioBudget(pick(o as never, ['percentCanRetry', 'minRetriesPerSecond', 'ttlMs', 'clock'])),
   );

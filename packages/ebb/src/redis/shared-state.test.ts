@@ -142,7 +142,7 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     await b.close();
   });
 
-  it('a hanging Redis: falls back after timeoutMs, never more than one call in flight, backs off, resyncs', async () => {
+  it('a hanging Redis: falls back after commandTimeoutMs, never more than one call in flight, backs off, resyncs', async () => {
     const clock = virtualClock();
     const redis = fakeRedis();
     const events: string[] = [];
@@ -150,7 +150,7 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
       client: redis.scripts,
       name: 'n',
       clock,
-      timeoutMs: 100,
+      commandTimeoutMs: 100,
       onEvent: (e) => events.push(`${e.type}@${e.atMs}`),
     });
     await b.ready();
@@ -276,7 +276,7 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
       client: redis.scripts,
       name: 'n',
       clock,
-      timeoutMs: 100,
+      commandTimeoutMs: 100,
       onEvent: (e) => events.push(`${e.type}${e.field ? `:${e.field}` : ''}`),
     });
     await b.ready();
@@ -319,11 +319,11 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     expect(() => sharedTokenBudget({ client, name: '' })).toThrow(TypeError);
     expect(() => sharedTokenBudget({ client: null, name: 'x' })).toThrow(/`client`.*node-redis or ioredis/);
     expect(() => sharedTokenBudget({ client: {}, name: 'x' })).toThrow(TypeError);
-    for (const timeoutMs of [Number.NaN, -1, 0, Number.POSITIVE_INFINITY, 0.5]) {
-      expect(() => sharedTokenBudget({ client, name: 'x', timeoutMs })).toThrow(RangeError);
+    for (const commandTimeoutMs of [Number.NaN, -1, 0, Number.POSITIVE_INFINITY, 0.5]) {
+      expect(() => sharedTokenBudget({ client, name: 'x', commandTimeoutMs })).toThrow(RangeError);
     }
-    expect(() => sharedTokenBudget({ client, name: 'x', timeoutMs: '100' as never })).toThrow(
-      /`timeoutMs`.*got '100'|`timeoutMs`/,
+    expect(() => sharedTokenBudget({ client, name: 'x', commandTimeoutMs: '100' as never })).toThrow(
+      /`commandTimeoutMs`.*got '100'|`commandTimeoutMs`/,
     );
     expect(() => sharedTokenBudget({ client, name: 'x', maxTokens: -3 })).toThrow(
       /sharedTokenBudget\(\): expected `maxTokens`/,

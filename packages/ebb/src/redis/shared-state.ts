@@ -47,7 +47,7 @@ export interface SharedOptions {
   /** Key prefix, default `'ebb'`. */
   readonly prefix?: string;
   /** Longest wait for one Redis call in ms, after which the structure falls back to local state. Default 100. */
-  readonly timeoutMs?: number;
+  readonly commandTimeoutMs?: number;
   /** How often local changes are sent (and the fleet's state read back) while there are any, in ms. Default 1000. */
   readonly syncIntervalMs?: number;
   /** Called on fallback, resync, state lost and repair ({@link SharedEvent}). A throw is counted nowhere and goes no further. */
@@ -56,7 +56,7 @@ export interface SharedOptions {
   readonly clock?: Clock;
 }
 
-export const SHARED_KEYS = ['client', 'name', 'prefix', 'timeoutMs', 'syncIntervalMs', 'onEvent', 'clock'];
+export const SHARED_KEYS = ['client', 'name', 'prefix', 'commandTimeoutMs', 'syncIntervalMs', 'onEvent', 'clock'];
 
 /** How one kind of shared number is stored: its Lua script, the script's arguments, and the local rule. */
 export interface SharedSpec {
@@ -94,7 +94,7 @@ export interface SharedSpec {
  * `'state-lost'`); a reply that names a fault means this call repaired a bad stored value (event
  * `'repair'`).
  *
- * A call that fails or takes over `timeoutMs` switches to local mode (event `'fallback'`): the
+ * A call that fails or takes over `commandTimeoutMs` switches to local mode (event `'fallback'`): the
  * level goes on from its last known value with local changes only, and the next call waits for
  * ebb's own backoff (100 ms doubling to 2 s, full jitter), so a fleet does not storm a Redis that
  * comes back. The first answer after that resyncs (event `'resync'`) and sends what piled up.
@@ -106,7 +106,7 @@ export class SharedState {
   readonly #appliedKey: string;
   readonly #spec: SharedSpec;
   readonly #clock: Clock;
-  readonly #timeoutMs: number;
+  readonly #commandTimeoutMs: number;
   readonly #syncIntervalMs: number;
   readonly #onEvent: ((event: SharedEvent) => void) | undefined;
   #sha: string | undefined;
@@ -145,8 +145,9 @@ export class SharedState {
     this.#spec = spec;
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
     this.#timer = new Rearm(this.#clock, () => this.#send());
-    this.#timeoutMs = nonNegative(where, 'timeoutMs', o.timeoutMs, 100, false, 'For example 100.');
-    if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
+    this.#commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
+    if (this.#commandTimeoutMs < 1)
+      invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
     this.#syncIntervalMs = nonNegative(where, 'syncIntervalMs', o.syncIntervalMs, 1000, false, 'For example 1000.');
     if (this.#syncIntervalMs < 1) {
       invalid(where, 'syncIntervalMs', o.syncIntervalMs, 'a finite number >= 1', 'For example 1000.');
@@ -218,7 +219,7 @@ export class SharedState {
     else this.#timer.arm(this.#syncIntervalMs);
   }
 
-  /** Sends what is pending now (bounded by `timeoutMs`, or skipped while backing off); never rejects. */
+  /** Sends what is pending now (bounded by `commandTimeoutMs`, or skipped while backing off); never rejects. */
   async flush(refresh = false): Promise<void> {
     // A call's end may start the next one (changes made meanwhile): wait for those too. Bounded:
     // each turn sends or awaits one call, and a failed call stops it (the backoff's wait).
@@ -244,7 +245,7 @@ export class SharedState {
     this.#timer.stop();
   }
 
-  /** Reads the state without changing it (mode `'inspect'`), bounded by `timeoutMs`; rejects on failure. */
+  /** Reads the state without changing it (mode `'inspect'`), bounded by `commandTimeoutMs`; rejects on failure. */
   async inspect(view: (level: number) => number): Promise<SharedInspection> {
     const reply = await this.#bounded(this.#run(this.#args('inspect', 0, 0, 0)));
     if (!Array.isArray(reply) || reply.length !== 4) {
@@ -275,7 +276,7 @@ export class SharedState {
 
   /**
    * Sets the fleet's state back to the structure's initial value with a new generation (mode
-   * `'reset'`), bounded by `timeoutMs`; rejects on failure. Live processes hear a new generation at
+   * `'reset'`), bounded by `commandTimeoutMs`; rejects on failure. Live processes hear a new generation at
    * their next call (event `'state-lost'`) and go on from the reset state; this process's own
    * changes not yet sent are dropped.
    */
@@ -339,8 +340,8 @@ export class SharedState {
     const stop = new AbortController();
     return Promise.race([
       work,
-      this.#clock.sleep(this.#timeoutMs, stop.signal).then(() => {
-        throw new Timeout(`${this.#where}: Redis did not answer within ${this.#timeoutMs} ms`);
+      this.#clock.sleep(this.#commandTimeoutMs, stop.signal).then(() => {
+        throw new Timeout(`${this.#where}: Redis did not answer within ${this.#commandTimeoutMs} ms`);
       }),
     ]).finally(() => stop.abort());
   }
@@ -451,7 +452,7 @@ export interface SharedControls {
   readonly key: string;
   /** Resolves once the first sync answered or failed; never rejects. */
   ready(): Promise<void>;
-  /** Sends local changes now (bounded by `timeoutMs`); never rejects. */
+  /** Sends local changes now (bounded by `commandTimeoutMs`); never rejects. */
   flush(): Promise<void>;
   /** Flushes, then stops its timers. Call before a short-lived process exits. */
   close(): Promise<void>;

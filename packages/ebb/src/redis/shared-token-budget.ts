@@ -1,9 +1,9 @@
-import { checkKeys, optionsObject } from '../core/validate.js';
+import { optionsObject } from '../core/validate.js';
 import { type TokenBudget, type TokenBudgetOptions, tokenBudget } from '../rate/token-budget.js';
 import type { BudgetSuccess } from '../retry/options.js';
 import { LEVEL_SCRIPT } from './scripts.js';
 import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
-import { pick, validateAs } from './validate-as.js';
+import { checkRedisKeys, pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedTokenBudget}: those of `tokenBudget` plus the shared ones. */
 export interface SharedTokenBudgetOptions extends TokenBudgetOptions, SharedOptions {}
@@ -38,7 +38,7 @@ export interface SharedTokenBudget extends TokenBudget, SharedControls {}
 export function sharedTokenBudget(options: SharedTokenBudgetOptions): SharedTokenBudget {
   const where = 'sharedTokenBudget()';
   const o = optionsObject(where, options) as SharedTokenBudgetOptions;
-  checkKeys(where, o, ['maxTokens', 'tokenRatio', ...SHARED_KEYS]);
+  checkRedisKeys(where, o, ['maxTokens', 'tokenRatio', ...SHARED_KEYS]);
   const local = validateAs(where, 'tokenBudget()', () => tokenBudget(pick(o as never, ['maxTokens', 'tokenRatio'])));
   const max = Math.round(local.tokens * 1000);
   const milliRatio = Math.round((o.tokenRatio ?? 0.1) * 1000);
