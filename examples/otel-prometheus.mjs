@@ -36,19 +36,23 @@ const flaky = pipeline(
   { name: 'flaky' },
 );
 
+let failedCalls = 0; // a call whose retry the retry budget refused (10 retries, then 20 % of calls)
 for (let i = 0; i < 30; i++) {
-  await flaky.execute(async ({ signal }) => {
-    const res = await fetch(`${origin}/item`, { signal });
-    await res.arrayBuffer();
-    if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
-    return res.status;
-  });
+  await flaky
+    .execute(async ({ signal }) => {
+      const res = await fetch(`${origin}/item`, { signal });
+      await res.arrayBuffer();
+      if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
+      return res.status;
+    })
+    .catch(() => failedCalls++);
 }
 
 const text = await (await fetch(`${origin}/metrics`)).text();
 const ours = (line) => (line.startsWith('ebb_') && !line.includes('_bucket{')) || line.startsWith('# TYPE ebb_');
 console.log(text.split('\n').filter(ours).join('\n'));
 console.log(`# requests received by the service: ${received}`);
+console.log(`# calls failed: ${failedCalls}`);
 t.close();
 server.closeAllConnections();
 server.close();
