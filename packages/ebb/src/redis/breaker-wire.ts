@@ -12,10 +12,10 @@ import { faultOf, quote, type SharedProblem } from './protocol.js';
 export function ruleArgs(r: FleetRule): string[] {
   return [
     String(r.failureRate),
-    String(r.minimumCalls),
-    String(r.minimumMembers),
+    String(r.minCalls),
+    String(r.minMembers),
     String(r.windowMs),
-    String(r.halfOpenProbes),
+    String(r.maxHalfOpenProbes),
     String(r.successesToClose),
     String(r.probeTimeoutMs),
   ];

@@ -1,12 +1,13 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
-import { predicate } from '../core/boundary.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
-import { EBB_ERROR } from '../retry/errors.js';
-import type { Outcome } from '../retry/options.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { defaultIsFailure, EBB_ERROR, type FailureVerdict, prop } from '../retry/errors.js';
+import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
+import type { IsFailure, Outcome } from '../retry/options.js';
 import { BREAKER, type FleetRule, type KeyReport, PROBE_OPS, periodFor } from './breaker-law.js';
 import { BREAKER_SCRIPT } from './breaker-script.js';
 import { type CheckedReply, parseReply, reportArgs } from './breaker-wire.js';
@@ -24,7 +25,7 @@ import { Rearm } from './rearm.js';
 import { KeyState, SharedTicket } from './shared-breaker-key.js';
 
 /** Options of {@link sharedCircuitBreaker}. Durations in milliseconds. */
-export interface SharedCircuitBreakerOptions {
+export interface SharedCircuitBreakerOptions<T = unknown> {
   /** The caller's client: node-redis, ioredis or a {@link RedisScripts}. Required. */
   readonly client: unknown;
   /** The breaker's name; its keys are `<prefix>:{<name>}:breaker:<key>…`, one Cluster slot. Required. */
@@ -36,17 +37,17 @@ export interface SharedCircuitBreakerOptions {
   /** The fleet opens when this share of its calls in the window failed, from 0 (exclusive) to 1. Default 0.5. */
   readonly failureRate?: number;
   /** Calls the fleet's window must hold first (and a member's own, for its local breaker). Default 20. */
-  readonly minimumCalls?: number;
+  readonly minCalls?: number;
   /**
    * Members whose own calls meet `failureRate` needed to open the fleet's breaker. Default 2: one
    * member whose every call fails — partitioned from a service the others reach — opens only its
    * own local breaker. 1 lets any member open it for everyone.
    */
-  readonly minimumMembers?: number;
+  readonly minMembers?: number;
   /** The window of the failure rate: each member's calls of the last this many ms. Default 10 000. */
   readonly windowMs?: number;
   /** Probes let through at once while half-open, fleet-wide (one per member at most). Default 1. */
-  readonly halfOpenProbes?: number;
+  readonly maxHalfOpenProbes?: number;
   /** Successful probes needed to close. Default 1. */
   readonly successesToClose?: number;
   /**
@@ -63,8 +64,15 @@ export interface SharedCircuitBreakerOptions {
   readonly openBackoff?: BackoffPolicy;
   /** A success that took longer than this counts as a failure. Default `Infinity` (off). */
   readonly slowCallMs?: number;
-  /** Which failures count; default every one. An error it rejects is neither a failure nor a success. */
-  readonly isFailure?: (error: unknown) => boolean;
+  /**
+   * What counts as a failure, as `circuitBreaker`'s: judges each call's outcome
+   * (`{ ok: true, value } | { ok: false, error }`) and answers `true`, `false` or `'throttled'`
+   * (counted as a failure), or a promise of it in a pipeline (`record()` needs the answer at
+   * once). An error it calls no failure counts for nothing; a value it calls one counts as a
+   * failed call (a 503 `Response`). Default `defaultIsFailure`: every error but an abort or a bug
+   * in the caller's code; no value.
+   */
+  readonly isFailure?: IsFailure<T>;
   /**
    * How often a member with traffic reports its window (one `EVALSHA` for up to 32 keys), and so
    * learns the fleet's state at the latest: every `reportMs` while its calls succeed, every
@@ -86,8 +94,11 @@ export interface SharedCircuitBreakerOptions {
 /** A guard of one key: what a pipeline takes (`pipeline([retrying(), breaker.forKey('api.example.com')])`). */
 export interface SharedBreakerGuard {
   acquire(signal?: AbortSignal, attempt?: number): unknown;
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
+  /** Counts a call's outcome: `isFailure` judges `detail` (the value or the error), as the pipeline does. */
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
   release(ticket?: unknown): void;
+  /** The guard as a pipeline mechanism: admits the call, runs it, judges its outcome (a value too) by `isFailure`. */
+  execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V>;
 }
 
 /** Counters of a shared breaker. A fresh object on each read. */
@@ -132,6 +143,25 @@ const defaultOpenBackoff = /* @__PURE__ */ exponential({
 
 const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
 
+/** The default verdict: `defaultIsFailure`'s (no value is a failure; an abort or a bug in the caller's code is none). */
+const judge = (ok: boolean, detail: unknown): FailureVerdict => !ok && defaultIsFailure({ ok, error: detail });
+
+/**
+ * Refusals by a mechanism inside the breaker — a full limit or bulkhead, an inner breaker,
+ * `adaptiveThrottle()`'s local rejection — known by their codes: the call never reached the
+ * service, so it counts for nothing whatever `isFailure` said (as in `circuitBreaker`).
+ */
+const REFUSALS: readonly unknown[] = ['EBB_LIMIT_EXCEEDED', 'EBB_CIRCUIT_OPEN', 'EBB_LOCAL_THROTTLE'];
+const counted = (v: FailureVerdict, ok: boolean, detail: unknown): FailureVerdict =>
+  !ok && REFUSALS.includes(prop(detail, 'code')) ? false : v;
+
+/** The options 1.0 renamed, with what to write instead (the messages `circuitBreaker` gives). */
+const RENAMED: Readonly<Record<string, string>> = {
+  minimumCalls: 'use `minCalls`.',
+  halfOpenProbes: 'use `maxHalfOpenProbes`.',
+  minimumMembers: 'use `minMembers`.',
+};
+
 /** A refusal, recognised by `isBrokenCircuitError` (ebb/resilience) by its code `EBB_CIRCUIT_OPEN`. */
 class FleetRefusal extends Error {
   override readonly name = 'BrokenCircuitError';
@@ -165,7 +195,7 @@ class Breaker implements SharedCircuitBreaker {
   readonly #rule: FleetRule;
   readonly #localRule: FleetRule;
   readonly #slowCallMs: number;
-  readonly #isFailure: ((error: unknown) => boolean) | undefined;
+  readonly #isFailure: IsFailure | undefined;
   readonly #openBackoff: BackoffPolicy;
   readonly #random: Random | undefined;
   readonly #onEvent: ((event: SharedEvent) => void) | undefined;
@@ -204,15 +234,15 @@ class Breaker implements SharedCircuitBreaker {
     if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
     const failureRate = inRange(where, 'failureRate', o.failureRate, 0.5, 0, 1, 'For example 0.5 for half the calls.');
     if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
-    const minimumCalls = count(where, 'minimumCalls', o.minimumCalls, 20, 1, false, 'For example 20.');
-    const minimumMembers = count(where, 'minimumMembers', o.minimumMembers, 2, 1, false, 'For example 2.');
+    const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');
+    const minMembers = count(where, 'minMembers', o.minMembers, 2, 1, false, 'For example 2.');
     const windowMs = Math.ceil(nonNegative(where, 'windowMs', o.windowMs, 10_000, false, 'For example 10000.'));
     if (windowMs < 10 || windowMs > BREAKER.dayMs) {
       invalid(where, 'windowMs', o.windowMs, 'a number from 10 to 86400000 (a day)', 'For example 10000.');
     }
-    const halfOpenProbes = count(where, 'halfOpenProbes', o.halfOpenProbes, 1, 1, false, 'For example 1.');
-    if (halfOpenProbes > BREAKER.maxProbes) {
-      invalid(where, 'halfOpenProbes', halfOpenProbes, `at most ${BREAKER.maxProbes}`, 'For example 1.');
+    const maxHalfOpenProbes = count(where, 'maxHalfOpenProbes', o.maxHalfOpenProbes, 1, 1, false, 'For example 1.');
+    if (maxHalfOpenProbes > BREAKER.maxProbes) {
+      invalid(where, 'maxHalfOpenProbes', maxHalfOpenProbes, `at most ${BREAKER.maxProbes}`, 'For example 1.');
     }
     const successesToClose = count(where, 'successesToClose', o.successesToClose, 1, 1, false, 'For example 1.');
     let probeTimeoutMs = 0;
@@ -225,15 +255,15 @@ class Breaker implements SharedCircuitBreaker {
     }
     this.#rule = {
       failureRate,
-      minimumCalls,
-      minimumMembers,
+      minCalls,
+      minMembers,
       windowMs,
-      halfOpenProbes,
+      maxHalfOpenProbes,
       successesToClose,
       probeTimeoutMs,
     };
     // The local breaker: the same rule on this member's evidence alone, one probe.
-    this.#localRule = { ...this.#rule, minimumMembers: 1, halfOpenProbes: 1 };
+    this.#localRule = { ...this.#rule, minMembers: 1, maxHalfOpenProbes: 1 };
     this.#slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
     const openBackoff = o.openBackoff ?? defaultOpenBackoff;
     if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
@@ -241,7 +271,7 @@ class Breaker implements SharedCircuitBreaker {
     }
     this.#openBackoff = openBackoff;
     if (o.isFailure !== undefined && typeof o.isFailure !== 'function') {
-      invalid(where, 'isFailure', o.isFailure, 'a function (error) => boolean');
+      invalid(where, 'isFailure', o.isFailure, "a function (outcome, context) => true, false or 'throttled'");
     }
     this.#isFailure = o.isFailure;
     this.#reportMs = nonNegative(where, 'reportMs', o.reportMs, 1000, false, 'For example 1000.');
@@ -285,22 +315,28 @@ class Breaker implements SharedCircuitBreaker {
     return this.#acquire(this.#key(''));
   }
 
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void {
-    this.#record(outcome, ticket, error);
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
+    this.#record(outcome, ticket, detail);
   }
 
   release(ticket?: unknown): void {
     this.#release(ticket);
   }
 
+  execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> {
+    return judgedExecute(this.#judged(''), next, context);
+  }
+
   forKey(key: string): SharedBreakerGuard {
     if (typeof key !== 'string' || key.length > 200 || /[{}]/.test(key)) {
       invalid(`${this.#where}.forKey()`, 'key', key, 'a string of at most 200 characters without { or }');
     }
+    const judged = this.#judged(key);
     return {
       acquire: () => this.#acquire(this.#key(key)),
-      record: (outcome, ticket, error) => this.#record(outcome, ticket, error),
+      record: (outcome, ticket, detail) => this.#record(outcome, ticket, detail),
       release: (ticket) => this.#release(ticket),
+      execute: (next, context) => judgedExecute(judged, next, context),
     };
   }
 
@@ -440,26 +476,51 @@ class Breaker implements SharedCircuitBreaker {
     return claim;
   }
 
-  #record(outcome: Outcome, ticket: unknown, error: unknown): void {
+  /** How the pipeline runs this breaker for `key`: it admits each call and judges the outcome itself. */
+  #judged(key: string): Judged<SharedTicket> {
+    return {
+      where: this.#where,
+      isFailure: this.#isFailure,
+      judge,
+      acquire: () => this.#acquire(this.#key(key)) as SharedTicket | Promise<SharedTicket>,
+      release: (ticket) => this.#release(ticket),
+      settle: (ticket, v, ok, detail) => this.#count(ticket, counted(v, ok, detail), ok),
+      end: (ticket, ok, detail) => {
+        // The verdict comes later: the call ended now, and counts as of now when it does.
+        const at = this.#clock.now();
+        return (v) => this.#count(ticket, counted(v, ok, detail), ok, at);
+      },
+    };
+  }
+
+  #record(outcome: Outcome, ticket: unknown, detail: unknown): void {
     if (!OUTCOMES.includes(outcome)) {
       if (ticket instanceof SharedTicket) this.#release(ticket);
       invalid(`${this.#where}.record()`, 'outcome', outcome, "'success', 'throttled' or 'failure'");
     }
     if (!(ticket instanceof SharedTicket) || ticket.done) return;
-    const now = this.#clock.now();
-    let failed: boolean | undefined;
+    let v: FailureVerdict;
     try {
-      if (outcome === 'success') failed = now - ticket.start > this.#slowCallMs;
-      else if (this.#isFailure === undefined || predicate(this.#where, 'isFailure', this.#isFailure(error)))
-        failed = true;
+      v = recordedVerdict(this.#where, this.#isFailure, judge, outcome, detail, 1);
     } catch (e) {
       this.#release(ticket);
       throw e;
     }
-    if (failed === undefined) {
+    this.#count(ticket, counted(v, outcome === 'success', detail), outcome === 'success');
+  }
+
+  /**
+   * Counts a verdict on the call of `ticket`, which ended at `at`: an error that is no failure
+   * counts for nothing (the ticket goes back); a success slower than `slowCallMs` is a failure.
+   */
+  #count(ticket: SharedTicket, v: FailureVerdict, ok: boolean, at = this.#clock.now()): void {
+    if (ticket.done) return;
+    if (!ok && v === false) {
       this.#release(ticket);
       return;
     }
+    const now = this.#clock.now();
+    const failed = v !== false || at - ticket.start > this.#slowCallMs;
     ticket.done = true;
     const k = ticket.key;
     const op = failed ? PROBE_OPS.failure : PROBE_OPS.success;
@@ -663,8 +724,8 @@ class Breaker implements SharedCircuitBreaker {
  *
  * **The rule** (breaker-law.ts, docs/redis.md): each member reports its own calls and failures
  * over `windowMs` — a snapshot replacing its last — with one `EVALSHA` every `reportMs` while it
- * has traffic. The fleet opens when its calls reach `minimumCalls`, `failureRate` of them failed,
- * *and* at least `minimumMembers` members (2) see that rate on their own. Open, every member fails
+ * has traffic. The fleet opens when its calls reach `minCalls`, `failureRate` of them failed,
+ * *and* at least `minMembers` members (2) see that rate on their own. Open, every member fails
  * fast with a `BrokenCircuitError` (`isBrokenCircuitError` recognises it) carrying `retryAfterMs`;
  * half-open, one member at a time holds the probe lease (it lapses after `probeTimeoutMs` when its
  * prober dies, and counts as a failed probe), and each failed probe opens the fleet for the next
@@ -683,19 +744,22 @@ class Breaker implements SharedCircuitBreaker {
  * const api = pipeline([retrying(), breaker.forKey('api.payments.example')]);
  * await api.execute(() => callPayments());
  */
-export function sharedCircuitBreaker(options: SharedCircuitBreakerOptions): SharedCircuitBreaker {
+export function sharedCircuitBreaker<T = unknown>(options: SharedCircuitBreakerOptions<T>): SharedCircuitBreaker {
   const where = 'sharedCircuitBreaker()';
   const o = optionsObject(where, options) as SharedCircuitBreakerOptions;
+  for (const key in RENAMED) {
+    if (key in o) throw new TypeError(`${where}: \`${key}\` was renamed in 1.0: ${RENAMED[key]}`);
+  }
   checkKeys(where, o, [
     'client',
     'name',
     'prefix',
     'timeoutMs',
     'failureRate',
-    'minimumCalls',
-    'minimumMembers',
+    'minCalls',
+    'minMembers',
     'windowMs',
-    'halfOpenProbes',
+    'maxHalfOpenProbes',
     'successesToClose',
     'probeTimeoutMs',
     'openBackoff',

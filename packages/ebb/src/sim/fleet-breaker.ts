@@ -19,10 +19,10 @@ export interface FleetBreakerOptions {
   readonly outageToMs?: number;
   /** Processes whose every call fails throughout (partitioned from a service that is fine). Default 1. */
   readonly partitioned?: number;
-  /** The breakers' rule, as `sharedCircuitBreaker` takes it (the local breakers take the same, but `minimumMembers`). */
+  /** The breakers' rule, as `sharedCircuitBreaker` takes it (the local breakers take the same, but `minMembers`). */
   readonly failureRate?: number;
-  readonly minimumCalls?: number;
-  readonly minimumMembers?: number;
+  readonly minCalls?: number;
+  readonly minMembers?: number;
   readonly windowMs?: number;
   readonly reportMs?: number;
   readonly openBackoff?: BackoffPolicy;
@@ -79,8 +79,8 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
     'outageToMs',
     'partitioned',
     'failureRate',
-    'minimumCalls',
-    'minimumMembers',
+    'minCalls',
+    'minMembers',
     'windowMs',
     'reportMs',
     'openBackoff',
@@ -99,7 +99,7 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
   if (partitioned >= processes) invalid(where, 'partitioned', partitioned, `fewer than processes (${processes})`);
   const rule = {
     failureRate: o.failureRate ?? 0.5,
-    minimumCalls: o.minimumCalls ?? 20,
+    minCalls: o.minCalls ?? 20,
     windowMs: o.windowMs ?? 10_000,
     ...(o.openBackoff ? { openBackoff: o.openBackoff } : {}),
   };
@@ -115,7 +115,7 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
             name: 'sim',
             clock,
             ...rule,
-            minimumMembers: o.minimumMembers ?? 2,
+            minMembers: o.minMembers ?? 2,
             reportMs: o.reportMs ?? 1000,
           })
         : circuitBreaker({ ...rule, consecutiveFailures: Infinity, clock }),
