@@ -9,8 +9,17 @@ import { defaultIsFailure, EBB_ERROR, type FailureVerdict, prop } from '../retry
 import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
 import type { IsFailure, Outcome } from '../retry/options.js';
 import { BREAKER, type FleetRule, type KeyReport, PROBE_OPS, periodFor } from './breaker-law.js';
+
+export type { SharedBreakerInspection } from './breaker-wire.js';
+
 import { BREAKER_SCRIPT } from './breaker-script.js';
-import { type CheckedReply, parseReply, reportArgs } from './breaker-wire.js';
+import {
+  type CheckedReply,
+  parseInspection,
+  parseReply,
+  reportArgs,
+  type SharedBreakerInspection,
+} from './breaker-wire.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 import {
   newGeneration,
@@ -130,6 +139,19 @@ export interface SharedCircuitBreaker extends SharedBreakerGuard {
   readonly stats: SharedBreakerStats;
   /** Sends the pending reports now (before a process exits, or in tests). */
   flush(): Promise<void>;
+  /**
+   * Reads `key`'s fleet state in Redis (default `''`) without changing it: one `EVALSHA` that
+   * writes nothing, takes no probe lease, sends no evidence, and keeps no state of the key in this
+   * member. Rejects if Redis fails, answers out of shape, or does not answer within `timeoutMs`.
+   */
+  inspect(key?: string): Promise<SharedBreakerInspection>;
+  /**
+   * Sets `key`'s fleet state (default `''`) back to closed with a new generation, its evidence and
+   * probe leases dropped, while members run: this member goes on from it at once; each other
+   * member hears the new generation at its next report (event `'state-lost'`), closes its local
+   * breaker and goes on. Rejects if Redis fails or does not answer within `timeoutMs`.
+   */
+  reset(key?: string): Promise<void>;
   /** Stops the timer; the member's evidence lapses from the fleet after `windowMs`. */
   close(): Promise<void>;
 }
@@ -328,9 +350,7 @@ class Breaker implements SharedCircuitBreaker {
   }
 
   forKey(key: string): SharedBreakerGuard {
-    if (typeof key !== 'string' || key.length > 200 || /[{}]/.test(key)) {
-      invalid(`${this.#where}.forKey()`, 'key', key, 'a string of at most 200 characters without { or }');
-    }
+    this.#checkKey('forKey', key);
     const judged = this.#judged(key);
     return {
       acquire: () => this.#acquire(this.#key(key)),
@@ -349,6 +369,54 @@ class Breaker implements SharedCircuitBreaker {
     return s === 0 ? 'closed' : s === 1 ? 'open' : 'half-open';
   }
 
+  async inspect(key = ''): Promise<SharedBreakerInspection> {
+    this.#checkKey('inspect', key);
+    const keys = this.#redisKeysOf(key);
+    const args = reportArgs('inspect', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, []);
+    return parseInspection(this.#where, keys[0] as string, await this.#bounded(this.#run(keys, args)));
+  }
+
+  async reset(key = ''): Promise<void> {
+    this.#checkKey('reset', key);
+    const closed: KeyReport = {
+      generation: 0,
+      epoch: -1,
+      calls: 0,
+      failures: 0,
+      op: PROBE_OPS.none,
+      leaseId: 0,
+      seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
+      periods: [],
+    };
+    const args = reportArgs('reset', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, [closed]);
+    const reply = await this.#bounded(this.#run(this.#redisKeysOf(key), args));
+    const r = parseReply(this.#where, reply, 1)[0] as CheckedReply;
+    // This member goes on from the reset state at once (its own reset is no lost state to it).
+    const k = this.#keys.get(key);
+    if (!k) return;
+    const now = this.#clock.now();
+    k.fleetWindow.clear();
+    k.mirror({ s: 0, n: 0, remainingMs: 0, om: 0 }, now);
+    k.fleet = r;
+    k.heardAt = now;
+    k.openUntil = 0;
+    k.nextClaimAt = Number.NEGATIVE_INFINITY;
+    k.yieldAt = -1;
+    this.#periods = undefined;
+  }
+
+  #checkKey(method: string, key: unknown): void {
+    if (typeof key !== 'string' || key.length > 200 || /[{}]/.test(key)) {
+      invalid(`${this.#where}.${method}()`, 'key', key, 'a string of at most 200 characters without { or }');
+    }
+  }
+
+  /** The three Redis keys of a breaker key: its state, the members' snapshots, their lapse times. */
+  #redisKeysOf(name: string): string[] {
+    const h = name === '' ? this.#base : `${this.#base}:${name}`;
+    return [h, `${h}:members`, `${h}:lapses`];
+  }
+
   async flush(): Promise<void> {
     if (this.#reporting) await this.#reporting;
     await this.#tick();
@@ -365,10 +433,7 @@ class Breaker implements SharedCircuitBreaker {
     const now = this.#clock.now();
     let k = this.#keys.get(name);
     if (k) this.#keys.delete(name);
-    else {
-      const h = name === '' ? this.#base : `${this.#base}:${name}`;
-      k = new KeyState(name, [h, `${h}:members`, `${h}:lapses`], this.#rule.windowMs, now);
-    }
+    else k = new KeyState(name, this.#redisKeysOf(name), this.#rule.windowMs, now);
     this.#keys.set(name, k);
     if (this.#keys.size > this.#maxKeys) {
       for (const [n, old] of this.#keys) {
