@@ -165,6 +165,17 @@ const defaultOpenBackoff = /* @__PURE__ */ exponential({
 
 const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
 
+let knownSha: string | undefined;
+/**
+ * The script's SHA-1, computed once per process. The digest runs off the main thread, so a
+ * simulation awaits it before its virtual time starts: no member's first report then waits on a
+ * thread, and equal seeds give equal runs. @internal
+ */
+export async function breakerScriptSha(): Promise<string> {
+  knownSha ??= await scriptSha(BREAKER_SCRIPT);
+  return knownSha;
+}
+
 /** The default verdict: `defaultIsFailure`'s (no value is a failure; an abort or a bug in the caller's code is none). */
 const judge = (ok: boolean, detail: unknown): FailureVerdict => !ok && defaultIsFailure({ ok, error: detail });
 
@@ -672,7 +683,7 @@ class Breaker implements SharedCircuitBreaker {
 
   async #run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
     this.#s.commands++;
-    this.#sha ??= await scriptSha(BREAKER_SCRIPT);
+    this.#sha ??= knownSha ?? (await breakerScriptSha());
     try {
       return await this.#scripts.evalSha(this.#sha, keys, args);
     } catch (error) {
