@@ -68,7 +68,7 @@ describe('the ebb command line: help, version and the limits of its input', () =
     const models = [...String(listed).matchAll(/[a-z-]+/g)].map((m) => m[0]).filter((w) => w !== 'or');
     const commands = [...group.stdout.matchAll(/^ {2}([a-z-]+) \[options\]/gm)].map((m) => m[1]);
     expect(models).toEqual(commands);
-    expect(models).toHaveLength(8);
+    expect(models).toHaveLength(9);
     for (const model of models) {
       const viaFlag = await ebb(['simulate', model, '--help']);
       expect(viaFlag.stdout).toMatch(new RegExp(`^Usage: ebb simulate ${model} \\[options\\]`));
@@ -88,7 +88,7 @@ describe('the ebb command line: help, version and the limits of its input', () =
   it.each([
     [
       ['help', 'simulate', 'bogus'],
-      /^ebb: unknown model 'bogus' of ebb simulate; models: ethernet, wifi, contention, overload, delays, outage, brownout, slow-tail$/,
+      /^ebb: unknown model 'bogus' of ebb simulate; models: ethernet, wifi, contention, overload, delays, outage, brownout, slow-tail, fleet-breaker$/,
     ],
     [['simulate', 'help', 'bogus'], /^ebb: unknown model 'bogus' of ebb simulate; models: ethernet, /],
     [['help', 'schedule', 'default'], /^ebb: ebb schedule has no models: ebb help schedule$/],

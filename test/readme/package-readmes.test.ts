@@ -59,7 +59,7 @@ describe("the CLI's README", () => {
   it('lists every command and every model of ebb simulate that the help lists', async () => {
     const help = (await ebb(['help', 'simulate'])).stdout;
     const models = [...help.matchAll(/^ {2}([a-z-]+) \[options\]/gm)].map((m) => m[1] as string);
-    expect(models).toHaveLength(8);
+    expect(models).toHaveLength(9);
     const table = tableAfter(readme, '- **`ebb simulate <model>`**').map((r) => r[0]?.replace(/`/g, ''));
     expect(table).toEqual(models);
     const usage = (await ebb(['--help'])).stdout;

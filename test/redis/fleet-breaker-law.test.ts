@@ -37,10 +37,10 @@ const keysOf = (k: string) => [
 
 const ruleArgs = (r: FleetRule): string[] => [
   String(r.failureRate),
-  String(r.minimumCalls),
-  String(r.minimumMembers),
+  String(r.minCalls),
+  String(r.minMembers),
   String(r.windowMs),
-  String(r.halfOpenProbes),
+  String(r.maxHalfOpenProbes),
   String(r.successesToClose),
   String(r.probeTimeoutMs),
 ];
@@ -90,10 +90,10 @@ interface Step {
 
 const ruleArb = fc.record({
   failureRate: fc.constantFrom(0.25, 0.5, 1),
-  minimumCalls: fc.integer({ min: 1, max: 30 }),
-  minimumMembers: fc.integer({ min: 1, max: 3 }),
+  minCalls: fc.integer({ min: 1, max: 30 }),
+  minMembers: fc.integer({ min: 1, max: 3 }),
   windowMs: fc.integer({ min: 500, max: 5000 }),
-  halfOpenProbes: fc.integer({ min: 1, max: 3 }),
+  maxHalfOpenProbes: fc.integer({ min: 1, max: 3 }),
   successesToClose: fc.integer({ min: 1, max: 2 }),
   probeTimeoutMs: fc.constantFrom(0, 300, 5000),
 });
@@ -198,10 +198,10 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
   it('every reply is the same along a trace through each change: open, probe failed, probes succeeded, probe lapsed', async () => {
     const rule = {
       failureRate: 0.5,
-      minimumCalls: 4,
-      minimumMembers: 2,
+      minCalls: 4,
+      minMembers: 2,
       windowMs: 1000,
-      halfOpenProbes: 1,
+      maxHalfOpenProbes: 1,
       successesToClose: 1,
       probeTimeoutMs: 0,
     };

@@ -237,13 +237,15 @@ describe.skipIf(!enabled)(
     }, 90_000);
 
     it('the prober killed mid-probe: another member probes once its lease lapses, and no other request reaches the service meanwhile', async () => {
-      // Members of our own, so one can die by SIGKILL without ending the run.
+      // Members of our own, so one can die by SIGKILL without ending the run. They run 18 s: the
+      // probe held may be the fleet's third (at about 9 s, when the first ones ended before the
+      // hold was set), and the next one must still fall within the run.
       const children: ChildProcess[] = [];
       const outputs = Array.from({ length: MEMBERS }, () => '');
       const exits = Array.from({ length: MEMBERS }, (_, i) => {
         const child = spawn(
           process.execPath,
-          [SCRIPT, url, redis.url, 'killed', 'shared', String(LOOPS), '12', String(i)],
+          [SCRIPT, url, redis.url, 'killed', 'shared', String(LOOPS), '18', String(i)],
           {
             stdio: ['pipe', 'pipe', 'pipe'],
           },

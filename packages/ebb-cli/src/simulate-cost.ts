@@ -33,6 +33,8 @@ export const WORK = {
   brownout: { name: 'simulated calls', perSecond: 18_000 },
   // The calls the workers could make: workers × duration ÷ service time, each of 3 runs.
   'slow-tail': { name: 'simulated calls', perSecond: 500_000 },
+  // The calls of the processes: processes × calls a second × duration, each of 2 runs (shared, local).
+  'fleet-breaker': { name: 'simulated calls', perSecond: 50_000 },
   // Draws: runs × rows.
   delays: { name: 'draws', perSecond: 5_000_000 },
 } as const satisfies Record<string, WorkUnit>;

@@ -6,6 +6,7 @@ import { emit, type SimulateIO } from './simulate-common.js';
 import { BROOKER, type ContentionFlags, contentionModel } from './simulate-contention.js';
 import { type DelaysFlags, delaysModel } from './simulate-delays.js';
 import { type EthernetFlags, ethernetModel } from './simulate-ethernet.js';
+import { type FleetBreakerFlags, fleetBreakerModel } from './simulate-fleet-breaker.js';
 import { type OverloadFlags, overloadModel } from './simulate-overload.js';
 import {
   type BrownoutFlags,
@@ -30,6 +31,7 @@ export {
 export { type ContentionFlags, contentionModel, strategiesFrom } from './simulate-contention.js';
 export { type DelaysFlags, delaysModel } from './simulate-delays.js';
 export { type EthernetFlags, ethernetModel } from './simulate-ethernet.js';
+export { type FleetBreakerFlags, fleetBreakerModel } from './simulate-fleet-breaker.js';
 export { budgetFrom, type OverloadFlags, overloadModel, rateFrom } from './simulate-overload.js';
 export { type WifiFlags, wifiModel } from './simulate-wifi.js';
 
@@ -48,11 +50,11 @@ export function registerSimulate(root: Command, env: { readonly out: (text: stri
   const simulate = root
     .command('simulate')
     .description(
-      'simulate backoff on a shared channel, among contending clients, or against an overloaded service; and the breaker, the concurrency limit and hedging',
+      'simulate backoff on a shared channel, among contending clients, or against an overloaded service; and the breaker (local and fleet-wide), the concurrency limit and hedging',
     )
     .configureOutput(quiet)
     .exitOverride()
-    .argument('[model]', 'ethernet, wifi, contention, overload, delays, outage, brownout or slow-tail')
+    .argument('[model]', 'ethernet, wifi, contention, overload, delays, outage, brownout, slow-tail or fleet-breaker')
     .addHelpText(
       'after',
       `
@@ -64,7 +66,7 @@ and writes its chart with --svg FILE or --png FILE.`,
     .action((model: string | undefined) => {
       if (model !== undefined) {
         throw new UsageError(
-          `unknown model "${model}"; models: ethernet, wifi, contention, overload, delays, outage, brownout, slow-tail`,
+          `unknown model "${model}"; models: ethernet, wifi, contention, overload, delays, outage, brownout, slow-tail, fleet-breaker`,
         );
       }
       env.out(simulate.helpInformation());
@@ -170,4 +172,17 @@ and writes its chart with --svg FILE or --png FILE.`,
     .option('--percentile <x>', 'without --delay: hedge after this latency percentile (default 0.95)')
     .option('--budget <x>', 'hedges at most this share of calls, or 1 a second if more (default 0.05)')
     .action((flags: SlowTailFlags) => emit(io, flags, () => slowTailModel(flags, io)));
+
+  sub(
+    'fleet-breaker',
+    'a fleet through an outage: one shared circuit breaker (ebb/redis) against one local breaker each',
+  )
+    .option('--processes <n>', 'processes calling the service, at most 1000 (default 100)')
+    .option('--calls-per-second <x>', 'calls a second of each process, from 0.1 to 100 (default 10)')
+    .option('--outage-start <duration>', 'the service goes down for everyone then (default 5s)')
+    .option('--outage <duration>', 'for this long (default 10s)')
+    .option('--duration <duration>', 'simulated time, at most 10m (default 30s)')
+    .option('--partitioned <n>', 'processes whose every call fails throughout, the service fine (default 1)')
+    .option('--min-members <n>', 'members that must see the failure rate to open the fleet (default 2)')
+    .action((flags: FleetBreakerFlags) => emit(io, flags, () => fleetBreakerModel(flags, io)));
 }

@@ -34,7 +34,7 @@ const openBackoff = exponential({
   jitter: noJitter,
   maxAttempts: Infinity,
 });
-const rule = { failureRate: 0.5, minimumCalls: 10, windowMs: 2000 };
+const rule = { failureRate: 0.5, minCalls: 10, windowMs: 2000 };
 const events = [];
 let startAt = Number.NaN;
 const { client, quit } =

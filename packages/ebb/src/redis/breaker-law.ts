@@ -15,12 +15,12 @@
  *   keeps the sums over the live snapshots: calls `C`, failures `F`, and `M`, the members whose own
  *   snapshot meets the failure rate. Only snapshots of the current epoch `e` count: a member that
  *   has not heard the last state change reports old evidence.
- * - **closed → open** when `C ≥ minimumCalls`, `F ≥ failureRate × C` (and `F ≥ 1`) and
- *   `M ≥ minimumMembers`: a share of the fleet's calls failing, seen by several members. One
+ * - **closed → open** when `C ≥ minCalls`, `F ≥ failureRate × C` (and `F ≥ 1`) and
+ *   `M ≥ minMembers`: a share of the fleet's calls failing, seen by several members. One
  *   member whose calls all fail (partitioned, the service fine) is one member, and its share of
  *   the calls.
  * - **open** for a period the opening member proposed (its `openBackoff`'s step `n`, the number of
- *   openings since the fleet last closed); then **half-open**: up to `halfOpenProbes` members each
+ *   openings since the fleet last closed); then **half-open**: up to `maxHalfOpenProbes` members each
  *   hold a probe lease, which expires after `probeTimeoutMs` (default: the open period before it).
  * - **half-open → closed** after `successesToClose` successful probes; **→ open** (step `n + 1`) at
  *   a failed probe, or when a lease expired without a result (its prober died or hung), as of the
@@ -45,7 +45,7 @@ export const BREAKER = {
   maxPeriods: 16,
   /** Keys one report carries at most. */
   maxKeysPerCall: 32,
-  /** `halfOpenProbes` at most. */
+  /** `maxHalfOpenProbes` at most. */
   maxProbes: 100,
   /** Each key of a report takes this many ARGV entries, and its reply this many values. */
   argsPerKey: 11,
@@ -115,10 +115,10 @@ export interface MemberSnapshot {
 /** The fleet's rule: the options every member of one name must share. */
 export interface FleetRule {
   readonly failureRate: number;
-  readonly minimumCalls: number;
-  readonly minimumMembers: number;
+  readonly minCalls: number;
+  readonly minMembers: number;
   readonly windowMs: number;
-  readonly halfOpenProbes: number;
+  readonly maxHalfOpenProbes: number;
   readonly successesToClose: number;
   /** 0: the open period before the probe. */
   readonly probeTimeoutMs: number;
@@ -276,7 +276,7 @@ export function stepKey(
   }
   const mine = () => st.leases.find((l) => l.member === member);
   if (report.op === PROBE_OPS.claim) {
-    if (st.s === 1 && now >= st.ou && !mine() && st.leases.length < rule.halfOpenProbes) {
+    if (st.s === 1 && now >= st.ou && !mine() && st.leases.length < rule.maxHalfOpenProbes) {
       const lengthMs = Math.max(1, rule.probeTimeoutMs > 0 ? rule.probeTimeoutMs : st.om);
       st.leases.push({ member, id: report.leaseId, expiry: now + Math.min(lengthMs, BREAKER.dayMs) });
     }
@@ -303,7 +303,7 @@ export function stepKey(
     key.members.set(member, { seq, c: report.calls, f: report.failures, exp: now + rule.windowMs });
   }
   if (st.s === 0) {
-    if (st.C >= rule.minimumCalls && st.F >= 1 && st.F >= rule.failureRate * st.C && st.M >= rule.minimumMembers) {
+    if (st.C >= rule.minCalls && st.F >= 1 && st.F >= rule.failureRate * st.C && st.M >= rule.minMembers) {
       open(key, 1, now, 'failure-rate', report.periods);
     }
   }

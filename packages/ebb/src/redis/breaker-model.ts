@@ -36,10 +36,10 @@ export function breakerModel(clock: Clock): RedisScripts & BreakerModelControls 
     const member = a[1] as string;
     const rule: FleetRule = {
       failureRate: Number(a[3]),
-      minimumCalls: Number(a[4]),
-      minimumMembers: Number(a[5]),
+      minCalls: Number(a[4]),
+      minMembers: Number(a[5]),
       windowMs: Number(a[6]),
-      halfOpenProbes: Number(a[7]),
+      maxHalfOpenProbes: Number(a[7]),
       successesToClose: Number(a[8]),
       probeTimeoutMs: Number(a[9]),
     };

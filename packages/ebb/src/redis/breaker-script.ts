@@ -12,7 +12,7 @@ import { BREAKER, FLEET_REASONS, PROBE_OPS } from './breaker-law.js';
  *
  * ARGV: [1] mode ('': a report; 'inspect': read one key, write nothing; 'reset': one key back to
  * closed with a new generation), [2] the member's id, [3] a new generation (drawn by the caller),
- * [4] failureRate, [5] minimumCalls, [6] minimumMembers, [7] windowMs, [8] halfOpenProbes,
+ * [4] failureRate, [5] minCalls, [6] minMembers, [7] windowMs, [8] maxHalfOpenProbes,
  * [9] successesToClose, [10] probeTimeoutMs (0: the open period before the probe), [11] the keys'
  * idle expiry in ms, [12] the report's sequence number; then for each key BREAKER.argsPerKey
  * entries: the generation and epoch the snapshot belongs to, its calls and failures, the probe op

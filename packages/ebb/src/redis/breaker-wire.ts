@@ -12,10 +12,10 @@ import { faultOf, quote, type SharedProblem } from './protocol.js';
 export function ruleArgs(r: FleetRule): string[] {
   return [
     String(r.failureRate),
-    String(r.minimumCalls),
-    String(r.minimumMembers),
+    String(r.minCalls),
+    String(r.minMembers),
     String(r.windowMs),
-    String(r.halfOpenProbes),
+    String(r.maxHalfOpenProbes),
     String(r.successesToClose),
     String(r.probeTimeoutMs),
   ];
@@ -107,4 +107,80 @@ export function parseReply(where: string, reply: unknown, n: number): CheckedRep
     out.push(checked);
   }
   return out;
+}
+
+/**
+ * One key of a shared breaker as Redis holds it (`inspect()`): nothing is written, no lease is
+ * taken. The fleet's numbers are there when the state is sound; `problems` lists every value the
+ * next report would repair.
+ */
+export interface SharedBreakerInspection {
+  /** The state's key (the members' snapshots are `…:members`, their lapse times `…:lapses`). */
+  readonly key: string;
+  /** Whether the key holds a state (of any layout). */
+  readonly exists: boolean;
+  /** The fleet's state by the server's clock, when sound. */
+  readonly state: 'closed' | 'open' | 'half-open' | undefined;
+  /** Openings since the fleet last closed (0 when closed). */
+  readonly openings: number | undefined;
+  /** What is left of the open period, in ms (0 when closed or half-open). */
+  readonly remainingMs: number | undefined;
+  /** The current open period, in ms. */
+  readonly openMs: number | undefined;
+  /** The state's generation: another one means the state was lost, repaired or reset. */
+  readonly generation: number | undefined;
+  /** Changes of state so far in this generation. */
+  readonly epoch: number | undefined;
+  /** Probe leases held now. */
+  readonly probes: number | undefined;
+  /** The fleet's calls and failures in the window, and the members that see `failureRate` on their own. */
+  readonly calls: number | undefined;
+  readonly failures: number | undefined;
+  readonly failingMembers: number | undefined;
+  /** Why the state last changed: `'failure-rate'`, `'probe-failed'`, `'reset'`, … (`''`: it never did). */
+  readonly reason: string | undefined;
+  /** Members' snapshots held (members that reported within the window, or whose snapshot has not lapsed yet). */
+  readonly members: number;
+  /** The state's fields as stored (name → value). */
+  readonly fields: Readonly<Record<string, string>>;
+  readonly problems: readonly SharedProblem[];
+}
+
+/** Reads the script's answer to 'inspect' for the state key `key`; throws a `TypeError` for any other shape. */
+export function parseInspection(where: string, key: string, reply: unknown): SharedBreakerInspection {
+  if (!Array.isArray(reply) || reply.length !== 4 || !Array.isArray(reply[0]) || !Array.isArray(reply[1])) {
+    throw new TypeError(`${where}: Redis answered ${quote(reply)}; expected the inspection's four parts`);
+  }
+  const [values, raw, held, faults] = reply as [unknown[], unknown[], unknown, unknown];
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) fields[String(raw[i])] = String(raw[i + 1]);
+  const problems: SharedProblem[] = [];
+  const list = Array.isArray(faults) ? faults : [];
+  for (let i = 0; i < list.length; i += 3) {
+    const p = faultOf(list, i);
+    if (p) problems.push(p);
+  }
+  const members = Number(held);
+  if (!(Number.isInteger(members) && members >= 0)) {
+    throw new TypeError(`${where}: Redis answered ${quote(held)} snapshots; expected a whole number >= 0`);
+  }
+  const r = values.length === 0 ? undefined : parseReply(where, [...values, '', '', ''], 1)[0];
+  return {
+    key,
+    exists: raw.length > 0 || problems.some((p) => p.key === key && p.field === '(type)'),
+    state: r === undefined ? undefined : r.state === 0 ? 'closed' : r.state === 1 ? 'open' : 'half-open',
+    openings: r?.openings,
+    remainingMs: r?.remainingMs,
+    openMs: r?.openMs,
+    generation: r?.generation,
+    epoch: r?.epoch,
+    probes: r?.probes,
+    calls: r?.calls,
+    failures: r?.failures,
+    failingMembers: r?.failingMembers,
+    reason: r === undefined ? undefined : FLEET_REASONS[r.reason],
+    members,
+    fields,
+    problems,
+  };
 }

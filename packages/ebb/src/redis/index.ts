@@ -25,6 +25,7 @@ export {
 } from './shared-aws-retry-quota.js';
 export {
   type SharedBreakerGuard,
+  type SharedBreakerInspection,
   type SharedBreakerStats,
   type SharedCircuitBreaker,
   type SharedCircuitBreakerOptions,

@@ -35,7 +35,7 @@ function fleet(
       client,
       name: 'svc',
       clock,
-      minimumCalls: 10,
+      minCalls: 10,
       windowMs: 2000,
       reportMs: 100,
       openBackoff: OPEN,
@@ -104,15 +104,15 @@ describe('sharedCircuitBreaker: the fleet opens on evidence from several members
   it('one partitioned member (its calls fail, the service is fine): the fleet stays closed, its own local breaker opens', async () => {
     const clock = virtualClock(1_000_000);
     const model = breakerModel(clock);
-    // failureRate 0.15: one member of five is enough calls to meet it, so minimumMembers decides.
+    // failureRate 0.15: one member of five is enough calls to meet it, so minMembers decides.
     const members = fleet(5, model, clock, { failureRate: 0.15 });
     const tally = await run(members, clock, 4000, (i) => i !== 0);
     expect(members[0]?.stateOf()).not.toBe('closed');
     for (const m of members.slice(1)) expect(m.stateOf()).toBe('closed');
     for (const t of tally.slice(1)) expect(t).toEqual({ ok: 200, failed: 0, refused: 0 });
-    // With minimumMembers 1 the same partition opens the fleet for everyone: the option is what stops it.
+    // With minMembers 1 the same partition opens the fleet for everyone: the option is what stops it.
     const clock2 = virtualClock(1_000_000);
-    const naive = fleet(5, breakerModel(clock2), clock2, { minimumMembers: 1, failureRate: 0.15 });
+    const naive = fleet(5, breakerModel(clock2), clock2, { minMembers: 1, failureRate: 0.15 });
     const t2 = await run(naive, clock2, 4000, (i) => i !== 0);
     expect(t2.slice(1).reduce((s, t) => s + t.refused, 0)).toBeGreaterThan(0);
   });
@@ -184,7 +184,7 @@ describe('sharedCircuitBreaker: Redis failing never fails a call', () => {
     let quietReached = 0;
     for (let t = 0; t < 2000; t += 20) {
       await Promise.all(busy.map((m) => call(m, false)));
-      // The quiet member calls every 300 ms: never minimumCalls in its window.
+      // The quiet member calls every 300 ms: never minCalls in its window.
       if (t % 300 === 0 && (await call(quiet, false)) === 'failed') quietReached++;
       await clock.advance(20);
       await settle();
@@ -312,7 +312,7 @@ describe('sharedCircuitBreaker: a command the server ran but whose reply was los
 describe('sharedCircuitBreaker: options', () => {
   it('refuses bad options with the option, the value and a fix', () => {
     const client = breakerModel(virtualClock());
-    expect(() => sharedCircuitBreaker({ client, name: 'x', minimumMembers: 0 })).toThrow(/minimumMembers/);
+    expect(() => sharedCircuitBreaker({ client, name: 'x', minMembers: 0 })).toThrow(/minMembers/);
     expect(() => sharedCircuitBreaker({ client, name: 'x', failureRate: 0 })).toThrow(/failureRate/);
     expect(() => sharedCircuitBreaker({ client, name: 'x', reportMs: 1 })).toThrow(/reportMs/);
     expect(() => sharedCircuitBreaker({ client, name: 'x', retries: 3 } as never)).toThrow(/retries/);

@@ -1,15 +1,25 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
-import { predicate } from '../core/boundary.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
-import { EBB_ERROR } from '../retry/errors.js';
-import type { Outcome } from '../retry/options.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { defaultIsFailure, EBB_ERROR, type FailureVerdict, prop } from '../retry/errors.js';
+import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
+import type { IsFailure, Outcome } from '../retry/options.js';
 import { BREAKER, type FleetRule, type KeyReport, PROBE_OPS, periodFor } from './breaker-law.js';
+
+export type { SharedBreakerInspection } from './breaker-wire.js';
+
 import { BREAKER_SCRIPT } from './breaker-script.js';
-import { type CheckedReply, parseReply, reportArgs } from './breaker-wire.js';
+import {
+  type CheckedReply,
+  parseInspection,
+  parseReply,
+  reportArgs,
+  type SharedBreakerInspection,
+} from './breaker-wire.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 import {
   newGeneration,
@@ -24,7 +34,7 @@ import { Rearm } from './rearm.js';
 import { KeyState, SharedTicket } from './shared-breaker-key.js';
 
 /** Options of {@link sharedCircuitBreaker}. Durations in milliseconds. */
-export interface SharedCircuitBreakerOptions {
+export interface SharedCircuitBreakerOptions<T = unknown> {
   /** The caller's client: node-redis, ioredis or a {@link RedisScripts}. Required. */
   readonly client: unknown;
   /** The breaker's name; its keys are `<prefix>:{<name>}:breaker:<key>…`, one Cluster slot. Required. */
@@ -36,17 +46,17 @@ export interface SharedCircuitBreakerOptions {
   /** The fleet opens when this share of its calls in the window failed, from 0 (exclusive) to 1. Default 0.5. */
   readonly failureRate?: number;
   /** Calls the fleet's window must hold first (and a member's own, for its local breaker). Default 20. */
-  readonly minimumCalls?: number;
+  readonly minCalls?: number;
   /**
    * Members whose own calls meet `failureRate` needed to open the fleet's breaker. Default 2: one
    * member whose every call fails — partitioned from a service the others reach — opens only its
    * own local breaker. 1 lets any member open it for everyone.
    */
-  readonly minimumMembers?: number;
+  readonly minMembers?: number;
   /** The window of the failure rate: each member's calls of the last this many ms. Default 10 000. */
   readonly windowMs?: number;
   /** Probes let through at once while half-open, fleet-wide (one per member at most). Default 1. */
-  readonly halfOpenProbes?: number;
+  readonly maxHalfOpenProbes?: number;
   /** Successful probes needed to close. Default 1. */
   readonly successesToClose?: number;
   /**
@@ -63,8 +73,15 @@ export interface SharedCircuitBreakerOptions {
   readonly openBackoff?: BackoffPolicy;
   /** A success that took longer than this counts as a failure. Default `Infinity` (off). */
   readonly slowCallMs?: number;
-  /** Which failures count; default every one. An error it rejects is neither a failure nor a success. */
-  readonly isFailure?: (error: unknown) => boolean;
+  /**
+   * What counts as a failure, as `circuitBreaker`'s: judges each call's outcome
+   * (`{ ok: true, value } | { ok: false, error }`) and answers `true`, `false` or `'throttled'`
+   * (counted as a failure), or a promise of it in a pipeline (`record()` needs the answer at
+   * once). An error it calls no failure counts for nothing; a value it calls one counts as a
+   * failed call (a 503 `Response`). Default `defaultIsFailure`: every error but an abort or a bug
+   * in the caller's code; no value.
+   */
+  readonly isFailure?: IsFailure<T>;
   /**
    * How often a member with traffic reports its window (one `EVALSHA` for up to 32 keys), and so
    * learns the fleet's state at the latest: every `reportMs` while its calls succeed, every
@@ -86,8 +103,11 @@ export interface SharedCircuitBreakerOptions {
 /** A guard of one key: what a pipeline takes (`pipeline([retrying(), breaker.forKey('api.example.com')])`). */
 export interface SharedBreakerGuard {
   acquire(signal?: AbortSignal, attempt?: number): unknown;
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void;
+  /** Counts a call's outcome: `isFailure` judges `detail` (the value or the error), as the pipeline does. */
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void;
   release(ticket?: unknown): void;
+  /** The guard as a pipeline mechanism: admits the call, runs it, judges its outcome (a value too) by `isFailure`. */
+  execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V>;
 }
 
 /** Counters of a shared breaker. A fresh object on each read. */
@@ -119,6 +139,19 @@ export interface SharedCircuitBreaker extends SharedBreakerGuard {
   readonly stats: SharedBreakerStats;
   /** Sends the pending reports now (before a process exits, or in tests). */
   flush(): Promise<void>;
+  /**
+   * Reads `key`'s fleet state in Redis (default `''`) without changing it: one `EVALSHA` that
+   * writes nothing, takes no probe lease, sends no evidence, and keeps no state of the key in this
+   * member. Rejects if Redis fails, answers out of shape, or does not answer within `timeoutMs`.
+   */
+  inspect(key?: string): Promise<SharedBreakerInspection>;
+  /**
+   * Sets `key`'s fleet state (default `''`) back to closed with a new generation, its evidence and
+   * probe leases dropped, while members run: this member goes on from it at once; each other
+   * member hears the new generation at its next report (event `'state-lost'`), closes its local
+   * breaker and goes on. Rejects if Redis fails or does not answer within `timeoutMs`.
+   */
+  reset(key?: string): Promise<void>;
   /** Stops the timer; the member's evidence lapses from the fleet after `windowMs`. */
   close(): Promise<void>;
 }
@@ -131,6 +164,36 @@ const defaultOpenBackoff = /* @__PURE__ */ exponential({
 });
 
 const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
+
+let knownSha: string | undefined;
+/**
+ * The script's SHA-1, computed once per process. The digest runs off the main thread, so a
+ * simulation awaits it before its virtual time starts: no member's first report then waits on a
+ * thread, and equal seeds give equal runs. @internal
+ */
+export async function breakerScriptSha(): Promise<string> {
+  knownSha ??= await scriptSha(BREAKER_SCRIPT);
+  return knownSha;
+}
+
+/** The default verdict: `defaultIsFailure`'s (no value is a failure; an abort or a bug in the caller's code is none). */
+const judge = (ok: boolean, detail: unknown): FailureVerdict => !ok && defaultIsFailure({ ok, error: detail });
+
+/**
+ * Refusals by a mechanism inside the breaker — a full limit or bulkhead, an inner breaker,
+ * `adaptiveThrottle()`'s local rejection — known by their codes: the call never reached the
+ * service, so it counts for nothing whatever `isFailure` said (as in `circuitBreaker`).
+ */
+const REFUSALS: readonly unknown[] = ['EBB_LIMIT_EXCEEDED', 'EBB_CIRCUIT_OPEN', 'EBB_LOCAL_THROTTLE'];
+const counted = (v: FailureVerdict, ok: boolean, detail: unknown): FailureVerdict =>
+  !ok && REFUSALS.includes(prop(detail, 'code')) ? false : v;
+
+/** The options 1.0 renamed, with what to write instead (the messages `circuitBreaker` gives). */
+const RENAMED: Readonly<Record<string, string>> = {
+  minimumCalls: 'use `minCalls`.',
+  halfOpenProbes: 'use `maxHalfOpenProbes`.',
+  minimumMembers: 'use `minMembers`.',
+};
 
 /** A refusal, recognised by `isBrokenCircuitError` (ebb/resilience) by its code `EBB_CIRCUIT_OPEN`. */
 class FleetRefusal extends Error {
@@ -165,7 +228,7 @@ class Breaker implements SharedCircuitBreaker {
   readonly #rule: FleetRule;
   readonly #localRule: FleetRule;
   readonly #slowCallMs: number;
-  readonly #isFailure: ((error: unknown) => boolean) | undefined;
+  readonly #isFailure: IsFailure | undefined;
   readonly #openBackoff: BackoffPolicy;
   readonly #random: Random | undefined;
   readonly #onEvent: ((event: SharedEvent) => void) | undefined;
@@ -204,15 +267,15 @@ class Breaker implements SharedCircuitBreaker {
     if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
     const failureRate = inRange(where, 'failureRate', o.failureRate, 0.5, 0, 1, 'For example 0.5 for half the calls.');
     if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
-    const minimumCalls = count(where, 'minimumCalls', o.minimumCalls, 20, 1, false, 'For example 20.');
-    const minimumMembers = count(where, 'minimumMembers', o.minimumMembers, 2, 1, false, 'For example 2.');
+    const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');
+    const minMembers = count(where, 'minMembers', o.minMembers, 2, 1, false, 'For example 2.');
     const windowMs = Math.ceil(nonNegative(where, 'windowMs', o.windowMs, 10_000, false, 'For example 10000.'));
     if (windowMs < 10 || windowMs > BREAKER.dayMs) {
       invalid(where, 'windowMs', o.windowMs, 'a number from 10 to 86400000 (a day)', 'For example 10000.');
     }
-    const halfOpenProbes = count(where, 'halfOpenProbes', o.halfOpenProbes, 1, 1, false, 'For example 1.');
-    if (halfOpenProbes > BREAKER.maxProbes) {
-      invalid(where, 'halfOpenProbes', halfOpenProbes, `at most ${BREAKER.maxProbes}`, 'For example 1.');
+    const maxHalfOpenProbes = count(where, 'maxHalfOpenProbes', o.maxHalfOpenProbes, 1, 1, false, 'For example 1.');
+    if (maxHalfOpenProbes > BREAKER.maxProbes) {
+      invalid(where, 'maxHalfOpenProbes', maxHalfOpenProbes, `at most ${BREAKER.maxProbes}`, 'For example 1.');
     }
     const successesToClose = count(where, 'successesToClose', o.successesToClose, 1, 1, false, 'For example 1.');
     let probeTimeoutMs = 0;
@@ -225,15 +288,15 @@ class Breaker implements SharedCircuitBreaker {
     }
     this.#rule = {
       failureRate,
-      minimumCalls,
-      minimumMembers,
+      minCalls,
+      minMembers,
       windowMs,
-      halfOpenProbes,
+      maxHalfOpenProbes,
       successesToClose,
       probeTimeoutMs,
     };
     // The local breaker: the same rule on this member's evidence alone, one probe.
-    this.#localRule = { ...this.#rule, minimumMembers: 1, halfOpenProbes: 1 };
+    this.#localRule = { ...this.#rule, minMembers: 1, maxHalfOpenProbes: 1 };
     this.#slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
     const openBackoff = o.openBackoff ?? defaultOpenBackoff;
     if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
@@ -241,7 +304,7 @@ class Breaker implements SharedCircuitBreaker {
     }
     this.#openBackoff = openBackoff;
     if (o.isFailure !== undefined && typeof o.isFailure !== 'function') {
-      invalid(where, 'isFailure', o.isFailure, 'a function (error) => boolean');
+      invalid(where, 'isFailure', o.isFailure, "a function (outcome, context) => true, false or 'throttled'");
     }
     this.#isFailure = o.isFailure;
     this.#reportMs = nonNegative(where, 'reportMs', o.reportMs, 1000, false, 'For example 1000.');
@@ -285,22 +348,26 @@ class Breaker implements SharedCircuitBreaker {
     return this.#acquire(this.#key(''));
   }
 
-  record(outcome: Outcome, ticket?: unknown, error?: unknown): void {
-    this.#record(outcome, ticket, error);
+  record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
+    this.#record(outcome, ticket, detail);
   }
 
   release(ticket?: unknown): void {
     this.#release(ticket);
   }
 
+  execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> {
+    return judgedExecute(this.#judged(''), next, context);
+  }
+
   forKey(key: string): SharedBreakerGuard {
-    if (typeof key !== 'string' || key.length > 200 || /[{}]/.test(key)) {
-      invalid(`${this.#where}.forKey()`, 'key', key, 'a string of at most 200 characters without { or }');
-    }
+    this.#checkKey('forKey', key);
+    const judged = this.#judged(key);
     return {
       acquire: () => this.#acquire(this.#key(key)),
-      record: (outcome, ticket, error) => this.#record(outcome, ticket, error),
+      record: (outcome, ticket, detail) => this.#record(outcome, ticket, detail),
       release: (ticket) => this.#release(ticket),
+      execute: (next, context) => judgedExecute(judged, next, context),
     };
   }
 
@@ -311,6 +378,54 @@ class Breaker implements SharedCircuitBreaker {
     const fs = this.#mode === 'shared' ? k.fleetState(now) : undefined;
     const s = fs !== undefined && fs !== 0 ? fs : k.localState(now);
     return s === 0 ? 'closed' : s === 1 ? 'open' : 'half-open';
+  }
+
+  async inspect(key = ''): Promise<SharedBreakerInspection> {
+    this.#checkKey('inspect', key);
+    const keys = this.#redisKeysOf(key);
+    const args = reportArgs('inspect', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, []);
+    return parseInspection(this.#where, keys[0] as string, await this.#bounded(this.#run(keys, args)));
+  }
+
+  async reset(key = ''): Promise<void> {
+    this.#checkKey('reset', key);
+    const closed: KeyReport = {
+      generation: 0,
+      epoch: -1,
+      calls: 0,
+      failures: 0,
+      op: PROBE_OPS.none,
+      leaseId: 0,
+      seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
+      periods: [],
+    };
+    const args = reportArgs('reset', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, [closed]);
+    const reply = await this.#bounded(this.#run(this.#redisKeysOf(key), args));
+    const r = parseReply(this.#where, reply, 1)[0] as CheckedReply;
+    // This member goes on from the reset state at once (its own reset is no lost state to it).
+    const k = this.#keys.get(key);
+    if (!k) return;
+    const now = this.#clock.now();
+    k.fleetWindow.clear();
+    k.mirror({ s: 0, n: 0, remainingMs: 0, om: 0 }, now);
+    k.fleet = r;
+    k.heardAt = now;
+    k.openUntil = 0;
+    k.nextClaimAt = Number.NEGATIVE_INFINITY;
+    k.yieldAt = -1;
+    this.#periods = undefined;
+  }
+
+  #checkKey(method: string, key: unknown): void {
+    if (typeof key !== 'string' || key.length > 200 || /[{}]/.test(key)) {
+      invalid(`${this.#where}.${method}()`, 'key', key, 'a string of at most 200 characters without { or }');
+    }
+  }
+
+  /** The three Redis keys of a breaker key: its state, the members' snapshots, their lapse times. */
+  #redisKeysOf(name: string): string[] {
+    const h = name === '' ? this.#base : `${this.#base}:${name}`;
+    return [h, `${h}:members`, `${h}:lapses`];
   }
 
   async flush(): Promise<void> {
@@ -329,10 +444,7 @@ class Breaker implements SharedCircuitBreaker {
     const now = this.#clock.now();
     let k = this.#keys.get(name);
     if (k) this.#keys.delete(name);
-    else {
-      const h = name === '' ? this.#base : `${this.#base}:${name}`;
-      k = new KeyState(name, [h, `${h}:members`, `${h}:lapses`], this.#rule.windowMs, now);
-    }
+    else k = new KeyState(name, this.#redisKeysOf(name), this.#rule.windowMs, now);
     this.#keys.set(name, k);
     if (this.#keys.size > this.#maxKeys) {
       for (const [n, old] of this.#keys) {
@@ -440,26 +552,51 @@ class Breaker implements SharedCircuitBreaker {
     return claim;
   }
 
-  #record(outcome: Outcome, ticket: unknown, error: unknown): void {
+  /** How the pipeline runs this breaker for `key`: it admits each call and judges the outcome itself. */
+  #judged(key: string): Judged<SharedTicket> {
+    return {
+      where: this.#where,
+      isFailure: this.#isFailure,
+      judge,
+      acquire: () => this.#acquire(this.#key(key)) as SharedTicket | Promise<SharedTicket>,
+      release: (ticket) => this.#release(ticket),
+      settle: (ticket, v, ok, detail) => this.#count(ticket, counted(v, ok, detail), ok),
+      end: (ticket, ok, detail) => {
+        // The verdict comes later: the call ended now, and counts as of now when it does.
+        const at = this.#clock.now();
+        return (v) => this.#count(ticket, counted(v, ok, detail), ok, at);
+      },
+    };
+  }
+
+  #record(outcome: Outcome, ticket: unknown, detail: unknown): void {
     if (!OUTCOMES.includes(outcome)) {
       if (ticket instanceof SharedTicket) this.#release(ticket);
       invalid(`${this.#where}.record()`, 'outcome', outcome, "'success', 'throttled' or 'failure'");
     }
     if (!(ticket instanceof SharedTicket) || ticket.done) return;
-    const now = this.#clock.now();
-    let failed: boolean | undefined;
+    let v: FailureVerdict;
     try {
-      if (outcome === 'success') failed = now - ticket.start > this.#slowCallMs;
-      else if (this.#isFailure === undefined || predicate(this.#where, 'isFailure', this.#isFailure(error)))
-        failed = true;
+      v = recordedVerdict(this.#where, this.#isFailure, judge, outcome, detail, 1);
     } catch (e) {
       this.#release(ticket);
       throw e;
     }
-    if (failed === undefined) {
+    this.#count(ticket, counted(v, outcome === 'success', detail), outcome === 'success');
+  }
+
+  /**
+   * Counts a verdict on the call of `ticket`, which ended at `at`: an error that is no failure
+   * counts for nothing (the ticket goes back); a success slower than `slowCallMs` is a failure.
+   */
+  #count(ticket: SharedTicket, v: FailureVerdict, ok: boolean, at = this.#clock.now()): void {
+    if (ticket.done) return;
+    if (!ok && v === false) {
       this.#release(ticket);
       return;
     }
+    const now = this.#clock.now();
+    const failed = v !== false || at - ticket.start > this.#slowCallMs;
     ticket.done = true;
     const k = ticket.key;
     const op = failed ? PROBE_OPS.failure : PROBE_OPS.success;
@@ -546,7 +683,7 @@ class Breaker implements SharedCircuitBreaker {
 
   async #run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
     this.#s.commands++;
-    this.#sha ??= await scriptSha(BREAKER_SCRIPT);
+    this.#sha ??= knownSha ?? (await breakerScriptSha());
     try {
       return await this.#scripts.evalSha(this.#sha, keys, args);
     } catch (error) {
@@ -663,8 +800,8 @@ class Breaker implements SharedCircuitBreaker {
  *
  * **The rule** (breaker-law.ts, docs/redis.md): each member reports its own calls and failures
  * over `windowMs` — a snapshot replacing its last — with one `EVALSHA` every `reportMs` while it
- * has traffic. The fleet opens when its calls reach `minimumCalls`, `failureRate` of them failed,
- * *and* at least `minimumMembers` members (2) see that rate on their own. Open, every member fails
+ * has traffic. The fleet opens when its calls reach `minCalls`, `failureRate` of them failed,
+ * *and* at least `minMembers` members (2) see that rate on their own. Open, every member fails
  * fast with a `BrokenCircuitError` (`isBrokenCircuitError` recognises it) carrying `retryAfterMs`;
  * half-open, one member at a time holds the probe lease (it lapses after `probeTimeoutMs` when its
  * prober dies, and counts as a failed probe), and each failed probe opens the fleet for the next
@@ -683,19 +820,22 @@ class Breaker implements SharedCircuitBreaker {
  * const api = pipeline([retrying(), breaker.forKey('api.payments.example')]);
  * await api.execute(() => callPayments());
  */
-export function sharedCircuitBreaker(options: SharedCircuitBreakerOptions): SharedCircuitBreaker {
+export function sharedCircuitBreaker<T = unknown>(options: SharedCircuitBreakerOptions<T>): SharedCircuitBreaker {
   const where = 'sharedCircuitBreaker()';
   const o = optionsObject(where, options) as SharedCircuitBreakerOptions;
+  for (const key in RENAMED) {
+    if (key in o) throw new TypeError(`${where}: \`${key}\` was renamed in 1.0: ${RENAMED[key]}`);
+  }
   checkKeys(where, o, [
     'client',
     'name',
     'prefix',
     'timeoutMs',
     'failureRate',
-    'minimumCalls',
-    'minimumMembers',
+    'minCalls',
+    'minMembers',
     'windowMs',
-    'halfOpenProbes',
+    'maxHalfOpenProbes',
     'successesToClose',
     'probeTimeoutMs',
     'openBackoff',

@@ -28,6 +28,14 @@ describe('simulateFleetBreaker', () => {
     expect(r.shared.commandsPerCall).toBeLessThanOrEqual(0.1);
   }, 60_000);
 
+  it('equal seeds give equal runs, another seed other open periods (their jitter draws from the seed)', async () => {
+    const o = { processes: 20, durationMs: 25_000 };
+    const a = await simulateFleetBreaker({ ...o, seed: 2 });
+    expect(await simulateFleetBreaker({ ...o, seed: 2 })).toEqual(a);
+    expect(await simulateFleetBreaker({ ...o, seed: 3 })).not.toEqual(a);
+    await expect(simulateFleetBreaker({ seed: 1.5 })).rejects.toThrow(/seed/);
+  }, 60_000);
+
   it('refuses more processes than it can run, with the option and the fix', async () => {
     await expect(simulateFleetBreaker({ processes: 5000 })).rejects.toThrow(/processes/);
     await expect(simulateFleetBreaker({ processes: 2, partitioned: 2 })).rejects.toThrow(/partitioned/);

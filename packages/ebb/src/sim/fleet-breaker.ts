@@ -1,8 +1,9 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
+import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { breakerModel } from '../redis/breaker-model.js';
-import { type SharedCircuitBreaker, sharedCircuitBreaker } from '../redis/shared-breaker.js';
+import { breakerScriptSha, type SharedCircuitBreaker, sharedCircuitBreaker } from '../redis/shared-breaker.js';
 import { circuitBreaker } from '../resilience/circuit-breaker.js';
 
 /** Options of {@link simulateFleetBreaker}. Durations in ms of simulated time. */
@@ -19,13 +20,15 @@ export interface FleetBreakerOptions {
   readonly outageToMs?: number;
   /** Processes whose every call fails throughout (partitioned from a service that is fine). Default 1. */
   readonly partitioned?: number;
-  /** The breakers' rule, as `sharedCircuitBreaker` takes it (the local breakers take the same, but `minimumMembers`). */
+  /** The breakers' rule, as `sharedCircuitBreaker` takes it (the local breakers take the same, but `minMembers`). */
   readonly failureRate?: number;
-  readonly minimumCalls?: number;
-  readonly minimumMembers?: number;
+  readonly minCalls?: number;
+  readonly minMembers?: number;
   readonly windowMs?: number;
   readonly reportMs?: number;
   readonly openBackoff?: BackoffPolicy;
+  /** Seed of the `seeded()` generator the breakers' open periods draw their jitter from. Default 1. */
+  readonly seed?: number;
 }
 
 /** One fleet's counts: calls that reached the service, in the outage, and after it. */
@@ -65,7 +68,7 @@ const settle = async (): Promise<void> => {
  * the real member code — against a model of Redis (the fleet rule's TypeScript step, which the
  * tests hold equal to the Lua on a real redis-server), beside one local `circuitBreaker` per
  * process, on a virtual clock. It shows what one machine cannot run as processes: 100 to 1,000
- * members. The model answers at once and never fails; Redis's own failures are measured against
+ * members, deterministic by `seed`. The model answers at once and never fails; Redis's own failures are measured against
  * a real server (test/redis/fleet-breaker.test.ts).
  */
 export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promise<FleetBreakerResult> {
@@ -79,11 +82,12 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
     'outageToMs',
     'partitioned',
     'failureRate',
-    'minimumCalls',
-    'minimumMembers',
+    'minCalls',
+    'minMembers',
     'windowMs',
     'reportMs',
     'openBackoff',
+    'seed',
   ]);
   const processes = count(where, 'processes', o.processes, 100, 1, false, 'For example 100.');
   if (processes > 1000) invalid(where, 'processes', processes, 'at most 1000', 'For example 100.');
@@ -99,26 +103,30 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
   if (partitioned >= processes) invalid(where, 'partitioned', partitioned, `fewer than processes (${processes})`);
   const rule = {
     failureRate: o.failureRate ?? 0.5,
-    minimumCalls: o.minimumCalls ?? 20,
+    minCalls: o.minCalls ?? 20,
     windowMs: o.windowMs ?? 10_000,
     ...(o.openBackoff ? { openBackoff: o.openBackoff } : {}),
   };
+  const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const stepMs = 1000 / perSecond;
 
   async function run(kind: 'shared' | 'local'): Promise<{ counts: FleetBreakerCounts; calls: number }> {
     const clock = virtualClock(0);
     const model = breakerModel(clock);
+    // One generator per run: the shared and the local fleet draw the same sequence.
+    const random = seeded(seed);
     const guards = Array.from({ length: processes }, () =>
       kind === 'shared'
         ? sharedCircuitBreaker({
             client: model,
             name: 'sim',
             clock,
+            random,
             ...rule,
-            minimumMembers: o.minimumMembers ?? 2,
+            minMembers: o.minMembers ?? 2,
             reportMs: o.reportMs ?? 1000,
           })
-        : circuitBreaker({ ...rule, consecutiveFailures: Infinity, clock }),
+        : circuitBreaker({ ...rule, consecutiveFailures: Infinity, clock, random }),
     );
     const refusedOnce = new Set<number>();
     let reachedInOutage = 0;
@@ -170,6 +178,8 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
       },
     };
   }
+  // Known before virtual time starts: every member's first command then goes out at once.
+  await breakerScriptSha();
   const shared = await run('shared');
   const local = await run('local');
   return { processes, calls: shared.calls, shared: shared.counts, local: local.counts };
