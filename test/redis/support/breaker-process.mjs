@@ -48,7 +48,7 @@ const breaker =
         openBackoff,
         probeTimeoutMs: 1500,
         // On this shared 2-core machine an event loop alone can stall 100 ms.
-        timeoutMs: 250,
+        commandTimeoutMs: 250,
         onEvent: (e) => events.push({ type: e.type, t: Date.now() - startAt, field: e.field }),
       })
     : kind === 'local'

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RedisScripts } from './client.js';
 import { sharedAdaptiveThrottle } from './shared-adaptive-throttle.js';
 import { sharedAwsRetryQuota } from './shared-aws-retry-quota.js';
+import { sharedCircuitBreaker } from './shared-breaker.js';
 import { sharedRate } from './shared-rate.js';
 import { sharedRatioBudget } from './shared-ratio-budget.js';
 import { sharedTokenBudget } from './shared-token-budget.js';
@@ -20,6 +21,7 @@ const constructors: Record<string, (o: Record<string, unknown>) => { close(): Pr
   sharedRatioBudget: (o) => sharedRatioBudget(o as never),
   sharedAwsRetryQuota: (o) => sharedAwsRetryQuota(o as never),
   sharedAdaptiveThrottle: (o) => sharedAdaptiveThrottle(o as never),
+  sharedCircuitBreaker: (o) => sharedCircuitBreaker(o as never),
 };
 
 describe('the Redis call deadline is `commandTimeoutMs`; the 0.x name `timeoutMs` is refused with the new name', () => {

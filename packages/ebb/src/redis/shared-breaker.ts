@@ -3,12 +3,13 @@ import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, count, inRange, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import { count, inRange, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, EBB_ERROR, type FailureVerdict, prop } from '../retry/errors.js';
 import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
 import type { IsFailure, Outcome } from '../retry/options.js';
 import { BREAKER, type FleetRule, type KeyReport, PROBE_OPS, periodFor } from './breaker-law.js';
+import { checkRedisKeys } from './validate-as.js';
 
 export type { SharedBreakerInspection } from './breaker-wire.js';
 
@@ -42,7 +43,7 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
   /** Key prefix, default `'ebb'`. */
   readonly prefix?: string;
   /** Longest wait for one Redis call, after which the member follows its local breaker. Default 100. */
-  readonly timeoutMs?: number;
+  readonly commandTimeoutMs?: number;
   /** The fleet opens when this share of its calls in the window failed, from 0 (exclusive) to 1. Default 0.5. */
   readonly failureRate?: number;
   /** Calls the fleet's window must hold first (and a member's own, for its local breaker). Default 20. */
@@ -142,14 +143,14 @@ export interface SharedCircuitBreaker extends SharedBreakerGuard {
   /**
    * Reads `key`'s fleet state in Redis (default `''`) without changing it: one `EVALSHA` that
    * writes nothing, takes no probe lease, sends no evidence, and keeps no state of the key in this
-   * member. Rejects if Redis fails, answers out of shape, or does not answer within `timeoutMs`.
+   * member. Rejects if Redis fails, answers out of shape, or does not answer within `commandTimeoutMs`.
    */
   inspect(key?: string): Promise<SharedBreakerInspection>;
   /**
    * Sets `key`'s fleet state (default `''`) back to closed with a new generation, its evidence and
    * probe leases dropped, while members run: this member goes on from it at once; each other
    * member hears the new generation at its next report (event `'state-lost'`), closes its local
-   * breaker and goes on. Rejects if Redis fails or does not answer within `timeoutMs`.
+   * breaker and goes on. Rejects if Redis fails or does not answer within `commandTimeoutMs`.
    */
   reset(key?: string): Promise<void>;
   /** Stops the timer; the member's evidence lapses from the fleet after `windowMs`. */
@@ -263,8 +264,9 @@ class Breaker implements SharedCircuitBreaker {
     this.#base = base;
     this.#scripts = redisScripts(o.client, where);
     this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
-    this.#timeoutMs = nonNegative(where, 'timeoutMs', o.timeoutMs, 100, false, 'For example 100.');
-    if (this.#timeoutMs < 1) invalid(where, 'timeoutMs', o.timeoutMs, 'a finite number >= 1', 'For example 100.');
+    this.#timeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
+    if (this.#timeoutMs < 1)
+      invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
     const failureRate = inRange(where, 'failureRate', o.failureRate, 0.5, 0, 1, 'For example 0.5 for half the calls.');
     if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
     const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');
@@ -809,7 +811,7 @@ class Breaker implements SharedCircuitBreaker {
  *
  * **Each member keeps a local breaker** — the same rule on its evidence alone — which it follows
  * while the fleet is closed (a partitioned member stops on its own, and reports its refusals as
- * failures) and whenever Redis fails or does not answer within `timeoutMs` (event `'fallback'`).
+ * failures) and whenever Redis fails or does not answer within `commandTimeoutMs` (event `'fallback'`).
  * The local breaker follows every change the member hears from the fleet, so a fallback starts
  * from the fleet's state: never closed while the fleet was open, never open past its own probes.
  * A state Redis lost (FLUSHALL, a restart) is recreated from the first reporter's local view;
@@ -826,11 +828,11 @@ export function sharedCircuitBreaker<T = unknown>(options: SharedCircuitBreakerO
   for (const key in RENAMED) {
     if (key in o) throw new TypeError(`${where}: \`${key}\` was renamed in 1.0: ${RENAMED[key]}`);
   }
-  checkKeys(where, o, [
+  checkRedisKeys(where, o, [
     'client',
     'name',
     'prefix',
-    'timeoutMs',
+    'commandTimeoutMs',
     'failureRate',
     'minCalls',
     'minMembers',
