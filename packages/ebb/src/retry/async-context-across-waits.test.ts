@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { noJitter } from '../backoff/jitter-none.js';
+import { poll } from './poll.js';
 import { retry } from './retry.js';
 
 // Request-scoped state (AsyncLocalStorage, OpenTelemetry's context) must follow each call across
@@ -37,5 +38,25 @@ describe('async context across backoff waits (default host queue, real timers of
     expect(seen.filter(([, what]) => what === 'attempt')).toHaveLength(30);
     expect(seen.filter(([, what]) => what === 'onRetry')).toHaveLength(20);
     expect(seen.filter(([id, , store]) => id !== store)).toEqual([]);
+  });
+
+  it('ten concurrent poll() calls: every check after a wait sees its own call’s store', async () => {
+    const als = new AsyncLocalStorage<number>();
+    const wrong: Array<[number, number | undefined]> = [];
+    const calls = Array.from({ length: 10 }, (_, id) =>
+      als.run(id, () => {
+        let checks = 0;
+        return poll(
+          () => {
+            checks++;
+            if (als.getStore() !== id) wrong.push([id, als.getStore()]);
+            return checks < 3 ? { done: false } : { done: true, value: id };
+          },
+          { backoff: constant({ delayMs: 2, maxAttempts: 5, jitter: noJitter }) },
+        );
+      }),
+    );
+    expect(await Promise.all(calls)).toEqual(Array.from({ length: 10 }, (_, id) => id));
+    expect(wrong).toEqual([]);
   });
 });
