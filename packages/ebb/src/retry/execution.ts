@@ -53,6 +53,13 @@ export class Execution<T> implements Wakeup {
   #value = false;
   #resolve: ((value: Awaited<T>) => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
+  /**
+   * Ends a backoff wait in the host queue. The queue's one host timer fires every due entry from
+   * the async context of whichever call armed it; the next attempt instead continues through a
+   * promise whose `then` this call registered when it began to wait, so it runs in this call's
+   * own context (AsyncLocalStorage, OpenTelemetry) with no Node import.
+   */
+  #wakeUp: (() => void) | undefined;
 
   constructor(operation: Operation<T>, o: Prepared, start: number, source?: AbortSource) {
     this.#operation = operation;
@@ -108,7 +115,9 @@ export class Execution<T> implements Wakeup {
 
   /** The timer queue's call when the backoff wait is over. */
   wake(): void {
-    this.#do(() => this.#next());
+    const wakeUp = this.#wakeUp;
+    this.#wakeUp = undefined;
+    wakeUp?.();
   }
 
   /** The timer queue's report that `wake` threw (it cannot: `#do` catches what it calls): this run fails with it. */
@@ -123,6 +132,7 @@ export class Execution<T> implements Wakeup {
     this.#resolve = this.#reject = this.#current = undefined;
     // Only an execution waiting in the host queue has a slot.
     if (this.slot !== -1) hostQueue(this.#o.unref).remove(this);
+    this.#wakeUp = undefined;
     this.#source?.removeEventListener('abort', this);
     if (ok) resolve(value as Awaited<T>);
     else reject(value);
@@ -307,6 +317,12 @@ export class Execution<T> implements Wakeup {
     if (!clock) {
       const queue = hostQueue(this.#o.unref);
       queue.add(this, queue.now() + delay);
+      new Promise<void>((resolve) => {
+        this.#wakeUp = resolve;
+      }).then(
+        this.#cb(() => this.#next()),
+        this.#failer(),
+      );
       return;
     }
     // The abort source cuts the sleep short: the caller's signal, or the pipeline context's own
