@@ -1,3 +1,5 @@
+import { DEV } from '../core/dev.js';
+import { brief } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import type { Mechanism } from './mechanism.js';
 import { type Prepared, prepare, type RetryOptions } from './options.js';
@@ -29,7 +31,11 @@ export function retrying<T = unknown>(options?: RetryingOptions<T>): Mechanism {
 /** {@link retrying}, its options checked under the name `where` (a simulator's, `withRetry()`'s). @internal */
 export function retryingAs(where: string, options: object | undefined): Mechanism {
   if (typeof options === 'object' && options !== null && 'signal' in options) {
-    throw new TypeError(`${where}: \`signal\` is per call: pass it to pipeline.execute(operation, { signal }).`);
+    throw new TypeError(
+      DEV
+        ? `${where}: \`signal\` is per call: pass it to pipeline.execute(operation, { signal }).`
+        : brief(where, 'signal', (options as { signal?: unknown }).signal),
+    );
   }
   const o: Prepared = { ...prepare(where, options), Context: Scope };
   return {
