@@ -25,11 +25,24 @@
 // `--ebb-from=DIR`: ebb's entries import `ebb` and `ebb/http` from DIR (a project where the packed
 // tarball is installed), resolved through the package's `exports` as a user's bundler resolves
 // them; test/compat/packed/size.test.ts checks the typical import against its budget this way.
+//
+// ebb ships two browser builds (packages/ebb/package.json `exports`): the default one, with full
+// messages, and the production one (condition `production` under `browser`), with short ones. The
+// rows above are esbuild's default pick, the default build. `builds` adds, for ebb, the same
+// entries for each build (`development`: the default; `production`: the condition set) with each
+// of two bundlers — esbuild as above, and Rollup 4 with @rollup/plugin-node-resolve (browser,
+// `exportConditions`) and @rollup/plugin-terser — each with the mechanisms' marginal bytes:
+//   builds: [{ bundler, build, typical, policy, executor, http, whole, mechanisms }]
+// (`--builds=esbuild` measures only esbuild's; `--no-builds` none.)
 
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import terser from '@rollup/plugin-terser';
 import { build, version } from 'esbuild';
+import { rollup, VERSION as rollupVersion } from 'rollup';
 import { SUBJECTS } from '../subjects.mjs';
 
 const resolveDir = fileURLToPath(new URL('..', import.meta.url));
@@ -40,14 +53,16 @@ const ebbFrom = process.argv.find((a) => a.startsWith('--ebb-from='))?.slice('--
 // The runner's snapshot of ebb's build, when there is one (see run.mjs); else the workspace's.
 // A snapshot is imported by path, so the path must be the file a browser bundler resolves through
 // the package's `exports` (condition `browser`: dist/browser/), as it does for 'ebb' itself.
-const snapshotEntry = (name) => {
+// For the production build, dist/browser-prod/ (condition `production` under `browser`).
+const snapshotEntry = (name, production) => {
   const dir = process.env.EBB_BENCH_SNAPSHOT;
-  return JSON.stringify(
-    existsSync(`${dir}/dist/browser/${name}`) ? `${dir}/dist/browser/${name}` : `${dir}/dist/${name}`,
-  );
+  const browser = `${dir}/dist/${production ? 'browser-prod' : 'browser'}/${name}`;
+  return JSON.stringify(existsSync(browser) ? browser : `${dir}/dist/${name}`);
 };
-const ebb = process.env.EBB_BENCH_SNAPSHOT && !ebbFrom ? snapshotEntry('index.js') : "'ebb'";
-const ebbHttp = process.env.EBB_BENCH_SNAPSHOT && !ebbFrom ? snapshotEntry('http.js') : "'ebb/http'";
+const snapshot = process.env.EBB_BENCH_SNAPSHOT && !ebbFrom;
+/** How an entry names ebb's subpath `sub` ('' for the root) for a build. */
+const spec = (sub, production = false) =>
+  snapshot ? snapshotEntry(`${sub || 'index'}.js`, production) : `'ebb${sub ? `/${sub}` : ''}'`;
 const reference = fileURLToPath(new URL('../lib/reference.mjs', import.meta.url));
 
 const cockatiel = (name) => ({
@@ -64,9 +79,11 @@ export const call = (op) => pRetry(op, { retries: 4, randomize: true });`,
 export * from '${name}';`,
 });
 
-/** The two entry points per subject, as a user would write them. */
-const ENTRIES = {
-  ebb: {
+/** ebb's entries for one build: `production` names the production build's files in a snapshot. */
+const ebbEntries = (production) => {
+  const ebb = spec('', production);
+  const ebbHttp = spec('http', production);
+  return {
     // Full jitter is every curve's default: the 1.0 spelling names no jitter.
     typical: `import { exponential, retry } from ${ebb};
 const backoff = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, maxAttempts: 5 });
@@ -79,7 +96,12 @@ export const wait = exponential({ initialDelayMs: 100, maxDelayMs: 20_000, maxAt
     executor: `import { retry } from ${ebb};
 const backoff = { maxElapsedMs: Infinity, start: () => ({ next: () => 100 }) };
 export const call = (op) => retry(op, { backoff });`,
-  },
+  };
+};
+
+/** The two entry points per subject, as a user would write them. */
+const ENTRIES = {
+  ebb: ebbEntries(false),
   reference: {
     typical: `export { reference as call } from ${JSON.stringify(reference)};`,
     whole: `export * from ${JSON.stringify(reference)};`,
@@ -216,7 +238,7 @@ function marginalGzip(code, map) {
     .sort((a, b) => b.gzip - a.gzip);
 }
 
-async function measure(contents, { modules = false, from = resolveDir, plugins = [] } = {}) {
+async function measure(contents, { modules = false, from = resolveDir, plugins = [], conditions } = {}) {
   const result = await build({
     stdin: { contents, resolveDir: from, sourcefile: 'entry.mjs', loader: 'js' },
     bundle: true,
@@ -226,6 +248,7 @@ async function measure(contents, { modules = false, from = resolveDir, plugins =
     metafile: true,
     logLevel: 'silent',
     plugins,
+    ...(conditions ? { conditions } : {}),
     // The map only attributes bytes; it leaves the code unchanged (no sourceMappingURL comment).
     ...(modules ? { sourcemap: 'external', outfile: 'entry.js' } : {}),
   });
@@ -248,8 +271,72 @@ async function measure(contents, { modules = false, from = resolveDir, plugins =
   return measured;
 }
 
+/**
+ * The same entry with Rollup: @rollup/plugin-node-resolve with `browser: true` (the `browser`
+ * condition and field) and `exportConditions` (`['production']` or `['development']`), then
+ * @rollup/plugin-terser's defaults — the setup Rollup's documentation gives for a browser bundle.
+ * The entry is a module of its own at `from`, so that `ebb` resolves from there.
+ */
+async function measureRollup(contents, { from = resolveDir, conditions = [] } = {}) {
+  const id = join(from, '__size-entry__.mjs');
+  const bundle = await rollup({
+    input: id,
+    onwarn: () => {},
+    plugins: [
+      {
+        name: 'size-entry',
+        resolveId: (source) => (source === id ? id : null),
+        load: (x) => (x === id ? contents : null),
+      },
+      nodeResolve({ browser: true, exportConditions: conditions }),
+    ],
+  });
+  try {
+    const { output } = await bundle.generate({ format: 'es', plugins: [terser()] });
+    const code = Buffer.from(output[0].code);
+    return { minified: code.length, gzip: gzipSync(code, { level: 9 }).length };
+  } finally {
+    await bundle.close();
+  }
+}
+
+/**
+ * Each mechanism's marginal gzip bytes: the pipeline's own (`pipeline([])` alone), `retrying()`'s
+ * over it, and every other mechanism's over `pipeline([retrying()])`.
+ */
+async function mechanisms(size, production) {
+  const root = spec('', production);
+  const with_ = ({ root: r = '', resilience, rate }, m) =>
+    [
+      `import { pipeline${r} } from ${root};`,
+      resilience ? `import { ${resilience} } from ${spec('resilience', production)};` : '',
+      rate ? `import { ${rate} } from ${spec('rate', production)};` : '',
+      `export const p = pipeline([${m}]);`,
+    ].join('\n');
+  const bare = await size(with_({}, ''));
+  const base = await size(with_({ root: ', retrying' }, 'retrying()'));
+  const out = { 'pipeline([])': bare, 'retrying()': base - bare };
+  for (const [name, imports, m] of [
+    ['timeout(ms)', { root: ', retrying, timeout' }, 'retrying(), timeout(1000)'],
+    ['fallback(value)', { root: ', retrying, fallback' }, 'retrying(), fallback(0)'],
+    ['circuitBreaker()', { root: ', retrying', resilience: 'circuitBreaker' }, 'retrying(), circuitBreaker()'],
+    ['concurrencyLimit()', { root: ', retrying', resilience: 'concurrencyLimit' }, 'retrying(), concurrencyLimit()'],
+    ['ratioBudget()', { root: ', retrying', rate: 'ratioBudget' }, 'retrying({ budget: ratioBudget() })'],
+    ['tokenBudget()', { root: ', retrying', rate: 'tokenBudget' }, 'retrying({ budget: tokenBudget() })'],
+  ]) {
+    out[name] = (await size(with_(imports, m))) - base;
+  }
+  return out;
+}
+
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const buildsOf = process.argv.includes('--no-builds')
+  ? []
+  : process.argv.includes('--builds=esbuild')
+    ? ['esbuild']
+    : ['esbuild', 'rollup'];
 const rows = [];
+const builds = [];
 for (const s of SUBJECTS) {
   if (wanted.length && !wanted.includes(s.id)) continue;
   const e = ENTRIES[s.id];
@@ -258,25 +345,35 @@ for (const s of SUBJECTS) {
   const typical = await measure(e.typical, { modules: s.id === 'ebb', from });
   const { minified, gzip } = await measure(e.whole, { from });
   const row = { id: s.id, label: s.label, typical, whole: { minified, gzip } };
-  if (e.http) row.http = await measure(e.http, { modules: true, from });
-  if (e.policy) row.policy = await measure(e.policy, { modules: true, from });
-  if (e.executor) row.executor = await measure(e.executor, { modules: true, from, plugins: [stubDefaultPolicy] });
   if (s.id === 'ebb') {
-    const ebbResilience = ebb.replace(/index\.js|'ebb'/, (m) => (m === "'ebb'" ? "'ebb/resilience'" : 'resilience.js'));
-    const with_ = (imports, m) =>
-      `import { pipeline, retrying${imports.root ?? ''} } from ${ebb};${imports.resilience ? `\nimport { ${imports.resilience} } from ${ebbResilience};` : ''}
-export const p = pipeline([retrying()${m ? `, ${m}` : ''}]);`;
-    const base = (await measure(with_({}, ''), { from })).gzip;
-    row.mechanisms = { 'pipeline([retrying()])': base };
-    for (const [name, imports, m] of [
-      ['timeout(ms)', { root: ', timeout' }, 'timeout(1000)'],
-      ['fallback(value)', { root: ', fallback' }, 'fallback(0)'],
-      ['circuitBreaker()', { resilience: 'circuitBreaker' }, 'circuitBreaker()'],
-      ['concurrencyLimit()', { resilience: 'concurrencyLimit' }, 'concurrencyLimit()'],
-    ]) {
-      row.mechanisms[name] = (await measure(with_(imports, m), { from })).gzip - base;
+    row.http = await measure(e.http, { modules: true, from });
+    row.policy = await measure(e.policy, { modules: true, from });
+    row.executor = await measure(e.executor, { modules: true, from, plugins: [stubDefaultPolicy] });
+    row.mechanisms = await mechanisms(async (c) => (await measure(c, { from })).gzip, false);
+    for (const bundler of buildsOf) {
+      for (const production of [false, true]) {
+        const entries = ebbEntries(production);
+        const conditions = production ? ['production'] : undefined;
+        const size = (c, extra = {}) =>
+          bundler === 'esbuild'
+            ? measure(c, { from, conditions, modules: true, ...extra })
+            : // @rollup/plugin-node-resolve adds `production` itself unless NODE_ENV says otherwise
+              // or a condition names the build: the development build is asked for by name.
+              measureRollup(c, { from, conditions: production ? ['production'] : ['development'] });
+        const b = { bundler, build: production ? 'production' : 'development' };
+        for (const k of ['typical', 'policy', 'executor', 'http', 'whole']) {
+          b[k] =
+            k === 'executor' && bundler === 'esbuild'
+              ? await size(entries[k], { plugins: [stubDefaultPolicy] })
+              : k === 'executor'
+                ? undefined
+                : await size(entries[k]);
+        }
+        b.mechanisms = await mechanisms(async (c) => (await size(c, { modules: false })).gzip, production);
+        builds.push(b);
+      }
     }
   }
   rows.push(row);
 }
-process.stdout.write(`${JSON.stringify({ esbuild: version, rows })}\n`);
+process.stdout.write(`${JSON.stringify({ esbuild: version, rollup: rollupVersion, rows, builds })}\n`);

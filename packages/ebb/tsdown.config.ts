@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { defineConfig } from 'tsdown';
+import { defineConfig, type UserConfig } from 'tsdown';
 
 // One entry per package subpath.
 const entry = {
@@ -15,32 +15,12 @@ const entry = {
   undici: 'src/clients/undici.ts',
 };
 
-export default defineConfig([
-  // Dual ESM + CJS with declarations for each.
-  {
-    entry,
-    format: ['esm', 'cjs'],
-    dts: true,
-    platform: 'neutral',
-    target: 'es2022',
-    sourcemap: true,
-    // Not a warning about the build: rolldown's note that a plugin took long, which on a busy
-    // machine the declarations plugin always does.
-    checks: { pluginTimings: false },
-    // The browser build below writes into dist/browser: keep it.
-    clean: ['dist/*', '!dist/browser'],
-    treeshake: true,
-    // One output file per source module: a bundler that reaches one module does not also keep the
-    // top-level statements of the modules tsdown would have put in the same chunk (docs/dev/size.md).
-    unbundle: true,
-  },
-  // The same modules for browsers (package.json `exports`, condition `browser`, ESM only; the
-  // declarations are the build's above): host-queues.ts becomes host-queues.browser.ts, so that a
-  // browser bundle carries no process-wide timer queue (docs/dev/size.md, "The executor").
-  {
+/** A browser build into `outDir`, with `DEV` (core/dev.ts) set to `dev`. */
+function browserBuild(outDir: string, dev: boolean): UserConfig {
+  return {
     entry,
     format: ['esm'],
-    outDir: 'dist/browser',
+    outDir,
     dts: false,
     platform: 'browser',
     target: 'es2022',
@@ -61,6 +41,43 @@ export default defineConfig([
           return null;
         },
       },
+      {
+        // rolldown inlines an imported constant and drops the branches it decides, so the output
+        // holds one message of each pair: the long one with DEV true, the short one without.
+        name: 'ebb-dev-flag',
+        load(id: string) {
+          return /[\\/]core[\\/]dev\.ts$/.test(id) ? `export const DEV = ${dev};` : null;
+        },
+      },
     ],
+  };
+}
+
+export default defineConfig([
+  // Dual ESM + CJS with declarations for each.
+  {
+    entry,
+    format: ['esm', 'cjs'],
+    dts: true,
+    platform: 'neutral',
+    target: 'es2022',
+    sourcemap: true,
+    // Not a warning about the build: rolldown's note that a plugin took long, which on a busy
+    // machine the declarations plugin always does.
+    checks: { pluginTimings: false },
+    // The browser builds below write into dist/browser and dist/browser-prod: keep them.
+    clean: ['dist/*', '!dist/browser', '!dist/browser-prod'],
+    treeshake: true,
+    // One output file per source module: a bundler that reaches one module does not also keep the
+    // top-level statements of the modules tsdown would have put in the same chunk (docs/dev/size.md).
+    unbundle: true,
   },
+  // The same modules for browsers (package.json `exports`, condition `browser`, ESM only; the
+  // declarations are the build's above): host-queues.ts becomes host-queues.browser.ts, so that a
+  // browser bundle carries no process-wide timer queue (docs/dev/size.md, "The executor").
+  browserBuild('dist/browser', true),
+  // The browser build for production (condition `production` under `browser`): the same, with
+  // core/dev.ts's `DEV` false, so that every message is the short one and the long texts are
+  // folded out of the output (core/dev.ts; docs/retry.md, "What it weighs").
+  browserBuild('dist/browser-prod', false),
 ]);

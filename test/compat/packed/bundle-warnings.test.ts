@@ -26,7 +26,11 @@ afterAll(() => {
 });
 
 /** esbuild's warnings for a minified ESM bundle of `source`, resolved from the packed project. */
-async function warningsOf(source: string, platform: 'browser' | 'node'): Promise<string[]> {
+async function warningsOf(
+  source: string,
+  platform: 'browser' | 'node',
+  conditions?: readonly string[],
+): Promise<string[]> {
   const result = await build({
     stdin: { contents: source, resolveDir: app, loader: 'js' },
     bundle: true,
@@ -35,6 +39,7 @@ async function warningsOf(source: string, platform: 'browser' | 'node'): Promise
     platform,
     write: false,
     logLevel: 'silent',
+    ...(conditions ? { conditions: [...conditions] } : {}),
   });
   return result.warnings.map((w) => `${w.location?.file ?? ''}: ${w.text}`);
 }
@@ -57,5 +62,9 @@ describe('bundling the packed package warns about nothing', () => {
         expect(await warningsOf(source, platform)).toEqual([]);
       });
     }
+    // The production build (condition `production` under `browser`) is a second set of files.
+    it(`${what}, for browsers, production build`, async () => {
+      expect(await warningsOf(source, 'browser', ['production'])).toEqual([]);
+    });
   }
 });

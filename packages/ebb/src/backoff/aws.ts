@@ -1,3 +1,4 @@
+import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
 import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
@@ -175,7 +176,13 @@ export function awsStandardBackoff(options?: AwsStandardBackoffOptions): AwsStan
   checkKeys(where, o, ['behaviour', 'maxAttempts']);
   const behaviour = o.behaviour === undefined ? '2026' : o.behaviour;
   if (behaviour !== '2026' && behaviour !== 'pre-2026') {
-    invalid(where, 'behaviour', o.behaviour, "'2026' or 'pre-2026'", "'2026' is what the SDK does today.");
+    invalid(
+      where,
+      'behaviour',
+      o.behaviour,
+      DEV ? "'2026' or 'pre-2026'" : '',
+      DEV ? "'2026' is what the SDK does today." : '',
+    );
   }
   const maxAttempts = check(
     where,

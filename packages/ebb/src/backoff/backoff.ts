@@ -1,6 +1,7 @@
+import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
-import { check, checkKeys, optionsObject, show } from '../core/validate.js';
+import { brief, check, checkKeys, optionsObject, show } from '../core/validate.js';
 import { type Jitter, jitterOption } from './jitter.js';
 import { fullJitter } from './jitter-full.js';
 import { DEFAULT_ATTEMPTS, LIMITS, type LimitOptions } from './limits.js';
@@ -183,7 +184,9 @@ class Run implements BackoffRun {
   constructor(backoff: Backoff, random: Random) {
     if (typeof random !== 'function') {
       throw new TypeError(
-        `start(): expected \`random\` to be a function returning a number in [0, 1), got ${show(random)}. Leave it out for Math.random.`,
+        DEV
+          ? `start(): expected \`random\` to be a function returning a number in [0, 1), got ${show(random)}. Leave it out for Math.random.`
+          : brief('start()', 'random', random),
       );
     }
     this.#backoff = backoff;

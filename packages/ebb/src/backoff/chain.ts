@@ -1,4 +1,5 @@
-import { invalid } from '../core/validate.js';
+import { DEV } from '../core/dev.js';
+import { brief, invalid } from '../core/validate.js';
 import { Backoff } from './backoff.js';
 import { SEGMENTS } from './segment.js';
 
@@ -18,16 +19,26 @@ export function chain(first: Backoff, second: Backoff): Backoff {
     ['second', second],
   ] as const) {
     if (!(value instanceof Backoff))
-      invalid('chain()', name, value, 'a Backoff value', 'Build one with exponential() or take a preset.');
+      invalid(
+        'chain()',
+        name,
+        value,
+        DEV ? 'a Backoff value' : '',
+        DEV ? 'Build one with exponential() or take a preset.' : '',
+      );
   }
   if (first.maxAttempts === Infinity) {
     throw new TypeError(
-      'chain(): `first` never runs out of attempts, so `second` would never start; give it `maxAttempts`.',
+      DEV
+        ? 'chain(): `first` never runs out of attempts, so `second` would never start; give it `maxAttempts`.'
+        : brief('chain()', 'first.maxAttempts', Infinity),
     );
   }
   if (first.maxElapsedMs !== Infinity) {
     throw new TypeError(
-      'chain(): `first` has a time budget (`maxElapsedMs`); put the budget on `second`, which governs the whole run.',
+      DEV
+        ? 'chain(): `first` has a time budget (`maxElapsedMs`); put the budget on `second`, which governs the whole run.'
+        : brief('chain()', 'first.maxElapsedMs', first.maxElapsedMs),
     );
   }
   let remaining = first.maxAttempts - 1;

@@ -1,5 +1,6 @@
+import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
-import { invalid } from '../core/validate.js';
+import { brief, invalid } from '../core/validate.js';
 import { draw } from './draw.js';
 import type { Jitter, RowBounds } from './jitter.js';
 import { clampOf, type Segment } from './segment.js';
@@ -203,7 +204,9 @@ export const decorrelatedJitter: Jitter = /* @__PURE__ */ Object.freeze({
   check(where: string, s: Segment) {
     if (s.curve.type !== 'exponential') {
       throw new TypeError(
-        `${where}: decorrelated jitter grows from \`initialDelayMs\` by \`multiplier\`, so it needs an exponential curve, not ${s.curve.type}.`,
+        DEV
+          ? `${where}: decorrelated jitter grows from \`initialDelayMs\` by \`multiplier\`, so it needs an exponential curve, not ${s.curve.type}.`
+          : brief(where, 'jitter', s.curve.type),
       );
     }
     if (s.curve.initialDelayMs === 0) {
@@ -211,13 +214,17 @@ export const decorrelatedJitter: Jitter = /* @__PURE__ */ Object.freeze({
         where,
         'initialDelayMs',
         0,
-        'a number > 0 with decorrelated jitter',
-        'Decorrelated jitter never grows from 0.',
+        DEV ? 'a number > 0 with decorrelated jitter' : '',
+        DEV ? 'Decorrelated jitter never grows from 0.' : '',
       );
     }
     if (s.ceiling !== Infinity || s.maxIntervalMs !== Infinity) {
       throw new TypeError(
-        `${where}: decorrelated jitter has no un-randomized curve for \`${s.ceiling !== Infinity ? 'ceiling' : 'maxIntervalMs'}\` to act on; cap it with \`maxDelayMs\`.`,
+        DEV
+          ? `${where}: decorrelated jitter has no un-randomized curve for \`${s.ceiling !== Infinity ? 'ceiling' : 'maxIntervalMs'}\` to act on; cap it with \`maxDelayMs\`.`
+          : s.ceiling !== Infinity
+            ? brief(where, 'ceiling', s.ceiling)
+            : brief(where, 'maxIntervalMs', s.maxIntervalMs),
       );
     }
   },

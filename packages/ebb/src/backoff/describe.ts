@@ -1,4 +1,5 @@
-import { check, invalid, type Rule } from '../core/validate.js';
+import { DEV } from '../core/dev.js';
+import { brief, check, invalid, type Rule } from '../core/validate.js';
 import { Backoff } from './backoff.js';
 import { capped, clampOf, locate } from './segment.js';
 
@@ -52,7 +53,11 @@ const ATTEMPT: Rule = { whole: true, min: 1, fix: 'Row 1 is the wait after the f
  */
 export function describePolicy(backoff: Backoff, rows: number): Schedule {
   if (!(backoff instanceof Backoff)) {
-    throw new TypeError('describePolicy(): expected `backoff` to be a Backoff value (from exponential(), presets, …).');
+    throw new TypeError(
+      DEV
+        ? 'describePolicy(): expected `backoff` to be a Backoff value (from exponential(), presets, …).'
+        : brief('describePolicy()', 'backoff', backoff),
+    );
   }
   const n = check('describePolicy()', 'count', rows, ROWS, 0);
   if (n > MAX_ROWS) {

@@ -1,3 +1,4 @@
+import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
 import { show } from '../core/validate.js';
 
@@ -11,6 +12,8 @@ export function draw(random: Random): number {
   const r = random();
   if (typeof r === 'number' && r >= 0 && r < 1) return r + 0;
   throw new (typeof r === 'number' ? RangeError : TypeError)(
-    `random() returned ${show(r)}; expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.`,
+    DEV
+      ? `random() returned ${show(r)}; expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.`
+      : `random() ${show(r)}`,
   );
 }

@@ -1,3 +1,4 @@
+import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS, type Rule } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
@@ -15,7 +16,7 @@ const EXPONENTIAL: CurveMaths = {
   },
 };
 
-const MULTIPLIER: Rule = { min: 1, fix: 'Use 1 for a constant delay, or a growth factor such as 2.' };
+const MULTIPLIER: Rule = { min: 1, fix: DEV ? 'Use 1 for a constant delay, or a growth factor such as 2.' : '' };
 
 /** The exponential curve `initialDelayMs · multiplier^(n−1)` (values already checked). @internal */
 export function exponentialCurve(initialDelayMs: number, multiplier: number) {

@@ -1,4 +1,5 @@
 import { type Clock, clockOption } from '../core/clock.js';
+import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
 import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
@@ -325,7 +326,13 @@ function javaIntOption(
 function budget(where: string, name: string, value: unknown, fallback: number): number {
   if (value === Infinity) return Infinity;
   if (value === undefined && Number.isNaN(fallback)) {
-    invalid(where, name, value, 'a whole number of ms from 1 to 2147483647, or Infinity', 'For example 900000.');
+    invalid(
+      where,
+      name,
+      value,
+      DEV ? 'a whole number of ms from 1 to 2147483647, or Infinity' : '',
+      DEV ? 'For example 900000.' : '',
+    );
   }
   return javaIntOption(
     where,
@@ -368,11 +375,17 @@ export function googleExponentialBackoff(options?: GoogleExponentialBackoffOptio
   );
   const factor = o.randomizationFactor === undefined ? 0.5 : o.randomizationFactor;
   if (typeof factor !== 'number' || !(factor >= 0 && factor < 1)) {
-    invalid(where, 'randomizationFactor', o.randomizationFactor, 'a number >= 0 and < 1', 'Google uses 0.5.');
+    invalid(
+      where,
+      'randomizationFactor',
+      o.randomizationFactor,
+      DEV ? 'a number >= 0 and < 1' : '',
+      DEV ? 'Google uses 0.5.' : '',
+    );
   }
   const multiplier = o.multiplier === undefined ? 1.5 : o.multiplier;
   if (typeof multiplier !== 'number' || !(multiplier >= 1)) {
-    invalid(where, 'multiplier', o.multiplier, 'a number >= 1', 'Google uses 1.5.');
+    invalid(where, 'multiplier', o.multiplier, DEV ? 'a number >= 1' : '', DEV ? 'Google uses 1.5.' : '');
   }
   const max = javaIntOption(
     where,

@@ -1,3 +1,4 @@
+import { DEV } from '../core/dev.js';
 import { invalid } from '../core/validate.js';
 import { decorrelatedJitter } from './decorrelated.js';
 import type { Jitter } from './jitter.js';
@@ -45,7 +46,7 @@ export function jitterNamed(name: string): Jitter {
     'jitterNamed()',
     'name',
     name,
-    "one of 'none', 'full', 'equal', 'decorrelated', 'proportional:FACTOR' or 'additive:MS'",
-    "Full jitter ('full') suits most clients.",
+    DEV ? "one of 'none', 'full', 'equal', 'decorrelated', 'proportional:FACTOR' or 'additive:MS'" : '',
+    DEV ? "Full jitter ('full') suits most clients." : '',
   );
 }

@@ -1,3 +1,4 @@
+import { DEV } from '../core/dev.js';
 import { LIMIT_MS, type Rule } from '../core/validate.js';
 import type { Jitter } from './jitter.js';
 
@@ -42,15 +43,15 @@ export const LIMITS: Readonly<Record<Exclude<keyof LimitOptions, 'jitter'>, Rule
     whole: true,
     min: 1,
     infinity: true,
-    fix: 'It is the failure count after which delays stop growing, such as 10.',
+    fix: DEV ? 'It is the failure count after which delays stop growing, such as 10.' : '',
   },
   maxIntervalMs: LIMIT_MS,
-  maxDelayMs: { infinity: true, fix: 'It caps every wait, such as 20000 for 20 s; Infinity for none.' },
+  maxDelayMs: { infinity: true, fix: DEV ? 'It caps every wait, such as 20000 for 20 s; Infinity for none.' : '' },
   maxAttempts: {
     whole: true,
     min: 1,
     infinity: true,
-    fix: '`maxAttempts` counts calls, the first included: 3 means one call and two retries.',
+    fix: DEV ? '`maxAttempts` counts calls, the first included: 3 means one call and two retries.' : '',
   },
   maxElapsedMs: LIMIT_MS,
 };

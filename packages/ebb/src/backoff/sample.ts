@@ -1,5 +1,6 @@
+import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
-import { check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { brief, check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import { Backoff, type BackoffPolicy } from './backoff.js';
 import { MAX_ROWS } from './describe.js';
 
@@ -29,30 +30,44 @@ export interface SampleOptions {
 export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): number[] {
   const where = 'sample()';
   if (!(backoff instanceof Backoff) && !isPolicy(backoff)) {
-    invalid(where, 'backoff', backoff, 'a backoff policy', 'Build one with exponential() or take one from presets.');
+    invalid(
+      where,
+      'backoff',
+      backoff,
+      DEV ? 'a backoff policy' : '',
+      DEV ? 'Build one with exponential() or take one from presets.' : '',
+    );
   }
   const o = optionsObject(where, options) as SampleOptions;
   checkKeys(where, o, ['count', 'random']);
   const stops = backoff instanceof Backoff && backoff.maxAttempts !== Infinity;
   if (o.count === undefined && !stops) {
-    throw new TypeError('sample(): this policy has no `maxAttempts`, so it may never stop; pass `count`.');
+    throw new TypeError(
+      DEV
+        ? 'sample(): this policy has no `maxAttempts`, so it may never stop; pass `count`.'
+        : brief(where, 'count', o.count),
+    );
   }
   const limit = check(
     where,
     'count',
     o.count,
-    { whole: true, infinity: stops, fix: 'It is the number of delays, such as 10.' },
+    { whole: true, infinity: stops, ...(DEV && { fix: 'It is the number of delays, such as 10.' }) },
     Infinity,
   );
   const most = stops ? Math.min(limit, (backoff as Backoff).maxAttempts - 1) : limit;
   if (most > MAX_ROWS) {
     throw new RangeError(
-      `${where}: this would draw ${most} delays, more than ${MAX_ROWS}; pass a smaller \`count\`, such as 10.`,
+      DEV
+        ? `${where}: this would draw ${most} delays, more than ${MAX_ROWS}; pass a smaller \`count\`, such as 10.`
+        : brief(where, 'count', most),
     );
   }
   if (o.random !== undefined && typeof o.random !== 'function') {
     throw new TypeError(
-      `${where}: expected \`random\` to be a function returning a number in [0, 1), got ${show(o.random)}. Leave it out for Math.random.`,
+      DEV
+        ? `${where}: expected \`random\` to be a function returning a number in [0, 1), got ${show(o.random)}. Leave it out for Math.random.`
+        : brief(where, 'random', o.random),
     );
   }
   const run = backoff.start(o.random);

@@ -1,3 +1,4 @@
+import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS, invalid } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
@@ -39,7 +40,13 @@ export function sequence(options: SequenceOptions): Backoff {
   const o = curveOptions(where, options, ['delaysMs']);
   const raw = o.delaysMs;
   if (!Array.isArray(raw) || raw.length === 0) {
-    invalid(where, 'delaysMs', raw, 'a non-empty array of delays in ms', 'For example [100, 500, 2000].');
+    invalid(
+      where,
+      'delaysMs',
+      raw,
+      DEV ? 'a non-empty array of delays in ms' : '',
+      DEV ? 'For example [100, 500, 2000].' : '',
+    );
   }
   const delaysMs = Object.freeze(raw.map((d, i) => check(where, `delaysMs[${i}]`, d, DURATION_MS)));
   return fromCurve(where, sequenceCurve(delaysMs), o);

@@ -1,5 +1,6 @@
+import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
-import { check, DURATION_MS, invalid } from '../core/validate.js';
+import { brief, check, DURATION_MS, invalid } from '../core/validate.js';
 import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
 import { draw } from './draw.js';
 import type { Jitter } from './jitter.js';
@@ -51,7 +52,11 @@ const SLOTTED: CurveMaths = {
   },
   check(where, s) {
     if (s.jitter !== SLOTS) {
-      throw new TypeError(`${where}: a slotted policy draws its own random slot count; \`jitter\` cannot apply to it.`);
+      throw new TypeError(
+        DEV
+          ? `${where}: a slotted policy draws its own random slot count; \`jitter\` cannot apply to it.`
+          : brief(where, 'jitter', s.jitter),
+      );
     }
   },
 };
@@ -82,7 +87,8 @@ export function slotted(options: SlottedOptions): Backoff {
   const where = 'slotted()';
   const o = curveOptions(where, options, ['slotMs', 'cwMin', 'cwMax'], true);
   const slotMs = check(where, 'slotMs', o.slotMs, DURATION_MS);
-  if (slotMs === 0) invalid(where, 'slotMs', 0, 'a finite number > 0', 'The 802.3 slot at 10 Mb/s is 0.0512 ms.');
+  if (slotMs === 0)
+    invalid(where, 'slotMs', 0, DEV ? 'a finite number > 0' : '', DEV ? 'The 802.3 slot at 10 Mb/s is 0.0512 ms.' : '');
   const cwMin = check(where, 'cwMin', o.cwMin, { whole: true, fix: WINDOW_FIX }, 0);
   // cwMax's bound is cwMin, known only now.
   const cwMax = check(

@@ -1,4 +1,5 @@
-import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { DEV } from '../core/dev.js';
+import { brief, check, checkKeys, invalid, optionsObject } from '../core/validate.js';
 import { Backoff, checkSegment } from './backoff.js';
 import { jitterOption } from './jitter.js';
 import { LIMITS, type LimitOptions } from './limits.js';
@@ -36,14 +37,24 @@ export type Derives = Backoff & {
 export function withOptions(backoff: Backoff, options: LimitOptions): Backoff {
   const where = 'withOptions()';
   if (!(backoff instanceof Backoff)) {
-    invalid(where, 'backoff', backoff, 'a Backoff value', 'Build one with exponential() or take a preset.');
+    invalid(
+      where,
+      'backoff',
+      backoff,
+      DEV ? 'a Backoff value' : '',
+      DEV ? 'Build one with exponential() or take a preset.' : '',
+    );
   }
   const o = optionsObject(where, options) as LimitOptions;
   checkKeys(where, o, ['jitter', ...Object.keys(LIMITS)]);
   const limit = (name: keyof typeof LIMITS, now: number) => check(where, name, o[name], LIMITS[name], now);
   const apply = (b: Backoff): Backoff => {
     if (o.ceiling !== undefined && b[SEGMENTS].length > 1) {
-      throw new TypeError(`${where}: a chained policy has no single ceiling; set \`ceiling\` on its parts.`);
+      throw new TypeError(
+        DEV
+          ? `${where}: a chained policy has no single ceiling; set \`ceiling\` on its parts.`
+          : brief(where, 'ceiling', o.ceiling),
+      );
     }
     const segments = b[SEGMENTS].map((s) =>
       checkSegment(where, {

@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import { DEV } from './dev.js';
 import { show } from './validate.js';
 
 /**
@@ -16,12 +17,16 @@ import { show } from './validate.js';
  * @example
  * predicate('concurrencyLimit()', 'isDrop', isDrop(error)); // TypeError: … `isDrop` returned "yes"; expected true or false.
  */
-export function predicate(where: string, name: string, value: unknown, expected = 'true or false'): boolean {
+export function predicate(where: string, name: string, value: unknown, expected?: string): boolean {
   if (value === true || value === false) return value;
   // A promise refused here (an async predicate where a sync one is expected) may still reject:
   // its rejection is this TypeError's business now, not an unhandled one.
   if (isThenable(value)) handled(value);
-  throw new TypeError(`${where}: \`${name}\` returned ${describe(value)}; expected ${expected}.`);
+  throw new TypeError(
+    DEV
+      ? `${where}: \`${name}\` returned ${describe(value)}; expected ${expected ?? 'true or false'}.`
+      : `${where}: \`${name}\` ${describe(value)}`,
+  );
 }
 
 /**
@@ -32,7 +37,7 @@ export function predicate(where: string, name: string, value: unknown, expected 
  * verdict('retry()', 'isFailure', isFailure(outcome, context)); // TypeError: … `isFailure` returned "no"; expected true, false or 'throttled'.
  */
 export function verdict(where: string, name: string, value: unknown): boolean | 'throttled' {
-  return value === 'throttled' ? value : predicate(where, name, value, "true, false or 'throttled'");
+  return value === 'throttled' ? value : predicate(where, name, value, DEV ? "true, false or 'throttled'" : '');
 }
 
 const noop = (): void => {};
@@ -71,7 +76,11 @@ export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T>
 export function readNow(clock: Clock): number {
   const t: unknown = clock.now();
   if (typeof t === 'number' && t - t === 0) return t;
-  throw new TypeError(`clock.now() returned ${describe(t)}; expected a finite number of milliseconds.`);
+  throw new TypeError(
+    DEV
+      ? `clock.now() returned ${describe(t)}; expected a finite number of milliseconds.`
+      : `clock.now() ${describe(t)}`,
+  );
 }
 
 /**
@@ -81,7 +90,9 @@ export function readNow(clock: Clock): number {
 export function sleepOn(clock: Clock, ms: number, signal: AbortSignal | undefined): PromiseLike<void> {
   const slept: unknown = clock.sleep(ms, signal);
   if (!isThenable<void>(slept)) {
-    throw new TypeError(`clock.sleep() returned ${describe(slept)}; expected a promise.`);
+    throw new TypeError(
+      DEV ? `clock.sleep() returned ${describe(slept)}; expected a promise.` : `clock.sleep() ${describe(slept)}`,
+    );
   }
   return slept;
 }

@@ -1,4 +1,5 @@
-import { invalid } from './validate.js';
+import { DEV } from './dev.js';
+import { brief, invalid } from './validate.js';
 
 /**
  * Time, as a parameter. Every part of ebb that waits or measures takes a `Clock`, so tests and
@@ -74,7 +75,9 @@ function timerSleep(ms: number, signal: AbortSignal | undefined, unref: boolean)
 /** The error of a sleep whose length is not a number >= 0. @internal */
 export function badSleep(ms: unknown): RangeError {
   return new RangeError(
-    `clock.sleep(): expected \`ms\` to be a number >= 0, got ${typeof ms === 'number' ? String(ms) : typeof ms}.`,
+    DEV
+      ? `clock.sleep(): expected \`ms\` to be a number >= 0, got ${typeof ms === 'number' ? String(ms) : typeof ms}.`
+      : brief('clock.sleep()', 'ms', ms),
   );
 }
 
@@ -98,7 +101,7 @@ export function clockOption(where: string, value: unknown): Clock {
   if (value === undefined) return systemClock;
   const c = value as Partial<Clock> | null;
   if (typeof c !== 'object' || c === null || typeof c.now !== 'function' || typeof c.sleep !== 'function') {
-    invalid(where, 'clock', value, 'a Clock { now(), sleep(ms, signal) }');
+    invalid(where, 'clock', value, DEV ? 'a Clock { now(), sleep(ms, signal) }' : '');
   }
   return value as Clock;
 }

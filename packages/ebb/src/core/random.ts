@@ -1,3 +1,5 @@
+import { DEV } from './dev.js';
+import { brief } from './validate.js';
 /**
  * A source of randomness: a function returning a number in [0, 1), like `Math.random`.
  *
@@ -42,9 +44,11 @@ export interface SeededRandom extends Random {
  */
 export function seeded(seed: number | bigint): SeededRandom {
   if (typeof seed === 'number' ? !Number.isSafeInteger(seed) : typeof seed !== 'bigint') {
-    const message = `seeded(): expected \`seed\` to be a safe integer or a bigint, got ${
-      typeof seed === 'number' ? String(seed) : typeof seed
-    }. Use a whole number such as 42.`;
+    const message = DEV
+      ? `seeded(): expected \`seed\` to be a safe integer or a bigint, got ${
+          typeof seed === 'number' ? String(seed) : typeof seed
+        }. Use a whole number such as 42.`
+      : brief('seeded()', 'seed', seed);
     throw typeof seed === 'number' ? new RangeError(message) : new TypeError(message);
   }
   let state = BigInt.asUintN(64, BigInt(seed));

@@ -1,3 +1,4 @@
+import { DEV } from './dev.js';
 /**
  * A queue of wake-ups on one host timer: a binary min-heap ordered by due time (ties in the
  * order they were added), with a single `setTimeout` armed for the earliest entry.
@@ -142,7 +143,11 @@ export class TimerQueue {
   add(entry: Wakeup, dueAt: number): void {
     // `!(x >= 0)` is true for NaN and non-numbers too; NaN would break the heap's order for everyone.
     if (typeof dueAt !== 'number' || !(dueAt >= 0) || dueAt === Infinity) {
-      throw new RangeError(`TimerQueue.add(): expected a due time that is a finite number >= 0, got ${String(dueAt)}.`);
+      throw new RangeError(
+        DEV
+          ? `TimerQueue.add(): expected a due time that is a finite number >= 0, got ${String(dueAt)}.`
+          : `TimerQueue.add(): \`dueAt\` ${String(dueAt)}`,
+      );
     }
     if (entry.slot >= 0) this.remove(entry);
     heapAdd(this.#heap, entry, dueAt, this.#order++);

@@ -9,7 +9,13 @@
  *
  * A value of the wrong type is a `TypeError`; a number outside the option's domain
  * (NaN included) is a `RangeError`. Nothing is clamped silently.
+ *
+ * In the production build (`DEV` false, core/dev.ts) the same checks throw the same classes with
+ * the short form of each message — where, the option and the value:
+ *
+ *     RangeError: exponential(): `multiplier` -2
  */
+import { DEV } from './dev.js';
 
 /**
  * Renders a value the way a reader would type it: strings quoted, numbers, booleans, `null`,
@@ -30,16 +36,34 @@ export function show(value: unknown): string {
             : String(value);
 }
 
-/** Throws a `TypeError` or `RangeError` naming `where`, the option, the value and a fix. */
+/**
+ * The short form of a message, the production build's: where, the option (or the function that
+ * answered) and the value — ``retry(): `backoff` an object``.
+ */
+export function brief(where: string, name: string, value: unknown): string {
+  return `${where}: \`${name}\` ${show(value)}`;
+}
+
+/**
+ * Throws a `TypeError` or `RangeError` naming `where`, the option, the value and a fix. In the
+ * production build, the short form ({@link brief}): `expected` and `fix` are not read there, so a
+ * caller may pass them as `DEV ? '…' : ''` and ship no text.
+ */
 export function invalid(where: string, name: string, value: unknown, expected: string, fix?: string): never {
-  const message = `${where}: expected \`${name}\` to be ${expected}, got ${show(value)}.${fix ? ` ${fix}` : ''}`;
+  const message = DEV
+    ? `${where}: expected \`${name}\` to be ${expected}, got ${show(value)}.${fix ? ` ${fix}` : ''}`
+    : brief(where, name, value);
   throw typeof value === 'number' ? new RangeError(message) : new TypeError(message);
 }
 
-/** Options a constructor does not know are typos until proven otherwise: reject them. */
+/**
+ * Options a constructor does not know are typos until proven otherwise: reject them, with the
+ * likely one and the known ones (the production build: the option and its value, a `TypeError`).
+ */
 export function checkKeys(where: string, options: object, known: readonly string[]): void {
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
+      if (!DEV) throw new TypeError(brief(where, key, (options as Record<string, unknown>)[key]));
       const hint = known.find((k) => k.toLowerCase().startsWith(key.toLowerCase().slice(0, 4)));
       throw new TypeError(
         `${where}: unknown option \`${key}\`.${hint ? ` Did you mean \`${hint}\`?` : ''} Known options: ${known.join(', ')}.`,
@@ -52,7 +76,9 @@ export function checkKeys(where: string, options: object, known: readonly string
 export function optionsObject<T extends object>(where: string, options: T | undefined): T | Record<string, never> {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`${where}: expected an options object, got ${show(options)}.`);
+    throw new TypeError(
+      DEV ? `${where}: expected an options object, got ${show(options)}.` : brief(where, 'options', options),
+    );
   }
   return options;
 }
@@ -108,16 +134,20 @@ export function check(where: string, name: string, value: unknown, rule: Rule, f
       where,
       name,
       value,
-      rule.expected ??
-        (whole
-          ? `a whole number >= ${min}${infinity ? ' (or Infinity)' : ''}`
-          : infinity
-            ? `a number >= ${min} (or Infinity for no limit)`
-            : max === Infinity
-              ? `a finite number >= ${min}`
-              : `a number from ${min} to ${max}`),
-      rule.fix ??
-        (whole ? undefined : infinity ? 'Leave it out for no limit.' : 'Durations are milliseconds, such as 500.'),
+      DEV
+        ? (rule.expected ??
+            (whole
+              ? `a whole number >= ${min}${infinity ? ' (or Infinity)' : ''}`
+              : infinity
+                ? `a number >= ${min} (or Infinity for no limit)`
+                : max === Infinity
+                  ? `a finite number >= ${min}`
+                  : `a number from ${min} to ${max}`))
+        : '',
+      DEV
+        ? (rule.fix ??
+            (whole ? undefined : infinity ? 'Leave it out for no limit.' : 'Durations are milliseconds, such as 500.'))
+        : '',
     );
   }
   return value;

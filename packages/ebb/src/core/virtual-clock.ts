@@ -1,4 +1,5 @@
 import { badSleep, type Clock } from './clock.js';
+import { DEV } from './dev.js';
 import { invalid } from './validate.js';
 
 /**
@@ -38,7 +39,7 @@ function flush(): Promise<void> {
 /** A virtual clock starting at `startMs` (default 0). */
 export function virtualClock(startMs = 0): VirtualClock {
   if (typeof startMs !== 'number' || !Number.isFinite(startMs)) {
-    invalid('virtualClock()', 'startMs', startMs, 'a finite number', 'For example 0.');
+    invalid('virtualClock()', 'startMs', startMs, DEV ? 'a finite number' : '', DEV ? 'For example 0.' : '');
   }
   let now = startMs;
   const timers: Timer[] = [];
@@ -93,7 +94,7 @@ export function virtualClock(startMs = 0): VirtualClock {
       return timers.length;
     },
     async advance(ms: number): Promise<void> {
-      if (typeof ms !== 'number' || !(ms >= 0)) invalid('advance()', 'ms', ms, 'a number >= 0');
+      if (typeof ms !== 'number' || !(ms >= 0)) invalid('advance()', 'ms', ms, DEV ? 'a number >= 0' : '');
       const until = now + ms;
       await flush();
       while (wakeNext(until)) await flush();

@@ -7,11 +7,11 @@ import type { AttemptContext } from './contexts.js';
  * @internal
  */
 export class Attempt implements AttemptContext {
-  readonly attempt: number;
-  readonly elapsedMs: number;
+  declare readonly attempt: number;
+  declare readonly elapsedMs: number;
   #controller: AbortController | undefined;
-  #reason: unknown;
-  #aborted = false;
+  /** The abort's reason, boxed (any value, `undefined` included, can be one); none until aborted. */
+  #aborted: [reason: unknown] | undefined;
 
   constructor(attempt: number, elapsedMs: number) {
     this.attempt = attempt;
@@ -21,7 +21,7 @@ export class Attempt implements AttemptContext {
   get signal(): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
+      if (this.#aborted) this.#controller.abort(this.#aborted[0]);
     }
     return this.#controller.signal;
   }
@@ -29,8 +29,7 @@ export class Attempt implements AttemptContext {
   /** Aborts this attempt's signal (now, or when it is first read). False if it was aborted before. */
   abort(reason: unknown): boolean {
     if (this.#aborted) return false;
-    this.#aborted = true;
-    this.#reason = reason;
+    this.#aborted = [reason];
     this.#controller?.abort(reason);
     return true;
   }

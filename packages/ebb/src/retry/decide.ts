@@ -1,5 +1,7 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { predicate } from '../core/boundary.js';
+import { DEV } from '../core/dev.js';
+import { show } from '../core/validate.js';
 import { RetryError, retryAfterOf } from './errors.js';
 import { DEFAULTS, deadlineOf, type Prepared } from './options.js';
 
@@ -27,14 +29,16 @@ function describeValue(value: unknown): string {
 
 /** The error for a bad value from `source`: a RangeError for a number out of range (`range`), else a TypeError. */
 function bad(source: string, value: unknown, expected: string, range = typeof value === 'number'): Error {
-  const message = `${source} returned ${describeValue(value)}; expected ${expected}.`;
+  const message = DEV
+    ? `${source} returned ${describeValue(value)}; expected ${expected}.`
+    : `${source} ${show(value)}`;
   return range ? new RangeError(message) : new TypeError(message);
 }
 
 /** Starts the policy's run for one operation, checking that it is one. */
 export function startRun(o: Prepared): BackoffRun {
   const run = (o.backoff ?? DEFAULTS.backoff).start(o.random);
-  if (typeof run?.next !== 'function') throw bad('backoff.start()', run, 'a run { next() }', false);
+  if (typeof run?.next !== 'function') throw bad('backoff.start()', run, DEV ? 'a run { next() }' : '', false);
   return run;
 }
 
@@ -47,8 +51,12 @@ export function readClock(clock: { now(): number }, previous: number): number {
   const now = clock.now();
   if (typeof now !== 'number' || !(now >= previous && now < Infinity)) {
     throw typeof now === 'number' && now < previous
-      ? new RangeError(`clock.now() went backwards, from ${previous} to ${now}; a clock must be monotonic.`)
-      : bad('clock.now()', now, 'a finite number of milliseconds');
+      ? new RangeError(
+          DEV
+            ? `clock.now() went backwards, from ${previous} to ${now}; a clock must be monotonic.`
+            : `clock.now() ${now} < ${previous}`,
+        )
+      : bad('clock.now()', now, DEV ? 'a finite number of milliseconds' : '');
   }
   return now;
 }
@@ -69,7 +77,7 @@ export function decide(
   elapsed: number,
   fromFailure = false,
 ): number | RetryError {
-  const stop = (reason: RetryError['reason'], detail: string) =>
+  const stop = (reason: RetryError['reason'], detail?: string) =>
     new RetryError(reason, attempt, elapsed, failure, detail, fromFailure);
   o.budget?.recordFailure?.(failure);
   // The elapsed time and the failure go to the run: Google's stop rule reads the one, the AWS
@@ -78,20 +86,26 @@ export function decide(
   if (delay === -1) {
     return stop(
       'attempts',
-      ((o.backoff ?? DEFAULTS.backoff) as { maxAttempts?: unknown }).maxAttempts === attempt
-        ? `maxAttempts (${attempt}) reached`
-        : `the backoff policy stopped after attempt ${attempt}`,
+      DEV
+        ? ((o.backoff ?? DEFAULTS.backoff) as { maxAttempts?: unknown }).maxAttempts === attempt
+          ? `maxAttempts (${attempt}) reached`
+          : `the backoff policy stopped after attempt ${attempt}`
+        : '',
     );
   }
+  // A string or a bigint compares too: the type is checked as well.
   if (typeof delay !== 'number' || !(delay >= 0 && delay < Infinity)) {
-    throw bad('backoff.next()', delay, 'a finite number of milliseconds >= 0, or -1 to stop');
+    throw bad('backoff.next()', delay, DEV ? 'a finite number of milliseconds >= 0, or -1 to stop' : '');
   }
   const hint = run.appliesHints === true ? undefined : retryAfterOf(failure);
   if (hint !== undefined) {
     const max = o.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
     // An endless hint (a Retry-After too long to represent) cannot be waited out, whatever the limit.
-    if (hint > max || hint === Infinity) {
-      return stop('retry-after', `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${max} ms)`);
+    if (!(hint <= max && hint < Infinity)) {
+      return stop(
+        'retry-after',
+        DEV ? `the server asked to wait ${hint} ms, more than maxRetryAfterMs (${max} ms)` : '',
+      );
     }
     if (hint > delay) delay = hint;
   }
@@ -99,11 +113,11 @@ export function decide(
   if (elapsed + (delay as number) > deadline) {
     return stop(
       'elapsed',
-      `the next wait (${Math.round(delay as number)} ms) would end past maxElapsedMs (${deadline} ms)`,
+      DEV ? `the next wait (${Math.round(delay as number)} ms) would end past maxElapsedMs (${deadline} ms)` : '',
     );
   }
   if (o.budget && !predicate('retry()', 'budget.tryAcquireRetry', o.budget.tryAcquireRetry(failure))) {
-    return stop('budget', 'the retry budget refused another retry');
+    return stop('budget', DEV ? 'the retry budget refused another retry' : '');
   }
   return delay as number;
 }

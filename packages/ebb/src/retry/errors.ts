@@ -1,11 +1,13 @@
+import { DEV } from '../core/dev.js';
+
 /**
  * Reads `value[key]` from a value that came from user code: a throwing getter or a revoked
  * proxy reads as undefined instead of throwing out of the executor. @internal
  */
 export function prop(value: unknown, key: PropertyKey): unknown {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
   try {
-    return (value as Record<PropertyKey, unknown>)[key];
+    // A primitive reads through its wrapper: none of ebb's keys is found there.
+    return value == null ? undefined : (value as Record<PropertyKey, unknown>)[key];
   } catch {
     return undefined;
   }
@@ -85,33 +87,35 @@ export class RetryError extends Error {
   /** Stable across versions, for matching without `instanceof` (across realms or copies): see {@link isRetryError}. */
   readonly code = 'EBB_RETRY_GAVE_UP';
   /** Why the executor gave up. */
-  readonly reason: GiveUpReason;
+  declare readonly reason: GiveUpReason;
   /** Calls of the operation made, the first included. */
-  readonly attempts: number;
+  declare readonly attempts: number;
   /**
    * Milliseconds from the start of the operation to giving up — from attempt 1's failure when
    * nothing configured read the elapsed time during the run (see `retry()`, "Elapsed time").
    */
-  readonly elapsedMs: number;
+  declare readonly elapsedMs: number;
 
   /**
-   * `fromFailure`: `elapsedMs` counts from attempt 1's failure (a lazy start), and the message
-   * says so rather than pass it off as the whole run's time.
+   * `detail` says why in words; `fromFailure`: `elapsedMs` counts from attempt 1's failure (a
+   * lazy start), and the message says so rather than pass it off as the whole run's time. The
+   * production build's message is short: the reason and the attempts (`gave up (attempts) after
+   * attempt 5`); `cause` holds the last error in every build.
    */
   constructor(
     reason: GiveUpReason,
     attempts: number,
     elapsedMs: number,
     cause: unknown,
-    detail: string,
+    detail?: string,
     fromFailure = false,
   ) {
-    const last = cause === undefined ? 'none' : describeThrown(cause);
-    const ms = Math.round(elapsedMs);
-    const when = fromFailure ? `, ${ms} ms after attempt 1 failed` : ` in ${ms} ms`;
-    super(`Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}${when}: ${detail}. Last error: ${last}`, {
-      cause,
-    });
+    super(
+      DEV
+        ? `Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}${fromFailure ? `, ${Math.round(elapsedMs)} ms after attempt 1 failed` : ` in ${Math.round(elapsedMs)} ms`}: ${detail}. Last error: ${cause === undefined ? 'none' : describeThrown(cause)}`
+        : `gave up (${reason}) after attempt ${attempts}`,
+      { cause },
+    );
     this.reason = reason;
     this.attempts = attempts;
     this.elapsedMs = elapsedMs;
@@ -160,7 +164,7 @@ export class FinalError extends Error {
 
   /** @param error what the caller receives — usually an `Error`, but any value is passed on as is. */
   constructor(error: unknown) {
-    super(`final: ${describeThrown(error)}`, { cause: error });
+    super(DEV ? `final: ${describeThrown(error)}` : 'final', { cause: error });
   }
 
   /** The brand other copies of ebb recognise it by: its code. @internal */
@@ -244,21 +248,23 @@ const NETWORK_MESSAGES = [
  * `isFailure: (o) => (!o.ok && o.error instanceof SyntaxError) || defaultIsFailure(o)`.
  */
 export function defaultIsFailure(outcome: Result): FailureVerdict {
-  const error = outcome.error;
   if (outcome.ok) return false;
+  const error = outcome.error;
   if (typeof error !== 'object' || error === null) return true;
-  if (isAbortError(error)) return false;
-  if (isA(error, TypeError)) {
-    const message = prop(error, 'message');
-    if (
-      typeof message !== 'string' ||
-      !(NETWORK_MESSAGES.includes(message) || message.startsWith('error sending request'))
-    ) {
-      return false;
-    }
-  } else if (isA(error, ReferenceError) || isA(error, SyntaxError) || isA(error, RangeError)) return false;
+  if (
+    isAbortError(error) ||
+    (isA(error, TypeError)
+      ? !isNetworkMessage(prop(error, 'message'))
+      : isA(error, ReferenceError) || isA(error, SyntaxError) || isA(error, RangeError))
+  ) {
+    return false;
+  }
   return prop(error, 'throttled') === true ? 'throttled' : true;
 }
+
+/** Whether a `TypeError`'s message is one a failed `fetch` gives ({@link NETWORK_MESSAGES}). */
+const isNetworkMessage = (message: unknown): boolean =>
+  typeof message === 'string' && (NETWORK_MESSAGES.includes(message) || message.startsWith('error sending request'));
 
 /**
  * The reason an attempt's signal is aborted with when its time is up: a `TimeoutError`

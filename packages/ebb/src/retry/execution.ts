@@ -1,5 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { isThenable, sleepOn, verdict } from '../core/boundary.js';
+import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
 import type { Wakeup } from '../core/timer-queue.js';
 import { Attempt, type Operation } from './attempt.js';
@@ -17,11 +18,14 @@ type Hook = ((context: never) => unknown) | undefined;
  * waiting in its backoff holds only this object, its run and a slot in the timer queue —
  * measured in bench/ (memory per pending retry). `poll()` and `retrying()` drive it too.
  *
- * Every step runs inside `#do` (or a callback made by `#cb`): whatever user code throws there —
- * `isFailure`, a hook, the policy, the clock, the budget — ends this run with that error, and
- * nothing reaches a host callback. The operation's own throws are its failures. What user code
- * answers is checked where it enters (docs/structure.md, "User code at the boundary"):
+ * Every step runs inside `#do` (or a promise callback made by `#await`): whatever user code
+ * throws there — `isFailure`, a hook, the policy, the clock, the budget — ends this run with that
+ * error, and nothing reaches a host callback. The operation's own throws are its failures. What
+ * user code answers is checked where it enters (docs/structure.md, "User code at the boundary"):
  * `isFailure`'s verdict, the budget's, the policy's delays, the clock's readings and sleeps.
+ *
+ * A start is lazy when the prepared options are not `timed` (see `retry()`, "Elapsed time"): no
+ * clock is read before attempt 1 fails, and the elapsed time counts from that failure.
  * @internal
  */
 export class Execution<T> implements Wakeup {
@@ -34,8 +38,6 @@ export class Execution<T> implements Wakeup {
   readonly #source: AbortSource | undefined;
   /** The first clock reading; NaN until attempt 1 failed, on a lazy start. */
   #start: number;
-  /** A lazy start: elapsed time counts from attempt 1's failure. */
-  readonly #lazy: boolean;
   /** The clock's last reading: a later one may not be smaller. */
   #last: number;
   /** The last attempt made. */
@@ -66,8 +68,7 @@ export class Execution<T> implements Wakeup {
     this.#o = o;
     this.#start = start;
     this.#source = source;
-    this.#lazy = Number.isNaN(start);
-    this.#last = this.#lazy ? -Infinity : start;
+    this.#last = o.timed ? start : -Infinity;
   }
 
   /**
@@ -147,13 +148,16 @@ export class Execution<T> implements Wakeup {
     }
   }
 
-  /** A step as a promise callback (made where one is needed: a field would cost every pending retry a closure). */
-  #cb<V>(step: (value: V) => void): (value: V) => void {
-    return (value) => this.#do(() => step(value));
-  }
-
-  #failer(): (error: unknown) => void {
-    return (error) => this.#settle(false, error);
+  /**
+   * Continues with `step` once `promise` (user code's) fulfils, as one step; its rejection ends
+   * the run. Made where one is needed: a callback kept in a field would cost every pending retry
+   * a closure.
+   */
+  #await<V>(promise: PromiseLike<V>, step: (value: V) => void): void {
+    promise.then(
+      (value) => this.#do(() => step(value)),
+      (error) => this.#settle(false, error),
+    );
   }
 
   /** Milliseconds since the start, by the checked clock. Throws for a bad reading. */
@@ -176,36 +180,41 @@ export class Execution<T> implements Wakeup {
     const go = () => {
       if (this.#resolve) then();
     };
-    if (isThenable(result)) result.then(this.#cb(go), this.#failer());
+    if (isThenable(result)) this.#await(result, go);
     else go();
   }
 
   /** Starts the next attempt. */
-  #next(): void {
+  #next() {
     if (!this.#resolve) return;
     // Another callback may have aborted since the wait began: no attempt starts after an abort.
-    if (this.#source?.aborted) {
-      this.#aborted();
-      return;
-    }
-    // On a lazy start attempt 1 reads no clock: its elapsed time is 0 by definition.
-    const elapsedMs = this.#lazy && !this.#attempt ? 0 : this.#elapsed();
+    if (this.#source?.aborted) return this.#aborted();
     const attempts = this.#attempt;
+    // On a lazy start attempt 1 reads no clock: its elapsed time is 0 by definition.
+    const elapsedMs = attempts || this.#o.timed ? this.#elapsed() : 0;
     const deadline = deadlineOf(this.#o);
     if (attempts && elapsedMs > deadline) {
       // A backoff wait whose wake-up came late (a host timer on a busy machine fires late; the
       // wait was planned to end in time): no attempt starts after the deadline.
       const ok = this.#value;
       const failure = this.#failure;
-      const detail = `maxElapsedMs (${deadline} ms) ran out while waiting (the wake-up came late) before attempt ${attempts + 1}`;
-      this.#giveUp(ok, ok ? failure : new RetryError('elapsed', attempts, elapsedMs, failure, detail), {
-        attempts,
-        error: ok ? undefined : failure,
-        value: ok ? failure : undefined,
+      return this.#giveUp(
+        ok,
+        failure,
+        ok
+          ? failure
+          : new RetryError(
+              'elapsed',
+              attempts,
+              elapsedMs,
+              failure,
+              DEV
+                ? `maxElapsedMs (${deadline} ms) ran out while waiting (the wake-up came late) before attempt ${attempts + 1}`
+                : '',
+            ),
         elapsedMs,
-        reason: 'elapsed',
-      });
-      return;
+        'elapsed',
+      );
     }
     const context = new (this.#o.Context ?? Attempt)(attempts + 1, elapsedMs, this.#source);
     this.#attempt++;
@@ -215,14 +224,13 @@ export class Execution<T> implements Wakeup {
       result = this.#operation(context);
       if (isThenable(result)) {
         result.then(
-          this.#cb((value) => this.#ended(context, true, value)),
-          this.#cb((error) => this.#ended(context, false, error)),
+          (value) => this.#do(() => this.#ended(context, true, value)),
+          (error) => this.#do(() => this.#ended(context, false, error)),
         );
         return;
       }
     } catch (error) {
-      this.#ended(context, false, error);
-      return;
+      return this.#ended(context, false, error);
     }
     this.#ended(context, true, result);
   }
@@ -231,42 +239,35 @@ export class Execution<T> implements Wakeup {
    * Attempt `context` ended: with a value (`ok`) or a thrown error. Asks `isFailure` (by default
    * no value is one; a `FinalError` of any copy of ebb never is), whose answer is checked.
    */
-  #ended(context: Attempt, ok: boolean, outcome: unknown): void {
+  #ended(context: Attempt, ok: boolean, outcome: unknown) {
     if (this.#current !== context || !this.#resolve) return;
     this.#current = undefined;
     const isFailure = this.#o.isFailure;
-    if (ok ? !isFailure : isFinal(outcome)) {
-      this.#judged(ok, outcome, false);
-      return;
-    }
+    if (ok ? !isFailure : isFinal(outcome)) return this.#judged(ok, outcome, false);
     const answer = (isFailure ?? defaultIsFailure)(ok ? { ok, value: outcome } : { ok, error: outcome }, context);
-    if (isThenable(answer))
-      answer.then(
-        this.#cb((late) => this.#judged(ok, outcome, verdict('retry()', 'isFailure', late))),
-        this.#failer(),
-      );
-    else this.#judged(ok, outcome, verdict('retry()', 'isFailure', answer));
+    const judge = (late: unknown) => this.#judged(ok, outcome, verdict('retry()', 'isFailure', late));
+    if (isThenable(answer)) this.#await(answer, judge);
+    else judge(answer);
   }
 
   /** `isFailure`'s checked answer on the last attempt's outcome: success, an error that is no failure (final), or the decision. */
-  #judged(ok: boolean, outcome: unknown, failed: boolean | 'throttled'): void {
+  #judged(ok: boolean, outcome: unknown, failed: boolean | 'throttled') {
     if (!this.#resolve) return;
     const o = this.#o;
     const attempt = this.#attempt;
     if (ok && !failed) {
       o.budget?.recordSuccess(Object.freeze({ attempt, lastError: this.#failure }));
-      this.#hook(
+      return this.#hook(
         o.onSuccess,
         () => ({ attempt, elapsedMs: this.#elapsed(), value: outcome }),
         () => this.#settle(true, outcome),
       );
-      return;
     }
     const elapsedMs = this.#elapsed();
     if (!failed) outcome = unwrapFinal(outcome);
-    this.#run ??= failed ? startRun(o) : undefined;
     // The next wait (a number), the RetryError to give up with, or none for an error that is no failure.
-    const step = failed ? decide(o, this.#run as BackoffRun, attempt, outcome, elapsedMs, this.#lazy) : undefined;
+    if (failed) this.#run ??= startRun(o);
+    const step = failed ? decide(o, this.#run as BackoffRun, attempt, outcome, elapsedMs, !o.timed) : undefined;
     const retrying = typeof step === 'number';
     const error = ok ? undefined : outcome;
     const value = ok ? outcome : undefined;
@@ -275,7 +276,7 @@ export class Execution<T> implements Wakeup {
       this.#failure = outcome;
       this.#value = ok;
     }
-    const reason = retrying ? undefined : (step?.reason ?? 'final');
+    const reason = retrying ? undefined : step?.reason;
     this.#hook(
       o.onFailedAttempt,
       () => ({
@@ -285,7 +286,7 @@ export class Execution<T> implements Wakeup {
         elapsedMs,
         next: retrying ? 'retry' : step ? 'give-up' : 'final',
         delayMs: retrying ? step : undefined,
-        reason: reason === 'final' ? undefined : reason,
+        reason,
       }),
       retrying
         ? () =>
@@ -294,25 +295,30 @@ export class Execution<T> implements Wakeup {
               () => ({ attempt, error, value, delayMs: step, elapsedMs }),
               () => this.#sleep(step),
             )
-        : () =>
-            this.#giveUp(ok, ok ? outcome : (step ?? outcome), { attempts: attempt, error, value, elapsedMs, reason }),
+        : () => this.#giveUp(ok, outcome, ok ? outcome : (step ?? outcome), elapsedMs, reason ?? 'final'),
     );
   }
 
-  /** `onGiveUp`, then settles with `result`: resolves with it when the last failure was a value (`ok`), else rejects. */
-  #giveUp(ok: boolean, result: unknown, context: object): void {
+  /**
+   * `onGiveUp`, then settles with `result`: resolves with it when the last failure was a value
+   * (`ok`, the value `outcome`), else rejects.
+   */
+  #giveUp(ok: boolean, outcome: unknown, result: unknown, elapsedMs: number, reason: string): void {
     this.#hook(
       this.#o.onGiveUp,
-      () => context,
+      () => ({
+        attempts: this.#attempt,
+        error: ok ? undefined : outcome,
+        value: ok ? outcome : undefined,
+        elapsedMs,
+        reason,
+      }),
       () => this.#settle(ok, result),
     );
   }
 
-  #sleep(delay: number): void {
-    if (this.#source?.aborted) {
-      this.#aborted();
-      return;
-    }
+  #sleep(delay: number) {
+    if (this.#source?.aborted) return this.#aborted();
     const clock = this.#o.clock;
     if (!clock) {
       const queue = hostQueue(this.#o.unref);
@@ -328,9 +334,9 @@ export class Execution<T> implements Wakeup {
     // The abort source cuts the sleep short: the caller's signal, or the pipeline context's own
     // (made now: only a custom clock needs one).
     const source = this.#source;
-    sleepOn(clock, delay, source instanceof Attempt ? source.signal : (source as AbortSignal | undefined)).then(
-      this.#cb(() => this.#next()),
-      this.#failer(),
+    this.#await(
+      sleepOn(clock, delay, source instanceof Attempt ? source.signal : (source as AbortSignal | undefined)),
+      () => this.#next(),
     );
   }
 }

@@ -1,4 +1,5 @@
 import { isThenable, verdict } from '../core/boundary.js';
+import { DEV } from '../core/dev.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { defaultIsFailure, type Result } from './errors.js';
@@ -34,7 +35,8 @@ export function fallback<T>(
   const o = optionsObject(where, options);
   checkKeys(where, o, ['isFailure']);
   const isFailure = o.isFailure;
-  if (isFailure !== undefined && typeof isFailure !== 'function') invalid(where, 'isFailure', isFailure, 'a function');
+  if (isFailure !== undefined && typeof isFailure !== 'function')
+    invalid(where, 'isFailure', isFailure, DEV ? 'a function' : '');
   return {
     execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> {
       const source = sourceOf(context);

@@ -1,9 +1,10 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
 import type { Clock } from '../core/clock.js';
+import { DEV } from '../core/dev.js';
 import { type HostQueue, hostQueue } from '../core/host-queues.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { brief, checkKeys, invalid, optionsObject } from '../core/validate.js';
 import type { Attempt } from './attempt.js';
 import type {
   AttemptContext,
@@ -160,65 +161,88 @@ export const timeOf = (o: Prepared): Clock | HostQueue => o.clock ?? hostQueue(o
 /** The time budget of prepared options: the policy's `maxElapsedMs`. @internal */
 export const deadlineOf = (o: Prepared): number => o.maxElapsedMs ?? DEFAULTS.maxElapsedMs;
 
+/** An option that needs the executor from attempt 1 (no success path). */
+const FULL = 1;
+/** An option that reads the elapsed time during the run: the clock is read before attempt 1. */
+const TIMED = 2;
+
 /**
- * Every option and what its value must be, as data: a list of methods (an object that has them),
- * `'f'` a function, `'b'` a boolean, `'ms'` a number of milliseconds >= 0 (Infinity for no limit).
- * One formatter (`invalid()`) writes every message from it: the option, the value, what it
- * must be, and for some a fix ({@link FIXES}). The first nine are `retrySync()`'s too.
+ * Every option, what its value must be and what it needs, as data: the kind — a list of methods
+ * (an object that has them), `'f'` a function, `'b'` a boolean, `'ms'` a number of milliseconds
+ * >= 0 (Infinity for no limit) — and its flags ({@link FULL}, {@link TIMED}). One formatter
+ * (`invalid()`) writes every message from it: the option, the value, what it must be, and for
+ * some a fix ({@link FIXES}). The first nine are `retrySync()`'s too.
  */
-const SPEC: Record<string, readonly string[] | string> = {
-  backoff: ['start'],
-  isFailure: 'f',
-  maxRetryAfterMs: 'ms',
-  onRetry: 'f',
-  onFailedAttempt: 'f',
-  onGiveUp: 'f',
-  onSuccess: 'f',
-  clock: ['now', 'sleep'],
-  random: 'f',
-  signal: ['addEventListener', 'removeEventListener'],
-  unref: 'b',
-  budget: ['tryAcquireRetry', 'recordSuccess'],
+const SPEC: Record<string, readonly [kind: readonly string[] | string, flags?: number]> = {
+  backoff: [['start']],
+  isFailure: ['f', FULL],
+  maxRetryAfterMs: ['ms'],
+  onRetry: ['f', TIMED],
+  onFailedAttempt: ['f', TIMED],
+  onGiveUp: ['f', TIMED],
+  onSuccess: ['f', FULL | TIMED],
+  clock: [['now', 'sleep'], TIMED],
+  random: ['f'],
+  signal: [['addEventListener', 'removeEventListener'], FULL | TIMED],
+  unref: ['b'],
+  budget: [['tryAcquireRetry', 'recordSuccess'], FULL | TIMED],
 };
 const KEYS = Object.keys(SPEC);
-const SYNC_KEYS = KEYS.slice(0, 9);
 
 /** The fix a refusal suggests, where the option's kind does not make it plain. */
-const FIXES: Record<string, string> = {
-  backoff: 'Build one with exponential() or take one from presets.',
-  signal: 'Pass controller.signal.',
-  maxRetryAfterMs: 'For example 60000; Infinity always waits.',
-};
+const FIXES: Record<string, string> = DEV
+  ? {
+      backoff: 'Build one with exponential() or take one from presets.',
+      signal: 'Pass controller.signal.',
+      maxRetryAfterMs: 'For example 60000; Infinity always waits.',
+    }
+  : {};
 
 /**
  * Options of 0.x that moved, with where they went: an unknown option is usually one of these,
  * and the message says where it belongs now.
  */
-const MOVED: Record<string, string> = {
-  retryIf: '`isFailure`',
-  retries: '`backoff: exponential({ maxAttempts })` (attempts count calls: retries + 1)',
-  maxAttempts: '`backoff: exponential({ maxAttempts })`',
-  maxElapsedMs: '`backoff: exponential({ maxElapsedMs })`',
-  attemptTimeoutMs: '`timeout(ms)` inside a pipeline',
-  rate: 'a pipeline: `pipeline([retrying(options), rate])`',
-};
+const MOVED: Record<string, string> = DEV
+  ? {
+      retryIf: '`isFailure`',
+      retries: '`backoff: exponential({ maxAttempts })` (attempts count calls: retries + 1)',
+      maxAttempts: '`backoff: exponential({ maxAttempts })`',
+      maxElapsedMs: '`backoff: exponential({ maxElapsedMs })`',
+      attemptTimeoutMs: '`timeout(ms)` inside a pipeline',
+      rate: 'a pipeline: `pipeline([retrying(options), rate])`',
+    }
+  : {};
 
-/** Whether `value` passes the check `kind` of {@link SPEC}; what the message says it expected otherwise. */
-function expects(value: unknown, kind: readonly string[] | string): string | undefined {
-  if (kind === 'f') return typeof value === 'function' ? undefined : 'a function';
-  if (kind === 'b') return typeof value === 'boolean' ? undefined : 'a boolean';
-  if (kind === 'ms')
-    return typeof value === 'number' && value >= 0 ? undefined : 'a number >= 0 (or Infinity for no limit)';
-  return typeof value === 'object' &&
-    value !== null &&
-    (kind as string[]).every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
-    ? undefined
-    : `an object with ${(kind as string[]).join('() and ')}()`;
+/** Checks `value`, the option `name`, against `kind` of {@link SPEC}, naming what it expected. */
+function checkKind(where: string, name: string, value: unknown, kind: readonly string[] | string, fix?: string): void {
+  if (
+    kind === 'f'
+      ? typeof value !== 'function'
+      : kind === 'b'
+        ? typeof value !== 'boolean'
+        : kind === 'ms'
+          ? !(typeof value === 'number' && value >= 0)
+          : typeof value !== 'object' ||
+            value === null ||
+            !(kind as string[]).every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
+  ) {
+    invalid(
+      where,
+      name,
+      value,
+      DEV
+        ? kind === 'f'
+          ? 'a function'
+          : kind === 'b'
+            ? 'a boolean'
+            : kind === 'ms'
+              ? 'a number >= 0 (or Infinity for no limit)'
+              : `an object with ${(kind as string[]).join('() and ')}()`
+        : '',
+      fix,
+    );
+  }
 }
-
-/** The options that need the executor from attempt 1, and those that read the elapsed time. */
-const FULL = ['signal', 'budget', 'onSuccess', 'isFailure'];
-const TIMED = ['signal', 'budget', 'onSuccess', 'onRetry', 'onFailedAttempt', 'onGiveUp', 'clock'];
 
 /**
  * Validates executor options at the call, naming the option, the value and the fix (the checks
@@ -234,44 +258,52 @@ export function prepare(
 ): Prepared {
   if (options === undefined) return NO_OPTIONS;
   const o = optionsObject(where, options) as Record<string, unknown>;
-  const known = [...(sync ? SYNC_KEYS : KEYS), ...extraKeys];
-  for (const key in o) {
-    if (!known.includes(key) && MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);
+  const known = [...(sync ? KEYS.slice(0, 9) : KEYS), ...extraKeys];
+  if (DEV) {
+    for (const key in o) {
+      if (!known.includes(key) && MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);
+    }
   }
   checkKeys(where, o, known);
   const p: Record<string, unknown> = {};
+  let flags = 0;
   for (const key of KEYS) {
     const value = o[key];
     if (value === undefined) continue;
-    const kind = key === 'clock' && sync ? ['now', 'sleepSync'] : (SPEC[key] as string);
-    const expected = expects(value, kind);
-    if (expected) invalid(where, key, value, expected, FIXES[key]);
+    const [kind, flag = 0] = SPEC[key] as (typeof SPEC)[string];
+    checkKind(where, key, value, key === 'clock' && sync ? ['now', 'sleepSync'] : kind, FIXES[key]);
     // `unref: false` is the default: nothing to keep.
-    if (value !== false || key !== 'unref') p[key] = value;
+    if (value !== false) {
+      p[key] = value;
+      flags |= flag;
+    }
   }
   const backoff = o.backoff as BackoffPolicy | undefined;
   if (backoff) {
     // Read once: a getter cannot move the deadline during a run.
     const maxElapsedMs = backoff.maxElapsedMs;
-    const expected = expects(maxElapsedMs, 'ms');
-    if (expected)
-      invalid(
-        where,
-        'backoff.maxElapsedMs',
-        maxElapsedMs,
-        expected,
-        'A policy without a time budget has maxElapsedMs: Infinity.',
-      );
+    checkKind(
+      where,
+      'backoff.maxElapsedMs',
+      maxElapsedMs,
+      'ms',
+      DEV ? 'A policy without a time budget has maxElapsedMs: Infinity.' : '',
+    );
+    // A time budget needs the executor from attempt 1, and reads the elapsed time.
+    if (maxElapsedMs !== Infinity) flags |= FULL | TIMED;
+    // A run of the default policy's kind (a curve with limits) ignores the elapsed time its next()
+    // is told; Google's and AWS's policies, and custom ones, may read it.
+    if (backoff.start !== DEFAULTS.backoff.start) flags |= TIMED;
     p.maxElapsedMs = maxElapsedMs;
   }
-  if (o.unref && o.clock)
-    throw new TypeError(`${where}: \`unref\` is for the system clock; a custom \`clock\` decides how it waits.`);
-  const set = (keys: string[]) => keys.some((key) => o[key] !== undefined);
-  // A time budget, or any option of FULL, needs the executor from attempt 1.
-  const deadline = p.maxElapsedMs !== undefined && p.maxElapsedMs !== Infinity;
-  if (deadline || set(FULL)) p.full = true;
-  // A run of the default policy's kind (a curve with limits) ignores the elapsed time its next()
-  // is told; Google's and AWS's policies, and custom ones, may read it.
-  if (deadline || set(TIMED) || (backoff && backoff.start !== DEFAULTS.backoff.start)) p.timed = true;
+  if (o.unref && o.clock) {
+    throw new TypeError(
+      DEV
+        ? `${where}: \`unref\` is for the system clock; a custom \`clock\` decides how it waits.`
+        : brief(where, 'unref', true),
+    );
+  }
+  if (flags & FULL) p.full = true;
+  if (flags & TIMED) p.timed = true;
   return p as Prepared;
 }

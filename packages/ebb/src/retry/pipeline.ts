@@ -1,4 +1,5 @@
-import { invalid, optionsObject, show } from '../core/validate.js';
+import { DEV } from '../core/dev.js';
+import { brief, invalid, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { guard } from './guard.js';
 import type { RateController } from './hook-points.js';
@@ -112,28 +113,37 @@ const isGuard = (m: object): m is RateController =>
  */
 export function pipeline(mechanisms: readonly (Mechanism | RateController)[], options?: PipelineOptions): Pipeline {
   const where = 'pipeline()';
-  if (!Array.isArray(mechanisms)) invalid(where, 'mechanisms', mechanisms, 'an array of mechanisms');
+  if (!Array.isArray(mechanisms)) invalid(where, 'mechanisms', mechanisms, DEV ? 'an array of mechanisms' : '');
   const steps = mechanisms.map((m, i) => {
     if (typeof m === 'object' && m !== null) {
       if (typeof (m as Mechanism).execute === 'function') return m as Mechanism;
       if (isGuard(m)) return guard(m);
     }
     throw new TypeError(
-      `${where}: expected \`mechanisms[${i}]\` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got ${show(m)}.`,
+      DEV
+        ? `${where}: expected \`mechanisms[${i}]\` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got ${show(m)}.`
+        : brief(where, `mechanisms[${i}]`, m),
     );
   });
   const o = optionsObject(where, options);
   const name = o.name;
-  if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, 'a string');
+  if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, DEV ? 'a string' : '');
   const n = steps.length;
   return {
     name,
     execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions) {
       try {
-        if (typeof operation !== 'function') invalid('pipeline.execute()', 'operation', operation, 'a function');
+        if (typeof operation !== 'function')
+          invalid('pipeline.execute()', 'operation', operation, DEV ? 'a function' : '');
         const signal = optionsObject('pipeline.execute()', options).signal;
         if (signal !== undefined && (typeof signal?.addEventListener !== 'function' || !('aborted' in signal))) {
-          invalid('pipeline.execute()', 'signal', signal, 'an AbortSignal', 'Pass controller.signal.');
+          invalid(
+            'pipeline.execute()',
+            'signal',
+            signal,
+            DEV ? 'an AbortSignal' : '',
+            DEV ? 'Pass controller.signal.' : '',
+          );
         }
         if (signal?.aborted) return Promise.reject(signal.reason);
         const run = (i: number, context: AttemptContext): Promise<T> => {

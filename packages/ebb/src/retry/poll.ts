@@ -1,6 +1,7 @@
 import { sleepOn } from '../core/boundary.js';
 import { systemClock, unrefSystemClock } from '../core/clock.js';
-import { nonNegative } from '../core/validate.js';
+import { DEV } from '../core/dev.js';
+import { brief, nonNegative } from '../core/validate.js';
 import { readClock } from './decide.js';
 import { defaultIsFailure, EBB_ERROR, type FailureVerdict, isEbbError, type Result } from './errors.js';
 import { Execution } from './execution.js';
@@ -77,7 +78,11 @@ export async function poll<R extends PollResult<unknown>>(
 ): Promise<Extract<R, { done: true }>['value']> {
   type T = Extract<R, { done: true }>['value'];
   if (typeof check !== 'function') {
-    throw new TypeError(`poll(): expected \`check\` to be a function, got ${check === null ? 'null' : typeof check}.`);
+    throw new TypeError(
+      DEV
+        ? `poll(): expected \`check\` to be a function, got ${check === null ? 'null' : typeof check}.`
+        : brief('poll()', 'check', check),
+    );
   }
   const o = prepare('poll()', options, ['initialDelayMs']);
   const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
@@ -93,7 +98,9 @@ export async function poll<R extends PollResult<unknown>>(
     const result = await check(context);
     if (typeof result !== 'object' || result === null || typeof result.done !== 'boolean') {
       throw new TypeError(
-        `poll(): the check must return { done: true, value } or { done: false }, got ${result === null ? 'null' : typeof result}.`,
+        DEV
+          ? `poll(): the check must return { done: true, value } or { done: false }, got ${result === null ? 'null' : typeof result}.`
+          : brief('poll()', 'check', result),
       );
     }
     if (result.done) return result.value;

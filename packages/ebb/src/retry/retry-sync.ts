@@ -1,5 +1,6 @@
 import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
 import { handled, isThenable, verdict } from '../core/boundary.js';
+import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
 import { invalid } from '../core/validate.js';
 import { decide, readClock, startRun } from './decide.js';
@@ -108,7 +109,7 @@ function canBlock(): boolean {
  */
 export function retrySync<T>(operation: (context: SyncAttemptContext) => T, options?: RetrySyncOptions<T>): T {
   const where = 'retrySync()';
-  if (typeof operation !== 'function') invalid(where, 'operation', operation, 'a function');
+  if (typeof operation !== 'function') invalid(where, 'operation', operation, DEV ? 'a function' : '');
   // Stryker disable next-line ArrayDeclaration: with `sync` true, prepare() checks the keys against its sync list and ignores this one.
   const o = prepare(where, options, [], true);
   const clock = options?.clock ?? atomicsClock;

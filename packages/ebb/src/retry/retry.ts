@@ -1,8 +1,9 @@
+import { DEV } from '../core/dev.js';
 import { invalid } from '../core/validate.js';
 import { Attempt, type Operation } from './attempt.js';
 import { readClock } from './decide.js';
 import { Execution } from './execution.js';
-import { type AbortSource, NO_OPTIONS, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
+import { type AbortSource, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
 
 // The executor's parts, where other modules and tests have always found them.
 export { Attempt, Execution };
@@ -58,8 +59,8 @@ export { Attempt, Execution };
  */
 export function retry<T>(operation: Operation<T>, options?: RetryOptions<Awaited<T>>): Promise<Awaited<T>> {
   try {
-    if (typeof operation !== 'function') invalid('retry()', 'operation', operation, 'a function');
-    return execute(operation, options === undefined ? NO_OPTIONS : prepare('retry()', options));
+    if (typeof operation !== 'function') invalid('retry()', 'operation', operation, DEV ? 'a function' : '');
+    return execute(operation, prepare('retry()', options));
   } catch (error) {
     return Promise.reject(error);
   }
@@ -74,12 +75,12 @@ export function execute<T>(
   o: Prepared,
   source: AbortSource | undefined = o.signal,
 ): Promise<Awaited<T>> {
-  let start: number;
+  let start = Number.NaN;
   try {
-    if (source?.aborted) return Promise.reject(source.reason);
+    if (source?.aborted) throw source.reason;
     // Not read before attempt 1 when nothing configured reads the elapsed time during the run:
     // a success then costs no clock reading (see "Elapsed time" above).
-    start = o.timed ? readClock(timeOf(o), -Infinity) : Number.NaN;
+    if (o.timed) start = readClock(timeOf(o), -Infinity);
   } catch (error) {
     return Promise.reject(error);
   }

@@ -1,4 +1,6 @@
+import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
+import { brief } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { defaultBudget } from './default-budget.js';
 import type { RetryBudget } from './hook-points.js';
@@ -45,7 +47,11 @@ export function retrying<T = unknown>(options?: RetryingOptions<T>): Mechanism {
 /** {@link retrying}, its options checked under the name `where` (a simulator's). @internal */
 export function retryingAs(where: string, options: object | undefined): Mechanism {
   if (typeof options === 'object' && options !== null && 'signal' in options) {
-    throw new TypeError(`${where}: \`signal\` is per call: pass it to pipeline.execute(operation, { signal }).`);
+    throw new TypeError(
+      DEV
+        ? `${where}: \`signal\` is per call: pass it to pipeline.execute(operation, { signal }).`
+        : brief(where, 'signal', (options as { signal?: unknown }).signal),
+    );
   }
   const given = (options as { budget?: unknown } | undefined)?.budget;
   const prepared = prepare(where, given === false ? { ...options, budget: undefined } : options);

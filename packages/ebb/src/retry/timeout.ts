@@ -1,5 +1,6 @@
 import { sleepOn } from '../core/boundary.js';
 import type { Clock } from '../core/clock.js';
+import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
 import type { Wakeup } from '../core/timer-queue.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
@@ -119,13 +120,13 @@ class TimedCall<T> implements Wakeup, EventListenerObject {
 export function timeout(ms: number, options?: TimeoutOptions): Mechanism {
   const where = 'timeout()';
   if (typeof ms !== 'number' || !(ms > 0 && ms < Infinity)) {
-    invalid(where, 'ms', ms, 'a finite number > 0', 'For example 5000 for five seconds.');
+    invalid(where, 'ms', ms, DEV ? 'a finite number > 0' : '', DEV ? 'For example 5000 for five seconds.' : '');
   }
   const o = optionsObject(where, options);
   checkKeys(where, o, ['clock']);
   const clock = o.clock;
   if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock.sleep !== 'function')) {
-    invalid(where, 'clock', clock, 'an object with now() and sleep()');
+    invalid(where, 'clock', clock, DEV ? 'an object with now() and sleep()' : '');
   }
   return timeoutOn(ms, clock, false);
 }
