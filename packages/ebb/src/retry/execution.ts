@@ -323,11 +323,11 @@ export class Execution<T> implements Wakeup {
     if (!clock) {
       const queue = hostQueue(this.#o.unref);
       queue.add(this, queue.now() + delay);
-      new Promise<void>((resolve) => {
-        this.#wakeUp = resolve;
-      }).then(
-        this.#cb(() => this.#next()),
-        this.#failer(),
+      this.#await(
+        new Promise<void>((resolve) => {
+          this.#wakeUp = resolve;
+        }),
+        () => this.#next(),
       );
       return;
     }
