@@ -25,3 +25,19 @@ for (const entry of readdirSync('dist', { recursive: true, withFileTypes: true }
   const m = MAP_COMMENT.exec(text);
   if (m && !existsSync(join(entry.parentPath, m[1]))) writeFileSync(file, `${text.slice(0, m.index)}\n`);
 }
+
+// A module whose only use of an import sat in a branch the build dropped (a message behind `DEV`,
+// core/dev.ts) keeps that import as a bare `import "./x.js"` (`require("./x.cjs")` in CommonJS):
+// rolldown keeps a module's imports in a build of one file per module. The package runs nothing
+// for its side effects (package.json `"sideEffects": false`), so such an import does nothing but
+// make esbuild warn in a user's build ("Ignoring this import because … was marked as having no
+// side effects"; test/compat/packed/bundle-warnings.test.ts). It is blanked, line kept, so the
+// source map's lines still match.
+const BARE = /^(?:import "\.{1,2}\/[^"]+\.js";|require\("\.{1,2}\/[^"]+\.cjs"\);)$/gm;
+for (const entry of readdirSync('dist', { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !/\.c?js$/.test(entry.name)) continue;
+  const file = join(entry.parentPath, entry.name);
+  const text = readFileSync(file, 'utf8');
+  if (BARE.test(text)) writeFileSync(file, text.replace(BARE, ''));
+  BARE.lastIndex = 0;
+}
