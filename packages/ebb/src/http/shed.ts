@@ -59,12 +59,26 @@ export function shed<Req = unknown, Res extends ShedResponse = ShedResponse>(
   if (typeof handler !== 'function') {
     throw new TypeError('shed(): expected `handler` to be a request listener (req, res) => void.');
   }
-  const gate = new Admission('shed()', options);
+  return shedListener('shed()', options, handler);
+}
+
+/**
+ * The listener `shed` and `ebb/middleware`'s `shedMiddleware` both are: each request is admitted
+ * by one gate and then `handle`d (with the stack's `next`, for a middleware), or answered at once
+ * with `503` and `Retry-After`. A request counts as running until its response closes.
+ * @internal
+ */
+export function shedListener<Req, Res extends ShedResponse, Next = undefined>(
+  where: string,
+  options: ShedOptions,
+  handle: (req: Req, res: Res, next: Next) => unknown,
+): ((req: Req, res: Res, next?: Next) => void) & { stats(): ShedStats } {
+  const gate = new Admission(where, options);
   const retryAfter = String(gate.retryAfterSeconds);
   const message = shedMessage(gate.retryAfterSeconds);
-  const listener = (req: Req, res: Res): void => {
+  const listener = (req: Req, res: Res, next?: Next): void => {
     const entry = new Entry(() => {
-      handler(req, res);
+      handle(req, res, next as Next);
     });
     const release = (): void => gate.release(entry);
     // Before admit: a handler that answers at once must find the listener in place.

@@ -14,6 +14,7 @@
  */
 
 import { Admission, Entry, type ShedOptions, type ShedStats, shedMessage } from '../http/admission.js';
+import { shedListener } from '../http/shed.js';
 
 export type { ShedOptions, ShedStats } from '../http/admission.js';
 
@@ -46,24 +47,7 @@ export interface ShedMiddleware {
  * app.use(shedMiddleware({ maxConcurrent: 64, maxQueue: 256, retryAfterMs: 2_000 }));
  */
 export function shedMiddleware(options: ShedOptions): ShedMiddleware {
-  const gate = new Admission('shedMiddleware()', options);
-  const retryAfter = String(gate.retryAfterSeconds);
-  const message = shedMessage(gate.retryAfterSeconds);
-  const middleware = (_req: unknown, res: ShedNodeResponse, next: () => void): void => {
-    const entry = new Entry(() => next());
-    const release = (): void => gate.release(entry);
-    // Before admit: a handler that answers at once must find the listener in place.
-    res.once('close', release);
-    if (gate.admit(entry)) return;
-    res.off('close', release);
-    res.writeHead(503, {
-      'Retry-After': retryAfter,
-      'Content-Type': 'text/plain; charset=utf-8',
-      'Content-Length': String(message.length), // ASCII: one byte a character
-    });
-    res.end(message);
-  };
-  return Object.assign(middleware, { stats: () => gate.stats() });
+  return shedListener('shedMiddleware()', options, (_req: unknown, _res: ShedNodeResponse, next: () => void) => next());
 }
 
 /** What the Fastify hook uses of a reply: Fastify's `FastifyReply` has it. */
