@@ -8,13 +8,12 @@
 //
 // `node figures/otel-overhead.mjs [--quick]` prints one JSON object:
 //   { node, loadAverage: [before, after], subjects: { id: { nsPerCall, overBareNs, timesFloor } } }
-import { loadavg } from 'node:os';
 import * as api from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { pipeline, retrying } from 'ebb';
 import { otel } from 'ebb/otel';
-import { baseEntries, entryOf, fn, interleavedRounds } from '../lib/success-path.mjs';
+import { baseEntries, entryOf, fn, printMedians } from '../lib/success-path.mjs';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 2 : 5;
@@ -38,15 +37,4 @@ entries.push(await entryOf('ebb pipeline([retrying()])', () => plain.execute(fn)
 entries.push(await entryOf('the same, otel().instrument(retrying()), no SDK registered', () => noSdk.execute(fn)));
 entries.push(await entryOf('the same, with the SDK (spans sampled, metrics recorded)', () => withSdk.execute(fn)));
 
-const before = loadavg()[0];
-const rounds = await interleavedRounds(entries, ROUNDS, MIN_CPU_TIME_NS);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const subjects = {};
-for (const [id] of entries) {
-  subjects[id] = {
-    nsPerCall: Math.round(median(rounds.map((r) => r[id])) * 10) / 10,
-    overBareNs: Math.round(median(rounds.map((r) => r[id] - r.bare)) * 10) / 10,
-    timesFloor: Math.round(median(rounds.map((r) => r[id] / r.floor)) * 100) / 100,
-  };
-}
-process.stdout.write(`${JSON.stringify({ node: process.version, loadAverage: [before, loadavg()[0]], subjects })}\n`);
+await printMedians(entries, ROUNDS, MIN_CPU_TIME_NS);

@@ -8,10 +8,9 @@
 // `node figures/pipeline.mjs [--quick]` prints one JSON object:
 //   { node, loadAverage: [before, after], subjects: { id: { nsPerCall, overBareNs, timesFloor } } }
 // each the median over the rounds (mitata's p50 of each).
-import { loadavg } from 'node:os';
 import { pipeline, retry, retrying, timeout } from 'ebb';
 import { circuitBreaker, concurrencyLimit } from 'ebb/resilience';
-import { baseEntries, entryOf, fn, interleavedRounds } from '../lib/success-path.mjs';
+import { baseEntries, entryOf, fn, printMedians } from '../lib/success-path.mjs';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 2 : 5;
@@ -39,15 +38,4 @@ entries.push(await entryOf('ebb pipeline: the same inside a total timeout', () =
 entries.push(await entryOf('cockatiel 3.2.1 wrap(retry, circuitBreaker, timeout)', () => cockatiel.execute(fn)));
 entries.push(await entryOf('p-retry 7.1.1 pRetry(fn)', () => pRetry(fn)));
 
-const before = loadavg()[0];
-const rounds = await interleavedRounds(entries, ROUNDS, MIN_CPU_TIME_NS);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const subjects = {};
-for (const [id] of entries) {
-  subjects[id] = {
-    nsPerCall: Math.round(median(rounds.map((r) => r[id])) * 10) / 10,
-    overBareNs: Math.round(median(rounds.map((r) => r[id] - r.bare)) * 10) / 10,
-    timesFloor: Math.round(median(rounds.map((r) => r[id] / r.floor)) * 100) / 100,
-  };
-}
-process.stdout.write(`${JSON.stringify({ node: process.version, loadAverage: [before, loadavg()[0]], subjects })}\n`);
+await printMedians(entries, ROUNDS, MIN_CPU_TIME_NS);

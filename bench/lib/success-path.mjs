@@ -39,3 +39,24 @@ export async function interleavedRounds(entries, rounds, minCpuTimeNs, roundInfo
   }
   return out;
 }
+
+/**
+ * Measures `entries` in interleaved rounds and prints the one JSON line figures/pipeline.mjs and
+ * figures/otel-overhead.mjs print: `{ node, loadAverage: [before, after], subjects: { id: {
+ * nsPerCall, overBareNs, timesFloor } } }`, each the median over the rounds.
+ */
+export async function printMedians(entries, rounds, minCpuTimeNs) {
+  const { loadavg } = await import('node:os');
+  const before = loadavg()[0];
+  const measured = await interleavedRounds(entries, rounds, minCpuTimeNs);
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const subjects = {};
+  for (const [id] of entries) {
+    subjects[id] = {
+      nsPerCall: Math.round(median(measured.map((r) => r[id])) * 10) / 10,
+      overBareNs: Math.round(median(measured.map((r) => r[id] - r.bare)) * 10) / 10,
+      timesFloor: Math.round(median(measured.map((r) => r[id] / r.floor)) * 100) / 100,
+    };
+  }
+  process.stdout.write(`${JSON.stringify({ node: process.version, loadAverage: [before, loadavg()[0]], subjects })}\n`);
+}
