@@ -60,6 +60,13 @@ export class HedgedCall<T> implements HedgeDue {
   readonly #idempotent: boolean;
   readonly #resolve: (value: Awaited<T>) => void;
   readonly #reject: (error: unknown) => void;
+  /**
+   * Starts the hedge. The timer fires every due hedge from the async context of whichever call
+   * armed it; the hedge instead continues through a promise whose `then` this call registered when
+   * it queued, so it runs in this call's own context (AsyncLocalStorage, OpenTelemetry), as
+   * `retry()`'s attempts after a backoff wait do.
+   */
+  #wake: (() => void) | undefined;
   /** The first attempt's number (the call's own attempt in a retry; 1 otherwise) and elapsed time. */
   readonly #attempt: number;
   readonly #elapsedMs: number;
@@ -93,6 +100,13 @@ export class HedgedCall<T> implements HedgeDue {
    * aborted with that error); it never throws into the timer.
    */
   hedge(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  /** The hedge, in this call's own async context (see `#wake`). */
+  #hedge(): void {
     if (this.#done) return;
     let granted: boolean;
     try {
@@ -153,6 +167,15 @@ export class HedgedCall<T> implements HedgeDue {
       if (dueAt > -Infinity && dueAt < Infinity) {
         try {
           shared.timer.add(this, dueAt);
+          new Promise<void>((resolve) => {
+            this.#wake = resolve;
+          }).then(() => {
+            try {
+              this.#hedge();
+            } catch (error) {
+              this.fail(error);
+            }
+          });
         } catch {
           // Not hedged (the timer took the entry out again).
         }
@@ -236,6 +259,7 @@ export class HedgedCall<T> implements HedgeDue {
 
   #finish(): void {
     this.#done = true;
+    this.#wake = undefined;
     this.#shared.timer.remove(this);
     this.#source?.removeEventListener('abort', this);
   }
