@@ -1,6 +1,6 @@
 import { isThenable, verdict } from '../core/boundary.js';
-import { hostQueue } from '../core/host-queues.js';
 import { DEV } from '../core/dev.js';
+import { hostQueue } from '../core/host-queues.js';
 import { brief, invalid, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
 import type { AttemptContext, RetryContext } from '../retry/contexts.js';
