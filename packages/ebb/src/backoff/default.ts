@@ -1,5 +1,5 @@
 import { Backoff } from './backoff.js';
-import { EXPONENTIAL_DEFAULTS, exponentialCurve } from './exponential.js';
+import { exponentialCurve } from './exponential.js';
 import { fullJitter } from './jitter-full.js';
 import { DEFAULT_ATTEMPTS } from './limits.js';
 
@@ -9,29 +9,26 @@ import { DEFAULT_ATTEMPTS } from './limits.js';
  * `exponential()` nor the option checks behind it. default.test.ts holds it equal to
  * `exponential()`.
  */
-const make = (): Backoff => {
-  const { initialDelayMs, multiplier, maxDelayMs } = EXPONENTIAL_DEFAULTS;
-  return new Backoff(
+const make = (): Backoff =>
+  new Backoff(
     [
       {
-        curve: exponentialCurve(initialDelayMs, multiplier),
+        curve: exponentialCurve(100, 2),
         jitter: fullJitter,
         ceiling: Infinity,
         maxIntervalMs: Infinity,
-        maxDelayMs,
+        maxDelayMs: 20_000,
         rows: Infinity,
       },
     ],
     DEFAULT_ATTEMPTS,
     Infinity,
   );
-};
 
 /**
  * ebb's default policy (`presets.default`, and what `retry()` uses when given no `backoff`):
  * exponential from 100 ms, ×2, capped at 20 s, full jitter, 5 attempts in all. It is
- * `exponential()` with no options: its values are `exponential()`'s defaults, written there once
- * (`EXPONENTIAL_DEFAULTS`).
+ * `exponential()` with no options (default.test.ts holds the two equal).
  *
  * Why these numbers:
  * - **Full jitter** spreads a crowd of clients that failed together over the whole window, so

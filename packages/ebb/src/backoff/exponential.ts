@@ -16,9 +16,6 @@ const EXPONENTIAL: CurveMaths = {
   },
 };
 
-/** `exponential()`'s defaults, ebb's default policy (default.ts): 100 ms, ×2, a 20 s cap. @internal */
-export const EXPONENTIAL_DEFAULTS = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 20_000 } as const;
-
 const MULTIPLIER: Rule = { min: 1, fix: DEV ? 'Use 1 for a constant delay, or a growth factor such as 2.' : '' };
 
 /** The exponential curve `initialDelayMs · multiplier^(n−1)` (values already checked). @internal */
@@ -53,10 +50,10 @@ export function exponential(options?: ExponentialOptions): Backoff {
   return fromCurve(
     where,
     exponentialCurve(
-      check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, EXPONENTIAL_DEFAULTS.initialDelayMs),
-      check(where, 'multiplier', o.multiplier, MULTIPLIER, EXPONENTIAL_DEFAULTS.multiplier),
+      check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100),
+      check(where, 'multiplier', o.multiplier, MULTIPLIER, 2),
     ),
     o,
-    o.maxIntervalMs === undefined ? EXPONENTIAL_DEFAULTS.maxDelayMs : Infinity,
+    o.maxIntervalMs === undefined ? 20_000 : Infinity,
   );
 }
