@@ -50,6 +50,13 @@ describe('withRetry() options: the production build words each refusal as where,
       'withRetry(): `retryOn` a function',
     ],
     [
+      'a number option of 0.1 that moved (refused as unknown in production, still a TypeError)',
+      (h) => h.withRetry(fetchStub, { attemptTimeoutMs: 5_000 } as never),
+      TypeError,
+      'withRetry(): `attemptTimeoutMs` moved; use `use: [timeout(ms)]`.',
+      'withRetry(): `attemptTimeoutMs` 5000',
+    ],
+    [
       'a signal given to withRetry rather than to each request',
       (h) => h.withRetry(fetchStub, { signal: AbortSignal.abort() } as never),
       TypeError,

@@ -334,9 +334,12 @@ export function withRetry<F extends FetchLike = typeof fetch>(
     );
   }
   const o = optionsObject(where, options) as WithRetryOptions<ResponseLike> & Record<string, unknown>;
-  for (const key in MOVED) {
-    if (key in o)
-      throw new TypeError(DEV ? `${where}: \`${key}\` moved; use \`${MOVED[key]}\`.` : brief(where, key, o[key]));
+  // The production build leaves these to prepare(), which refuses them as unknown options with
+  // the same short message.
+  if (DEV) {
+    for (const key in MOVED) {
+      if (key in o) throw new TypeError(`${where}: \`${key}\` moved; use \`${MOVED[key]}\`.`);
+    }
   }
   if ('signal' in o) {
     throw new TypeError(
