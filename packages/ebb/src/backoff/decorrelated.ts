@@ -71,8 +71,7 @@ export class DecorrelatedMeans {
     // The grid is built even where mean() never uses it (a cap at or below b, multiplier 1): mean()
     // answers those before stepping. The last edge is ratio ** 1, which is ratio exactly.
     for (let i = 0; i <= cells; i++) edges.push(ratio ** (i / cells));
-    // The knee C/m, where the cap starts to bind; 1 (a zero-width cell, which receives no mass)
-    // where the cap binds from the first step.
+    // The knee C/m, where the cap starts to bind; 1 (a zero-width cell: no mass) if it binds at once.
     // Stryker disable next-line ArithmeticOperator: ratio * m drops the knee from the grid, which moves the means by ~1e-8 relative, far below their documented 1e-4 accuracy
     edges.push(Math.max(ratio / m, 1));
     // Stryker disable next-line MethodExpression,ArithmeticOperator,ArrowFunction: unsorted, only the knee is out of place and its cell gets no mass: the means move by ~1e-8 relative, below their 1e-4 accuracy
@@ -164,9 +163,7 @@ export class DecorrelatedMeans {
     // Stryker disable next-line ArithmeticOperator: SETTLED / total only moves where the iteration stops by rows whose means differ by ~1e-12 relative
     const tolerance = SETTLED * total;
     // Past row 3, so `previous` is a number.
-    if (this.#means.length > 3 && Math.abs(total - (previous as number)) <= tolerance) {
-      this.#settled = true;
-    }
+    if (this.#means.length > 3 && Math.abs(total - (previous as number)) <= tolerance) this.#settled = true;
   }
 }
 
@@ -218,13 +215,12 @@ export const decorrelatedJitter: Jitter = /* @__PURE__ */ Object.freeze({
         DEV ? 'Decorrelated jitter never grows from 0.' : '',
       );
     }
-    if (s.ceiling !== Infinity || s.maxIntervalMs !== Infinity) {
+    const limit = s.ceiling !== Infinity ? 'ceiling' : s.maxIntervalMs !== Infinity ? 'maxIntervalMs' : '';
+    if (limit) {
       throw new TypeError(
         DEV
-          ? `${where}: decorrelated jitter has no un-randomized curve for \`${s.ceiling !== Infinity ? 'ceiling' : 'maxIntervalMs'}\` to act on; cap it with \`maxDelayMs\`.`
-          : s.ceiling !== Infinity
-            ? brief(where, 'ceiling', s.ceiling)
-            : brief(where, 'maxIntervalMs', s.maxIntervalMs),
+          ? `${where}: decorrelated jitter has no un-randomized curve for \`${limit}\` to act on; cap it with \`maxDelayMs\`.`
+          : brief(where, limit, s[limit]),
       );
     }
   },

@@ -99,8 +99,12 @@ export function clampOf(s: Segment): number {
  * for every `k` up to `Number.MAX_SAFE_INTEGER` and every `random` in [0, 1). @internal
  */
 export function drawDelay(s: Segment, k: number, random: Random, previous: number): number {
-  const d = s.jitter.draw(capped(s, k), random, s, k, previous);
-  const clamp = clampOf(s);
+  // capped() and clampOf(), written out: every bundle with a policy runs this, and only
+  // describeRow() needs those two on their own.
+  const cap = Math.min(s.maxIntervalMs, s.maxDelayMs, MAX_DELAY_MS);
+  const clamp = Math.min(s.maxDelayMs, MAX_DELAY_MS);
+  const c = s.curve.at(Math.min(k, s.ceiling), cap);
+  const d = s.jitter.draw(c < cap ? c : cap, random, s, k, previous);
   return d < clamp ? d : clamp;
 }
 

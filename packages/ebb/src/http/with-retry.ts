@@ -1,6 +1,7 @@
 import { isThenable, verdict } from '../core/boundary.js';
+import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
-import { invalid, optionsObject, show } from '../core/validate.js';
+import { brief, invalid, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
 import type { AttemptContext, RetryContext } from '../retry/contexts.js';
 import { type DefaultBudget, defaultBudget } from '../retry/default-budget.js';
@@ -324,20 +325,40 @@ export function withRetry<F extends FetchLike = typeof fetch>(
   const impl = (fetchImpl ?? globalThis.fetch) as unknown as (input: unknown, init?: RequestInit) => unknown;
   const where = 'withRetry()';
   if (typeof impl !== 'function') {
-    invalid(where, 'fetchImpl', impl, 'a function with the signature of fetch', 'Pass fetch, or leave it out.');
+    invalid(
+      where,
+      'fetchImpl',
+      impl,
+      DEV ? 'a function with the signature of fetch' : '',
+      DEV ? 'Pass fetch, or leave it out.' : '',
+    );
   }
   const o = optionsObject(where, options) as WithRetryOptions<ResponseLike> & Record<string, unknown>;
-  for (const key in MOVED) {
-    if (key in o) throw new TypeError(`${where}: \`${key}\` moved; use \`${MOVED[key]}\`.`);
+  // The production build leaves these to prepare(), which refuses them as unknown options with
+  // the same short message.
+  if (DEV) {
+    for (const key in MOVED) {
+      if (key in o) throw new TypeError(`${where}: \`${key}\` moved; use \`${MOVED[key]}\`.`);
+    }
   }
   if ('signal' in o) {
-    throw new TypeError(`${where}: \`signal\` is per request: pass it as init.signal of each call.`);
+    throw new TypeError(
+      DEV
+        ? `${where}: \`signal\` is per request: pass it as init.signal of each call.`
+        : brief(where, 'signal', o.signal),
+    );
   }
   const { isFailure = standard, methods, onRetry, hedge, use, serverHintMs, budget, ...executorOptions } = o;
   // The executor's own checks (and its hints for options that moved), now rather than at the first request.
   const prepared = prepare(where, budget === false ? executorOptions : { ...executorOptions, budget }, OWN_KEYS);
   if (typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, 'a function (outcome, context)', 'Such as standard, aws or googleDrive.');
+    invalid(
+      where,
+      'isFailure',
+      isFailure,
+      DEV ? 'a function (outcome, context)' : '',
+      DEV ? 'Such as standard, aws or googleDrive.' : '',
+    );
   }
   // Its own hint reader first, then the predicate's, then Retry-After's.
   const [hintName, hint] = (
@@ -345,27 +366,38 @@ export function withRetry<F extends FetchLike = typeof fetch>(
       ? ['serverHintMs', serverHintMs]
       : ['isFailure.serverHintMs', (isFailure as HttpPredicate).serverHintMs ?? retryAfterMs]
   ) as [string, (response: ResponseLike) => number | undefined];
-  if (typeof hint !== 'function') invalid(where, hintName, hint, 'a function (response) => ms or undefined');
+  if (typeof hint !== 'function') invalid(where, hintName, hint, DEV ? 'a function (response) => ms or undefined' : '');
   if (onRetry !== undefined && typeof onRetry !== 'function') {
-    invalid(where, 'onRetry', onRetry, 'a function (context) => void');
+    invalid(where, 'onRetry', onRetry, DEV ? 'a function (context) => void' : '');
   }
   if (hedge !== undefined && (typeof hedge !== 'object' || hedge === null || typeof hedge.run !== 'function')) {
-    invalid(where, 'hedge', hedge, 'a hedging() from ebb/resilience', 'Such as hedging({ delayMs: 50 }).');
+    invalid(
+      where,
+      'hedge',
+      hedge,
+      DEV ? 'a hedging() from ebb/resilience' : '',
+      DEV ? 'Such as hedging({ delayMs: 50 }).' : '',
+    );
   }
   if (
     methods !== undefined &&
     (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || !TOKEN.test(m)))
   ) {
-    invalid(where, 'methods', methods, "an array of method names such as ['GET', 'PUT']");
+    invalid(where, 'methods', methods, DEV ? "an array of method names such as ['GET', 'PUT']" : '');
   }
-  if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, 'an array of mechanisms');
+  if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, DEV ? 'an array of mechanisms' : '');
   // Each attempt passes the mechanisms of `use`, the first outermost: made once, shared by every request.
   const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) =>
     typeof prop(m, 'execute') === 'function'
       ? (m as Mechanism)
       : typeof prop(m, 'acquire') === 'function' && typeof prop(m, 'record') === 'function'
         ? guard(m as RateController)
-        : invalid(where, `use[${i}]`, m, 'a mechanism { execute(next, context) } or a guard { acquire(), record() }'),
+        : invalid(
+            where,
+            `use[${i}]`,
+            m,
+            DEV ? 'a mechanism { execute(next, context) } or a guard { acquire(), record() }' : '',
+          ),
   );
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
   // The default budget: one per origin, kept for the origins used most recently.
@@ -454,7 +486,11 @@ export function withRetry<F extends FetchLike = typeof fetch>(
       const attemptInput = cloneRequest ? (request as Request).clone() : input;
       const pending = impl(attemptInput, init === undefined ? { signal } : { ...init, signal });
       if (!isThenable<ResponseLike>(pending)) {
-        throw new TypeError(`${where}: \`fetchImpl\` returned ${show(pending)}; expected a promise of a Response.`);
+        throw new TypeError(
+          DEV
+            ? `${where}: \`fetchImpl\` returned ${show(pending)}; expected a promise of a Response.`
+            : brief(where, 'fetchImpl()', pending),
+        );
       }
       const signals = callerSignal === undefined ? [signal] : [signal, callerSignal];
       // Every response is judged, so that the mechanisms of `use` hear what it says about the
