@@ -9,7 +9,6 @@ import {
   BREAKER,
   type FleetKey,
   type FleetRule,
-  type KeyReply,
   type KeyReport,
   PROBE_OPS,
   replyOf,
@@ -17,6 +16,7 @@ import {
   stepKey,
 } from '../../packages/ebb/src/redis/breaker-law.js';
 import { BREAKER_SCRIPT } from '../../packages/ebb/src/redis/breaker-script.js';
+import { replyValues, reportArgs } from '../../packages/ebb/src/redis/breaker-wire.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();
@@ -33,47 +33,6 @@ const keysOf = (k: string) => [
   `t:{fleet}:breaker:${k}`,
   `t:{fleet}:breaker:${k}:members`,
   `t:{fleet}:breaker:${k}:lapses`,
-];
-
-const ruleArgs = (r: FleetRule): string[] => [
-  String(r.failureRate),
-  String(r.minCalls),
-  String(r.minMembers),
-  String(r.windowMs),
-  String(r.maxHalfOpenProbes),
-  String(r.successesToClose),
-  String(r.probeTimeoutMs),
-];
-
-const keyArgs = (k: KeyReport): string[] => [
-  String(k.generation),
-  String(k.epoch),
-  String(k.calls),
-  String(k.failures),
-  String(k.op),
-  String(k.leaseId),
-  String(k.seed.s),
-  String(k.seed.n),
-  String(k.seed.remainingMs),
-  String(k.seed.om),
-  k.periods.join(','),
-];
-
-const asArray = (r: KeyReply): number[] => [
-  r.state,
-  r.openings,
-  r.remainingMs,
-  r.openMs,
-  r.epoch,
-  r.closings,
-  r.generation,
-  r.lease,
-  r.leaseRemainingMs,
-  r.probes,
-  r.calls,
-  r.failures,
-  r.failingMembers,
-  r.reason,
 ];
 
 interface Step {
@@ -158,16 +117,7 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
         periods,
       };
-      const args = [
-        '',
-        member,
-        String(generation),
-        ...ruleArgs(rule),
-        '86400000',
-        String(m.seq),
-        ...keyArgs(report),
-        String(now),
-      ];
+      const args = [...reportArgs('', member, String(generation), rule, 86_400_000, m.seq, [report]), String(now)];
       const lua = (
         (await c.evalsha(await sha(), 3, ...KEYS, ...args).catch(async (e: Error) => {
           if (!String(e.message).startsWith('NOSCRIPT')) throw e;
@@ -177,14 +127,14 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
       model ??= { state: seeded(report.seed, generation, now), members: new Map() };
       const ts = stepKey(rule, model, member, m.seq, report, now);
       expect(lua.slice(14), `step ${i}: no repair`).toEqual(['', '', '']);
-      expect(lua.slice(0, 14).map(Number), `step ${i} (${member} at +${now - T0} ms)`).toEqual(asArray(ts));
+      expect(lua.slice(0, 14).map(Number), `step ${i} (${member} at +${now - T0} ms)`).toEqual(replyValues(ts));
       if (ts.epoch !== m.e) seen.set(ts.reason, (seen.get(ts.reason) ?? 0) + 1);
       m.g = ts.generation;
       m.e = ts.epoch;
       m.lease = ts.lease;
     }
     // The reply that changes nothing agrees too.
-    if (model) expect(asArray(replyOf(model, 'a', now)).length).toBe(14);
+    if (model) expect(replyValues(replyOf(model, 'a', now)).length).toBe(14);
   }
 
   it('the test replaced exactly the server clock line, and the constants are the table’s', () => {

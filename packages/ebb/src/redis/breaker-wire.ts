@@ -53,6 +53,26 @@ export function reportArgs(
   return args;
 }
 
+/** One key's reply as the script's first values, in their order (BREAKER.replyPerKey less the three of a repair). */
+export function replyValues(r: KeyReply): number[] {
+  return [
+    r.state,
+    r.openings,
+    r.remainingMs,
+    r.openMs,
+    r.epoch,
+    r.closings,
+    r.generation,
+    r.lease,
+    r.leaseRemainingMs,
+    r.probes,
+    r.calls,
+    r.failures,
+    r.failingMembers,
+    r.reason,
+  ];
+}
+
 /** One key's reply, checked, and the first stored value the script repaired for it (if any). */
 export interface CheckedReply extends KeyReply {
   readonly fault: SharedProblem | undefined;
