@@ -43,8 +43,9 @@ export function breakerModel(clock: Clock): RedisScripts & BreakerModelControls 
       maxHalfOpenProbes: Number(a[7]),
       successesToClose: Number(a[8]),
       probeTimeoutMs: Number(a[9]),
+      memberFailureRate: Number(a[10]),
     };
-    const seq = Number(a[11]);
+    const seq = Number(a[12]);
     const now = Math.floor(clock.now());
     const out: string[] = [];
     for (let i = 0; i * 3 < keysOf.length; i++) {

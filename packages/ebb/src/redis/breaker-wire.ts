@@ -8,7 +8,7 @@
 import { BREAKER, FLEET_REASONS, type FleetRule, type KeyReply, type KeyReport } from './breaker-law.js';
 import { faultOf, quote, type SharedProblem } from './protocol.js';
 
-/** ARGV[4..10]: the rule every member of one name shares. */
+/** ARGV[4..11]: the rule every member of one name shares. */
 export function ruleArgs(r: FleetRule): string[] {
   return [
     String(r.failureRate),
@@ -18,6 +18,7 @@ export function ruleArgs(r: FleetRule): string[] {
     String(r.maxHalfOpenProbes),
     String(r.successesToClose),
     String(r.probeTimeoutMs),
+    String(r.memberFailureRate),
   ];
 }
 

@@ -110,11 +110,16 @@ describe('sharedCircuitBreaker: the fleet opens on evidence from several members
     expect(members[0]?.stateOf()).not.toBe('closed');
     for (const m of members.slice(1)) expect(m.stateOf()).toBe('closed');
     for (const t of tally.slice(1)) expect(t).toEqual({ ok: 200, failed: 0, refused: 0 });
-    // With minMembers 1 the same partition opens the fleet for everyone: the option is what stops it.
+    // With minMembers 1, memberFailureRate (one member of five is not half) still stops it; with
+    // both at their loosest the same partition opens the fleet for everyone: each option counts.
     const clock2 = virtualClock(1_000_000);
-    const naive = fleet(5, breakerModel(clock2), clock2, { minMembers: 1, failureRate: 0.15 });
-    const t2 = await run(naive, clock2, 4000, (i) => i !== 0);
-    expect(t2.slice(1).reduce((s, t) => s + t.refused, 0)).toBeGreaterThan(0);
+    const one = fleet(5, breakerModel(clock2), clock2, { minMembers: 1, failureRate: 0.15 });
+    const t2 = await run(one, clock2, 4000, (i) => i !== 0);
+    for (const t of t2.slice(1)) expect(t).toEqual({ ok: 200, failed: 0, refused: 0 });
+    const clock3 = virtualClock(1_000_000);
+    const naive = fleet(5, breakerModel(clock3), clock3, { minMembers: 1, memberFailureRate: 0, failureRate: 0.15 });
+    const t3 = await run(naive, clock3, 4000, (i) => i !== 0);
+    expect(t3.slice(1).reduce((s, t) => s + t.refused, 0)).toBeGreaterThan(0);
   });
 
   it('each key is its own breaker: one dead route does not stop another', async () => {

@@ -54,6 +54,14 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
    * own local breaker. 1 lets any member open it for everyone.
    */
   readonly minMembers?: number;
+  /**
+   * The share of the fleet's members — those that reported within `windowMs` — whose own calls
+   * must meet `failureRate` too, from 0 to 1. Default 0.5: members cut off from a service that
+   * answers the others (a partition, a bad route, a broken host) open only their own local
+   * breakers until they are half the fleet, however many they are; a real outage, seen by every
+   * member, opens the fleet as before. 0: `minMembers` alone decides.
+   */
+  readonly memberFailureRate?: number;
   /** The window of the failure rate: each member's calls of the last this many ms. Default 10 000. */
   readonly windowMs?: number;
   /** Probes let through at once while half-open, fleet-wide (one per member at most). Default 1. */
@@ -271,6 +279,15 @@ class Breaker implements SharedCircuitBreaker {
     if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
     const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');
     const minMembers = count(where, 'minMembers', o.minMembers, 2, 1, false, 'For example 2.');
+    const memberFailureRate = inRange(
+      where,
+      'memberFailureRate',
+      o.memberFailureRate,
+      0.5,
+      0,
+      1,
+      'For example 0.5 for half the members.',
+    );
     const windowMs = Math.ceil(nonNegative(where, 'windowMs', o.windowMs, 10_000, false, 'For example 10000.'));
     if (windowMs < 10 || windowMs > BREAKER.dayMs) {
       invalid(where, 'windowMs', o.windowMs, 'a number from 10 to 86400000 (a day)', 'For example 10000.');
@@ -296,6 +313,7 @@ class Breaker implements SharedCircuitBreaker {
       maxHalfOpenProbes,
       successesToClose,
       probeTimeoutMs,
+      memberFailureRate,
     };
     // The local breaker: the same rule on this member's evidence alone, one probe.
     this.#localRule = { ...this.#rule, minMembers: 1, maxHalfOpenProbes: 1 };
@@ -523,10 +541,11 @@ class Breaker implements SharedCircuitBreaker {
       k.fleetProbes++;
       return new SharedTicket(k, 'fleet-probe', now, k.fleet?.epoch ?? -1, k.local.state.e, k.fleet?.lease ?? -1);
     }
-    // After its own probe failed, the member lets the others probe first for a report period: a
-    // member cut off from a healthy service would otherwise win and fail every probe.
+    // After its own probe failed, or when its own breaker had opened well before the fleet's, the
+    // member lets the others probe first for a report period: a member cut off from a healthy
+    // service would otherwise win and fail every probe.
     const halfOpenSince = k.openUntil;
-    if (k.fleet?.openings === k.yieldAt && now < halfOpenSince + this.#reportMs) {
+    if ((k.fleet?.openings === k.yieldAt || k.suspect) && now < halfOpenSince + this.#reportMs) {
       k.nextClaimAt = halfOpenSince + this.#reportMs;
     }
     if (k.claiming || now < k.nextClaimAt) {
@@ -773,6 +792,11 @@ class Breaker implements SharedCircuitBreaker {
       });
     }
     const changed = !known || known.generation !== r.generation || known.epoch !== r.epoch;
+    if (changed && r.state !== 0 && (!known || known.state === 0)) {
+      // The fleet opened: a member whose own breaker opened two report periods before it was
+      // failing alone, and lets the others probe first.
+      k.suspect = k.aloneSince !== undefined && at - k.aloneSince >= 2 * this.#reportMs;
+    }
     if (changed) {
       k.fleetWindow.clear();
       this.#periods = undefined;
@@ -836,6 +860,7 @@ export function sharedCircuitBreaker<T = unknown>(options: SharedCircuitBreakerO
     'failureRate',
     'minCalls',
     'minMembers',
+    'memberFailureRate',
     'windowMs',
     'maxHalfOpenProbes',
     'successesToClose',
