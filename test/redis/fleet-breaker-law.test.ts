@@ -55,6 +55,7 @@ const ruleArb = fc.record({
   maxHalfOpenProbes: fc.integer({ min: 1, max: 3 }),
   successesToClose: fc.integer({ min: 1, max: 2 }),
   probeTimeoutMs: fc.constantFrom(0, 300, 5000),
+  memberFailureRate: fc.constantFrom(0, 0.5, 0.75, 0.9),
 });
 const stepArb = fc.record({
   /** -1: the member of the step before (a prober reporting its probe's result soon after its claim). */
@@ -154,6 +155,7 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
       maxHalfOpenProbes: 1,
       successesToClose: 1,
       probeTimeoutMs: 0,
+      memberFailureRate: 0.5,
     };
     const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0): Step => ({
       member,
@@ -175,7 +177,8 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         step(2, 0, 0),
         step(3, 0, 0),
         step(0, 0, 0, 4, 1), // one member failing: not enough members
-        step(1, 10, 0, 4, 1), // a second one: open (period 100)
+        step(1, 10, 0, 4, 1), // a second one: two of four, no majority
+        step(2, 10, 0, 4, 1), // a third one: open (period 100)
         step(0, 150, 1), // half-open: a claims the lease
         step(1, 5, 1), // b is refused: one probe
         step(0, 10, 3), // a's probe failed: open again (period 200)
@@ -184,7 +187,8 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         step(2, 0, 0), // c and d hear the closing
         step(3, 0, 0),
         step(2, 10, 0, 6, 1),
-        step(3, 10, 0, 6, 1), // open again
+        step(3, 10, 0, 6, 1), // two of the four on the roster
+        step(1, 10, 0, 6, 1), // b, which closed it, a third: open again
         step(2, 150, 1), // c claims and goes silent
         step(3, 300, 0), // the lease lapsed: open again, as of its lapse
       ],

@@ -19,9 +19,9 @@
  *   until it lapses, so the roster — the members that reported within `windowMs` — is whole from
  *   the first moment of each epoch.
  * - **closed → open** when `C ≥ minCalls`, `F ≥ failureRate × C` (and `F ≥ 1`),
- *   `M ≥ minMembers` and `M ≥ memberFailureRate × roster`: a share of the fleet's calls failing,
+ *   `M ≥ minMembers` and `M > memberFailureRate × roster`: a share of the fleet's calls failing,
  *   seen by several members that are a share of the fleet. Members whose calls all fail while the
- *   service answers the others (partitioned) open it only when they are that share of the roster:
+ *   service answers the others (partitioned) open it only when they are more than that share:
  *   members that fail report four times as often as healthy ones, and their evidence alone can
  *   meet the call-weighted rate before the others' first report of an epoch arrives.
  * - **open** for a period the opening member proposed (its `openBackoff`'s step `n`, the number of
@@ -128,9 +128,10 @@ export interface FleetRule {
   /** 0: the open period before the probe. */
   readonly probeTimeoutMs: number;
   /**
-   * The share of the members that reported within `windowMs` (in any state, epoch or generation)
-   * whose own snapshot must meet `failureRate` for the fleet to open: members cut off from a
-   * healthy service open it only when they are that share of the fleet. 0: `minMembers` alone.
+   * The fleet opens only when more than this share of the members that reported within `windowMs`
+   * (in any state, epoch or generation) see `failureRate` in their own snapshots: members cut off
+   * from a healthy service open it only when they are more than that share of the fleet. From 0
+   * (`minMembers` alone) up to, not including, 1.
    */
   readonly memberFailureRate: number;
 }
@@ -191,7 +192,7 @@ export const failing = (rule: FleetRule, c: number, f: number): boolean => f >= 
 
 /**
  * Whether the closed fleet opens on its sums, with `members` snapshots held (the roster): enough
- * calls, `failureRate` of them failed, and failing members both `minMembers` and
+ * calls, `failureRate` of them failed, and failing members both `minMembers` and more than
  * `memberFailureRate` of the roster.
  */
 export const opens = (rule: FleetRule, st: Pick<FleetState, 'C' | 'F' | 'M'>, members: number): boolean =>
@@ -199,7 +200,7 @@ export const opens = (rule: FleetRule, st: Pick<FleetState, 'C' | 'F' | 'M'>, me
   st.F >= 1 &&
   st.F >= rule.failureRate * st.C &&
   st.M >= rule.minMembers &&
-  st.M >= rule.memberFailureRate * members;
+  st.M > rule.memberFailureRate * members;
 
 /** The open period proposed for opening `n` (1-based): the last proposal for any later one; `fallback` without any. */
 export function periodFor(periods: readonly number[], n: number, fallback: number): number {

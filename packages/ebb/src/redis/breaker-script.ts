@@ -351,7 +351,7 @@ for i = 1, nkeys do
     end
   end
   if st.s == 0 and st.C >= minCalls and st.F >= 1 and st.F >= rate * st.C and st.M >= minMembers
-    and st.M >= memberRate * redis.call('HLEN', MB) then
+    and st.M > memberRate * redis.call('HLEN', MB) then
     open(1, now, ${FLEET_REASONS.indexOf('failure-rate')})
   end
   write(H, MB, Z, st)

@@ -323,4 +323,28 @@ describe('sharedCircuitBreaker: options', () => {
     expect(() => sharedCircuitBreaker({ client, name: 'x', retries: 3 } as never)).toThrow(/retries/);
     expect(() => sharedCircuitBreaker({ client, name: '{x}' })).toThrow(/name/);
   });
+
+  it('memberFailureRate is a share from 0 up to, not including, 1: a RangeError or TypeError names it, the value and a fix', () => {
+    const client = breakerModel(virtualClock());
+    const message = (v: unknown) =>
+      new RegExp(`^sharedCircuitBreaker\\(\\): expected \`memberFailureRate\` to be .*, got ${v}\\. For example 0\\.5`);
+    for (const v of [1, 1.5, -0.1, Number.NaN]) {
+      expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: v })).toThrow(RangeError);
+      expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: v })).toThrow(message(String(v)));
+    }
+    expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: '0.5' as never })).toThrow(TypeError);
+    for (const v of [0, 0.5, 0.99])
+      expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: v })).not.toThrow();
+  });
+
+  it('memberFailureRate reaches the fleet: two partitioned members of five open it at 0.3, not at the default 0.5', async () => {
+    const tallyOf = async (more: Partial<SharedCircuitBreakerOptions>) => {
+      const clock = virtualClock(1_000_000);
+      const members = fleet(5, breakerModel(clock), clock, { failureRate: 0.15, ...more });
+      const tally = await run(members, clock, 4000, (i) => i > 1);
+      return tally.slice(2).reduce((s, t) => s + t.refused, 0);
+    };
+    expect(await tallyOf({})).toBe(0);
+    expect(await tallyOf({ memberFailureRate: 0.3 })).toBeGreaterThan(0);
+  });
 });

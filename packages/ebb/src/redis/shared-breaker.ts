@@ -55,11 +55,12 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
    */
   readonly minMembers?: number;
   /**
-   * The share of the fleet's members — those that reported within `windowMs` — whose own calls
-   * must meet `failureRate` too, from 0 to 1. Default 0.5: members cut off from a service that
-   * answers the others (a partition, a bad route, a broken host) open only their own local
-   * breakers until they are half the fleet, however many they are; a real outage, seen by every
-   * member, opens the fleet as before. 0: `minMembers` alone decides.
+   * The fleet opens only when more than this share of its members — those that reported within
+   * `windowMs` — see `failureRate` in their own calls, from 0 up to, not including, 1. Default
+   * 0.5, a majority: members cut off from a service that answers the others (a partition, a bad
+   * route, a broken host) open only their own local breakers while they are half the fleet or
+   * fewer, however many they are; a real outage, seen by every member, opens the fleet as before.
+   * 0: `minMembers` alone decides.
    */
   readonly memberFailureRate?: number;
   /** The window of the failure rate: each member's calls of the last this many ms. Default 10 000. */
@@ -286,8 +287,17 @@ class Breaker implements SharedCircuitBreaker {
       0.5,
       0,
       1,
-      'For example 0.5 for half the members.',
+      'For example 0.5 for a majority of the members.',
     );
+    if (memberFailureRate === 1) {
+      invalid(
+        where,
+        'memberFailureRate',
+        1,
+        'a number from 0 up to, not including, 1',
+        'For example 0.5 for a majority of the members.',
+      );
+    }
     const windowMs = Math.ceil(nonNegative(where, 'windowMs', o.windowMs, 10_000, false, 'For example 10000.'));
     if (windowMs < 10 || windowMs > BREAKER.dayMs) {
       invalid(where, 'windowMs', o.windowMs, 'a number from 10 to 86400000 (a day)', 'For example 10000.');
