@@ -320,6 +320,11 @@ describe('sharedCircuitBreaker: options', () => {
     expect(() => sharedCircuitBreaker({ client, name: 'x', minMembers: 0 })).toThrow(/minMembers/);
     expect(() => sharedCircuitBreaker({ client, name: 'x', failureRate: 0 })).toThrow(/failureRate/);
     expect(() => sharedCircuitBreaker({ client, name: 'x', reportMs: 1 })).toThrow(/reportMs/);
+    // A member stays on the roster windowMs after each report: at least two reports a window.
+    expect(() => sharedCircuitBreaker({ client, name: 'x', windowMs: 1000, reportMs: 600 })).toThrow(
+      /^sharedCircuitBreaker\(\): expected `reportMs` to be at most windowMs \/ 2 \(500\), got 600\. For example windowMs \/ 10/,
+    );
+    expect(() => sharedCircuitBreaker({ client, name: 'x', windowMs: 1000, reportMs: 500 })).not.toThrow();
     expect(() => sharedCircuitBreaker({ client, name: 'x', retries: 3 } as never)).toThrow(/retries/);
     expect(() => sharedCircuitBreaker({ client, name: '{x}' })).toThrow(/name/);
   });

@@ -95,7 +95,8 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
   /**
    * How often a member with traffic reports its window (one `EVALSHA` for up to 32 keys), and so
    * learns the fleet's state at the latest: every `reportMs` while its calls succeed, every
-   * `reportMs / 4` while its window holds failures. Default 1000.
+   * `reportMs / 4` while its window holds failures. Default 1000; at most `windowMs / 2`, so that a
+   * member with traffic never drops off the fleet's roster between two reports.
    */
   readonly reportMs?: number;
   /** Keys a member keeps state for; the least recently used beyond it is forgotten. Default 1000. */
@@ -340,6 +341,16 @@ class Breaker implements SharedCircuitBreaker {
     this.#reportMs = nonNegative(where, 'reportMs', o.reportMs, 1000, false, 'For example 1000.');
     if (this.#reportMs < 10 || this.#reportMs > 3_600_000) {
       invalid(where, 'reportMs', o.reportMs, 'a number from 10 to 3600000 (an hour)', 'For example 1000.');
+    }
+    // A member stays on the fleet's roster for windowMs after each report: two reports a window at least.
+    if (this.#reportMs > windowMs / 2) {
+      invalid(
+        where,
+        'reportMs',
+        o.reportMs,
+        `at most windowMs / 2 (${windowMs / 2})`,
+        'For example windowMs / 10: a member is on the fleet’s roster for windowMs after each report.',
+      );
     }
     this.#maxKeys = count(where, 'maxKeys', o.maxKeys, 1000, 1, false, 'For example 1000.');
     this.#keyTtlMs = nonNegative(where, 'keyTtlMs', o.keyTtlMs, 600_000, false, 'For example 600000.');
@@ -837,7 +848,8 @@ class Breaker implements SharedCircuitBreaker {
  * **The rule** (breaker-law.ts, docs/redis.md): each member reports its own calls and failures
  * over `windowMs` — a snapshot replacing its last — with one `EVALSHA` every `reportMs` while it
  * has traffic. The fleet opens when its calls reach `minCalls`, `failureRate` of them failed,
- * *and* at least `minMembers` members (2) see that rate on their own. Open, every member fails
+ * *and* the members that see that rate on their own are at least `minMembers` (2) and more than
+ * `memberFailureRate` (0.5) of the members that reported within `windowMs`. Open, every member fails
  * fast with a `BrokenCircuitError` (`isBrokenCircuitError` recognises it) carrying `retryAfterMs`;
  * half-open, one member at a time holds the probe lease (it lapses after `probeTimeoutMs` when its
  * prober dies, and counts as a failed probe), and each failed probe opens the fleet for the next
