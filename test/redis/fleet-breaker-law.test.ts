@@ -88,7 +88,8 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
   /** How often each reason of a change was seen, so the traces are known to reach every rule. */
   const seen = new Map<number, number>();
   /** Runs one trace on a fresh key through both, comparing every reply. */
-  async function trace(rule: FleetRule, periods: number[], steps: readonly Step[]): Promise<void> {
+  async function trace(rule: FleetRule, periods: number[], steps: readonly Step[]): Promise<number[]> {
+    const states: number[] = [];
     run++;
     const key = `k${run}`;
     const KEYS = keysOf(key);
@@ -130,12 +131,21 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
       expect(lua.slice(14), `step ${i}: no repair`).toEqual(['', '', '']);
       expect(lua.slice(0, 14).map(Number), `step ${i} (${member} at +${now - T0} ms)`).toEqual(replyValues(ts));
       if (ts.epoch !== m.e) seen.set(ts.reason, (seen.get(ts.reason) ?? 0) + 1);
+      states.push(ts.state);
       m.g = ts.generation;
       m.e = ts.epoch;
       m.lease = ts.lease;
     }
     // The reply that changes nothing agrees too.
     if (model) expect(replyValues(replyOf(model, 'a', now)).length).toBe(14);
+    // The roster as Redis holds it: one snapshot per member, as the step holds them.
+    const held = await c.hgetall(KEYS[1] as string);
+    expect(
+      Object.entries(held)
+        .map(([m, v]) => [m, v.split(',').slice(0, 3).map(Number)])
+        .sort(),
+    ).toEqual([...(model?.members ?? [])].map(([m, x]) => [m, [x.seq, x.c, x.f]]).sort());
+    return states;
   }
 
   it('the test replaced exactly the server clock line, and the constants are the table’s', () => {
@@ -196,6 +206,50 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
     for (const reason of [1, 2, 3, 4]) expect(seen.get(reason) ?? 0, `reason ${reason}`).toBeGreaterThan(0);
   });
 
+  it('every reply is the same along a trace of partitioned members: old news puts members on the roster, a change of state zeroes their snapshots and keeps them', async () => {
+    const rule = {
+      failureRate: 0.5,
+      minCalls: 4,
+      minMembers: 2,
+      windowMs: 1000,
+      maxHalfOpenProbes: 1,
+      successesToClose: 1,
+      probeTimeoutMs: 0,
+      memberFailureRate: 0.5,
+    };
+    const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0, stale = 0): Step => ({
+      member,
+      dt,
+      calls,
+      failRatio,
+      op,
+      stale,
+      repeat: 0,
+    });
+    const states = await trace(
+      rule,
+      [100],
+      [
+        // Four first reports, each naming no generation: on the roster, no calls counted.
+        step(0, 0, 0, 8, 1),
+        step(1, 0, 0, 8, 1),
+        step(2, 0, 0, 5, 0),
+        step(3, 0, 0, 5, 0),
+        step(0, 10, 0, 8, 1), // a and b fail: two of four is no majority
+        step(1, 10, 0, 8, 1),
+        step(2, 10, 0, 6, 1), // c too (a real outage spreading): open
+        step(3, 10, 0, 5, 0, 1), // d, one epoch behind: old news while open
+        step(3, 150, 1), // half-open: d claims
+        step(3, 10, 2), // and its probe succeeds: closed, snapshots zeroed
+        step(0, 10, 0, 8, 1, 1), // a, not yet heard the closing: old news, no calls
+        step(0, 10, 0, 8, 1), // a and b in the new epoch: two of four again
+        step(1, 10, 0, 8, 1),
+        step(1, 900, 0, 8, 1), // c and d lapse from the roster: a and b are the fleet, open
+      ],
+    );
+    expect(states).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, 1]);
+  });
+
   it('every reply is the same for random traces of several members (claims, results, stale and repeated reports)', async () => {
     seen.clear();
     await fc.assert(
@@ -203,7 +257,9 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         ruleArb,
         periodsArb,
         fc.array(stepArb, { minLength: 5, maxLength: 80 }),
-        async (rule, periods, steps) => trace(rule, periods, steps),
+        async (rule, periods, steps) => {
+          await trace(rule, periods, steps);
+        },
       ),
       { numRuns: 80 },
     );
