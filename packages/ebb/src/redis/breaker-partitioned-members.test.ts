@@ -165,16 +165,18 @@ interface Sim {
  * Drives the pure step as the members do: each member's first report at 0 (its first call), then
  * one every `reportMs` while its window holds no failure and every `reportMs / 4` while it does,
  * each a snapshot of its calls since it heard the fleet's epoch, over the last `windowMs`. A reply
- * that names another generation or epoch restarts its window. `failsFrom` (ms): from then every
- * member's calls fail (a real outage). Returns the replies' states and when the fleet first opened.
+ * that names another generation or epoch restarts its window. From `outage.from` to `outage.to`
+ * (ms) every member's calls fail (a real outage). When the open period has run out, the first
+ * member that reaches the service probes (a claim, then its result: a success once the outage is
+ * over). Returns when the fleet opened from closed, and when it closed.
  */
 function drive(
   rule: FleetRule,
   members: { rate: number; fails: number; jitter: number[] }[],
   reportMs: number,
   untilMs: number,
-  failsFrom = Number.POSITIVE_INFINITY,
-): { openedAt: number; states: number[] } {
+  outage = { from: Number.POSITIVE_INFINITY, to: Number.POSITIVE_INFINITY },
+): { openings: number[]; closings: number[] } {
   const key = fresh();
   const sims: Sim[] = members.map((m, i) => ({
     id: `m${i}`,
@@ -186,30 +188,43 @@ function drive(
     next: 0,
     seq: 0,
   }));
-  const states: number[] = [];
+  const openings: number[] = [];
+  const closings: number[] = [];
   let step = 0;
+  let leases = 0;
+  const send = (who: Sim, r: KeyReport, now: number) => {
+    const before = key.state.s;
+    const reply = stepKey(rule, key, who.id, ++who.seq, r, now);
+    if (before === 0 && key.state.s === 1) openings.push(now);
+    if (before === 1 && key.state.s === 0) closings.push(now);
+    if (reply.generation !== who.g || reply.epoch !== who.e) {
+      who.g = reply.generation;
+      who.e = reply.epoch;
+      who.since = now;
+    }
+  };
   for (;;) {
     let who = sims[0] as Sim;
     for (const s of sims) if (s.next < who.next) who = s;
     const now = who.next;
     if (now > untilMs) break;
+    if (key.state.s === 1 && now >= key.state.ou) {
+      const prober = sims.find((x) => x.fails < 1) ?? who;
+      const lease = ++leases;
+      send(prober, report(prober.g, prober.e, 0, 0, PROBE_OPS.claim, lease), now);
+      const op = now >= outage.to && prober.fails < 1 ? PROBE_OPS.success : PROBE_OPS.failure;
+      send(prober, report(prober.g, prober.e, 0, 0, op, lease), now);
+    }
     const from = Math.max(who.since, now - rule.windowMs);
     const calls = Math.floor((who.rate * (now - from)) / 1000);
-    const outageCalls = now > failsFrom ? Math.floor((who.rate * (now - Math.max(from, failsFrom))) / 1000) : 0;
-    const failures = Math.min(calls, Math.max(Math.floor(calls * who.fails), outageCalls));
-    const r = stepKey(rule, key, who.id, ++who.seq, report(who.g, who.e, calls, failures), now);
-    states.push(r.state);
-    if (r.state !== 0) return { openedAt: now, states };
-    if (r.generation !== who.g || r.epoch !== who.e) {
-      who.g = r.generation;
-      who.e = r.epoch;
-      who.since = now;
-    }
+    const dark = Math.max(0, Math.min(now, outage.to) - Math.max(from, outage.from));
+    const failures = Math.min(calls, Math.max(Math.floor(calls * who.fails), Math.floor((who.rate * dark) / 1000)));
+    send(who, report(who.g, who.e, calls, failures), now);
     const j = members[sims.indexOf(who)]?.jitter ?? [1];
     const period = (failures > 0 ? reportMs / 4 : reportMs) * (j[step++ % j.length] as number);
     who.next = now + Math.max(1, Math.round(period));
   }
-  return { openedAt: Number.POSITIVE_INFINITY, states };
+  return { openings, closings };
 }
 
 const ruleArb = fc.record({
@@ -247,7 +262,7 @@ describe('the fleet rule, for any fleet (fast-check)', () => {
           const fleet = members.map((m, i) => (i < k ? { ...m, fails: 1 } : m));
           // Members report within their window: reportMs × 1.25 < windowMs.
           const r = drive(rule, fleet, Math.min(reportMs, Math.floor(rule.windowMs / 2)), 3 * rule.windowMs);
-          expect(r.openedAt, `${k} of ${n} partitioned`).toBe(Number.POSITIVE_INFINITY);
+          expect(r.openings, `${k} of ${n} partitioned`).toEqual([]);
         },
       ),
       { numRuns: 300 },
@@ -267,12 +282,45 @@ describe('the fleet rule, for any fleet (fast-check)', () => {
           fc.pre(members.reduce((s, m) => s + m.rate, 0) * (rule.windowMs / 1000) >= 4 * rule.minCalls);
           fc.pre(members.length >= rule.minMembers && members.every((m) => m.rate * rule.windowMs >= 4000));
           const period = Math.min(reportMs, Math.floor(rule.windowMs / 2));
-          const r = drive(rule, members, period, from + 3 * rule.windowMs, from);
-          expect(r.openedAt).toBeGreaterThan(from);
-          expect(r.openedAt - from).toBeLessThanOrEqual(rule.windowMs + period);
+          const r = drive(rule, members, period, from + 3 * rule.windowMs, { from, to: Number.POSITIVE_INFINITY });
+          const opened = r.openings[0] ?? Number.POSITIVE_INFINITY;
+          expect(opened).toBeGreaterThan(from);
+          expect(opened - from).toBeLessThanOrEqual(rule.windowMs + period);
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it('k <= N/2 partitioned and a real outage: the fleet opens in it, a probe closes it after, and the partitioned members never reopen it (each epoch starts with the whole roster)', () => {
+    fc.assert(
+      fc.property(
+        ruleArb,
+        fc
+          .integer({ min: 2, max: 16 })
+          .chain((n) =>
+            fc.tuple(
+              fc.integer({ min: 1, max: Math.floor(n / 2) }),
+              fc.array(memberArb(fc.constant(0)), { minLength: n, maxLength: n }),
+            ),
+          ),
+        fc.integer({ min: 10, max: 1000 }),
+        fc.integer({ min: 1, max: 3 }),
+        (rule, [k, members], reportMs, windows) => {
+          fc.pre(members.length >= rule.minMembers && members.every((m) => m.rate * rule.windowMs >= 4000));
+          fc.pre(members.reduce((s, m) => s + m.rate, 0) * (rule.windowMs / 1000) >= 4 * rule.minCalls);
+          const fleet = members.map((m, i) => (i < k ? { ...m, fails: 1 } : m));
+          const period = Math.min(reportMs, Math.floor(rule.windowMs / 2));
+          const outage = { from: rule.windowMs, to: rule.windowMs + windows * rule.windowMs };
+          const r = drive(rule, fleet, period, outage.to + 4 * rule.windowMs, outage);
+          // The open periods are 100 ms: a probe after the outage closes it at once.
+          const closed = r.closings.find((t) => t >= outage.to) ?? Number.POSITIVE_INFINITY;
+          expect(closed - outage.to).toBeLessThanOrEqual(100 + period);
+          expect(r.openings.filter((t) => t > closed)).toEqual([]);
+          expect(r.openings.filter((t) => t < outage.from)).toEqual([]);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });
