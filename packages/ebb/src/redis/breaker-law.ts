@@ -57,6 +57,11 @@ export const BREAKER = {
   replyPerKey: 17,
   /** ARGV entries before the keys' own. */
   headArgs: 13,
+  /**
+   * A member whose own breaker opened this many report periods or more before it heard the fleet
+   * open was failing alone: it leaves the half-open probes to the others (shared-breaker.ts).
+   */
+  aloneReports: 2,
 } as const;
 
 /** Why the fleet's state last changed: the index is what the state hash stores (`r`). */

@@ -51,7 +51,7 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
   /**
    * Members whose own calls meet `failureRate` needed to open the fleet's breaker. Default 2: one
    * member whose every call fails — partitioned from a service the others reach — opens only its
-   * own local breaker. 1 lets any member open it for everyone.
+   * own local breaker. 1, with `memberFailureRate` 0, lets any member open it for everyone.
    */
   readonly minMembers?: number;
   /**
@@ -327,7 +327,7 @@ class Breaker implements SharedCircuitBreaker {
       memberFailureRate,
     };
     // The local breaker: the same rule on this member's evidence alone, one probe.
-    this.#localRule = { ...this.#rule, minMembers: 1, maxHalfOpenProbes: 1 };
+    this.#localRule = { ...this.#rule, minMembers: 1, memberFailureRate: 0, maxHalfOpenProbes: 1 };
     this.#slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
     const openBackoff = o.openBackoff ?? defaultOpenBackoff;
     if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
@@ -349,7 +349,7 @@ class Breaker implements SharedCircuitBreaker {
         'reportMs',
         o.reportMs,
         `at most windowMs / 2 (${windowMs / 2})`,
-        'For example windowMs / 10: a member is on the fleet’s roster for windowMs after each report.',
+        "For example windowMs / 10: a member is on the fleet's roster for windowMs after each report.",
       );
     }
     this.#maxKeys = count(where, 'maxKeys', o.maxKeys, 1000, 1, false, 'For example 1000.');
@@ -816,7 +816,7 @@ class Breaker implements SharedCircuitBreaker {
     if (changed && r.state !== 0 && (!known || known.state === 0)) {
       // The fleet opened: a member whose own breaker opened two report periods before it was
       // failing alone, and lets the others probe first.
-      k.suspect = k.aloneSince !== undefined && at - k.aloneSince >= 2 * this.#reportMs;
+      k.suspect = k.aloneSince !== undefined && at - k.aloneSince >= BREAKER.aloneReports * this.#reportMs;
     }
     if (changed) {
       k.fleetWindow.clear();
