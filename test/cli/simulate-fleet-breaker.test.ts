@@ -63,11 +63,30 @@ describe('ebb simulate fleet-breaker, run as a process', () => {
     expect(r.stdout).toMatch(/Redis commands per call +0\.\d{3} +0\.000\n/);
   });
 
-  it('--min-members 1 lets a lone partitioned process open the fleet for a healthy one; the default 2 does not', async () => {
-    const naive = await run(['--processes', '2', '--partitioned', '1', '--min-members', '1']);
+  it('--min-members 1 with --member-failure-rate 0 lets a lone partitioned process open the fleet for a healthy one; either default alone stops it', async () => {
+    const naive = await run([
+      '--processes',
+      '2',
+      '--partitioned',
+      '1',
+      '--min-members',
+      '1',
+      '--member-failure-rate',
+      '0',
+    ]);
     expect(naive.doc.shared.refusedWhileUp).toBeGreaterThan(0);
-    const safe = await run(['--processes', '2', '--partitioned', '1']);
+    const share = await run(['--processes', '2', '--partitioned', '1', '--min-members', '1']);
+    expect(share.doc.shared.refusedWhileUp).toBe(0);
+    const two = await run(['--processes', '2', '--partitioned', '1', '--member-failure-rate', '0']);
+    expect(two.doc.shared.refusedWhileUp).toBe(0);
+  });
+
+  it('2 partitioned of 20 (minMembers met, far from a majority) open nothing by default; with --member-failure-rate 0 they open the fleet for the other 18', async () => {
+    const safe = await run(['--processes', '20', '--partitioned', '2']);
     expect(safe.doc.shared.refusedWhileUp).toBe(0);
+    expect(safe.doc.shared.firstSuccessAfterMs).not.toBeNull();
+    const naive = await run(['--processes', '20', '--partitioned', '2', '--member-failure-rate', '0']);
+    expect(naive.doc.shared.refusedWhileUp).toBeGreaterThan(0);
   });
 
   it('--partitioned, --outage-start and --outage change the run', async () => {
@@ -96,6 +115,8 @@ describe('ebb simulate fleet-breaker, run as a process', () => {
     [['--calls-per-second', '0'], '--calls-per-second'],
     [['--outage', 'soon'], '--outage'],
     [['--seed', '-1'], '--seed'],
+    [['--member-failure-rate', '1'], '--member-failure-rate'],
+    [['--member-failure-rate', 'half'], '--member-failure-rate'],
   ])('%j: one line on stderr naming the flag, exit 2', async (args, flag) => {
     const r = await ebb(['simulate', 'fleet-breaker', ...args]);
     expect(r.code).toBe(2);

@@ -9,7 +9,6 @@ import {
   BREAKER,
   type FleetKey,
   type FleetRule,
-  type KeyReply,
   type KeyReport,
   PROBE_OPS,
   replyOf,
@@ -17,6 +16,7 @@ import {
   stepKey,
 } from '../../packages/ebb/src/redis/breaker-law.js';
 import { BREAKER_SCRIPT } from '../../packages/ebb/src/redis/breaker-script.js';
+import { replyValues, reportArgs } from '../../packages/ebb/src/redis/breaker-wire.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
 const enabled = haveRedis();
@@ -33,47 +33,6 @@ const keysOf = (k: string) => [
   `t:{fleet}:breaker:${k}`,
   `t:{fleet}:breaker:${k}:members`,
   `t:{fleet}:breaker:${k}:lapses`,
-];
-
-const ruleArgs = (r: FleetRule): string[] => [
-  String(r.failureRate),
-  String(r.minCalls),
-  String(r.minMembers),
-  String(r.windowMs),
-  String(r.maxHalfOpenProbes),
-  String(r.successesToClose),
-  String(r.probeTimeoutMs),
-];
-
-const keyArgs = (k: KeyReport): string[] => [
-  String(k.generation),
-  String(k.epoch),
-  String(k.calls),
-  String(k.failures),
-  String(k.op),
-  String(k.leaseId),
-  String(k.seed.s),
-  String(k.seed.n),
-  String(k.seed.remainingMs),
-  String(k.seed.om),
-  k.periods.join(','),
-];
-
-const asArray = (r: KeyReply): number[] => [
-  r.state,
-  r.openings,
-  r.remainingMs,
-  r.openMs,
-  r.epoch,
-  r.closings,
-  r.generation,
-  r.lease,
-  r.leaseRemainingMs,
-  r.probes,
-  r.calls,
-  r.failures,
-  r.failingMembers,
-  r.reason,
 ];
 
 interface Step {
@@ -96,6 +55,7 @@ const ruleArb = fc.record({
   maxHalfOpenProbes: fc.integer({ min: 1, max: 3 }),
   successesToClose: fc.integer({ min: 1, max: 2 }),
   probeTimeoutMs: fc.constantFrom(0, 300, 5000),
+  memberFailureRate: fc.constantFrom(0, 0.5, 0.75, 0.9),
 });
 const stepArb = fc.record({
   /** -1: the member of the step before (a prober reporting its probe's result soon after its claim). */
@@ -128,7 +88,8 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
   /** How often each reason of a change was seen, so the traces are known to reach every rule. */
   const seen = new Map<number, number>();
   /** Runs one trace on a fresh key through both, comparing every reply. */
-  async function trace(rule: FleetRule, periods: number[], steps: readonly Step[]): Promise<void> {
+  async function trace(rule: FleetRule, periods: number[], steps: readonly Step[]): Promise<number[]> {
+    const states: number[] = [];
     run++;
     const key = `k${run}`;
     const KEYS = keysOf(key);
@@ -158,16 +119,7 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
         periods,
       };
-      const args = [
-        '',
-        member,
-        String(generation),
-        ...ruleArgs(rule),
-        '86400000',
-        String(m.seq),
-        ...keyArgs(report),
-        String(now),
-      ];
+      const args = [...reportArgs('', member, String(generation), rule, 86_400_000, m.seq, [report]), String(now)];
       const lua = (
         (await c.evalsha(await sha(), 3, ...KEYS, ...args).catch(async (e: Error) => {
           if (!String(e.message).startsWith('NOSCRIPT')) throw e;
@@ -177,14 +129,23 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
       model ??= { state: seeded(report.seed, generation, now), members: new Map() };
       const ts = stepKey(rule, model, member, m.seq, report, now);
       expect(lua.slice(14), `step ${i}: no repair`).toEqual(['', '', '']);
-      expect(lua.slice(0, 14).map(Number), `step ${i} (${member} at +${now - T0} ms)`).toEqual(asArray(ts));
+      expect(lua.slice(0, 14).map(Number), `step ${i} (${member} at +${now - T0} ms)`).toEqual(replyValues(ts));
       if (ts.epoch !== m.e) seen.set(ts.reason, (seen.get(ts.reason) ?? 0) + 1);
+      states.push(ts.state);
       m.g = ts.generation;
       m.e = ts.epoch;
       m.lease = ts.lease;
     }
     // The reply that changes nothing agrees too.
-    if (model) expect(asArray(replyOf(model, 'a', now)).length).toBe(14);
+    if (model) expect(replyValues(replyOf(model, 'a', now)).length).toBe(14);
+    // The roster as Redis holds it: one snapshot per member, as the step holds them.
+    const held = await c.hgetall(KEYS[1] as string);
+    expect(
+      Object.entries(held)
+        .map(([m, v]) => [m, v.split(',').slice(0, 3).map(Number)])
+        .sort(),
+    ).toEqual([...(model?.members ?? [])].map(([m, x]) => [m, [x.seq, x.c, x.f]]).sort());
+    return states;
   }
 
   it('the test replaced exactly the server clock line, and the constants are the table’s', () => {
@@ -204,6 +165,7 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
       maxHalfOpenProbes: 1,
       successesToClose: 1,
       probeTimeoutMs: 0,
+      memberFailureRate: 0.5,
     };
     const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0): Step => ({
       member,
@@ -225,7 +187,8 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         step(2, 0, 0),
         step(3, 0, 0),
         step(0, 0, 0, 4, 1), // one member failing: not enough members
-        step(1, 10, 0, 4, 1), // a second one: open (period 100)
+        step(1, 10, 0, 4, 1), // a second one: two of four, no majority
+        step(2, 10, 0, 4, 1), // a third one: open (period 100)
         step(0, 150, 1), // half-open: a claims the lease
         step(1, 5, 1), // b is refused: one probe
         step(0, 10, 3), // a's probe failed: open again (period 200)
@@ -234,12 +197,57 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         step(2, 0, 0), // c and d hear the closing
         step(3, 0, 0),
         step(2, 10, 0, 6, 1),
-        step(3, 10, 0, 6, 1), // open again
+        step(3, 10, 0, 6, 1), // two of the four on the roster
+        step(1, 10, 0, 6, 1), // b, which closed it, a third: open again
         step(2, 150, 1), // c claims and goes silent
         step(3, 300, 0), // the lease lapsed: open again, as of its lapse
       ],
     );
     for (const reason of [1, 2, 3, 4]) expect(seen.get(reason) ?? 0, `reason ${reason}`).toBeGreaterThan(0);
+  });
+
+  it('every reply is the same along a trace of partitioned members: old news puts members on the roster, a change of state zeroes their snapshots and keeps them', async () => {
+    const rule = {
+      failureRate: 0.5,
+      minCalls: 4,
+      minMembers: 2,
+      windowMs: 1000,
+      maxHalfOpenProbes: 1,
+      successesToClose: 1,
+      probeTimeoutMs: 0,
+      memberFailureRate: 0.5,
+    };
+    const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0, stale = 0): Step => ({
+      member,
+      dt,
+      calls,
+      failRatio,
+      op,
+      stale,
+      repeat: 0,
+    });
+    const states = await trace(
+      rule,
+      [100],
+      [
+        // Four first reports, each naming no generation: on the roster, no calls counted.
+        step(0, 0, 0, 8, 1),
+        step(1, 0, 0, 8, 1),
+        step(2, 0, 0, 5, 0),
+        step(3, 0, 0, 5, 0),
+        step(0, 10, 0, 8, 1), // a and b fail: two of four is no majority
+        step(1, 10, 0, 8, 1),
+        step(2, 10, 0, 6, 1), // c too (a real outage spreading): open
+        step(3, 10, 0, 5, 0, 1), // d, one epoch behind: old news while open
+        step(3, 150, 1), // half-open: d claims
+        step(3, 10, 2), // and its probe succeeds: closed, snapshots zeroed
+        step(0, 10, 0, 8, 1, 1), // a, not yet heard the closing: old news, no calls
+        step(0, 10, 0, 8, 1), // a and b in the new epoch: two of four again
+        step(1, 10, 0, 8, 1),
+        step(1, 900, 0, 8, 1), // c and d lapse from the roster: a and b are the fleet, open
+      ],
+    );
+    expect(states).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, 1]);
   });
 
   it('every reply is the same for random traces of several members (claims, results, stale and repeated reports)', async () => {
@@ -249,7 +257,9 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         ruleArb,
         periodsArb,
         fc.array(stepArb, { minLength: 5, maxLength: 80 }),
-        async (rule, periods, steps) => trace(rule, periods, steps),
+        async (rule, periods, steps) => {
+          await trace(rule, periods, steps);
+        },
       ),
       { numRuns: 80 },
     );

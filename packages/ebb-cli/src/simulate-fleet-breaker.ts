@@ -19,6 +19,7 @@ export interface FleetBreakerFlags extends OutputFlags {
   readonly duration?: string;
   readonly partitioned?: string;
   readonly minMembers?: string;
+  readonly memberFailureRate?: string;
 }
 
 const COUNTS = [
@@ -59,6 +60,13 @@ export async function fleetBreakerModel(flags: FleetBreakerFlags, io: SimulateIO
     throw new UsageError(`--partitioned (${partitioned}) must be fewer than --processes (${processes})`);
   }
   const minMembers = flags.minMembers === undefined ? 2 : parseCount('--min-members', flags.minMembers);
+  const memberFailureRate =
+    flags.memberFailureRate === undefined ? 0.5 : parseNumber('--member-failure-rate', flags.memberFailureRate);
+  if (!(memberFailureRate >= 0 && memberFailureRate < 1)) {
+    throw new UsageError(
+      `--member-failure-rate expects a number from 0 up to, not including, 1, got "${flags.memberFailureRate}"`,
+    );
+  }
   const options = {
     processes,
     callsPerSecond,
@@ -67,6 +75,7 @@ export async function fleetBreakerModel(flags: FleetBreakerFlags, io: SimulateIO
     outageToMs: outageFromMs + outageMs,
     partitioned,
     minMembers,
+    memberFailureRate,
     seed,
   };
   const calls = (processes * callsPerSecond * durationMs) / 1000;
@@ -77,7 +86,7 @@ export async function fleetBreakerModel(flags: FleetBreakerFlags, io: SimulateIO
   };
   const r = await planned(io, plan, () => simulateFleetBreaker(options));
   const text = [
-    `fleet breaker — ${processes} processes × ${callsPerSecond} calls a second, the service down from ${formatDuration(outageFromMs)} for ${formatDuration(outageMs)}, ${partitioned} partitioned throughout, ${formatDuration(durationMs)}; minMembers ${minMembers}; seed ${seed}`,
+    `fleet breaker — ${processes} processes × ${callsPerSecond} calls a second, the service down from ${formatDuration(outageFromMs)} for ${formatDuration(outageMs)}, ${partitioned} partitioned throughout, ${formatDuration(durationMs)}; minMembers ${minMembers}, memberFailureRate ${memberFailureRate}; seed ${seed}`,
     '',
     table(
       ['', 'sharedCircuitBreaker', `${processes} local circuitBreakers`],

@@ -184,5 +184,9 @@ and writes its chart with --svg FILE or --png FILE.`,
     .option('--duration <duration>', 'simulated time, at most 10m (default 30s)')
     .option('--partitioned <n>', 'processes whose every call fails throughout, the service fine (default 1)')
     .option('--min-members <n>', 'members that must see the failure rate to open the fleet (default 2)')
+    .option(
+      '--member-failure-rate <x>',
+      'more than this share of the reporting members must see it too, from 0 up to 1 (default 0.5)',
+    )
     .action((flags: FleetBreakerFlags) => emit(io, flags, () => fleetBreakerModel(flags, io)));
 }

@@ -14,11 +14,16 @@
  *   an older sequence number changes nothing) and lapses `windowMs` after it was sent. The fleet
  *   keeps the sums over the live snapshots: calls `C`, failures `F`, and `M`, the members whose own
  *   snapshot meets the failure rate. Only snapshots of the current epoch `e` count: a member that
- *   has not heard the last state change reports old evidence.
- * - **closed → open** when `C ≥ minCalls`, `F ≥ failureRate × C` (and `F ≥ 1`) and
- *   `M ≥ minMembers`: a share of the fleet's calls failing, seen by several members. One
- *   member whose calls all fail (partitioned, the service fine) is one member, and its share of
- *   the calls.
+ *   has not heard the last state change reports old evidence, which puts it on the roster (a
+ *   snapshot of no calls) and nothing more. A change of state zeroes every snapshot but keeps it
+ *   until it lapses, so the roster — the members that reported within `windowMs` — is whole from
+ *   the first moment of each epoch.
+ * - **closed → open** when `C ≥ minCalls`, `F ≥ failureRate × C` (and `F ≥ 1`),
+ *   `M ≥ minMembers` and `M > memberFailureRate × roster`: a share of the fleet's calls failing,
+ *   seen by several members that are a share of the fleet. Members whose calls all fail while the
+ *   service answers the others (partitioned) open it only when they are more than that share:
+ *   members that fail report four times as often as healthy ones, and their evidence alone can
+ *   meet the call-weighted rate before the others' first report of an epoch arrives.
  * - **open** for a period the opening member proposed (its `openBackoff`'s step `n`, the number of
  *   openings since the fleet last closed); then **half-open**: up to `maxHalfOpenProbes` members each
  *   hold a probe lease, which expires after `probeTimeoutMs` (default: the open period before it).
@@ -51,7 +56,12 @@ export const BREAKER = {
   argsPerKey: 11,
   replyPerKey: 17,
   /** ARGV entries before the keys' own. */
-  headArgs: 12,
+  headArgs: 13,
+  /**
+   * A member whose own breaker opened this many report periods or more before it heard the fleet
+   * open was failing alone: it leaves the half-open probes to the others (shared-breaker.ts).
+   */
+  aloneReports: 2,
 } as const;
 
 /** Why the fleet's state last changed: the index is what the state hash stores (`r`). */
@@ -122,6 +132,13 @@ export interface FleetRule {
   readonly successesToClose: number;
   /** 0: the open period before the probe. */
   readonly probeTimeoutMs: number;
+  /**
+   * The fleet opens only when more than this share of the members that reported within `windowMs`
+   * (in any state, epoch or generation) see `failureRate` in their own snapshots: members cut off
+   * from a healthy service open it only when they are more than that share of the fleet. From 0
+   * (`minMembers` alone) up to, not including, 1.
+   */
+  readonly memberFailureRate: number;
 }
 
 /** What a member's last good view says, to recreate a missing or broken state from. */
@@ -178,6 +195,18 @@ export interface FleetKey {
 /** Whether a snapshot meets the failure rate on its own. */
 export const failing = (rule: FleetRule, c: number, f: number): boolean => f >= 1 && f >= rule.failureRate * c;
 
+/**
+ * Whether the closed fleet opens on its sums, with `members` snapshots held (the roster): enough
+ * calls, `failureRate` of them failed, and failing members both `minMembers` and more than
+ * `memberFailureRate` of the roster.
+ */
+export const opens = (rule: FleetRule, st: Pick<FleetState, 'C' | 'F' | 'M'>, members: number): boolean =>
+  st.C >= rule.minCalls &&
+  st.F >= 1 &&
+  st.F >= rule.failureRate * st.C &&
+  st.M >= rule.minMembers &&
+  st.M > rule.memberFailureRate * members;
+
 /** The open period proposed for opening `n` (1-based): the last proposal for any later one; `fallback` without any. */
 export function periodFor(periods: readonly number[], n: number, fallback: number): number {
   if (periods.length === 0) return fallback;
@@ -205,8 +234,12 @@ export function seeded(seed: FleetSeed, generation: number, now: number): FleetS
   };
 }
 
+/**
+ * A change of state drops the evidence but keeps the roster: each member's snapshot stays, with no
+ * calls, until it lapses, so the members that report count at once in the new epoch.
+ */
 function clearEvidence(key: FleetKey): void {
-  key.members.clear();
+  for (const [member, m] of key.members) key.members.set(member, { seq: m.seq, c: 0, f: 0, exp: m.exp });
   key.state.C = 0;
   key.state.F = 0;
   key.state.M = 0;
@@ -291,22 +324,23 @@ export function stepKey(
     }
   }
   const old = key.members.get(member);
-  if (st.s === 0 && report.generation === st.g && report.epoch === st.e && (old === undefined || old.seq < seq)) {
-    if (old !== undefined) {
-      st.C -= old.c;
-      st.F -= old.f;
-      if (failing(rule, old.c, old.f)) st.M--;
+  if (old === undefined || old.seq < seq) {
+    if (st.s === 0 && report.generation === st.g && report.epoch === st.e) {
+      if (old !== undefined) {
+        st.C -= old.c;
+        st.F -= old.f;
+        if (failing(rule, old.c, old.f)) st.M--;
+      }
+      st.C += report.calls;
+      st.F += report.failures;
+      if (failing(rule, report.calls, report.failures)) st.M++;
+      key.members.set(member, { seq, c: report.calls, f: report.failures, exp: now + rule.windowMs });
+    } else if (old === undefined || (old.c === 0 && old.f === 0)) {
+      // Old news counts for nothing, but its member is in the fleet: on the roster, with no calls.
+      key.members.set(member, { seq, c: 0, f: 0, exp: now + rule.windowMs });
     }
-    st.C += report.calls;
-    st.F += report.failures;
-    if (failing(rule, report.calls, report.failures)) st.M++;
-    key.members.set(member, { seq, c: report.calls, f: report.failures, exp: now + rule.windowMs });
   }
-  if (st.s === 0) {
-    if (st.C >= rule.minCalls && st.F >= 1 && st.F >= rule.failureRate * st.C && st.M >= rule.minMembers) {
-      open(key, 1, now, 'failure-rate', report.periods);
-    }
-  }
+  if (st.s === 0 && opens(rule, st, key.members.size)) open(key, 1, now, 'failure-rate', report.periods);
   return replyOf(key, member, now);
 }
 

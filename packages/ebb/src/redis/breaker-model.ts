@@ -8,6 +8,7 @@ import {
   seeded,
   stepKey,
 } from './breaker-law.js';
+import { replyValues } from './breaker-wire.js';
 import type { RedisScripts } from './client.js';
 
 /** What the fleet simulation does to the model between calls: lose everything, or stop answering. */
@@ -42,8 +43,9 @@ export function breakerModel(clock: Clock): RedisScripts & BreakerModelControls 
       maxHalfOpenProbes: Number(a[7]),
       successesToClose: Number(a[8]),
       probeTimeoutMs: Number(a[9]),
+      memberFailureRate: Number(a[10]),
     };
-    const seq = Number(a[11]);
+    const seq = Number(a[12]);
     const now = Math.floor(clock.now());
     const out: string[] = [];
     for (let i = 0; i * 3 < keysOf.length; i++) {
@@ -66,27 +68,7 @@ export function breakerModel(clock: Clock): RedisScripts & BreakerModelControls 
         keys.set(name, key);
       }
       const r = stepKey(rule, key, member, seq, report, now);
-      out.push(
-        ...[
-          r.state,
-          r.openings,
-          r.remainingMs,
-          r.openMs,
-          r.epoch,
-          r.closings,
-          r.generation,
-          r.lease,
-          r.leaseRemainingMs,
-          r.probes,
-          r.calls,
-          r.failures,
-          r.failingMembers,
-          r.reason,
-        ].map(String),
-        '',
-        '',
-        '',
-      );
+      out.push(...replyValues(r).map(String), '', '', '');
     }
     return out;
   };

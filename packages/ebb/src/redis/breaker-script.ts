@@ -13,8 +13,8 @@ import { BREAKER, FLEET_REASONS, PROBE_OPS } from './breaker-law.js';
  * ARGV: [1] mode ('': a report; 'inspect': read one key, write nothing; 'reset': one key back to
  * closed with a new generation), [2] the member's id, [3] a new generation (drawn by the caller),
  * [4] failureRate, [5] minCalls, [6] minMembers, [7] windowMs, [8] maxHalfOpenProbes,
- * [9] successesToClose, [10] probeTimeoutMs (0: the open period before the probe), [11] the keys'
- * idle expiry in ms, [12] the report's sequence number; then for each key BREAKER.argsPerKey
+ * [9] successesToClose, [10] probeTimeoutMs (0: the open period before the probe),
+ * [11] memberFailureRate, [12] the keys' idle expiry in ms, [13] the report's sequence number; then for each key BREAKER.argsPerKey
  * entries: the generation and epoch the snapshot belongs to, its calls and failures, the probe op
  * (breaker-law.ts PROBE_OPS) and its lease id, the seed (state 0/1, openings, remaining ms, open
  * period ms: the caller's last good view, to recreate a missing or broken state from), and the
@@ -51,7 +51,8 @@ local MAXPRUNED, MAXPROBES, HEAD, PER = ${BREAKER.maxPruned}, ${BREAKER.maxProbe
 local NREASONS = ${FLEET_REASONS.length}
 local mode, member, newgen = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local rate, minCalls, minMembers, windowMs = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local probes, toClose, probeMs, ttl, seq = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+local probes, toClose, probeMs, memberRate = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local ttl, seq = tonumber(ARGV[12]), tonumber(ARGV[13])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local FIELDS = { v = 1, g = 1, s = 1, n = 1, ou = 1, om = 1, ps = 1, e = 1, k = 1, r = 1, rt = 1, C = 1, F = 1, M = 1, l = 1 }
@@ -250,6 +251,20 @@ for i = 1, nkeys do
     st.C, st.F, st.M = 0, 0, 0
   end
   if #faults > from then dropEvidence() end
+  -- A change of state drops the evidence and keeps the roster: each snapshot stays, with no calls.
+  local function zeroEvidence()
+    local all = redis.call('HGETALL', MB)
+    for j = 1, #all, 2 do
+      local r = record(all[j + 1])
+      if not r then
+        fault(MB, all[j], all[j + 1])
+        dropEvidence()
+        return
+      end
+      redis.call('HSET', MB, all[j], exact(r.seq) .. ',0,0,' .. exact(r.exp))
+    end
+    st.C, st.F, st.M = 0, 0, 0
+  end
   local periods = {}
   for p in string.gmatch(ARGV[base + 11], '[^,]+') do periods[#periods + 1] = tonumber(p) end
   local function open(n, at, reason)
@@ -259,13 +274,13 @@ for i = 1, nkeys do
     st.ps, st.leases = 0, {}
     st.e = st.e + 1
     st.r, st.rt = reason, at
-    dropEvidence()
+    zeroEvidence()
   end
   local function close(at, reason)
     st.s, st.n, st.ou, st.om, st.ps, st.leases = 0, 0, 0, 0, 0, {}
     st.e, st.k = st.e + 1, st.k + 1
     st.r, st.rt = reason, at
-    dropEvidence()
+    zeroEvidence()
   end
   -- Lapsed snapshots go, oldest first.
   local due = redis.call('ZRANGEBYSCORE', Z, '-inf', now, 'LIMIT', 0, MAXPRUNED)
@@ -312,26 +327,31 @@ for i = 1, nkeys do
     end
   end
   local g, e, c, f = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
-  if st.s == 0 and g == st.g and e == st.e then
-    local v = redis.call('HGET', MB, member)
-    local old = record(v)
-    if v and not old then
-      fault(MB, member, v)
-      dropEvidence()
-    end
-    if old == nil or old.seq < seq then
+  local v = redis.call('HGET', MB, member)
+  local old = record(v)
+  if v and not old then
+    fault(MB, member, v)
+    dropEvidence()
+  end
+  if old == nil or old.seq < seq then
+    local exp = now + windowMs
+    if st.s == 0 and g == st.g and e == st.e then
       if old then
         st.C, st.F = st.C - old.c, st.F - old.f
         if failing(old.c, old.f) then st.M = st.M - 1 end
       end
       st.C, st.F = st.C + c, st.F + f
       if failing(c, f) then st.M = st.M + 1 end
-      local exp = now + windowMs
       redis.call('HSET', MB, member, exact(seq) .. ',' .. exact(c) .. ',' .. exact(f) .. ',' .. exact(exp))
+      redis.call('ZADD', Z, exact(exp), member)
+    elseif old == nil or (old.c == 0 and old.f == 0) then
+      -- Old news counts for nothing, but its member is in the fleet: on the roster, with no calls.
+      redis.call('HSET', MB, member, exact(seq) .. ',0,0,' .. exact(exp))
       redis.call('ZADD', Z, exact(exp), member)
     end
   end
-  if st.s == 0 and st.C >= minCalls and st.F >= 1 and st.F >= rate * st.C and st.M >= minMembers then
+  if st.s == 0 and st.C >= minCalls and st.F >= 1 and st.F >= rate * st.C and st.M >= minMembers
+    and st.M > memberRate * redis.call('HLEN', MB) then
     open(1, now, ${FLEET_REASONS.indexOf('failure-rate')})
   end
   write(H, MB, Z, st)

@@ -8,7 +8,7 @@
 import { BREAKER, FLEET_REASONS, type FleetRule, type KeyReply, type KeyReport } from './breaker-law.js';
 import { faultOf, quote, type SharedProblem } from './protocol.js';
 
-/** ARGV[4..10]: the rule every member of one name shares. */
+/** ARGV[4..11]: the rule every member of one name shares. */
 export function ruleArgs(r: FleetRule): string[] {
   return [
     String(r.failureRate),
@@ -18,6 +18,7 @@ export function ruleArgs(r: FleetRule): string[] {
     String(r.maxHalfOpenProbes),
     String(r.successesToClose),
     String(r.probeTimeoutMs),
+    String(r.memberFailureRate),
   ];
 }
 
@@ -51,6 +52,26 @@ export function reportArgs(
   const args = [mode, member, generation, ...ruleArgs(rule), String(Math.ceil(ttlMs)), String(seq)];
   for (const k of keys) args.push(...keyArgs(k));
   return args;
+}
+
+/** One key's reply as the script's first values, in their order (BREAKER.replyPerKey less the three of a repair). */
+export function replyValues(r: KeyReply): number[] {
+  return [
+    r.state,
+    r.openings,
+    r.remainingMs,
+    r.openMs,
+    r.epoch,
+    r.closings,
+    r.generation,
+    r.lease,
+    r.leaseRemainingMs,
+    r.probes,
+    r.calls,
+    r.failures,
+    r.failingMembers,
+    r.reason,
+  ];
 }
 
 /** One key's reply, checked, and the first stored value the script repaired for it (if any). */

@@ -111,6 +111,14 @@ export class KeyState {
    * service would otherwise fail every probe it wins, and keep the fleet open).
    */
   yieldAt = -1;
+  /** When this member's local breaker opened on its own evidence (member clock), until it closes. */
+  aloneSince: number | undefined;
+  /**
+   * Whether this member's own breaker had opened well before the fleet's did: it was failing
+   * alone (a partition), so in each half-open state of this open run it leaves the probe to the
+   * others for a report period. Cleared when the fleet closes.
+   */
+  suspect = false;
   /** When the fleet's open period ends (member clock): the half-open state's start, as first heard. */
   openUntil = 0;
   /** Fleet probes of this member running now. */
@@ -167,7 +175,11 @@ export class KeyState {
       periods,
     };
     const r = stepKey(rule, this.local, 'self', ++this.#localSeq, report, now);
-    if (r.epoch !== before) this.localWindow.clear();
+    if (r.epoch !== before) {
+      this.localWindow.clear();
+      if (r.state === 0) this.aloneSince = undefined;
+      else this.aloneSince ??= now;
+    }
     return r;
   }
 
@@ -179,6 +191,10 @@ export class KeyState {
     this.local.state.e = e + 1;
     this.local.state.k = k + (seed.s === 0 ? 1 : 0);
     this.localWindow.clear();
+    if (seed.s === 0) {
+      this.aloneSince = undefined;
+      this.suspect = false;
+    }
   }
 
   /** What the member's local breaker says now, as a seed for a state Redis lost. */

@@ -110,11 +110,16 @@ describe('sharedCircuitBreaker: the fleet opens on evidence from several members
     expect(members[0]?.stateOf()).not.toBe('closed');
     for (const m of members.slice(1)) expect(m.stateOf()).toBe('closed');
     for (const t of tally.slice(1)) expect(t).toEqual({ ok: 200, failed: 0, refused: 0 });
-    // With minMembers 1 the same partition opens the fleet for everyone: the option is what stops it.
+    // With minMembers 1, memberFailureRate (one member of five is not half) still stops it; with
+    // both at their loosest the same partition opens the fleet for everyone: each option counts.
     const clock2 = virtualClock(1_000_000);
-    const naive = fleet(5, breakerModel(clock2), clock2, { minMembers: 1, failureRate: 0.15 });
-    const t2 = await run(naive, clock2, 4000, (i) => i !== 0);
-    expect(t2.slice(1).reduce((s, t) => s + t.refused, 0)).toBeGreaterThan(0);
+    const one = fleet(5, breakerModel(clock2), clock2, { minMembers: 1, failureRate: 0.15 });
+    const t2 = await run(one, clock2, 4000, (i) => i !== 0);
+    for (const t of t2.slice(1)) expect(t).toEqual({ ok: 200, failed: 0, refused: 0 });
+    const clock3 = virtualClock(1_000_000);
+    const naive = fleet(5, breakerModel(clock3), clock3, { minMembers: 1, memberFailureRate: 0, failureRate: 0.15 });
+    const t3 = await run(naive, clock3, 4000, (i) => i !== 0);
+    expect(t3.slice(1).reduce((s, t) => s + t.refused, 0)).toBeGreaterThan(0);
   });
 
   it('each key is its own breaker: one dead route does not stop another', async () => {
@@ -315,7 +320,36 @@ describe('sharedCircuitBreaker: options', () => {
     expect(() => sharedCircuitBreaker({ client, name: 'x', minMembers: 0 })).toThrow(/minMembers/);
     expect(() => sharedCircuitBreaker({ client, name: 'x', failureRate: 0 })).toThrow(/failureRate/);
     expect(() => sharedCircuitBreaker({ client, name: 'x', reportMs: 1 })).toThrow(/reportMs/);
+    // A member stays on the roster windowMs after each report: at least two reports a window.
+    expect(() => sharedCircuitBreaker({ client, name: 'x', windowMs: 1000, reportMs: 600 })).toThrow(
+      /^sharedCircuitBreaker\(\): expected `reportMs` to be at most windowMs \/ 2 \(500\), got 600\. For example windowMs \/ 10/,
+    );
+    expect(() => sharedCircuitBreaker({ client, name: 'x', windowMs: 1000, reportMs: 500 })).not.toThrow();
     expect(() => sharedCircuitBreaker({ client, name: 'x', retries: 3 } as never)).toThrow(/retries/);
     expect(() => sharedCircuitBreaker({ client, name: '{x}' })).toThrow(/name/);
+  });
+
+  it('memberFailureRate is a share from 0 up to, not including, 1: a RangeError or TypeError names it, the value and a fix', () => {
+    const client = breakerModel(virtualClock());
+    const message = (v: unknown) =>
+      new RegExp(`^sharedCircuitBreaker\\(\\): expected \`memberFailureRate\` to be .*, got ${v}\\. For example 0\\.5`);
+    for (const v of [1, 1.5, -0.1, Number.NaN]) {
+      expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: v })).toThrow(RangeError);
+      expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: v })).toThrow(message(String(v)));
+    }
+    expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: '0.5' as never })).toThrow(TypeError);
+    for (const v of [0, 0.5, 0.99])
+      expect(() => sharedCircuitBreaker({ client, name: 'x', memberFailureRate: v })).not.toThrow();
+  });
+
+  it('memberFailureRate reaches the fleet: two partitioned members of five open it at 0.3, not at the default 0.5', async () => {
+    const tallyOf = async (more: Partial<SharedCircuitBreakerOptions>) => {
+      const clock = virtualClock(1_000_000);
+      const members = fleet(5, breakerModel(clock), clock, { failureRate: 0.15, ...more });
+      const tally = await run(members, clock, 4000, (i) => i > 1);
+      return tally.slice(2).reduce((s, t) => s + t.refused, 0);
+    };
+    expect(await tallyOf({})).toBe(0);
+    expect(await tallyOf({ memberFailureRate: 0.3 })).toBeGreaterThan(0);
   });
 });

@@ -51,9 +51,18 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
   /**
    * Members whose own calls meet `failureRate` needed to open the fleet's breaker. Default 2: one
    * member whose every call fails — partitioned from a service the others reach — opens only its
-   * own local breaker. 1 lets any member open it for everyone.
+   * own local breaker. 1, with `memberFailureRate` 0, lets any member open it for everyone.
    */
   readonly minMembers?: number;
+  /**
+   * The fleet opens only when more than this share of its members — those that reported within
+   * `windowMs` — see `failureRate` in their own calls, from 0 up to, not including, 1. Default
+   * 0.5, a majority: members cut off from a service that answers the others (a partition, a bad
+   * route, a broken host) open only their own local breakers while they are half the fleet or
+   * fewer, however many they are; a real outage, seen by every member, opens the fleet as before.
+   * 0: `minMembers` alone decides.
+   */
+  readonly memberFailureRate?: number;
   /** The window of the failure rate: each member's calls of the last this many ms. Default 10 000. */
   readonly windowMs?: number;
   /** Probes let through at once while half-open, fleet-wide (one per member at most). Default 1. */
@@ -86,7 +95,8 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
   /**
    * How often a member with traffic reports its window (one `EVALSHA` for up to 32 keys), and so
    * learns the fleet's state at the latest: every `reportMs` while its calls succeed, every
-   * `reportMs / 4` while its window holds failures. Default 1000.
+   * `reportMs / 4` while its window holds failures. Default 1000; at most `windowMs / 2`, so that a
+   * member with traffic never drops off the fleet's roster between two reports.
    */
   readonly reportMs?: number;
   /** Keys a member keeps state for; the least recently used beyond it is forgotten. Default 1000. */
@@ -271,6 +281,24 @@ class Breaker implements SharedCircuitBreaker {
     if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
     const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');
     const minMembers = count(where, 'minMembers', o.minMembers, 2, 1, false, 'For example 2.');
+    const memberFailureRate = inRange(
+      where,
+      'memberFailureRate',
+      o.memberFailureRate,
+      0.5,
+      0,
+      1,
+      'For example 0.5 for a majority of the members.',
+    );
+    if (memberFailureRate === 1) {
+      invalid(
+        where,
+        'memberFailureRate',
+        1,
+        'a number from 0 up to, not including, 1',
+        'For example 0.5 for a majority of the members.',
+      );
+    }
     const windowMs = Math.ceil(nonNegative(where, 'windowMs', o.windowMs, 10_000, false, 'For example 10000.'));
     if (windowMs < 10 || windowMs > BREAKER.dayMs) {
       invalid(where, 'windowMs', o.windowMs, 'a number from 10 to 86400000 (a day)', 'For example 10000.');
@@ -296,9 +324,10 @@ class Breaker implements SharedCircuitBreaker {
       maxHalfOpenProbes,
       successesToClose,
       probeTimeoutMs,
+      memberFailureRate,
     };
     // The local breaker: the same rule on this member's evidence alone, one probe.
-    this.#localRule = { ...this.#rule, minMembers: 1, maxHalfOpenProbes: 1 };
+    this.#localRule = { ...this.#rule, minMembers: 1, memberFailureRate: 0, maxHalfOpenProbes: 1 };
     this.#slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
     const openBackoff = o.openBackoff ?? defaultOpenBackoff;
     if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
@@ -312,6 +341,16 @@ class Breaker implements SharedCircuitBreaker {
     this.#reportMs = nonNegative(where, 'reportMs', o.reportMs, 1000, false, 'For example 1000.');
     if (this.#reportMs < 10 || this.#reportMs > 3_600_000) {
       invalid(where, 'reportMs', o.reportMs, 'a number from 10 to 3600000 (an hour)', 'For example 1000.');
+    }
+    // A member stays on the fleet's roster for windowMs after each report: two reports a window at least.
+    if (this.#reportMs > windowMs / 2) {
+      invalid(
+        where,
+        'reportMs',
+        o.reportMs,
+        `at most windowMs / 2 (${windowMs / 2})`,
+        "For example windowMs / 10: a member is on the fleet's roster for windowMs after each report.",
+      );
     }
     this.#maxKeys = count(where, 'maxKeys', o.maxKeys, 1000, 1, false, 'For example 1000.');
     this.#keyTtlMs = nonNegative(where, 'keyTtlMs', o.keyTtlMs, 600_000, false, 'For example 600000.');
@@ -523,10 +562,11 @@ class Breaker implements SharedCircuitBreaker {
       k.fleetProbes++;
       return new SharedTicket(k, 'fleet-probe', now, k.fleet?.epoch ?? -1, k.local.state.e, k.fleet?.lease ?? -1);
     }
-    // After its own probe failed, the member lets the others probe first for a report period: a
-    // member cut off from a healthy service would otherwise win and fail every probe.
+    // After its own probe failed, or when its own breaker had opened well before the fleet's, the
+    // member lets the others probe first for a report period: a member cut off from a healthy
+    // service would otherwise win and fail every probe.
     const halfOpenSince = k.openUntil;
-    if (k.fleet?.openings === k.yieldAt && now < halfOpenSince + this.#reportMs) {
+    if ((k.fleet?.openings === k.yieldAt || k.suspect) && now < halfOpenSince + this.#reportMs) {
       k.nextClaimAt = halfOpenSince + this.#reportMs;
     }
     if (k.claiming || now < k.nextClaimAt) {
@@ -773,6 +813,11 @@ class Breaker implements SharedCircuitBreaker {
       });
     }
     const changed = !known || known.generation !== r.generation || known.epoch !== r.epoch;
+    if (changed && r.state !== 0 && (!known || known.state === 0)) {
+      // The fleet opened: a member whose own breaker opened two report periods before it was
+      // failing alone, and lets the others probe first.
+      k.suspect = k.aloneSince !== undefined && at - k.aloneSince >= BREAKER.aloneReports * this.#reportMs;
+    }
     if (changed) {
       k.fleetWindow.clear();
       this.#periods = undefined;
@@ -803,7 +848,8 @@ class Breaker implements SharedCircuitBreaker {
  * **The rule** (breaker-law.ts, docs/redis.md): each member reports its own calls and failures
  * over `windowMs` — a snapshot replacing its last — with one `EVALSHA` every `reportMs` while it
  * has traffic. The fleet opens when its calls reach `minCalls`, `failureRate` of them failed,
- * *and* at least `minMembers` members (2) see that rate on their own. Open, every member fails
+ * *and* the members that see that rate on their own are at least `minMembers` (2) and more than
+ * `memberFailureRate` (0.5) of the members that reported within `windowMs`. Open, every member fails
  * fast with a `BrokenCircuitError` (`isBrokenCircuitError` recognises it) carrying `retryAfterMs`;
  * half-open, one member at a time holds the probe lease (it lapses after `probeTimeoutMs` when its
  * prober dies, and counts as a failed probe), and each failed probe opens the fleet for the next
@@ -836,6 +882,7 @@ export function sharedCircuitBreaker<T = unknown>(options: SharedCircuitBreakerO
     'failureRate',
     'minCalls',
     'minMembers',
+    'memberFailureRate',
     'windowMs',
     'maxHalfOpenProbes',
     'successesToClose',

@@ -22,10 +22,25 @@ describe('simulateFleetBreaker', () => {
     expect(r.local.reachedAfterOpen).toBeGreaterThanOrEqual(99);
     expect(r.shared.refusedWhileUp).toBe(0);
     expect(r.shared.partitionedRefused).toBeGreaterThan(0);
-    // The partitioned member may win the first probe after recovery and fail it; it then leaves
-    // the next one to the others: two open periods (4 s each) and a report period at most.
-    expect(r.shared.firstSuccessAfterMs).toBeLessThanOrEqual(2 * 4000 + 1000);
+    // The partitioned member, whose own breaker opened long before the fleet's, leaves the probes
+    // to the others: the first success within the open period then running (4 s at most) and a
+    // report period.
+    expect(r.shared.firstSuccessAfterMs).toBeLessThanOrEqual(4000 + 1000);
     expect(r.shared.commandsPerCall).toBeLessThanOrEqual(0.1);
+  }, 60_000);
+
+  it('100 processes, 2 and 3 partitioned (minMembers or more, far from a majority): no healthy call refused before the outage; after it, the first success within one open period, the partitioned members leaving the probe to the others', async () => {
+    for (const partitioned of [2, 3]) {
+      const r = await simulateFleetBreaker({ processes: 100, partitioned, durationMs: 25_000, openBackoff });
+      console.log(`fleet breaker simulation, ${partitioned} partitioned:`, JSON.stringify(r.shared));
+      expect(r.shared.refusedWhileUp).toBe(0);
+      expect(r.shared.partitionedRefused).toBeGreaterThan(0);
+      // The fleet still opens for the real outage: one probe per open period after it did.
+      expect(r.shared.openedAfterMs).toBeLessThan(10_000);
+      expect(r.shared.reachedAfterOpen).toBeLessThanOrEqual(4);
+      // The open period then running (4 s at most) and a report period.
+      expect(r.shared.firstSuccessAfterMs).toBeLessThanOrEqual(4000 + 1000);
+    }
   }, 60_000);
 
   it('equal seeds give equal runs, another seed other open periods (their jitter draws from the seed)', async () => {

@@ -24,6 +24,8 @@ export interface FleetBreakerOptions {
   readonly failureRate?: number;
   readonly minCalls?: number;
   readonly minMembers?: number;
+  /** More than this share of the reporting members must fail to open the fleet: `sharedCircuitBreaker`'s (default 0.5). */
+  readonly memberFailureRate?: number;
   readonly windowMs?: number;
   readonly reportMs?: number;
   readonly openBackoff?: BackoffPolicy;
@@ -84,6 +86,7 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
     'failureRate',
     'minCalls',
     'minMembers',
+    'memberFailureRate',
     'windowMs',
     'reportMs',
     'openBackoff',
@@ -124,6 +127,7 @@ export async function simulateFleetBreaker(options?: FleetBreakerOptions): Promi
             random,
             ...rule,
             minMembers: o.minMembers ?? 2,
+            ...(o.memberFailureRate === undefined ? {} : { memberFailureRate: o.memberFailureRate }),
             reportMs: o.reportMs ?? 1000,
           })
         : circuitBreaker({ ...rule, consecutiveFailures: Infinity, clock, random }),
