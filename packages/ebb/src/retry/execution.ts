@@ -109,34 +109,30 @@ export class Execution<T> implements Wakeup {
     this.start(resolve, reject, this.#current, error);
   }
 
-  /** The abort source aborted (EventListener protocol). */
+  /**
+   * The abort source aborted (EventListener protocol), or was found aborted: the running
+   * attempt's signal aborts, and the call rejects with the reason.
+   */
   handleEvent(): void {
-    this.#aborted();
+    const reason = (this.#source as AbortSource).reason;
+    this.#current?.abort(reason);
+    this.#settle(false, reason);
   }
 
-  /** The timer queue's call when the backoff wait is over. */
+  /** The timer queue's call when the backoff wait is over (a promise's resolve: it cannot throw, so no `fail`). */
   wake(): void {
-    const wakeUp = this.#wakeUp;
-    this.#wakeUp = undefined;
-    wakeUp?.();
-  }
-
-  /** The timer queue's report that `wake` threw (it cannot: `#do` catches what it calls): this run fails with it. */
-  fail(error: unknown): void {
-    this.#settle(false, error);
+    this.#wakeUp?.();
   }
 
   #settle(ok: boolean, value: unknown): void {
     const resolve = this.#resolve;
     const reject = this.#reject as (reason: unknown) => void;
     if (!resolve) return;
-    this.#resolve = this.#reject = this.#current = undefined;
+    this.#resolve = this.#reject = this.#current = this.#wakeUp = undefined;
     // Only an execution waiting in the host queue has a slot.
     if (this.slot !== -1) hostQueue(this.#o.unref).remove(this);
-    this.#wakeUp = undefined;
     this.#source?.removeEventListener('abort', this);
-    if (ok) resolve(value as Awaited<T>);
-    else reject(value);
+    (ok ? resolve : reject)(value as Awaited<T>);
   }
 
   /** Runs one step; what it throws ends the run. */
@@ -168,12 +164,6 @@ export class Execution<T> implements Wakeup {
     return this.#last - this.#start;
   }
 
-  #aborted(): void {
-    const reason = (this.#source as AbortSource).reason;
-    this.#current?.abort(reason);
-    this.#settle(false, reason);
-  }
-
   /** Calls `hook` (if any) with the frozen `context()`, then — once its promise fulfils, if it returns one — `then`, unless the run ended meanwhile. */
   #hook(hook: Hook, context: () => object, then: () => void): void {
     const result = hook?.(Object.freeze(context()) as never);
@@ -188,7 +178,7 @@ export class Execution<T> implements Wakeup {
   #next() {
     if (!this.#resolve) return;
     // Another callback may have aborted since the wait began: no attempt starts after an abort.
-    if (this.#source?.aborted) return this.#aborted();
+    if (this.#source?.aborted) return this.handleEvent();
     const attempts = this.#attempt;
     // On a lazy start attempt 1 reads no clock: its elapsed time is 0 by definition.
     const elapsedMs = attempts || this.#o.timed ? this.#elapsed() : 0;
@@ -318,7 +308,7 @@ export class Execution<T> implements Wakeup {
   }
 
   #sleep(delay: number) {
-    if (this.#source?.aborted) return this.#aborted();
+    if (this.#source?.aborted) return this.handleEvent();
     const clock = this.#o.clock;
     if (!clock) {
       const queue = hostQueue(this.#o.unref);
