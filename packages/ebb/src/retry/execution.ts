@@ -63,50 +63,45 @@ export class Execution<T> implements Wakeup {
    */
   #wakeUp: (() => void) | undefined;
 
-  constructor(operation: Operation<T>, o: Prepared, start: number, source?: AbortSource) {
+  /** `failed`, `error`: attempt 1 was made on the success path and failed with `error`. */
+  constructor(
+    operation: Operation<T>,
+    o: Prepared,
+    start: number,
+    source?: AbortSource,
+    failed?: Attempt,
+    error?: unknown,
+  ) {
     this.#operation = operation;
     this.#o = o;
     this.#start = start;
     this.#source = source;
     this.#last = o.timed ? start : -Infinity;
+    this.#current = failed;
+    this.#failure = error;
   }
 
   /**
-   * Runs the operation to its end, settling through `resolve` and `reject`: from attempt 1, or,
-   * with `failed`, from the failure of attempt 1 made on the success path.
+   * Runs the operation to its end, settling through `resolve` and `reject`: from attempt 1, or
+   * from the failure of attempt 1 made on the success path. The execution is thenable so that,
+   * after that failure, the promise `retry()` returned adopts it: no second promise.
    */
-  start(
-    resolve: (value: Awaited<T>) => void,
-    reject: (reason: unknown) => void,
-    failed?: Attempt,
-    error?: unknown,
-  ): void {
+  // biome-ignore lint/suspicious/noThenProperty: deliberately a thenable, adopted by the promise retry() returned
+  then(resolve: (value: Awaited<T>) => void, reject: (reason: unknown) => void): void {
     this.#resolve = resolve;
     this.#reject = reject;
     // The execution is its own abort listener (handleEvent): no closure to keep.
     this.#source?.addEventListener('abort', this);
+    const failed = this.#current;
+    const error = this.#failure;
+    this.#failure = undefined;
     this.#do(() => {
       this.#o.budget?.recordRequest?.();
       if (failed) {
         this.#attempt = 1;
-        this.#current = failed;
         this.#ended(failed, false, error);
       } else this.#next();
     });
-  }
-
-  /** The execution as the thenable a promise adopts after attempt 1 failed on the success path. */
-  after(failed: Attempt, error: unknown): this {
-    this.#current = failed;
-    this.#failure = error;
-    return this;
-  }
-
-  // biome-ignore lint/suspicious/noThenProperty: deliberately a thenable, adopted by the promise retry() returned
-  then(resolve: (value: Awaited<T>) => void, reject: (reason: unknown) => void): void {
-    const error = this.#failure;
-    this.#failure = undefined;
-    this.start(resolve, reject, this.#current, error);
   }
 
   /**
