@@ -13,6 +13,13 @@ export type { AbortSource };
 type Hook = ((context: never) => unknown) | undefined;
 
 /**
+ * The one reaction of every execution's wake-up promise: no closure per waiting retry (see
+ * `#wakeUp`). The promise resolves with the execution in a box: resolved with the execution
+ * itself, a thenable, it would call its `then`.
+ */
+const resume = ([execution]: readonly [{ resume(): void }]): void => execution.resume();
+
+/**
  * One operation after its first failure (or from the start, when it needs more than the
  * success path): a small state machine rather than an `async` function, so that an operation
  * waiting in its backoff holds only this object, its run and a slot in the timer queue —
@@ -59,9 +66,12 @@ export class Execution<T> implements Wakeup {
    * Ends a backoff wait in the host queue. The queue's one host timer fires every due entry from
    * the async context of whichever call armed it; the next attempt instead continues through a
    * promise whose `then` this call registered when it began to wait, so it runs in this call's
-   * own context (AsyncLocalStorage, OpenTelemetry) with no Node import.
+   * own context (AsyncLocalStorage, OpenTelemetry) with no Node import. The promise resolves
+   * with this execution (boxed), and its one reaction is {@link resume}, shared by every
+   * execution: a waiting retry holds the promise, this function and the reaction, and no
+   * closure of its own (256 B less per waiting retry than callbacks made per wait: bench `memory`).
    */
-  #wakeUp: (() => void) | undefined;
+  #wakeUp: ((box: readonly [Execution<T>]) => void) | undefined;
 
   /** `failed`, `error`: attempt 1 was made on the success path and failed with `error`. */
   constructor(
@@ -116,7 +126,7 @@ export class Execution<T> implements Wakeup {
 
   /** The timer queue's call when the backoff wait is over (a promise's resolve: it cannot throw, so no `fail`). */
   wake(): void {
-    this.#wakeUp?.();
+    this.#wakeUp?.([this]);
   }
 
   #settle(ok: boolean, value: unknown): void {
@@ -128,6 +138,11 @@ export class Execution<T> implements Wakeup {
     if (this.slot !== -1) hostQueue(this.#o.unref).remove(this);
     this.#source?.removeEventListener('abort', this);
     (ok ? resolve : reject)(value as Awaited<T>);
+  }
+
+  /** A backoff wait in the host queue is over: the next attempt (see `#wakeUp`). */
+  resume(): void {
+    this.#do(() => this.#next());
   }
 
   /** Runs one step; what it throws ends the run. */
@@ -308,12 +323,9 @@ export class Execution<T> implements Wakeup {
     if (!clock) {
       const queue = hostQueue(this.#o.unref);
       queue.add(this, queue.now() + delay);
-      this.#await(
-        new Promise<void>((resolve) => {
-          this.#wakeUp = resolve;
-        }),
-        () => this.#next(),
-      );
+      new Promise<readonly [Execution<T>]>((resolve) => {
+        this.#wakeUp = resolve;
+      }).then(resume);
       return;
     }
     // The abort source cuts the sleep short: the caller's signal, or the pipeline context's own
