@@ -25,12 +25,12 @@ type Entry = keyof typeof TARGET_GZIP_BYTES;
 /** The budgets, gzip bytes: the size measured when each was set, plus about 1.5 %. */
 const BUDGET_GZIP_BYTES: Record<Bundler, Record<Build, Record<Entry, number>>> = {
   esbuild: {
-    development: { typical: 6_300, http: 10_350 },
-    production: { typical: 4_915, http: 9_015 },
+    development: { typical: 6_335, http: 10_380 },
+    production: { typical: 4_945, http: 9_045 },
   },
   rollup: {
-    development: { typical: 6_230, http: 10_190 },
-    production: { typical: 4_825, http: 8_635 },
+    development: { typical: 6_250, http: 10_215 },
+    production: { typical: 4_850, http: 8_660 },
   },
 };
 
