@@ -25,12 +25,12 @@ type Entry = keyof typeof TARGET_GZIP_BYTES;
 /** The budgets, gzip bytes: the size measured when each was set, plus about 1.5 %. */
 const BUDGET_GZIP_BYTES: Record<Bundler, Record<Build, Record<Entry, number>>> = {
   esbuild: {
-    development: { typical: 6_300, http: 9_610 },
-    production: { typical: 4_920, http: 8_280 },
+    development: { typical: 6_335, http: 9_610 },
+    production: { typical: 4_945, http: 8_280 },
   },
   rollup: {
-    development: { typical: 6_230, http: 9_450 },
-    production: { typical: 4_820, http: 8_120 },
+    development: { typical: 6_250, http: 9_450 },
+    production: { typical: 4_850, http: 8_120 },
   },
 };
 

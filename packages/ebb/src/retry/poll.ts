@@ -108,6 +108,6 @@ export async function poll<R extends PollResult<unknown>>(
   };
   const prepared: Prepared = { ...o, full: true, timed: true, isFailure };
   return new Promise<T>((resolve, reject) =>
-    new Execution<T>(operation, prepared, start, o.signal).start(resolve, reject),
+    new Execution<T>(operation, prepared, start, o.signal).then(resolve, reject),
   );
 }
