@@ -23,6 +23,7 @@ import {
   waited,
   waitFor,
 } from './law.js';
+import { SLOT_MS, SLOTS, SlotCounter } from './meter.js';
 
 /** Options of {@link adaptiveRate}. Rates are requests per second; durations milliseconds. */
 export interface AdaptiveRateOptions<T = unknown> {
@@ -133,10 +134,6 @@ export interface AdaptiveRate extends AdaptiveRateController, Mechanism {
  */
 const CATCH_UP_MS = 25;
 
-/** The delivered rate is counted in 100-ms slots over at most 3 s. */
-const SLOT_MS = 100;
-const SLOTS = 30;
-
 /** What a server said in one answer: a pause (ms), and a pace (r/s) with how long it holds (ms). */
 interface ServerHint {
   pauseMs: number;
@@ -224,16 +221,13 @@ class Adaptive implements AdaptiveRate {
   #second = -Infinity;
   #count = 0;
   #previous = 0;
-  /** Successes per 100-ms slot over the last 3 s (a ring): the delivered rate. */
-  readonly #delivered = new Float64Array(SLOTS);
-  // Stryker disable next-line UnaryOperator: a slot marked 1 before any success holds 0 successes, as a fresh one
-  readonly #deliveredSlot = new Float64Array(SLOTS).fill(-1);
+  /** Successes per 100-ms slot over the last 3 s: the delivered rate. */
+  readonly #delivered = new SlotCounter();
   /**
-   * The 100-ms slots in which a throttle came (a ring, as `#deliveredSlot`): the service refused
-   * what the client offered then, whatever the round the request belonged to.
+   * Throttles per 100-ms slot over the last 3 s: in the slots that hold one, the service refused
+   * what the client offered, whatever the round the request belonged to.
    */
-  // Stryker disable next-line UnaryOperator: a slot marked 1 before any throttle is as unmarked as -1
-  readonly #refusedSlot = new Float64Array(SLOTS).fill(-1);
+  readonly #refused = new SlotCounter();
   readonly #maxServerWait: number;
   /** No request goes before this: the server said so (`Retry-After`). */
   #pausedUntil = -Infinity;
@@ -312,7 +306,7 @@ class Adaptive implements AdaptiveRate {
     // What the server said applies whatever the round: it describes the service now.
     if (detail !== undefined && this.#maxServerWait > 0) this.#hear(now, outcome, detail);
     if (outcome === 'throttled') {
-      this.#countRefused(now);
+      this.#refused.add(now);
       // One decrease per round of requests: a throttle of a request sent before the last
       // decrease says nothing about the new rate (TCP, likewise, cuts its window at most once
       // per round trip).
@@ -323,7 +317,7 @@ class Adaptive implements AdaptiveRate {
         if (relapsing(due)) this.#hold(now);
       }
     } else if (outcome === 'success') {
-      this.#countDelivered(now);
+      this.#delivered.add(now);
       this.#law = succeeded(this.#law, now);
       if (this.#rise(now)) this.#gate.poke();
     }
@@ -473,21 +467,6 @@ class Adaptive implements AdaptiveRate {
     return (grants * 1000) / covered;
   }
 
-  #countDelivered(now: number): void {
-    const slot = Math.floor(now / SLOT_MS);
-    const i = ((slot % SLOTS) + SLOTS) % SLOTS;
-    if (this.#deliveredSlot[i] !== slot) {
-      this.#deliveredSlot[i] = slot;
-      this.#delivered[i] = 0;
-    }
-    this.#delivered[i] = (this.#delivered[i] as number) + 1;
-  }
-
-  #countRefused(now: number): void {
-    const slot = Math.floor(now / SLOT_MS);
-    this.#refusedSlot[((slot % SLOTS) + SLOTS) % SLOTS] = slot;
-  }
-
   /**
    * What the meter saw, for a cut: successes per second — the rate the service actually accepted —
    * over the last second, or longer (up to 3 s) until the span holds `LAW.minDelivered` successes,
@@ -496,34 +475,15 @@ class Adaptive implements AdaptiveRate {
    * the rate sent over the last second (where the first cut of an unlimited controller starts).
    */
   #measure(now: number): Measurement {
-    const slot = Math.floor(now / SLOT_MS);
-    const since = Math.max(now - SLOTS * SLOT_MS, this.#firstGrant);
-    let successes = 0;
-    let covered = 0;
-    let refused = 0;
-    let slots = 0;
-    for (let k = 0; k < SLOTS; k++) {
-      const s = slot - k;
-      const start = s * SLOT_MS;
-      const i = ((s % SLOTS) + SLOTS) % SLOTS;
-      if (this.#deliveredSlot[i] === s) successes += this.#delivered[i] as number;
-      if (this.#refusedSlot[i] === s) refused++;
-      slots++;
-      // Time the server asked the client to pause delivered nothing by the client's choice: it
-      // is not the service's rate.
-      const from = Math.max(start, since);
-      covered = now - from - (this.#pauses.length > 0 ? this.#pausedWithin(from, now) : 0);
-      if (start <= since) break;
-      if (covered >= 1000 && successes >= LAW.minDelivered) break;
-    }
-    const spanMs = Math.max(SLOT_MS, covered);
+    const pauses = this.#pauses.length > 0 ? (from: number, to: number) => this.#pausedWithin(from, to) : undefined;
+    const span = this.#delivered.span(now, this.#firstGrant, LAW.minDelivered, pauses);
     return {
       sent: this.#measured(now),
-      delivered: (successes * 1000) / spanMs,
+      delivered: (span.count * 1000) / span.spanMs,
       // Known only over a whole second at least: the first few hundred ms of a burst overstate it.
-      count: covered >= 1000 ? successes : 0,
-      spanMs,
-      refused: 2 * refused >= slots,
+      count: span.covered >= 1000 ? span.count : 0,
+      spanMs: span.spanMs,
+      refused: 2 * this.#refused.marked(now, span.slots) >= span.slots,
     };
   }
 

@@ -4,9 +4,10 @@ import { invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate, LAW_KEYS } from '../rate/adaptive-rate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
+import { SlotCounter } from '../rate/meter.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
-import { CATCH_UP_MS, Counter, catchUpMs, finite, lawArgs, memberReport } from './member-report.js';
+import { CATCH_UP_MS, catchUpMs, finite, lawArgs, memberReport } from './member-report.js';
 import {
   generationOf,
   newGeneration,
@@ -134,10 +135,10 @@ class Shared implements SharedRate {
   readonly #lawArgs: readonly string[];
   readonly #id: string;
   readonly #gate: Gate;
-  readonly #granted = new Counter();
-  readonly #delivered = new Counter();
+  readonly #granted = new SlotCounter();
+  readonly #delivered = new SlotCounter();
   /** Every throttle this process saw, whatever its epoch: when the service refused it. */
-  readonly #throttled = new Counter();
+  readonly #throttled = new SlotCounter();
   readonly #serverClock = new ServerClock();
   /** When this process first let a request go: its rates are measured from then. */
   #start = Number.POSITIVE_INFINITY;
