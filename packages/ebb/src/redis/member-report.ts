@@ -4,7 +4,7 @@
  * pacer when alone. Exported for the law's differential test (test/redis/rate-law.test.ts), which
  * feeds the same measures to adaptiveRate and to the fleet's script.
  */
-import type { AdaptiveRateOptions, LAW_KEYS } from '../rate/adaptive-rate.js';
+import type { LawOptions } from '../rate/adaptive-rate.js';
 import { LAW } from '../rate/law.js';
 import type { SlotCounter } from '../rate/meter.js';
 
@@ -46,7 +46,7 @@ export const finite = (x: number): string => (Number.isFinite(x) ? String(x) : '
  * step, coolOffMs, maxCoolOffMs, minRatePerSecond, maxRatePerSecond or -1, the keys' expiry in s).
  * Exported for the law's differential test.
  */
-export function lawArgs(law: Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>): string[] {
+export function lawArgs(law: LawOptions): string[] {
   return [
     String(law.margin),
     String(law.decreaseFactor),
