@@ -1,6 +1,5 @@
 import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
-import { parseRateLimit } from '../core/rate-limit-field.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Mechanism } from '../retry/mechanism.js';
@@ -23,7 +22,9 @@ import {
   waited,
   waitFor,
 } from './law.js';
-import { SLOT_MS, SLOTS, SlotCounter } from './meter.js';
+import { SlotCounter } from './meter.js';
+import { catchUpMs } from './pacing.js';
+import { ServerHints } from './server-hints.js';
 
 /** Options of {@link adaptiveRate}. Rates are requests per second; durations milliseconds. */
 export interface AdaptiveRateOptions<T = unknown> {
@@ -127,82 +128,6 @@ export interface AdaptiveRate extends AdaptiveRateController, Mechanism {
   readonly pausedForMs: number;
 }
 
-/**
- * Timer lateness the pacer makes up for: when its wake-up comes late, the requests whose slots
- * fell due in the last 25 ms all go, so a late timer does not lower the rate — at rates where
- * requests are closer than this; at lower rates, less (see `#catchUpMs`).
- */
-const CATCH_UP_MS = 25;
-
-/** What a server said in one answer: a pause (ms), and a pace (r/s) with how long it holds (ms). */
-interface ServerHint {
-  pauseMs: number;
-  paceRate: number;
-  paceMs: number;
-}
-
-/**
- * The `RateLimit` field of a `Response`-like value, if its `headers` is a real `Headers` (whose
- * `get` runs no code of the caller's); a getter that throws, or anything else, counts as none.
- */
-function rateLimitField(response: unknown): string | null {
-  if (typeof Headers !== 'function' || typeof response !== 'object' || response === null) return null;
-  let headers: unknown;
-  try {
-    headers = (response as { headers?: unknown }).headers;
-  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined, which the caller reads as no field too */ {
-    return null; // not a response: a value of the caller's, never a reason to fail its operation
-  }
-  return headers instanceof Headers ? headers.get('ratelimit') : null;
-}
-
-/** A property of an error the caller made, read without letting a throwing getter escape. */
-function property(value: unknown, key: string): unknown {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined too */ {
-    return undefined;
-  }
-}
-
-/**
- * Reads a server's hint from what an attempt ended with (see `record`). A failure's
- * `retryAfterMs` (set by `ebb/http` from `Retry-After`, RFC 9110 §10.2.3, or an exhausted
- * `RateLimit` policy's `t`) is a pause; NaN, negative, infinite and non-number values are
- * ignored, longer ones cut to `maxMs`. The `RateLimit` field of draft-ietf-httpapi-ratelimit-
- * headers (revisions 08 to 11, §4.1: `r` the quota left, `t` the seconds within which "the client
- * can use no more than" it) of the response — the value on success, `error.response` on failure —
- * gives a pace of `r / t` for `t` seconds (the most restrictive policy; `r = 0` is a pause of `t`
- * unless a `Retry-After` was given, which "MUST take precedence", draft §7). A policy without `t`
- * says nothing about time and is skipped; a malformed field is ignored whole (draft §7).
- */
-function serverHint(outcome: Outcome, detail: unknown, maxMs: number): ServerHint | undefined {
-  let retryAfter: number | undefined;
-  let response: unknown = detail;
-  if (outcome !== 'success') {
-    const ms = property(detail, 'retryAfterMs');
-    if (typeof ms === 'number' && ms >= 0 && ms < Infinity) retryAfter = ms;
-    response = property(detail, 'response');
-  }
-  const items = parseRateLimit(rateLimitField(response));
-  if (retryAfter === undefined && items === undefined) return undefined;
-  const hint: ServerHint = { pauseMs: Math.min(retryAfter ?? 0, maxMs), paceRate: Infinity, paceMs: 0 };
-  // Stryker disable next-line ArrayDeclaration: without a field there is no item with a window; a stray item is skipped like one without t
-  for (const item of items ?? []) {
-    const t = item.windowSeconds;
-    if (t === undefined || t === 0) continue;
-    const ms = Math.min(t * 1000, maxMs);
-    if (item.remaining === 0) {
-      if (retryAfter === undefined) hint.pauseMs = Math.max(hint.pauseMs, ms);
-    } else if (item.remaining / t < hint.paceRate) {
-      hint.paceRate = item.remaining / t;
-      hint.paceMs = ms;
-    }
-  }
-  return hint;
-}
-
 class Adaptive implements AdaptiveRate {
   readonly #clock: Clock;
   readonly #gate: Gate;
@@ -228,16 +153,8 @@ class Adaptive implements AdaptiveRate {
    * what the client offered, whatever the round the request belonged to.
    */
   readonly #refused = new SlotCounter();
-  readonly #maxServerWait: number;
-  /** No request goes before this: the server said so (`Retry-After`). */
-  #pausedUntil = -Infinity;
-  /** Recent pauses, as [from, until, from, until, …]: the delivered rate leaves them out. */
-  // Stryker disable next-line ArrayDeclaration: a stray entry yields NaN bounds, which add no paused time and are dropped at the next pause
-  #pauses: number[] = [];
-  /** The pace a server's `RateLimit` field allows (`r / t`), and until when. */
-  #paceRate = Infinity;
-  // Stryker disable next-line UnaryOperator: with no pace (rate Infinity) a window that never ends paces nothing
-  #paceUntil = -Infinity;
+  /** What servers said: their pauses (`Retry-After`) and pace (`RateLimit`). */
+  readonly #hints: ServerHints;
 
   constructor(
     o: Required<Omit<AdaptiveRateOptions, 'priorities' | 'maxServerWaitMs' | 'isFailure'>> & {
@@ -247,7 +164,7 @@ class Adaptive implements AdaptiveRate {
   ) {
     this.#clock = o.clock;
     this.#p = lawParams(o);
-    this.#maxServerWait = o.maxRetryAfterMs;
+    this.#hints = new ServerHints(o.maxRetryAfterMs);
     this.#law = initialState(this.#p, o.initialRatePerSecond, readNow(o.clock));
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
     this.#gate = new Gate(o.clock, o.priorities.length, {
@@ -261,7 +178,7 @@ class Adaptive implements AdaptiveRate {
 
   /** After a server's pause, a whole cool-off at the rate before the rate rises again. */
   #notBefore(): number {
-    return this.#pausedUntil + this.#p.coolOffMs;
+    return this.#hints.pausedUntil + this.#p.coolOffMs;
   }
 
   /**
@@ -271,11 +188,11 @@ class Adaptive implements AdaptiveRate {
   get ratePerSecond(): number {
     const now = readNow(this.#clock);
     const rate = planRise(this.#law, this.#p, now, this.#notBefore())?.rate ?? this.#law.rate;
-    return now < this.#paceUntil ? Math.min(rate, this.#paceRate) : rate;
+    return this.#hints.paceAt(now, rate);
   }
 
   get pausedForMs(): number {
-    return Math.max(0, this.#pausedUntil - readNow(this.#clock));
+    return Math.max(0, this.#hints.pausedUntil - readNow(this.#clock));
   }
 
   get currentCoolOffMs(): number {
@@ -304,7 +221,7 @@ class Adaptive implements AdaptiveRate {
   record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
     const now = readNow(this.#clock);
     // What the server said applies whatever the round: it describes the service now.
-    if (detail !== undefined && this.#maxServerWait > 0) this.#hear(now, outcome, detail);
+    if (detail !== undefined && this.#hints.hear(now, outcome, detail)) this.#gate.poke();
     if (outcome === 'throttled') {
       this.#refused.add(now);
       // One decrease per round of requests: a throttle of a request sent before the last
@@ -363,82 +280,31 @@ class Adaptive implements AdaptiveRate {
     return true;
   }
 
-  /**
-   * A server's hint (see `serverHint`): a pause moves the earliest next grant (a later pause
-   * wins, an earlier one changes nothing); a `RateLimit` pace replaces the last one — the newest
-   * answer describes the quota best. Neither changes the control law's own rate.
-   */
-  #hear(now: number, outcome: Outcome, detail: unknown): void {
-    const hint = serverHint(outcome, detail, this.#maxServerWait);
-    if (!hint) return;
-    if (hint.pauseMs > 0 && now + hint.pauseMs > this.#pausedUntil) {
-      const from = Math.max(now, this.#pausedUntil);
-      this.#pausedUntil = now + hint.pauseMs;
-      const keepFrom = now - SLOTS * SLOT_MS;
-      const kept: number[] = [];
-      for (let i = 0; i < this.#pauses.length; i += 2) {
-        const until = this.#pauses[i + 1] as number;
-        if (until > keepFrom) kept.push(this.#pauses[i] as number, until);
-      }
-      kept.push(from, this.#pausedUntil);
-      this.#pauses = kept;
-    }
-    if (hint.paceMs > 0) {
-      this.#paceRate = hint.paceRate;
-      this.#paceUntil = now + hint.paceMs;
-    }
-    this.#gate.poke();
-  }
-
-  /** The milliseconds of server-asked pauses within [from, to]. */
-  #pausedWithin(from: number, to: number): number {
-    let ms = 0;
-    for (let i = 0; i < this.#pauses.length; i += 2) {
-      const a = Math.max(from, this.#pauses[i] as number);
-      const b = Math.min(to, this.#pauses[i + 1] as number);
-      if (b > a) ms += b - a;
-    }
-    return ms;
-  }
-
   /** Whether a server's `RateLimit` pace holds now and is below the control law's rate. */
   #paced(now: number): boolean {
-    return now < this.#paceUntil && this.#paceRate < this.#law.rate;
+    return this.#hints.paces(now, this.#law.rate);
   }
 
   #waitMs(now: number): number {
     this.#rise(now);
-    const paused = this.#pausedUntil - now;
+    const paused = this.#hints.pausedUntil - now;
     const paced = this.#paced(now);
     if (this.#law.rate === Infinity && !paced) return paused;
-    const wait = this.#lastSlot + 1000 / (paced ? this.#paceRate : this.#law.rate) - now;
+    const wait = this.#lastSlot + 1000 / (paced ? this.#hints.paceRate : this.#law.rate) - now;
     // Only a wait the control law's own rate imposes says demand reaches it (a rise's condition).
     if (wait > 0 && !paced) this.#law = waited(this.#law, now);
     return wait > paused ? wait : paused;
-  }
-
-  /**
-   * How late a wake-up may be made up for, at `interval` ms between requests. Where requests
-   * are closer than CATCH_UP_MS, a busy event loop's timers cannot space them anyway, and a
-   * limiter at that rate needs a burst allowance: the whole CATCH_UP_MS. Farther apart, at most
-   * `margin` × the interval: two requests then never go closer than `(1 − margin)` × the
-   * interval, which a limiter without burst at `1 / (1 − margin)` × the rate still accepts
-   * (nginx's `limit_req` without `burst` refuses a request that comes less than `1 / rate` after
-   * the last one it accepted: ngx_http_limit_req_module.c, `excess > limit->burst`).
-   */
-  #catchUpMs(interval: number): number {
-    return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, this.#p.margin * interval);
   }
 
   #grant(now: number, woken: boolean): unknown {
     const paced = this.#paced(now);
     if (this.#law.rate !== Infinity || paced) {
       // A request let through at once starts a new schedule; one the wake-up lets through keeps
-      // its slot, if the wake-up was not more than CATCH_UP_MS late.
-      const interval = 1000 / (paced ? this.#paceRate : this.#law.rate);
+      // its slot, if the wake-up was not later than `catchUpMs` (pacing.ts) allows.
+      const interval = 1000 / (paced ? this.#hints.paceRate : this.#law.rate);
       const due = this.#lastSlot + interval;
       // Nothing to make up for across a server's pause: it held the requests on purpose.
-      const earliest = woken ? Math.max(now - this.#catchUpMs(interval), this.#pausedUntil) : now;
+      const earliest = woken ? Math.max(now - catchUpMs(interval, this.#p.margin), this.#hints.pausedUntil) : now;
       this.#lastSlot = due > earliest ? due : earliest;
     }
     if (this.#firstGrant === Infinity) this.#firstGrant = now;
@@ -475,7 +341,8 @@ class Adaptive implements AdaptiveRate {
    * the rate sent over the last second (where the first cut of an unlimited controller starts).
    */
   #measure(now: number): Measurement {
-    const pauses = this.#pauses.length > 0 ? (from: number, to: number) => this.#pausedWithin(from, to) : undefined;
+    const hints = this.#hints;
+    const pauses = hints.paused ? (from: number, to: number) => hints.pausedWithin(from, to) : undefined;
     const span = this.#delivered.span(now, this.#firstGrant, LAW.minDelivered, pauses);
     return {
       sent: this.#measured(now),

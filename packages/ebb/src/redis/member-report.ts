@@ -1,15 +1,12 @@
 /**
  * What a `sharedRate` member measures of itself and sends with each lease — its sending and
- * accepted rates, measured as `adaptiveRate` measures its own — and how it makes up for a late
- * pacer when alone. Exported for the law's differential test (test/redis/rate-law.test.ts), which
+ * accepted rates, counted with the meter `adaptiveRate` measures its own with (rate/meter.ts) — and
+ * the law's options as the rate script takes them. Exported for the law's differential test (test/redis/rate-law.test.ts), which
  * feeds the same measures to adaptiveRate and to the fleet's script.
  */
 import type { LawOptions } from '../rate/adaptive-rate.js';
 import { LAW } from '../rate/law.js';
 import type { SlotCounter } from '../rate/meter.js';
-
-/** A late wake-up of the pacer is made up for, up to this much (less below 40 r/s: see `catchUpMs`). */
-export const CATCH_UP_MS = 25;
 
 /**
  * What a member reports of itself (exported for the law's differential test): `used`, its grants
@@ -58,14 +55,4 @@ export function lawArgs(law: LawOptions): string[] {
     finite(law.maxRatePerSecond),
     '86400',
   ];
-}
-
-/**
- * How late a pacer's wake-up may be made up for at `interval` ms between requests: `adaptiveRate`'s
- * rule (`#catchUpMs`) — the whole CATCH_UP_MS where requests are closer than it, else at most
- * `margin` × the interval, so that two requests of one process never go closer than
- * `(1 − margin)` × its spacing (nginx's `limit_req` without burst refuses closer ones).
- */
-export function catchUpMs(interval: number, margin: number): number {
-  return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, margin * interval);
 }

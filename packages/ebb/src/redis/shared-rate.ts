@@ -12,9 +12,10 @@ import {
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
 import { SlotCounter } from '../rate/meter.js';
+import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
-import { CATCH_UP_MS, catchUpMs, finite, lawArgs, memberReport } from './member-report.js';
+import { finite, lawArgs, memberReport } from './member-report.js';
 import {
   generationOf,
   newGeneration,
