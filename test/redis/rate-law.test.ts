@@ -6,7 +6,7 @@
 //
 // How the two are fed: adaptiveRate through acquire()/record() on a virtual clock; the script
 // with the script's clock replaced by the trace's time (the one line that reads TIME), and with
-// the member's report computed by sharedRate's own Counter from the same grants and successes.
+// the member's report computed by sharedRate's own meter (rate/meter.ts) from the same grants and successes.
 // The script is called at every event (a request kept waiting, each answer), more often than a
 // process renews its lease, so that each rule is compared where it fires.
 import fc from 'fast-check';
@@ -14,7 +14,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { virtualClock } from '../../packages/ebb/src/core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from '../../packages/ebb/src/rate/adaptive-rate.js';
-import { Counter, lawArgs, memberReport } from '../../packages/ebb/src/redis/member-report.js';
+import { SlotCounter } from '../../packages/ebb/src/rate/meter.js';
+import { lawArgs, memberReport } from '../../packages/ebb/src/redis/member-report.js';
 import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
@@ -93,9 +94,9 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     const law = trace.law;
     const clock = virtualClock(1_000_000);
     const local = adaptiveRate({ ...law, clock });
-    const granted = new Counter();
-    const delivered = new Counter();
-    const refusals = new Counter();
+    const granted = new SlotCounter();
+    const delivered = new SlotCounter();
+    const refusals = new SlotCounter();
     const args = lawArgs({ minRatePerSecond: 1, maxRatePerSecond: Infinity, ...law });
     let start = Number.POSITIVE_INFINITY;
     let fleetEpoch = 0;

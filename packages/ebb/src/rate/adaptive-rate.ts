@@ -1,6 +1,5 @@
 import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
-import { parseRateLimit } from '../core/rate-limit-field.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Mechanism } from '../retry/mechanism.js';
@@ -23,6 +22,9 @@ import {
   waited,
   waitFor,
 } from './law.js';
+import { SlotCounter } from './meter.js';
+import { catchUpMs } from './pacing.js';
+import { ServerHints } from './server-hints.js';
 
 /** Options of {@link adaptiveRate}. Rates are requests per second; durations milliseconds. */
 export interface AdaptiveRateOptions<T = unknown> {
@@ -126,86 +128,6 @@ export interface AdaptiveRate extends AdaptiveRateController, Mechanism {
   readonly pausedForMs: number;
 }
 
-/**
- * Timer lateness the pacer makes up for: when its wake-up comes late, the requests whose slots
- * fell due in the last 25 ms all go, so a late timer does not lower the rate — at rates where
- * requests are closer than this; at lower rates, less (see `#catchUpMs`).
- */
-const CATCH_UP_MS = 25;
-
-/** The delivered rate is counted in 100-ms slots over at most 3 s. */
-const SLOT_MS = 100;
-const SLOTS = 30;
-
-/** What a server said in one answer: a pause (ms), and a pace (r/s) with how long it holds (ms). */
-interface ServerHint {
-  pauseMs: number;
-  paceRate: number;
-  paceMs: number;
-}
-
-/**
- * The `RateLimit` field of a `Response`-like value, if its `headers` is a real `Headers` (whose
- * `get` runs no code of the caller's); a getter that throws, or anything else, counts as none.
- */
-function rateLimitField(response: unknown): string | null {
-  if (typeof Headers !== 'function' || typeof response !== 'object' || response === null) return null;
-  let headers: unknown;
-  try {
-    headers = (response as { headers?: unknown }).headers;
-  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined, which the caller reads as no field too */ {
-    return null; // not a response: a value of the caller's, never a reason to fail its operation
-  }
-  return headers instanceof Headers ? headers.get('ratelimit') : null;
-}
-
-/** A property of an error the caller made, read without letting a throwing getter escape. */
-function property(value: unknown, key: string): unknown {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch /* Stryker disable next-line BlockStatement: an empty catch returns undefined too */ {
-    return undefined;
-  }
-}
-
-/**
- * Reads a server's hint from what an attempt ended with (see `record`). A failure's
- * `retryAfterMs` (set by `ebb/http` from `Retry-After`, RFC 9110 §10.2.3, or an exhausted
- * `RateLimit` policy's `t`) is a pause; NaN, negative, infinite and non-number values are
- * ignored, longer ones cut to `maxMs`. The `RateLimit` field of draft-ietf-httpapi-ratelimit-
- * headers (revisions 08 to 11, §4.1: `r` the quota left, `t` the seconds within which "the client
- * can use no more than" it) of the response — the value on success, `error.response` on failure —
- * gives a pace of `r / t` for `t` seconds (the most restrictive policy; `r = 0` is a pause of `t`
- * unless a `Retry-After` was given, which "MUST take precedence", draft §7). A policy without `t`
- * says nothing about time and is skipped; a malformed field is ignored whole (draft §7).
- */
-function serverHint(outcome: Outcome, detail: unknown, maxMs: number): ServerHint | undefined {
-  let retryAfter: number | undefined;
-  let response: unknown = detail;
-  if (outcome !== 'success') {
-    const ms = property(detail, 'retryAfterMs');
-    if (typeof ms === 'number' && ms >= 0 && ms < Infinity) retryAfter = ms;
-    response = property(detail, 'response');
-  }
-  const items = parseRateLimit(rateLimitField(response));
-  if (retryAfter === undefined && items === undefined) return undefined;
-  const hint: ServerHint = { pauseMs: Math.min(retryAfter ?? 0, maxMs), paceRate: Infinity, paceMs: 0 };
-  // Stryker disable next-line ArrayDeclaration: without a field there is no item with a window; a stray item is skipped like one without t
-  for (const item of items ?? []) {
-    const t = item.windowSeconds;
-    if (t === undefined || t === 0) continue;
-    const ms = Math.min(t * 1000, maxMs);
-    if (item.remaining === 0) {
-      if (retryAfter === undefined) hint.pauseMs = Math.max(hint.pauseMs, ms);
-    } else if (item.remaining / t < hint.paceRate) {
-      hint.paceRate = item.remaining / t;
-      hint.paceMs = ms;
-    }
-  }
-  return hint;
-}
-
 class Adaptive implements AdaptiveRate {
   readonly #clock: Clock;
   readonly #gate: Gate;
@@ -224,26 +146,15 @@ class Adaptive implements AdaptiveRate {
   #second = -Infinity;
   #count = 0;
   #previous = 0;
-  /** Successes per 100-ms slot over the last 3 s (a ring): the delivered rate. */
-  readonly #delivered = new Float64Array(SLOTS);
-  // Stryker disable next-line UnaryOperator: a slot marked 1 before any success holds 0 successes, as a fresh one
-  readonly #deliveredSlot = new Float64Array(SLOTS).fill(-1);
+  /** Successes per 100-ms slot over the last 3 s: the delivered rate. */
+  readonly #delivered = new SlotCounter();
   /**
-   * The 100-ms slots in which a throttle came (a ring, as `#deliveredSlot`): the service refused
-   * what the client offered then, whatever the round the request belonged to.
+   * Throttles per 100-ms slot over the last 3 s: in the slots that hold one, the service refused
+   * what the client offered, whatever the round the request belonged to.
    */
-  // Stryker disable next-line UnaryOperator: a slot marked 1 before any throttle is as unmarked as -1
-  readonly #refusedSlot = new Float64Array(SLOTS).fill(-1);
-  readonly #maxServerWait: number;
-  /** No request goes before this: the server said so (`Retry-After`). */
-  #pausedUntil = -Infinity;
-  /** Recent pauses, as [from, until, from, until, …]: the delivered rate leaves them out. */
-  // Stryker disable next-line ArrayDeclaration: a stray entry yields NaN bounds, which add no paused time and are dropped at the next pause
-  #pauses: number[] = [];
-  /** The pace a server's `RateLimit` field allows (`r / t`), and until when. */
-  #paceRate = Infinity;
-  // Stryker disable next-line UnaryOperator: with no pace (rate Infinity) a window that never ends paces nothing
-  #paceUntil = -Infinity;
+  readonly #refused = new SlotCounter();
+  /** What servers said: their pauses (`Retry-After`) and pace (`RateLimit`). */
+  readonly #hints: ServerHints;
 
   constructor(
     o: Required<Omit<AdaptiveRateOptions, 'priorities' | 'maxServerWaitMs' | 'isFailure'>> & {
@@ -253,7 +164,7 @@ class Adaptive implements AdaptiveRate {
   ) {
     this.#clock = o.clock;
     this.#p = lawParams(o);
-    this.#maxServerWait = o.maxRetryAfterMs;
+    this.#hints = new ServerHints(o.maxRetryAfterMs);
     this.#law = initialState(this.#p, o.initialRatePerSecond, readNow(o.clock));
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
     this.#gate = new Gate(o.clock, o.priorities.length, {
@@ -267,7 +178,7 @@ class Adaptive implements AdaptiveRate {
 
   /** After a server's pause, a whole cool-off at the rate before the rate rises again. */
   #notBefore(): number {
-    return this.#pausedUntil + this.#p.coolOffMs;
+    return this.#hints.pausedUntil + this.#p.coolOffMs;
   }
 
   /**
@@ -277,11 +188,11 @@ class Adaptive implements AdaptiveRate {
   get ratePerSecond(): number {
     const now = readNow(this.#clock);
     const rate = planRise(this.#law, this.#p, now, this.#notBefore())?.rate ?? this.#law.rate;
-    return now < this.#paceUntil ? Math.min(rate, this.#paceRate) : rate;
+    return this.#hints.paceAt(now, rate);
   }
 
   get pausedForMs(): number {
-    return Math.max(0, this.#pausedUntil - readNow(this.#clock));
+    return Math.max(0, this.#hints.pausedUntil - readNow(this.#clock));
   }
 
   get currentCoolOffMs(): number {
@@ -310,9 +221,9 @@ class Adaptive implements AdaptiveRate {
   record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
     const now = readNow(this.#clock);
     // What the server said applies whatever the round: it describes the service now.
-    if (detail !== undefined && this.#maxServerWait > 0) this.#hear(now, outcome, detail);
+    if (detail !== undefined && this.#hints.hear(now, outcome, detail)) this.#gate.poke();
     if (outcome === 'throttled') {
-      this.#countRefused(now);
+      this.#refused.add(now);
       // One decrease per round of requests: a throttle of a request sent before the last
       // decrease says nothing about the new rate (TCP, likewise, cuts its window at most once
       // per round trip).
@@ -323,7 +234,7 @@ class Adaptive implements AdaptiveRate {
         if (relapsing(due)) this.#hold(now);
       }
     } else if (outcome === 'success') {
-      this.#countDelivered(now);
+      this.#delivered.add(now);
       this.#law = succeeded(this.#law, now);
       if (this.#rise(now)) this.#gate.poke();
     }
@@ -369,82 +280,31 @@ class Adaptive implements AdaptiveRate {
     return true;
   }
 
-  /**
-   * A server's hint (see `serverHint`): a pause moves the earliest next grant (a later pause
-   * wins, an earlier one changes nothing); a `RateLimit` pace replaces the last one — the newest
-   * answer describes the quota best. Neither changes the control law's own rate.
-   */
-  #hear(now: number, outcome: Outcome, detail: unknown): void {
-    const hint = serverHint(outcome, detail, this.#maxServerWait);
-    if (!hint) return;
-    if (hint.pauseMs > 0 && now + hint.pauseMs > this.#pausedUntil) {
-      const from = Math.max(now, this.#pausedUntil);
-      this.#pausedUntil = now + hint.pauseMs;
-      const keepFrom = now - SLOTS * SLOT_MS;
-      const kept: number[] = [];
-      for (let i = 0; i < this.#pauses.length; i += 2) {
-        const until = this.#pauses[i + 1] as number;
-        if (until > keepFrom) kept.push(this.#pauses[i] as number, until);
-      }
-      kept.push(from, this.#pausedUntil);
-      this.#pauses = kept;
-    }
-    if (hint.paceMs > 0) {
-      this.#paceRate = hint.paceRate;
-      this.#paceUntil = now + hint.paceMs;
-    }
-    this.#gate.poke();
-  }
-
-  /** The milliseconds of server-asked pauses within [from, to]. */
-  #pausedWithin(from: number, to: number): number {
-    let ms = 0;
-    for (let i = 0; i < this.#pauses.length; i += 2) {
-      const a = Math.max(from, this.#pauses[i] as number);
-      const b = Math.min(to, this.#pauses[i + 1] as number);
-      if (b > a) ms += b - a;
-    }
-    return ms;
-  }
-
   /** Whether a server's `RateLimit` pace holds now and is below the control law's rate. */
   #paced(now: number): boolean {
-    return now < this.#paceUntil && this.#paceRate < this.#law.rate;
+    return this.#hints.paces(now, this.#law.rate);
   }
 
   #waitMs(now: number): number {
     this.#rise(now);
-    const paused = this.#pausedUntil - now;
+    const paused = this.#hints.pausedUntil - now;
     const paced = this.#paced(now);
     if (this.#law.rate === Infinity && !paced) return paused;
-    const wait = this.#lastSlot + 1000 / (paced ? this.#paceRate : this.#law.rate) - now;
+    const wait = this.#lastSlot + 1000 / (paced ? this.#hints.paceRate : this.#law.rate) - now;
     // Only a wait the control law's own rate imposes says demand reaches it (a rise's condition).
     if (wait > 0 && !paced) this.#law = waited(this.#law, now);
     return wait > paused ? wait : paused;
-  }
-
-  /**
-   * How late a wake-up may be made up for, at `interval` ms between requests. Where requests
-   * are closer than CATCH_UP_MS, a busy event loop's timers cannot space them anyway, and a
-   * limiter at that rate needs a burst allowance: the whole CATCH_UP_MS. Farther apart, at most
-   * `margin` × the interval: two requests then never go closer than `(1 − margin)` × the
-   * interval, which a limiter without burst at `1 / (1 − margin)` × the rate still accepts
-   * (nginx's `limit_req` without `burst` refuses a request that comes less than `1 / rate` after
-   * the last one it accepted: ngx_http_limit_req_module.c, `excess > limit->burst`).
-   */
-  #catchUpMs(interval: number): number {
-    return interval <= CATCH_UP_MS ? CATCH_UP_MS : Math.min(CATCH_UP_MS, this.#p.margin * interval);
   }
 
   #grant(now: number, woken: boolean): unknown {
     const paced = this.#paced(now);
     if (this.#law.rate !== Infinity || paced) {
       // A request let through at once starts a new schedule; one the wake-up lets through keeps
-      // its slot, if the wake-up was not more than CATCH_UP_MS late.
-      const interval = 1000 / (paced ? this.#paceRate : this.#law.rate);
+      // its slot, if the wake-up was not later than `catchUpMs` (pacing.ts) allows.
+      const interval = 1000 / (paced ? this.#hints.paceRate : this.#law.rate);
       const due = this.#lastSlot + interval;
       // Nothing to make up for across a server's pause: it held the requests on purpose.
-      const earliest = woken ? Math.max(now - this.#catchUpMs(interval), this.#pausedUntil) : now;
+      const earliest = woken ? Math.max(now - catchUpMs(interval, this.#p.margin), this.#hints.pausedUntil) : now;
       this.#lastSlot = due > earliest ? due : earliest;
     }
     if (this.#firstGrant === Infinity) this.#firstGrant = now;
@@ -473,21 +333,6 @@ class Adaptive implements AdaptiveRate {
     return (grants * 1000) / covered;
   }
 
-  #countDelivered(now: number): void {
-    const slot = Math.floor(now / SLOT_MS);
-    const i = ((slot % SLOTS) + SLOTS) % SLOTS;
-    if (this.#deliveredSlot[i] !== slot) {
-      this.#deliveredSlot[i] = slot;
-      this.#delivered[i] = 0;
-    }
-    this.#delivered[i] = (this.#delivered[i] as number) + 1;
-  }
-
-  #countRefused(now: number): void {
-    const slot = Math.floor(now / SLOT_MS);
-    this.#refusedSlot[((slot % SLOTS) + SLOTS) % SLOTS] = slot;
-  }
-
   /**
    * What the meter saw, for a cut: successes per second — the rate the service actually accepted —
    * over the last second, or longer (up to 3 s) until the span holds `LAW.minDelivered` successes,
@@ -496,34 +341,16 @@ class Adaptive implements AdaptiveRate {
    * the rate sent over the last second (where the first cut of an unlimited controller starts).
    */
   #measure(now: number): Measurement {
-    const slot = Math.floor(now / SLOT_MS);
-    const since = Math.max(now - SLOTS * SLOT_MS, this.#firstGrant);
-    let successes = 0;
-    let covered = 0;
-    let refused = 0;
-    let slots = 0;
-    for (let k = 0; k < SLOTS; k++) {
-      const s = slot - k;
-      const start = s * SLOT_MS;
-      const i = ((s % SLOTS) + SLOTS) % SLOTS;
-      if (this.#deliveredSlot[i] === s) successes += this.#delivered[i] as number;
-      if (this.#refusedSlot[i] === s) refused++;
-      slots++;
-      // Time the server asked the client to pause delivered nothing by the client's choice: it
-      // is not the service's rate.
-      const from = Math.max(start, since);
-      covered = now - from - (this.#pauses.length > 0 ? this.#pausedWithin(from, now) : 0);
-      if (start <= since) break;
-      if (covered >= 1000 && successes >= LAW.minDelivered) break;
-    }
-    const spanMs = Math.max(SLOT_MS, covered);
+    const hints = this.#hints;
+    const pauses = hints.paused ? (from: number, to: number) => hints.pausedWithin(from, to) : undefined;
+    const span = this.#delivered.span(now, this.#firstGrant, LAW.minDelivered, pauses);
     return {
       sent: this.#measured(now),
-      delivered: (successes * 1000) / spanMs,
+      delivered: (span.count * 1000) / span.spanMs,
       // Known only over a whole second at least: the first few hundred ms of a burst overstate it.
-      count: covered >= 1000 ? successes : 0,
-      spanMs,
-      refused: 2 * refused >= slots,
+      count: span.covered >= 1000 ? span.count : 0,
+      spanMs: span.spanMs,
+      refused: 2 * this.#refused.marked(now, span.slots) >= span.slots,
     };
   }
 
@@ -559,6 +386,89 @@ export const LAW_KEYS = [
   'minRatePerSecond',
   'maxRatePerSecond',
 ] as const;
+
+/** The law's options, every one given: what {@link lawOptions} returns. */
+export type LawOptions = Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>;
+
+/**
+ * Checks the law's options and fills in their defaults — the one table of them, which `ebb/redis`'s
+ * `sharedRate` takes too: `initialRatePerSecond` `maxRatePerSecond`, `decreaseFactor` 0.5,
+ * `coolOffMs` 1000, `maxCoolOffMs` `max(8000, coolOffMs)`, `margin` 0.05, `increase` 0.1,
+ * `minRatePerSecond` 1, `maxRatePerSecond` Infinity. A bad one is a `TypeError`/`RangeError`
+ * naming `where`, the option, the value and the fix.
+ */
+export function lawOptions(where: string, o: AdaptiveRateOptions): LawOptions {
+  const minRatePerSecond = rate(where, 'minRatePerSecond', o.minRatePerSecond, 1, false);
+  const maxRatePerSecond = rate(where, 'maxRatePerSecond', o.maxRatePerSecond, Infinity, true);
+  if (maxRatePerSecond < minRatePerSecond) {
+    invalid(where, 'maxRatePerSecond', maxRatePerSecond, `a number >= minRatePerSecond (${minRatePerSecond})`);
+  }
+  const initialRatePerSecond = rate(where, 'initialRatePerSecond', o.initialRatePerSecond, maxRatePerSecond, true);
+  if (initialRatePerSecond < minRatePerSecond || initialRatePerSecond > maxRatePerSecond) {
+    invalid(
+      where,
+      'initialRatePerSecond',
+      initialRatePerSecond,
+      `a number from minRatePerSecond (${minRatePerSecond}) to maxRatePerSecond (${maxRatePerSecond})`,
+    );
+  }
+  const decreaseFactor = o.decreaseFactor === undefined ? 0.5 : o.decreaseFactor;
+  if (typeof decreaseFactor !== 'number' || !(decreaseFactor > 0 && decreaseFactor < 1)) {
+    invalid(
+      where,
+      'decreaseFactor',
+      decreaseFactor,
+      'a number between 0 and 1 (exclusive)',
+      'For example 0.5 halves the rate.',
+    );
+  }
+  const increase = o.increase === undefined ? 0.1 : o.increase;
+  if (typeof increase !== 'number' || !(increase > 0) || !Number.isFinite(increase)) {
+    invalid(where, 'increase', increase, 'a finite number > 0', 'For example 0.1 for +10 % a step.');
+  }
+  if ((1 + increase) * decreaseFactor >= 1 && o.increase === undefined) {
+    invalid(
+      where,
+      'decreaseFactor',
+      decreaseFactor,
+      `a number below ${show(1 / (1 + increase))} with the default increase ${increase}`,
+      'A rise must be smaller than a fall, or the rate oscillates: lower it, or pass a smaller `increase`.',
+    );
+  }
+  if ((1 + increase) * decreaseFactor >= 1) {
+    invalid(
+      where,
+      'increase',
+      increase,
+      `a number below ${show(1 / decreaseFactor - 1)} with decreaseFactor ${decreaseFactor}`,
+      'A rise must be smaller than a fall, or the rate oscillates.',
+    );
+  }
+  const coolOffMs = nonNegative(where, 'coolOffMs', o.coolOffMs, 1000);
+  if (coolOffMs === 0) invalid(where, 'coolOffMs', 0, 'a number > 0', 'For example 1000.');
+  const maxCoolOffMs = nonNegative(where, 'maxCoolOffMs', o.maxCoolOffMs, Math.max(8000, coolOffMs));
+  if (maxCoolOffMs < coolOffMs) invalid(where, 'maxCoolOffMs', maxCoolOffMs, `a number >= coolOffMs (${coolOffMs})`);
+  const margin = o.margin === undefined ? 0.05 : o.margin;
+  if (typeof margin !== 'number' || !(margin >= 0 && margin < 0.5)) {
+    invalid(
+      where,
+      'margin',
+      margin,
+      'a number from 0 up to (not including) 0.5',
+      'For example 0.05 to settle 5 % below the limit.',
+    );
+  }
+  return {
+    initialRatePerSecond,
+    decreaseFactor,
+    coolOffMs,
+    maxCoolOffMs,
+    margin,
+    increase,
+    minRatePerSecond,
+    maxRatePerSecond,
+  };
+}
 
 /**
  * ebb's closed-loop rate controller, after the exponential-backoff article's model of backoff
@@ -642,66 +552,7 @@ export function adaptiveRate<T = unknown>(options?: AdaptiveRateOptions<T>): Ada
   // The former name is accepted, and not offered in the message about an unknown option.
   const { maxServerWaitMs: _, ...known } = o;
   checkKeys(where, known, [...LAW_KEYS, 'priorities', 'defaultPriority', 'maxRetryAfterMs', 'isFailure', 'clock']);
-  const minRatePerSecond = rate(where, 'minRatePerSecond', o.minRatePerSecond, 1, false);
-  const maxRatePerSecond = rate(where, 'maxRatePerSecond', o.maxRatePerSecond, Infinity, true);
-  if (maxRatePerSecond < minRatePerSecond) {
-    invalid(where, 'maxRatePerSecond', maxRatePerSecond, `a number >= minRatePerSecond (${minRatePerSecond})`);
-  }
-  const initialRatePerSecond = rate(where, 'initialRatePerSecond', o.initialRatePerSecond, maxRatePerSecond, true);
-  if (initialRatePerSecond < minRatePerSecond || initialRatePerSecond > maxRatePerSecond) {
-    invalid(
-      where,
-      'initialRatePerSecond',
-      initialRatePerSecond,
-      `a number from minRatePerSecond (${minRatePerSecond}) to maxRatePerSecond (${maxRatePerSecond})`,
-    );
-  }
-  const decreaseFactor = o.decreaseFactor === undefined ? 0.5 : o.decreaseFactor;
-  if (typeof decreaseFactor !== 'number' || !(decreaseFactor > 0 && decreaseFactor < 1)) {
-    invalid(
-      where,
-      'decreaseFactor',
-      decreaseFactor,
-      'a number between 0 and 1 (exclusive)',
-      'For example 0.5 halves the rate.',
-    );
-  }
-  const increase = o.increase === undefined ? 0.1 : o.increase;
-  if (typeof increase !== 'number' || !(increase > 0) || !Number.isFinite(increase)) {
-    invalid(where, 'increase', increase, 'a finite number > 0', 'For example 0.1 for +10 % a step.');
-  }
-  if ((1 + increase) * decreaseFactor >= 1 && o.increase === undefined) {
-    invalid(
-      where,
-      'decreaseFactor',
-      decreaseFactor,
-      `a number below ${show(1 / (1 + increase))} with the default increase ${increase}`,
-      'A rise must be smaller than a fall, or the rate oscillates: lower it, or pass a smaller `increase`.',
-    );
-  }
-  if ((1 + increase) * decreaseFactor >= 1) {
-    invalid(
-      where,
-      'increase',
-      increase,
-      `a number below ${show(1 / decreaseFactor - 1)} with decreaseFactor ${decreaseFactor}`,
-      'A rise must be smaller than a fall, or the rate oscillates.',
-    );
-  }
-  const coolOffMs = nonNegative(where, 'coolOffMs', o.coolOffMs, 1000);
-  if (coolOffMs === 0) invalid(where, 'coolOffMs', 0, 'a number > 0', 'For example 1000.');
-  const maxCoolOffMs = nonNegative(where, 'maxCoolOffMs', o.maxCoolOffMs, Math.max(8000, coolOffMs));
-  if (maxCoolOffMs < coolOffMs) invalid(where, 'maxCoolOffMs', maxCoolOffMs, `a number >= coolOffMs (${coolOffMs})`);
-  const margin = o.margin === undefined ? 0.05 : o.margin;
-  if (typeof margin !== 'number' || !(margin >= 0 && margin < 0.5)) {
-    invalid(
-      where,
-      'margin',
-      margin,
-      'a number from 0 up to (not including) 0.5',
-      'For example 0.05 to settle 5 % below the limit.',
-    );
-  }
+  const law = lawOptions(where, o);
   const priorities = o.priorities === undefined ? ['high', 'normal', 'low'] : o.priorities;
   if (
     !Array.isArray(priorities) ||
@@ -731,14 +582,7 @@ export function adaptiveRate<T = unknown>(options?: AdaptiveRateOptions<T>): Ada
   const isFailure = isFailureOption(where, o.isFailure);
   const clock = clockOption(where, o.clock);
   return new Adaptive({
-    initialRatePerSecond,
-    decreaseFactor,
-    coolOffMs,
-    maxCoolOffMs,
-    margin,
-    increase,
-    minRatePerSecond,
-    maxRatePerSecond,
+    ...law,
     priorities,
     defaultPriority,
     maxRetryAfterMs,

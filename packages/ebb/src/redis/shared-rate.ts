@@ -1,12 +1,21 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import { invalid, nonNegative, optionsObject } from '../core/validate.js';
-import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate, LAW_KEYS } from '../rate/adaptive-rate.js';
+import {
+  type AdaptiveRate,
+  type AdaptiveRateOptions,
+  adaptiveRate,
+  LAW_KEYS,
+  type LawOptions,
+  lawOptions,
+} from '../rate/adaptive-rate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
+import { SlotCounter } from '../rate/meter.js';
+import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
-import { CATCH_UP_MS, Counter, catchUpMs, finite, lawArgs, memberReport } from './member-report.js';
+import { finite, lawArgs, memberReport } from './member-report.js';
 import {
   generationOf,
   newGeneration,
@@ -129,15 +138,15 @@ class Shared implements SharedRate {
   readonly #commandTimeoutMs: number;
   readonly #leaseMs: number;
   readonly #onEvent: ((event: SharedEvent) => void) | undefined;
-  readonly #law: Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>;
+  readonly #law: LawOptions;
   readonly #localOptions: AdaptiveRateOptions;
   readonly #lawArgs: readonly string[];
   readonly #id: string;
   readonly #gate: Gate;
-  readonly #granted = new Counter();
-  readonly #delivered = new Counter();
+  readonly #granted = new SlotCounter();
+  readonly #delivered = new SlotCounter();
   /** Every throttle this process saw, whatever its epoch: when the service refused it. */
-  readonly #throttled = new Counter();
+  readonly #throttled = new SlotCounter();
   readonly #serverClock = new ServerClock();
   /** When this process first let a request go: its rates are measured from then. */
   #start = Number.POSITIVE_INFINITY;
@@ -180,12 +189,7 @@ class Shared implements SharedRate {
   readonly #ready: Promise<void>;
   #readyResolve!: () => void;
 
-  constructor(
-    where: string,
-    o: SharedRateOptions,
-    law: Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>,
-    key: string,
-  ) {
+  constructor(where: string, o: SharedRateOptions, law: LawOptions, key: string) {
     this.#where = where;
     this.#scripts = redisScripts(o.client, where);
     this.#keys = [key, `${key}-members`, `${key}-leases`, `${key}-order`];
@@ -709,16 +713,7 @@ export function sharedRate(options: SharedRateOptions): SharedRate {
   ]);
   // The local twin checks the law's options (and is what a fallback runs).
   validateAs(where, 'adaptiveRate()', () => adaptiveRate(pick(o as never, [...LAW_KEYS, 'maxServerWaitMs'])));
-  const law = {
-    initialRatePerSecond: o.initialRatePerSecond ?? o.maxRatePerSecond ?? Number.POSITIVE_INFINITY,
-    decreaseFactor: o.decreaseFactor ?? 0.5,
-    coolOffMs: o.coolOffMs ?? 1000,
-    maxCoolOffMs: o.maxCoolOffMs ?? Math.max(8000, o.coolOffMs ?? 1000),
-    margin: o.margin ?? 0.05,
-    increase: o.increase ?? 0.1,
-    minRatePerSecond: o.minRatePerSecond ?? 1,
-    maxRatePerSecond: o.maxRatePerSecond ?? Number.POSITIVE_INFINITY,
-  };
+  const law = lawOptions(where, o);
   // The hash tag {name}: the state, the leases, their expiry and the join order share one Cluster slot.
   const key = sharedKey(where, o, 'rate');
   return new Shared(where, o, law, key);
