@@ -298,9 +298,15 @@ export function nextSeed(seed: number): number {
   return (seed * 48271) % MODULUS;
 }
 
-/** [spread] The time this state's draw adds to its wait for a rise, ms, in [0, `spreadMs`). */
+/**
+ * [spread] The time this state's draw adds to its wait for a rise, ms, in [0, `spreadMs`) — none
+ * while the last throttle was this controller's own failed probe: that one already backs off (the
+ * cool-off doubles), and the others sharing the limit, throttled by a probe not theirs, are the
+ * ones that would all probe together. A process alone with its limit mostly sees its own probes
+ * fail, so it pays the spread seldom.
+ */
 export function spreadOf(s: LawState, p: LawParams): number {
-  return (p.spreadMs * s.seed) / MODULUS;
+  return s.throttledProbe ? 0 : (p.spreadMs * s.seed) / MODULUS;
 }
 
 /**
