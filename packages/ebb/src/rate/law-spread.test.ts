@@ -34,7 +34,8 @@ const held = (rate: number): Measurement => ({ sent: rate, delivered: rate, coun
 
 /** The time of the first rise after a throttle at `now` that was not this controller's probe. */
 function probeAfterForeignThrottle(s: LawState, p: LawParams, now: number): { s: LawState; at: number } {
-  const cut = waited(succeeded(fall(s, p, now, held(s.rate)), now), now);
+  // Frozen: a step that changed the state it was given would throw.
+  const cut = waited(succeeded(fall(Object.freeze(s), p, now, held(s.rate)), now), now);
   const plan = planRise(cut, p, now + 60_000);
   if (!plan) throw new Error('no rise planned');
   return { s: cut, at: plan.at };
