@@ -40,8 +40,11 @@ const SETTLED = smoke ? 2 : 5; // "after convergence": from second 5 on
 const CLIENTS = 40;
 const log = (text) => process.stderr.write(`limits: ${text}\n`);
 
+// --no-spread: adaptiveRate with a `random` of 0, which draws no spread of its rises (the law as
+// it was before the spread), to compare both on the same build and the same machine load.
+const noSpread = args.includes('--no-spread');
 const CONTROLLERS = [
-  { id: 'adaptiveRate', make: () => adaptiveRate() },
+  { id: 'adaptiveRate', make: () => adaptiveRate(noSpread ? { random: () => 0 } : {}) },
   { id: 'awsAdaptiveRate', make: () => awsAdaptiveRate() },
   { id: 'adaptiveThrottle (SRE, K = 2)', make: () => adaptiveThrottle() },
   { id: 'plain retry', make: () => undefined },
@@ -165,6 +168,11 @@ if (found.includes('nginx') && part('halving')) {
       's to converge after halving': convergedAt(r.ok.slice(0, 2 * PHASE), PHASE, 0.9 * 25, 25 + 5 + 1),
       's to converge after doubling': convergedAt(r.ok, 2 * PHASE, 0.9 * 50, 50 + 5 + 1),
       '429 share %': round((100 * sum(r.throttled)) / Math.max(1, sum(r.ok) + sum(r.throttled)), 2),
+      '429 share % after doubling': round(
+        (100 * sum(r.throttled, 2 * PHASE, 3 * PHASE)) /
+          Math.max(1, sum(r.ok, 2 * PHASE, 3 * PHASE) + sum(r.throttled, 2 * PHASE, 3 * PHASE)),
+        2,
+      ),
       'cuts > 25 % with the limit unchanged':
         steady(SETTLED, PHASE) + steady(PHASE + 2, 2 * PHASE) + steady(2 * PHASE + 2, 3 * PHASE),
     });
@@ -191,7 +199,14 @@ if (found.includes('nginx') && part('independent')) {
       Array.from({ length: K }, () => {
         const child = spawn(
           process.execPath,
-          [...process.execArgv, client, limiter.url(), String(SECONDS), '8', 'adaptive'],
+          [
+            ...process.execArgv,
+            client,
+            limiter.url(),
+            String(SECONDS),
+            '8',
+            noSpread ? 'adaptive-no-spread' : 'adaptive',
+          ],
           {
             stdio: ['ignore', 'pipe', 'inherit'],
           },

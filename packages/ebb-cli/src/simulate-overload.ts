@@ -62,7 +62,7 @@ export function budgetFrom(text: string): (env: SimEnvironment) => RetryBudget {
 
 /** `--rate adaptive` or `aws-adaptive`, as a factory per run. */
 export function rateFrom(text: string): (env: SimEnvironment) => RateController {
-  if (text === 'adaptive') return ({ clock }) => adaptiveRate({ clock });
+  if (text === 'adaptive') return ({ clock, random }) => adaptiveRate({ clock, random });
   if (text === 'aws-adaptive') return ({ clock }) => awsAdaptiveRate({ clock });
   throw new UsageError(`--rate expects adaptive or aws-adaptive, got "${text}"`);
 }

@@ -1,13 +1,20 @@
 // One independent client process of the K-process experiment: its own adaptiveRate (or none),
 // `clients` loops against `url` for `seconds`; prints the fleet's result as one JSON line.
-//   node client.mjs <url> <seconds> <clients> <adaptive|aws|sre|none>
+//   node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none>
+// (adaptive-no-spread: adaptiveRate with a `random` of 0, which draws no spread of its rises)
 import { adaptiveRate, adaptiveThrottle, awsAdaptiveRate } from 'ebb/rate';
 import { runFleet } from './fleet.mjs';
 
 const [url, seconds, clients, kind = 'adaptive'] = process.argv.slice(2);
-const make = { adaptive: adaptiveRate, aws: awsAdaptiveRate, sre: adaptiveThrottle, none: () => undefined }[kind];
+const make = {
+  adaptive: adaptiveRate,
+  'adaptive-no-spread': () => adaptiveRate({ random: () => 0 }),
+  aws: awsAdaptiveRate,
+  sre: adaptiveThrottle,
+  none: () => undefined,
+}[kind];
 if (!url || !make) {
-  process.stderr.write('usage: node client.mjs <url> <seconds> <clients> <adaptive|aws|sre|none>\n');
+  process.stderr.write('usage: node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none>\n');
   process.exit(2);
 }
 // Wall-clock bounds of the run (every request sent and every response received in between), so a

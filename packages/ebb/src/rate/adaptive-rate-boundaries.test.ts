@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { VirtualClock } from '../core/virtual-clock.js';
-import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
+import { type AdaptiveRateOptions, adaptiveRate as spreadRate } from './adaptive-rate.js';
+
+// These tests specify the law's timing to the millisecond: a `random` that returns 0 draws no
+// spread of the rises (law.ts, [spread]); rate/adaptive-rate-spread.test.ts specifies the spread.
+const adaptiveRate = <T = unknown>(o?: AdaptiveRateOptions<T>) => spreadRate<T>({ random: () => 0, ...o });
+
 import type { AdaptiveRateController } from './controller.js';
 import { lateGrants, make, ok, throttle, turns } from './test-helpers.js';
 
@@ -286,7 +291,7 @@ describe('adaptiveRate: options, exact messages', () => {
       'an unknown option',
       { coolOff: 5 },
       'TypeError',
-      'adaptiveRate(): unknown option `coolOff`. Did you mean `coolOffMs`? Known options: initialRatePerSecond, decreaseFactor, coolOffMs, maxCoolOffMs, margin, increase, minRatePerSecond, maxRatePerSecond, priorities, defaultPriority, maxRetryAfterMs, isFailure, clock.',
+      'adaptiveRate(): unknown option `coolOff`. Did you mean `coolOffMs`? Known options: initialRatePerSecond, decreaseFactor, coolOffMs, maxCoolOffMs, margin, increase, minRatePerSecond, maxRatePerSecond, priorities, defaultPriority, maxRetryAfterMs, isFailure, clock, random.',
     ],
   ])('%s', (_, options, type, message) => {
     expect(thrown(options)).toEqual([type, message]);

@@ -4,7 +4,12 @@ import type { Clock } from '../core/clock.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import { pipeline } from '../retry/pipeline.js';
 import { retrying } from '../retry/retrying.js';
-import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
+import { type AdaptiveRateOptions, adaptiveRate as spreadRate } from './adaptive-rate.js';
+
+// These tests specify the law's timing to the millisecond: a `random` that returns 0 draws no
+// spread of the rises (law.ts, [spread]); rate/adaptive-rate-spread.test.ts specifies the spread.
+const adaptiveRate = <T = unknown>(o?: AdaptiveRateOptions<T>) => spreadRate<T>({ random: () => 0, ...o });
+
 import type { AdaptiveRateController } from './controller.js';
 import { lateGrants, limiter, make, runFleet, total, turns } from './test-helpers.js';
 

@@ -1,5 +1,6 @@
 import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
+import type { Random } from '../core/random.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Mechanism } from '../retry/mechanism.js';
@@ -107,6 +108,14 @@ export interface AdaptiveRateOptions<T = unknown> {
   readonly isFailure?: IsFailure<T>;
   /** Time source; default the system clock. */
   readonly clock?: Clock;
+  /**
+   * Randomness, in [0, 1), drawn once: the seed that spreads this controller's waits for a rise
+   * over one more cool-off, so that independent processes sharing a limit, all cut by the same
+   * overshoot, do not all probe it again at the same moment (rate/law.ts, LAW.probeSpread).
+   * Default `Math.random`; `seeded(n)` from ebb makes the rises reproducible, and a `random` that
+   * returns 0 draws no spread (each rise exactly one cool-off after the change before it).
+   */
+  readonly random?: Random;
 }
 
 /** The controller {@link adaptiveRate} returns: a pipeline mechanism, and a guard for `withRetry()`'s `use`. */
@@ -163,9 +172,9 @@ class Adaptive implements AdaptiveRate {
     },
   ) {
     this.#clock = o.clock;
-    this.#p = lawParams(o);
+    this.#p = lawParams({ ...o, probeSpread: LAW.probeSpread });
     this.#hints = new ServerHints(o.maxRetryAfterMs);
-    this.#law = initialState(this.#p, o.initialRatePerSecond, readNow(o.clock));
+    this.#law = initialState(this.#p, o.initialRatePerSecond, readNow(o.clock), drawSeed(o.random));
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
     this.#gate = new Gate(o.clock, o.priorities.length, {
       waitMs: (now) => this.#waitMs(now),
@@ -551,7 +560,15 @@ export function adaptiveRate<T = unknown>(options?: AdaptiveRateOptions<T>): Ada
   const o = optionsObject(where, options) as AdaptiveRateOptions;
   // The former name is accepted, and not offered in the message about an unknown option.
   const { maxServerWaitMs: _, ...known } = o;
-  checkKeys(where, known, [...LAW_KEYS, 'priorities', 'defaultPriority', 'maxRetryAfterMs', 'isFailure', 'clock']);
+  checkKeys(where, known, [
+    ...LAW_KEYS,
+    'priorities',
+    'defaultPriority',
+    'maxRetryAfterMs',
+    'isFailure',
+    'clock',
+    'random',
+  ]);
   const law = lawOptions(where, o);
   const priorities = o.priorities === undefined ? ['high', 'normal', 'low'] : o.priorities;
   if (
@@ -581,6 +598,10 @@ export function adaptiveRate<T = unknown>(options?: AdaptiveRateOptions<T>): Ada
       : nonNegative(where, 'maxServerWaitMs', o.maxServerWaitMs, 60_000);
   const isFailure = isFailureOption(where, o.isFailure);
   const clock = clockOption(where, o.clock);
+  const random = o.random === undefined ? Math.random : o.random;
+  if (typeof random !== 'function') {
+    invalid(where, 'random', random, 'a function returning a number in [0, 1)', 'For example seeded(1) from ebb.');
+  }
   return new Adaptive({
     ...law,
     priorities,
@@ -588,5 +609,15 @@ export function adaptiveRate<T = unknown>(options?: AdaptiveRateOptions<T>): Ada
     maxRetryAfterMs,
     isFailure,
     clock,
+    random,
   });
+}
+
+/** The law's seed (a whole number in [0, 2³¹ − 1)) from one draw of `random`, checked where it enters. */
+function drawSeed(random: Random): number {
+  const u = random();
+  if (typeof u !== 'number' || !(u >= 0 && u < 1)) {
+    throw new RangeError(`adaptiveRate(): \`random\` returned ${show(u)}; it must return a number in [0, 1).`);
+  }
+  return Math.floor(u * (2 ** 31 - 1));
 }

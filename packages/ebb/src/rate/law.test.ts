@@ -89,6 +89,7 @@ describe('the rate law is a pure step over an explicit state', () => {
     expect(LAW).toEqual({
       additiveRate: 5,
       probeBudget: 0.02,
+      probeSpread: 1,
       convexKeep: 0.75,
       tolerance: 1e-9,
       minDelivered: 10,

@@ -46,7 +46,21 @@ export const LAW = {
    * so long, after a relapse, a throttle of a new round is charged to the failed probe.
    */
   longEvent: 2,
+  /**
+   * How far the rises of a controller that draws (see {@link lawParams}'s `probeSpread`) are spread:
+   * each wait for a rise is lengthened by a fraction in [0, 1) of this many base cool-offs, drawn
+   * afresh at every change of the rate. Independent processes sharing one limit are all throttled
+   * by the same overshoot and all cut at once; without a draw they all probe again one cool-off
+   * later, together, and the limit sees the sum of their steps. With one, the first to probe
+   * finds out alone whether there is room, as Ethernet's randomized backoff spreads the
+   * retransmissions of stations that collided (IEEE 802.3 §4.2.3.2.5; Metcalfe and Boggs,
+   * "Ethernet: Distributed Packet Switching for Local Computer Networks", 1976).
+   */
+  probeSpread: 1,
 } as const;
+
+/** The modulus of the draw that spreads the rises ({@link nextSeed}): the Mersenne prime 2³¹ − 1. */
+const MODULUS = 2 ** 31 - 1;
 
 /**
  * The law's parameters, derived once from the controller's options ({@link lawParams}). Rates are
@@ -66,6 +80,8 @@ export interface LawParams {
   readonly margin: number;
   readonly min: number;
   readonly max: number;
+  /** How much each wait for a rise is spread, ms: a drawn fraction of it is added (0: none). */
+  readonly spreadMs: number;
 }
 
 /**
@@ -83,6 +99,11 @@ export function lawParams(o: {
   readonly margin: number;
   readonly minRatePerSecond: number;
   readonly maxRatePerSecond: number;
+  /**
+   * Base cool-offs over which the waits for a rise are spread ({@link LAW}.probeSpread for a
+   * controller of its own; 0, the default, for one whose rate is the only one, as the fleet's).
+   */
+  readonly probeSpread?: number;
 }): LawParams {
   const maxStep = 1 / o.decreaseFactor - 1;
   let maxRelapses = 0;
@@ -99,6 +120,7 @@ export function lawParams(o: {
     margin: o.margin,
     min: o.minRatePerSecond,
     max: o.maxRatePerSecond,
+    spreadMs: (o.probeSpread ?? 0) * o.coolOffMs,
   };
 }
 
@@ -145,10 +167,20 @@ export interface LawState {
   readonly costUntil: number;
   /** What the last failed probe showed the service to take; no rise above it before `paidAt`. */
   readonly gateRate: number;
+  /**
+   * The state of the draw that spreads the waits for a rise, a whole number in [0, 2³¹ − 1):
+   * advanced at every change of the rate when the parameters spread (`spreadMs` > 0), unchanged
+   * otherwise. 0 stays 0: no spread.
+   */
+  readonly seed: number;
 }
 
-/** The state of a controller that starts at `rate` at time `now`. */
-export function initialState(p: LawParams, rate: number, now: number): LawState {
+/**
+ * The state of a controller that starts at `rate` at time `now`; `seed` (a whole number, taken
+ * modulo 2³¹ − 1) starts its draws: give controllers that share a limit different seeds. 0, the
+ * default, draws no spread.
+ */
+export function initialState(p: LawParams, rate: number, now: number, seed = 0): LawState {
   return {
     rate,
     epoch: 0,
@@ -169,6 +201,7 @@ export function initialState(p: LawParams, rate: number, now: number): LawState 
     paidAt: -Infinity,
     costUntil: -Infinity,
     gateRate: Infinity,
+    seed: ((Math.trunc(seed) % MODULUS) + MODULUS) % MODULUS,
   };
 }
 
@@ -215,7 +248,7 @@ export function waitFor(s: LawState, p: LawParams, rate: number, rose: boolean, 
 function probeAt(s: LawState, p: LawParams, next: number): number {
   const backedOff = s.changedAt + waitFor(s, p, s.rate, s.rose, s.relapses);
   const released = Math.max(s.changedAt + waitFor(s, p, s.rate, s.rose, 0), s.paidAt);
-  const at = Math.min(backedOff, released);
+  const at = Math.min(backedOff, released) + spreadOf(s, p);
   return next > s.gateRate * (1 + LAW.tolerance) ? Math.max(at, s.paidAt) : at;
 }
 
@@ -255,9 +288,34 @@ export function planRise(s: LawState, p: LawParams, now: number, notBefore = -In
   return { rate, step, relapses, at };
 }
 
-/** [change] A change of the rate at `at`: the evidence for the next rise starts over. */
-function change(s: LawState, at: number, rose: boolean): LawState {
-  return { ...s, changedAt: at, rose, evidence: false, saturated: false, readyAt: Infinity };
+/**
+ * [spread] The next state of the draw: the "minimal standard" multiplicative generator, 48271 × seed
+ * modulo 2³¹ − 1 (Park and Miller, "Random Number Generators: Good Ones Are Hard to Find", CACM
+ * 1988, with the multiplier of Park, Miller and Stockmeyer's 1993 remark). Exact in doubles (the
+ * product stays below 2⁴⁷); 0 is its fixed point: a seed of 0 never draws a spread.
+ */
+export function nextSeed(seed: number): number {
+  return (seed * 48271) % MODULUS;
+}
+
+/**
+ * [spread] The time this state's draw adds to its wait for a rise, ms, in [0, `spreadMs`) — none
+ * while the last throttle was this controller's own failed probe: that one already backs off (the
+ * cool-off doubles), and the others sharing the limit, throttled by a probe not theirs, are the
+ * ones that would all probe together. A process alone with its limit mostly sees its own probes
+ * fail, so it pays the spread seldom.
+ */
+export function spreadOf(s: LawState, p: LawParams): number {
+  return s.throttledProbe ? 0 : (p.spreadMs * s.seed) / MODULUS;
+}
+
+/**
+ * [change] A change of the rate at `at`: the evidence for the next rise starts over, and the wait
+ * for it takes a new draw (none if the parameters do not spread).
+ */
+function change(s: LawState, p: LawParams, at: number, rose: boolean): LawState {
+  const seed = p.spreadMs === 0 ? s.seed : nextSeed(s.seed);
+  return { ...s, changedAt: at, rose, evidence: false, saturated: false, readyAt: Infinity, seed };
 }
 
 /** Applies the rise due at `now`, if any (see {@link planRise}); the same state if none. */
@@ -265,7 +323,7 @@ export function rise(s: LawState, p: LawParams, now: number, notBefore = -Infini
   const plan = planRise(s, p, now, notBefore);
   if (!plan) return s;
   // Counted from when the rise fell due, not from when something happened to apply it.
-  return change({ ...s, before: s.rate, rate: plan.rate, step: plan.step, relapses: plan.relapses }, plan.at, true);
+  return change({ ...s, before: s.rate, rate: plan.rate, step: plan.step, relapses: plan.relapses }, p, plan.at, true);
 }
 
 /** [evidence] A success since the last change. */
@@ -296,8 +354,8 @@ export function charge(s: LawState, p: LawParams, now: number, relapse: boolean)
 }
 
 /** [note] A throttle that changes no rate: still one per round, and no rise for a cool-off. */
-function note(s: LawState, now: number): LawState {
-  return { ...change(s, now, false), notedAt: now, epoch: s.epoch + 1 };
+function note(s: LawState, p: LawParams, now: number): LawState {
+  return { ...change(s, p, now, false), notedAt: now, epoch: s.epoch + 1 };
 }
 
 /** Whether a throttle now (after any due rise) undoes a rise: a relapse. */
@@ -339,7 +397,7 @@ export function fall(s: LawState, p: LawParams, now: number, m: Measurement): La
     if (relapses < p.maxRelapses) relapses++;
   } else if (now - s.eventAt < eventMs) {
     // [fall.event]
-    if (s.informed || !known || delivered * (1 - mg) === from) return note(s, now);
+    if (s.informed || !known || delivered * (1 - mg) === from) return note(s, p, now);
     // [fall.event.blind] The delivered rate, now measured, corrects a blind cut, bounded by
     // decreaseFactor unless the service refused throughout the span measured.
     rate = Math.max(m.refused ? p.min : from * p.decrease, delivered * (1 - mg));
@@ -350,7 +408,7 @@ export function fall(s: LawState, p: LawParams, now: number, m: Measurement): La
     relapses = 0;
   } else if (known) {
     // [fall.held]
-    if (now - s.notedAt >= coolOff) return note(s, now);
+    if (now - s.notedAt >= coolOff) return note(s, p, now);
     rate = Math.max(floor, limit * (1 - mg));
   } else rate = floor; // [fall.blind]
   const newRate = Math.min(p.max, Math.max(p.min, rate));
@@ -369,5 +427,5 @@ export function fall(s: LawState, p: LawParams, now: number, m: Measurement): La
   next = failedConvex
     ? { ...next, throttledAt: Math.max(s.before, limit), throttledProbe: false }
     : { ...next, throttledAt: at, throttledProbe: relapse };
-  return { ...change({ ...next, step: p.increase }, now, false), epoch: s.epoch + 1 };
+  return { ...change({ ...next, step: p.increase }, p, now, false), epoch: s.epoch + 1 };
 }

@@ -101,10 +101,13 @@ export const total = (counts: number[], from: number, to: number): number => {
   return sum;
 };
 
-/** An adaptiveRate on a fresh virtual clock at 0. */
+/**
+ * An adaptiveRate on a fresh virtual clock at 0. Its `random` returns 0 (unless given): no spread
+ * of the rises (law.ts, [spread]), so that tests can specify the law's timing to the millisecond.
+ */
 export const make = (options: AdaptiveRateOptions = {}) => {
   const clock = virtualClock();
-  return { clock, rate: adaptiveRate({ clock, ...options }) };
+  return { clock, rate: adaptiveRate({ clock, random: () => 0, ...options }) };
 };
 
 /** Asks for `n` turns at once; resolves with the virtual time of each grant, in call order. */
@@ -132,7 +135,7 @@ export async function lateGrants(
     now: () => base.now(),
     sleep: (ms, signal) => base.sleep(ms + (lateness[k++ % lateness.length] as number), signal),
   };
-  const rate = adaptiveRate({ clock: late, ...options });
+  const rate = adaptiveRate({ clock: late, random: () => 0, ...options });
   const times: number[] = [];
   const all = Array.from({ length: n }, () =>
     Promise.resolve(rate.acquire()).then(() => {

@@ -394,6 +394,9 @@ export const LAW_FIELDS: { readonly [K in keyof LawState]: string } = {
   paidAt: 'pa',
   costUntil: 'cu',
   gateRate: 'ga',
+  // The fleet's rate is one controller's: it draws no spread (rate/law.ts, LAW.probeSpread), so
+  // the Lua law leaves this field as it finds it and the fleet's hash does not store it.
+  seed: 'sd',
 };
 
 /**

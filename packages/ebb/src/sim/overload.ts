@@ -244,7 +244,7 @@ export function estimateOverloadRequests(options?: OverloadOptions): number {
  *
  * Budgets and rate controllers are any objects with the executor's `RetryBudget` and
  * `RateController` shapes (`ebb/rate` has several); pass a factory when one needs the
- * simulation's clock: `rate: ({ clock }) => adaptiveRate({ clock })`.
+ * simulation's clock (and its seeded randomness): `rate: ({ clock, random }) => adaptiveRate({ clock, random })`.
  *
  * @example
  * const r = await simulateOverload({ backoff: presets.default, outageMs: 10_000 });
