@@ -3,6 +3,7 @@
 // same law when given the same options — or none.
 import { describe, expect, it } from 'vitest';
 import { lawOptions } from './adaptive-rate.js';
+import { LAW_OPTIONS } from './test-helpers.js';
 
 describe('lawOptions: the law options every rate controller takes', () => {
   it('the defaults: unlimited until the first throttle, halve, +10 % a step, 1 s cool-off up to 8 s, 5 % margin, 1 r/s floor', () => {
@@ -16,6 +17,10 @@ describe('lawOptions: the law options every rate controller takes', () => {
       minRatePerSecond: 1,
       maxRatePerSecond: Infinity,
     });
+  });
+
+  it('the law’s own tests run at these defaults (test-helpers LAW_OPTIONS)', () => {
+    expect(lawOptions('adaptiveRate()', {})).toEqual({ ...LAW_OPTIONS, initialRatePerSecond: Infinity });
   });
 
   it('defaults that follow other options: the initial rate is the maximum; the longest cool-off at least the cool-off', () => {

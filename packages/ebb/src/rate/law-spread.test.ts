@@ -17,16 +17,8 @@ import {
   succeeded,
   waited,
 } from './law.js';
+import { LAW_OPTIONS as DEFAULTS } from './test-helpers.js';
 
-const DEFAULTS = {
-  decreaseFactor: 0.5,
-  increase: 0.1,
-  coolOffMs: 1000,
-  maxCoolOffMs: 8000,
-  margin: 0.05,
-  minRatePerSecond: 1,
-  maxRatePerSecond: Infinity,
-};
 const MODULUS = 2 ** 31 - 1;
 const SPREAD = lawParams({ ...DEFAULTS, probeSpread: LAW.probeSpread });
 /** The service delivered about the rate: a throttle at a rate that held (fall.held), not a probe's. */

@@ -19,16 +19,7 @@ import {
   waited,
   waitFor,
 } from './law.js';
-
-const DEFAULTS = {
-  decreaseFactor: 0.5,
-  increase: 0.1,
-  coolOffMs: 1000,
-  maxCoolOffMs: 8000,
-  margin: 0.05,
-  minRatePerSecond: 1,
-  maxRatePerSecond: Infinity,
-};
+import { LAW_OPTIONS as DEFAULTS } from './test-helpers.js';
 
 describe('the rate law is a pure step over an explicit state', () => {
   it('imports nothing: no clock, timer, Redis or other module can reach it', () => {

@@ -155,3 +155,17 @@ export const throttle = (retryAfterMs: number | undefined, headers: Record<strin
 });
 /** A 200 with `headers`. */
 export const ok = (headers: Record<string, string>) => new Response('ok', { status: 200, headers });
+
+/**
+ * The law's eight options at adaptiveRate's defaults (docs/rate-control.md, "Options"), written out
+ * for the law's own tests, which call its pure steps without a controller.
+ */
+export const LAW_OPTIONS = {
+  decreaseFactor: 0.5,
+  increase: 0.1,
+  coolOffMs: 1000,
+  maxCoolOffMs: 8000,
+  margin: 0.05,
+  minRatePerSecond: 1,
+  maxRatePerSecond: Infinity,
+};
