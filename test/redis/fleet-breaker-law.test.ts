@@ -69,6 +69,18 @@ const stepArb = fc.record({
 });
 const periodsArb = fc.array(fc.integer({ min: 50, max: 1500 }), { minLength: 1, maxLength: 4 });
 
+/** The rule of the exact traces: small enough that a few reports open and close the breaker. */
+const TRACE_RULE = {
+  failureRate: 0.5,
+  minCalls: 4,
+  minMembers: 2,
+  windowMs: 1000,
+  maxHalfOpenProbes: 1,
+  successesToClose: 1,
+  probeTimeoutMs: 0,
+  memberFailureRate: 0.5,
+};
+
 describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree", () => {
   let server: RedisServer;
   let c: Redis;
@@ -157,16 +169,7 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
   });
 
   it('every reply is the same along a trace through each change: open, probe failed, probes succeeded, probe lapsed', async () => {
-    const rule = {
-      failureRate: 0.5,
-      minCalls: 4,
-      minMembers: 2,
-      windowMs: 1000,
-      maxHalfOpenProbes: 1,
-      successesToClose: 1,
-      probeTimeoutMs: 0,
-      memberFailureRate: 0.5,
-    };
+    const rule = TRACE_RULE;
     const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0): Step => ({
       member,
       dt,
@@ -207,16 +210,7 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
   });
 
   it('every reply is the same along a trace of partitioned members: old news puts members on the roster, a change of state zeroes their snapshots and keeps them', async () => {
-    const rule = {
-      failureRate: 0.5,
-      minCalls: 4,
-      minMembers: 2,
-      windowMs: 1000,
-      maxHalfOpenProbes: 1,
-      successesToClose: 1,
-      probeTimeoutMs: 0,
-      memberFailureRate: 0.5,
-    };
+    const rule = TRACE_RULE;
     const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0, stale = 0): Step => ({
       member,
       dt,
