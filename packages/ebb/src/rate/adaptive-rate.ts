@@ -1,11 +1,16 @@
 import { readNow } from '../core/boundary.js';
-import { type Clock, clockOption } from '../core/clock.js';
-import type { Random } from '../core/random.js';
-import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import type { Clock } from '../core/clock.js';
+import { show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { IsFailure, Outcome } from '../retry/options.js';
-import { type AdaptiveRateController, controllerMechanism, isFailureOption } from './controller.js';
+import {
+  type AdaptiveRateConfig,
+  type AdaptiveRateOptions,
+  adaptiveRateOptions,
+  drawSeed,
+} from './adaptive-rate-options.js';
+import { type AdaptiveRateController, controllerMechanism } from './controller.js';
 import { Gate } from './gate.js';
 import {
   charge,
@@ -23,100 +28,11 @@ import {
   waited,
   waitFor,
 } from './law.js';
-import { SlotCounter } from './meter.js';
+import { SentRate, SlotCounter } from './meter.js';
 import { catchUpMs } from './pacing.js';
 import { ServerHints } from './server-hints.js';
 
-/** Options of {@link adaptiveRate}. Rates are requests per second; durations milliseconds. */
-export interface AdaptiveRateOptions<T = unknown> {
-  /**
-   * The rate to start at. Default `maxRatePerSecond`, itself `Infinity` by default: no limit
-   * until the first throttle, which then starts from the rate measured over the last second.
-   */
-  readonly initialRatePerSecond?: number;
-  /** The rate is multiplied by this on a throttle, in (0, 1). Default 0.5. */
-  readonly decreaseFactor?: number;
-  /**
-   * The quiet time — no throttle, some successes, and requests kept waiting by the limit — after
-   * which the rate rises one step. It doubles after each relapse (a throttle that follows a
-   * rise), up to `maxCoolOffMs`, and halves after each rise that holds at or above the rate
-   * last throttled (a rise that holds below it leaves it backed off) — until the relapse's 429s
-   * are paid for by 2 % of the requests sent since: then the backoff is released, and no rise
-   * above the level a relapse fell back to comes before. Default 1000.
-   */
-  readonly coolOffMs?: number;
-  /**
-   * The longest cool-off, however many relapses. Default 8000 (three doublings of 1 s). Probes
-   * above a limit that has not moved are spaced by what they cost (2 % of the requests in 429s),
-   * not by this: the backoff is released once the last failed probe is paid for.
-   */
-  readonly maxCoolOffMs?: number;
-  /**
-   * How far below the limit it has learned the controller settles, as a fraction: after a
-   * throttle it paces at `(1 − margin)` × the rate the service actually accepted. Room for timer
-   * jitter and for a limiter without burst. In [0, 0.5). Default 0.05.
-   */
-  readonly margin?: number;
-  /**
-   * The first rise after a fall, as a fraction of the rate: 0.1 adds 10 % — near the rate last
-   * throttled, of the rate up to 5 r/s only: above that, every controller probes by the same
-   * `increase` × 5 r/s (0.5 r/s by default), so that independent processes sharing a limit
-   * converge to equal shares. Each rise that holds doubles the next step, up to
-   * `1 / decreaseFactor − 1`, but a doubled step never passes the rate last throttled; once a
-   * probe has held past it (any amount past a probe's rate that failed, a whole step past the
-   * rate of any other cut), steps of the rate double again up to `2 × increase`, or up to
-   * `(1 − margin) / 0.75 − 1` if larger (26.7 % by default: the largest step whose undoing cuts
-   * less than a quarter). Must rise less than a decrease falls:
-   * `(1 + increase) · decreaseFactor < 1`. Default 0.1.
-   */
-  readonly increase?: number;
-  /** The rate never falls below this. Default 1. */
-  readonly minRatePerSecond?: number;
-  /** The rate never rises above this. Default `Infinity`. */
-  readonly maxRatePerSecond?: number;
-  /**
-   * Names of the priority classes, most important first. A request of a class goes before any
-   * waiting request of a later class; within a class, first come, first served. Default
-   * `['high', 'normal', 'low']`.
-   */
-  readonly priorities?: readonly string[];
-  /** The class of requests made through the controller itself (not a `priority()` view). Default `'normal'`. */
-  readonly defaultPriority?: string;
-  /**
-   * The longest the server's word holds the controller, in ms: a `Retry-After` (or an exhausted
-   * `RateLimit` policy) pauses every request of the controller for at most this long, and a
-   * `RateLimit` pace lasts at most this long after the response that gave it. Default 60000.
-   * 0 ignores what servers say. (The executor's option of the same name gives up past it; the
-   * controller cuts the pause to it.)
-   */
-  readonly maxRetryAfterMs?: number;
-  /**
-   * The same as `maxRetryAfterMs`, by its former name (`ebb/redis`'s `sharedRate` passes it on):
-   * give one of the two.
-   * @deprecated Use `maxRetryAfterMs`.
-   */
-  readonly maxServerWaitMs?: number;
-  /**
-   * Which outcomes of the calls it runs in a pipeline are throttles — the same predicate as
-   * `retry()`'s, asked about each outcome (`{ ok: false, error }` or `{ ok: true, value }`):
-   * `'throttled'` cuts the rate; `false` on a value is a success; anything else a failure (which
-   * moves nothing but is read for a `Retry-After`). Default `defaultIsFailure`: an error with
-   * `throttled: true` (`ebb/http` sets it on a 429) is a throttle. Say what your client returns:
-   * `isFailure: (o) => (o.ok && o.value.status === 429 ? 'throttled' : defaultIsFailure(o))`.
-   * `record()` (`withRetry()`'s `use`) takes the outcome it is given.
-   */
-  readonly isFailure?: IsFailure<T>;
-  /** Time source; default the system clock. */
-  readonly clock?: Clock;
-  /**
-   * Randomness, in [0, 1), drawn once: the seed that spreads this controller's waits for a rise
-   * over one more cool-off, so that independent processes sharing a limit, all cut by the same
-   * overshoot, do not all probe it again at the same moment (rate/law.ts, LAW.probeSpread).
-   * Default `Math.random`; `seeded(n)` from ebb makes the rises reproducible, and a `random` that
-   * returns 0 draws no spread (each rise exactly one cool-off after the change before it).
-   */
-  readonly random?: Random;
-}
+export type { AdaptiveRateOptions } from './adaptive-rate-options.js';
 
 /** The controller {@link adaptiveRate} returns: a pipeline mechanism, and a guard for `withRetry()`'s `use`. */
 export interface AdaptiveRate extends AdaptiveRateController, Mechanism {
@@ -148,13 +64,8 @@ class Adaptive implements AdaptiveRate {
   readonly #isFailure: IsFailure | undefined;
   readonly #mechanism: Mechanism;
   #lastSlot = -Infinity;
-  /** When the first request went: the rate measured while unlimited covers no time before it. */
-  #firstGrant = Infinity;
-  /** Grants in the current and the previous whole second, to measure the rate while unlimited. */
-  // Stryker disable next-line UnaryOperator: no grant's second equals ±Infinity or follows it
-  #second = -Infinity;
-  #count = 0;
-  #previous = 0;
+  /** Grants over the last second, to measure the rate while unlimited. */
+  readonly #sent = new SentRate();
   /** Successes per 100-ms slot over the last 3 s: the delivered rate. */
   readonly #delivered = new SlotCounter();
   /**
@@ -165,12 +76,7 @@ class Adaptive implements AdaptiveRate {
   /** What servers said: their pauses (`Retry-After`) and pace (`RateLimit`). */
   readonly #hints: ServerHints;
 
-  constructor(
-    o: Required<Omit<AdaptiveRateOptions, 'priorities' | 'maxServerWaitMs' | 'isFailure'>> & {
-      priorities: readonly string[];
-      isFailure: IsFailure | undefined;
-    },
-  ) {
+  constructor(o: AdaptiveRateConfig) {
     this.#clock = o.clock;
     this.#p = lawParams({ ...o, probeSpread: LAW.probeSpread });
     this.#hints = new ServerHints(o.maxRetryAfterMs);
@@ -316,30 +222,8 @@ class Adaptive implements AdaptiveRate {
       const earliest = woken ? Math.max(now - catchUpMs(interval, this.#p.margin), this.#hints.pausedUntil) : now;
       this.#lastSlot = due > earliest ? due : earliest;
     }
-    if (this.#firstGrant === Infinity) this.#firstGrant = now;
-    const second = Math.floor(now / 1000);
-    if (second !== this.#second) {
-      this.#previous = second === this.#second + 1 ? this.#count : 0;
-      this.#count = 0;
-      this.#second = second;
-    }
-    this.#count++;
+    this.#sent.add(now);
     return this.#law.epoch;
-  }
-
-  /**
-   * Grants per second over the last second (the previous second's overlapping share plus this
-   * one's), over the time actually covered when traffic began less than a second ago (at least
-   * 100 ms, so that a first burst does not read as an infinite rate).
-   */
-  #measured(now: number): number {
-    const second = Math.floor(now / 1000);
-    const into = now / 1000 - second;
-    let grants = 0;
-    if (second === this.#second) grants = this.#previous * (1 - into) + this.#count;
-    else if (second === this.#second + 1) grants = this.#count * (1 - into);
-    const covered = Math.min(1000, Math.max(100, now - this.#firstGrant));
-    return (grants * 1000) / covered;
   }
 
   /**
@@ -352,9 +236,9 @@ class Adaptive implements AdaptiveRate {
   #measure(now: number): Measurement {
     const hints = this.#hints;
     const pauses = hints.paused ? (from: number, to: number) => hints.pausedWithin(from, to) : undefined;
-    const span = this.#delivered.span(now, this.#firstGrant, LAW.minDelivered, pauses);
+    const span = this.#delivered.span(now, this.#sent.first, LAW.minDelivered, pauses);
     return {
-      sent: this.#measured(now),
+      sent: this.#sent.perSecond(now),
       delivered: (span.count * 1000) / span.spanMs,
       // Known only over a whole second at least: the first few hundred ms of a burst overstate it.
       count: span.covered >= 1000 ? span.count : 0,
@@ -376,107 +260,6 @@ class Adaptive implements AdaptiveRate {
   #hold(now: number): void {
     this.#lastSlot = Math.max(this.#lastSlot, now + 1000 / this.#law.rate);
   }
-}
-
-const rate = (where: string, name: string, value: unknown, fallback: number, allowInfinity: boolean): number => {
-  const v = nonNegative(where, name, value, fallback, allowInfinity, 'Rates are requests per second, such as 50.');
-  if (v === 0) invalid(where, name, v, 'a number > 0', 'Rates are requests per second, such as 50.');
-  return v;
-};
-
-/** The options of the control law itself (`ebb/redis`'s `sharedRate` takes the same, with the same meaning). */
-export const LAW_KEYS = [
-  'initialRatePerSecond',
-  'decreaseFactor',
-  'coolOffMs',
-  'maxCoolOffMs',
-  'margin',
-  'increase',
-  'minRatePerSecond',
-  'maxRatePerSecond',
-] as const;
-
-/** The law's options, every one given: what {@link lawOptions} returns. */
-export type LawOptions = Required<Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number]>>;
-
-/**
- * Checks the law's options and fills in their defaults — the one table of them, which `ebb/redis`'s
- * `sharedRate` takes too: `initialRatePerSecond` `maxRatePerSecond`, `decreaseFactor` 0.5,
- * `coolOffMs` 1000, `maxCoolOffMs` `max(8000, coolOffMs)`, `margin` 0.05, `increase` 0.1,
- * `minRatePerSecond` 1, `maxRatePerSecond` Infinity. A bad one is a `TypeError`/`RangeError`
- * naming `where`, the option, the value and the fix.
- */
-export function lawOptions(where: string, o: AdaptiveRateOptions): LawOptions {
-  const minRatePerSecond = rate(where, 'minRatePerSecond', o.minRatePerSecond, 1, false);
-  const maxRatePerSecond = rate(where, 'maxRatePerSecond', o.maxRatePerSecond, Infinity, true);
-  if (maxRatePerSecond < minRatePerSecond) {
-    invalid(where, 'maxRatePerSecond', maxRatePerSecond, `a number >= minRatePerSecond (${minRatePerSecond})`);
-  }
-  const initialRatePerSecond = rate(where, 'initialRatePerSecond', o.initialRatePerSecond, maxRatePerSecond, true);
-  if (initialRatePerSecond < minRatePerSecond || initialRatePerSecond > maxRatePerSecond) {
-    invalid(
-      where,
-      'initialRatePerSecond',
-      initialRatePerSecond,
-      `a number from minRatePerSecond (${minRatePerSecond}) to maxRatePerSecond (${maxRatePerSecond})`,
-    );
-  }
-  const decreaseFactor = o.decreaseFactor === undefined ? 0.5 : o.decreaseFactor;
-  if (typeof decreaseFactor !== 'number' || !(decreaseFactor > 0 && decreaseFactor < 1)) {
-    invalid(
-      where,
-      'decreaseFactor',
-      decreaseFactor,
-      'a number between 0 and 1 (exclusive)',
-      'For example 0.5 halves the rate.',
-    );
-  }
-  const increase = o.increase === undefined ? 0.1 : o.increase;
-  if (typeof increase !== 'number' || !(increase > 0) || !Number.isFinite(increase)) {
-    invalid(where, 'increase', increase, 'a finite number > 0', 'For example 0.1 for +10 % a step.');
-  }
-  if ((1 + increase) * decreaseFactor >= 1 && o.increase === undefined) {
-    invalid(
-      where,
-      'decreaseFactor',
-      decreaseFactor,
-      `a number below ${show(1 / (1 + increase))} with the default increase ${increase}`,
-      'A rise must be smaller than a fall, or the rate oscillates: lower it, or pass a smaller `increase`.',
-    );
-  }
-  if ((1 + increase) * decreaseFactor >= 1) {
-    invalid(
-      where,
-      'increase',
-      increase,
-      `a number below ${show(1 / decreaseFactor - 1)} with decreaseFactor ${decreaseFactor}`,
-      'A rise must be smaller than a fall, or the rate oscillates.',
-    );
-  }
-  const coolOffMs = nonNegative(where, 'coolOffMs', o.coolOffMs, 1000);
-  if (coolOffMs === 0) invalid(where, 'coolOffMs', 0, 'a number > 0', 'For example 1000.');
-  const maxCoolOffMs = nonNegative(where, 'maxCoolOffMs', o.maxCoolOffMs, Math.max(8000, coolOffMs));
-  if (maxCoolOffMs < coolOffMs) invalid(where, 'maxCoolOffMs', maxCoolOffMs, `a number >= coolOffMs (${coolOffMs})`);
-  const margin = o.margin === undefined ? 0.05 : o.margin;
-  if (typeof margin !== 'number' || !(margin >= 0 && margin < 0.5)) {
-    invalid(
-      where,
-      'margin',
-      margin,
-      'a number from 0 up to (not including) 0.5',
-      'For example 0.05 to settle 5 % below the limit.',
-    );
-  }
-  return {
-    initialRatePerSecond,
-    decreaseFactor,
-    coolOffMs,
-    maxCoolOffMs,
-    margin,
-    increase,
-    minRatePerSecond,
-    maxRatePerSecond,
-  };
 }
 
 /**
@@ -556,68 +339,5 @@ export function lawOptions(where: string, o: AdaptiveRateOptions): LawOptions {
  * rate.ratePerSecond; // what it allows now
  */
 export function adaptiveRate<T = unknown>(options?: AdaptiveRateOptions<T>): AdaptiveRate {
-  const where = 'adaptiveRate()';
-  const o = optionsObject(where, options) as AdaptiveRateOptions;
-  // The former name is accepted, and not offered in the message about an unknown option.
-  const { maxServerWaitMs: _, ...known } = o;
-  checkKeys(where, known, [
-    ...LAW_KEYS,
-    'priorities',
-    'defaultPriority',
-    'maxRetryAfterMs',
-    'isFailure',
-    'clock',
-    'random',
-  ]);
-  const law = lawOptions(where, o);
-  const priorities = o.priorities === undefined ? ['high', 'normal', 'low'] : o.priorities;
-  if (
-    !Array.isArray(priorities) ||
-    priorities.length === 0 ||
-    priorities.some((p) => typeof p !== 'string' || p === '') ||
-    new Set(priorities).size !== priorities.length
-  ) {
-    invalid(where, 'priorities', priorities, 'a non-empty array of distinct names', "For example ['high', 'low'].");
-  }
-  const defaultPriority = o.defaultPriority === undefined ? 'normal' : o.defaultPriority;
-  if (typeof defaultPriority !== 'string' || !priorities.includes(defaultPriority)) {
-    invalid(
-      where,
-      'defaultPriority',
-      defaultPriority,
-      `one of the priorities (${priorities.map(show).join(', ')})`,
-      o.defaultPriority === undefined ? 'Name the class of requests made through the controller itself.' : undefined,
-    );
-  }
-  if (o.maxRetryAfterMs !== undefined && o.maxServerWaitMs !== undefined) {
-    throw new TypeError(`${where}: give \`maxRetryAfterMs\` only (\`maxServerWaitMs\` is its former name).`);
-  }
-  const maxRetryAfterMs =
-    o.maxServerWaitMs === undefined
-      ? nonNegative(where, 'maxRetryAfterMs', o.maxRetryAfterMs, 60_000)
-      : nonNegative(where, 'maxServerWaitMs', o.maxServerWaitMs, 60_000);
-  const isFailure = isFailureOption(where, o.isFailure);
-  const clock = clockOption(where, o.clock);
-  const random = o.random === undefined ? Math.random : o.random;
-  if (typeof random !== 'function') {
-    invalid(where, 'random', random, 'a function returning a number in [0, 1)', 'For example seeded(1) from ebb.');
-  }
-  return new Adaptive({
-    ...law,
-    priorities,
-    defaultPriority,
-    maxRetryAfterMs,
-    isFailure,
-    clock,
-    random,
-  });
-}
-
-/** The law's seed (a whole number in [0, 2³¹ − 1)) from one draw of `random`, checked where it enters. */
-function drawSeed(random: Random): number {
-  const u = random();
-  if (typeof u !== 'number' || !(u >= 0 && u < 1)) {
-    throw new RangeError(`adaptiveRate(): \`random\` returned ${show(u)}; it must return a number in [0, 1).`);
-  }
-  return Math.floor(u * (2 ** 31 - 1));
+  return new Adaptive(adaptiveRateOptions(options));
 }

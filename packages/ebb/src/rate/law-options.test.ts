@@ -2,7 +2,7 @@
 // and ebb/redis's sharedRate both fill their options from, so that one process and a fleet run the
 // same law when given the same options — or none.
 import { describe, expect, it } from 'vitest';
-import { lawOptions } from './adaptive-rate.js';
+import { lawOptions } from './law-options.js';
 import { LAW_OPTIONS } from './test-helpers.js';
 
 describe('lawOptions: the law options every rate controller takes', () => {

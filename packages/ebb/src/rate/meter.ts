@@ -5,6 +5,8 @@
  * than per ACK: draft-cheng-iccrg-delivery-rate-estimation). `adaptiveRate` counts its
  * successes and throttles here; a `sharedRate` member (redis/member-report.ts) counts its grants,
  * successes and throttles the same way, so that the fleet's law reads the measures one process reads.
+ * Beside it, `SentRate`: the rate `adaptiveRate` sent over the last second, counted per whole
+ * second, where the first cut of a controller that was unlimited starts.
  */
 
 /** The width of a slot, ms. */
@@ -86,5 +88,45 @@ export class SlotCounter {
       if (this.#slots[((s % SLOTS) + SLOTS) % SLOTS] === s) n++;
     }
     return n;
+  }
+}
+
+/**
+ * Requests sent, counted in the current and the previous whole second, read back as the rate sent
+ * over the last second.
+ */
+export class SentRate {
+  /** When the first request went: the rate measured covers no time before it. */
+  first = Infinity;
+  // Stryker disable next-line UnaryOperator: no grant's second equals ±Infinity or follows it
+  #second = -Infinity;
+  #count = 0;
+  #previous = 0;
+
+  /** Counts a request sent at `now`. */
+  add(now: number): void {
+    if (this.first === Infinity) this.first = now;
+    const second = Math.floor(now / 1000);
+    if (second !== this.#second) {
+      this.#previous = second === this.#second + 1 ? this.#count : 0;
+      this.#count = 0;
+      this.#second = second;
+    }
+    this.#count++;
+  }
+
+  /**
+   * Requests per second over the last second (the previous second's overlapping share plus this
+   * one's), over the time actually covered when traffic began less than a second ago (at least
+   * 100 ms, so that a first burst does not read as an infinite rate).
+   */
+  perSecond(now: number): number {
+    const second = Math.floor(now / 1000);
+    const into = now / 1000 - second;
+    let grants = 0;
+    if (second === this.#second) grants = this.#previous * (1 - into) + this.#count;
+    else if (second === this.#second + 1) grants = this.#count * (1 - into);
+    const covered = Math.min(1000, Math.max(100, now - this.first));
+    return (grants * 1000) / covered;
   }
 }

@@ -4,8 +4,9 @@
  * the law's options as the rate script takes them. Exported for the law's differential test (test/redis/rate-law.test.ts), which
  * feeds the same measures to adaptiveRate and to the fleet's script.
  */
-import type { LawOptions } from '../rate/adaptive-rate.js';
+
 import { LAW } from '../rate/law.js';
+import type { LawOptions } from '../rate/law-options.js';
 import type { SlotCounter } from '../rate/meter.js';
 
 /**

@@ -1,16 +1,10 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
 import { invalid, nonNegative, optionsObject } from '../core/validate.js';
-import {
-  type AdaptiveRate,
-  type AdaptiveRateOptions,
-  adaptiveRate,
-  LAW_KEYS,
-  type LawOptions,
-  lawOptions,
-} from '../rate/adaptive-rate.js';
+import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from '../rate/adaptive-rate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
+import { LAW_KEYS, type LawOptions, lawOptions } from '../rate/law-options.js';
 import { SlotCounter } from '../rate/meter.js';
 import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
 import type { Outcome } from '../retry/options.js';
