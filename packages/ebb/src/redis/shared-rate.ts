@@ -1,14 +1,12 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
-import { invalid, nonNegative, optionsObject } from '../core/validate.js';
+import type { Clock } from '../core/clock.js';
 import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from '../rate/adaptive-rate.js';
-import type { AdaptiveRateController } from '../rate/controller.js';
 import { Gate } from '../rate/gate.js';
-import { LAW_KEYS, type LawOptions, lawOptions } from '../rate/law-options.js';
+import type { LawOptions } from '../rate/law-options.js';
 import { SlotCounter } from '../rate/meter.js';
 import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
 import type { Outcome } from '../retry/options.js';
-import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
+import { isNoScript, type RedisScripts, scriptSha } from './client.js';
 import { finite, lawArgs, memberReport } from './member-report.js';
 import {
   generationOf,
@@ -18,92 +16,22 @@ import {
   RECONNECT,
   type SharedEvent,
   type SharedMode,
-  sharedKey,
   Timeout,
 } from './protocol.js';
 import { inspection, type Lease, parseLease, type SharedRateInspection } from './rate-lease.js';
 import { Rearm } from './rearm.js';
 import { RATE_SCRIPT } from './scripts.js';
+import {
+  type SharedRate,
+  type SharedRateConfig,
+  type SharedRateOptions,
+  type SharedRateStats,
+  sharedRateOptions,
+} from './shared-rate-options.js';
 import { type Grids, ServerClock, type Turns, turnsOf } from './time-division.js';
 
 export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
-
-import { checkRedisKeys, pick, validateAs } from './validate-as.js';
-
-/** Options of {@link sharedRate}. */
-export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW_KEYS)[number] | 'maxServerWaitMs'> {
-  /** The caller's client: node-redis, ioredis or a {@link RedisScripts}. Required. */
-  readonly client: unknown;
-  /** The limit's name; its keys are `<prefix>:{<name>}:rate…`, one Cluster slot. Required. */
-  readonly name: string;
-  /** Key prefix, default `'ebb'`. */
-  readonly prefix?: string;
-  /** Longest wait for one Redis call in ms, after which the process falls back to a local controller. Default 100. */
-  readonly commandTimeoutMs?: number;
-  /**
-   * How long a lease of rate share lasts, in ms: each process renews its share this often while
-   * it has traffic (one `EVALSHA`), and learns the fleet's changes at the latest then. A lease not
-   * renewed for 3 × `leaseMs` (a process that died) returns its share to the fleet. Default 500.
-   */
-  readonly leaseMs?: number;
-  /** Called on fallback, resync, state lost and repair (see `SharedEvent`). A throw goes no further. */
-  readonly onEvent?: (event: SharedEvent) => void;
-  /** Time source for pacing, timeouts and timers; default the unref'd system clock. */
-  readonly clock?: Clock;
-}
-
-/** Counters of a shared rate. A fresh object on each read. */
-export interface SharedRateStats {
-  readonly mode: SharedMode;
-  /** Commands sent to Redis: one `EVALSHA` per call, plus an `EVAL` when the server lacked the script. */
-  readonly commands: number;
-  /** Calls that failed or timed out. */
-  readonly errors: number;
-  /** Times the controller went from shared (or syncing) to local. */
-  readonly fallbacks: number;
-  /** Times it went from local back to shared. */
-  readonly resyncs: number;
-  /** Throttles this process reported to Redis (each may or may not have moved the fleet's rate). */
-  readonly throttlesSent: number;
-  /** Times this process found a bad stored value and rewrote the fleet's state (events `'repair'`). */
-  readonly repairs: number;
-  /** Times this process found the fleet's state it knew gone (events `'state-lost'`). */
-  readonly stateLosses: number;
-  /** Throttles of requests sent before the fleet's last change, not reported: old news (each process reports one per epoch). */
-  readonly staleThrottles: number;
-}
-
-/** The controller {@link sharedRate} returns: an `adaptiveRate` for a whole fleet. */
-export interface SharedRate extends AdaptiveRateController {
-  /** This process's share of the fleet's rate while shared; the local controller's rate while on fallback. */
-  readonly ratePerSecond: number;
-  /** The fleet's rate as last heard from Redis (`Infinity`: no limit learned yet). */
-  readonly fleetRatePerSecond: number;
-  /** The fleet's congestion epoch as last heard: it grows by one for each throttle event the fleet handled. */
-  readonly epoch: number;
-  /** The fleet state's generation as last heard (0: none yet); another one means the state was lost, repaired or reset. */
-  readonly generation: number;
-  /** Processes holding a lease, as last heard. */
-  readonly members: number;
-  readonly mode: SharedMode;
-  readonly stats: SharedRateStats;
-  /** The Redis key of the fleet's state. */
-  readonly key: string;
-  /** Requests waiting for their turn. */
-  readonly waiting: number;
-  /** Resolves once the first lease was granted or failed (bounded by `commandTimeoutMs`); never rejects. */
-  ready(): Promise<void>;
-  /** Gives the share back to the fleet at once and stops the timers. Call before a process exits. */
-  close(): Promise<void>;
-  /** Reads the fleet's state without changing it and without taking a lease; rejects if Redis fails or times out. */
-  inspect(): Promise<SharedRateInspection>;
-  /**
-   * Sets the fleet's rate and control state back to `initialRatePerSecond` with a new generation,
-   * while processes run: their leases stay, each hears the new generation at its next renewal and
-   * goes on from it. Rejects if Redis fails or times out.
-   */
-  reset(): Promise<void>;
-}
+export type { SharedRate, SharedRateOptions, SharedRateStats } from './shared-rate-options.js';
 
 /** A ticket of a request this controller let through on a share: the fleet's epoch and generation it was sent in. */
 class SharedTicket {
@@ -183,26 +111,18 @@ class Shared implements SharedRate {
   readonly #ready: Promise<void>;
   #readyResolve!: () => void;
 
-  constructor(where: string, o: SharedRateOptions, law: LawOptions, key: string) {
+  constructor(c: SharedRateConfig) {
+    const { where, key, law } = c;
     this.#where = where;
-    this.#scripts = redisScripts(o.client, where);
+    this.#scripts = c.scripts;
     this.#keys = [key, `${key}-members`, `${key}-leases`, `${key}-order`];
-    this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
+    this.#clock = c.clock;
     this.#timer = new Rearm(this.#clock, () => this.#renew());
-    this.#commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
-    if (this.#commandTimeoutMs < 1)
-      invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
-    this.#leaseMs = nonNegative(where, 'leaseMs', o.leaseMs, 500, false, 'For example 500.');
-    // A lease expires three leases after its renewal; the scripts take an expiry more than a day ahead for a broken one.
-    if (!(this.#leaseMs >= 10 && this.#leaseMs <= 3_600_000)) {
-      invalid(where, 'leaseMs', o.leaseMs, 'a finite number from 10 to 3600000 (an hour)', 'For example 500.');
-    }
-    if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
-      invalid(where, 'onEvent', o.onEvent, 'a function (event) => void');
-    }
-    this.#onEvent = o.onEvent;
+    this.#commandTimeoutMs = c.commandTimeoutMs;
+    this.#leaseMs = c.leaseMs;
+    this.#onEvent = c.onEvent;
     this.#law = law;
-    this.#localOptions = pick(o as never, [...LAW_KEYS, 'maxServerWaitMs']) as AdaptiveRateOptions;
+    this.#localOptions = c.localOptions;
     this.#fleet = law.initialRatePerSecond;
     this.#lawArgs = lawArgs(law);
     this.#id = processId();
@@ -692,23 +612,5 @@ class Shared implements SharedRate {
  * await rate.close();
  */
 export function sharedRate(options: SharedRateOptions): SharedRate {
-  const where = 'sharedRate()';
-  const o = optionsObject(where, options) as SharedRateOptions;
-  checkRedisKeys(where, o, [
-    ...LAW_KEYS,
-    'maxServerWaitMs',
-    'client',
-    'name',
-    'prefix',
-    'commandTimeoutMs',
-    'leaseMs',
-    'onEvent',
-    'clock',
-  ]);
-  // The local twin checks the law's options (and is what a fallback runs).
-  validateAs(where, 'adaptiveRate()', () => adaptiveRate(pick(o as never, [...LAW_KEYS, 'maxServerWaitMs'])));
-  const law = lawOptions(where, o);
-  // The hash tag {name}: the state, the leases, their expiry and the join order share one Cluster slot.
-  const key = sharedKey(where, o, 'rate');
-  return new Shared(where, o, law, key);
+  return new Shared(sharedRateOptions(options));
 }
