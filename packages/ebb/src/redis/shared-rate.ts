@@ -7,17 +7,10 @@ import { SlotCounter } from '../rate/meter.js';
 import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
 import type { Outcome } from '../retry/options.js';
 import { isNoScript, type RedisScripts, scriptSha } from './client.js';
-import { finite, lawArgs, memberReport } from './member-report.js';
-import {
-  generationOf,
-  newGeneration,
-  processId,
-  quote,
-  RECONNECT,
-  type SharedEvent,
-  type SharedMode,
-  Timeout,
-} from './protocol.js';
+import { lawArgs, memberReport } from './member-report.js';
+import { generationOf, processId, quote, RECONNECT, type SharedEvent, type SharedMode, Timeout } from './protocol.js';
+import { adminArgs, leaseArgs } from './rate-call.js';
+import { acquireLocal, type FallbackSeed, FORWARD, fallbackSeed, LocalTicket, SharedTicket } from './rate-fallback.js';
 import { inspection, type Lease, parseLease, type SharedRateInspection } from './rate-lease.js';
 import { Rearm } from './rearm.js';
 import { RATE_SCRIPT } from './scripts.js';
@@ -28,29 +21,10 @@ import {
   type SharedRateStats,
   sharedRateOptions,
 } from './shared-rate-options.js';
-import { type Grids, ServerClock, type Turns, turnsOf } from './time-division.js';
+import { type Grids, memberTurns, ServerClock, type Turns, turnNear } from './time-division.js';
 
 export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
 export type { SharedRate, SharedRateOptions, SharedRateStats } from './shared-rate-options.js';
-
-/** A ticket of a request this controller let through on a share: the fleet's epoch and generation it was sent in. */
-class SharedTicket {
-  constructor(
-    readonly epoch: number,
-    readonly generation: number,
-  ) {}
-}
-
-/** A ticket of a request the local fallback controller let through. */
-class LocalTicket {
-  constructor(
-    readonly controller: AdaptiveRate,
-    readonly inner: unknown,
-  ) {}
-}
-
-/** Sent with a grant in place of a ticket while on fallback: the waiter goes on to the local controller. */
-const FORWARD = Symbol('forward');
 
 class Shared implements SharedRate {
   readonly #where: string;
@@ -293,21 +267,11 @@ class Shared implements SharedRate {
   }
 
   #acquireLocal(signal: AbortSignal | undefined): unknown {
-    const local = this.#localController();
-    const inner = local.acquire(signal);
-    return inner instanceof Promise ? inner.then((t) => new LocalTicket(local, t)) : new LocalTicket(local, inner);
+    return acquireLocal(this.#localController(), signal);
   }
 
-  /**
-   * Where a local controller starts: the last share Redis granted (the fleet's rate divided as it
-   * was when Redis went away), else — a process that never heard a finite share — the caller's
-   * own `initialRatePerSecond`, within its bounds.
-   */
-  #fallbackSeed(): { seed: number; from: 'fleet' | 'initial' } {
-    const { minRatePerSecond: lo, maxRatePerSecond: hi, initialRatePerSecond } = this.#law;
-    const clamp = (x: number) => Math.min(hi, Math.max(lo, x));
-    if (this.#heard && Number.isFinite(this.#share)) return { seed: clamp(this.#share), from: 'fleet' };
-    return { seed: clamp(initialRatePerSecond), from: 'initial' };
+  #fallbackSeed(): FallbackSeed {
+    return fallbackSeed(this.#law, this.#heard, this.#share);
   }
 
   #localController(): AdaptiveRate {
@@ -321,26 +285,14 @@ class Shared implements SharedRate {
     return this.#local;
   }
 
-  /**
-   * The member's turns in the fleet's time division, on its own clock, while it paces with company
-   * at an equal part of the grid's rate and knows the server's clock: undefined otherwise (then it
-   * paces at its share alone). See time-division.ts.
-   */
+  /** The member's turns in the fleet's time division (time-division.ts, `memberTurns`), or undefined. */
   #turns(): Turns | undefined {
-    const offset = this.#serverClock.offset;
-    const grids = this.#grids;
-    if (this.#members <= 1 || this.#rank < 0 || offset === undefined || grids === undefined) return undefined;
-    if (!(this.#share > 0 && Number.isFinite(this.#share))) return undefined;
-    return turnsOf(grids, this.#rank, this.#share, offset);
+    return memberTurns(this.#members, this.#rank, this.#serverClock.offset, this.#grids, this.#share);
   }
 
-  /**
-   * The turn a request may go in: the one nearest the time its share's pace gives (#next), and not
-   * one that passed more than the grid's lateness allowance ago.
-   */
+  /** The turn a request may go in (time-division.ts, `turnNear`), for the time its share's pace gives. */
   #turn(turns: Turns, now: number): number {
-    const due = this.#next - turns.periodMs(this.#next) / 2;
-    return turns.next(Math.max(due, now - turns.lateMs(now)));
+    return turnNear(turns, this.#next, now);
   }
 
   #waitMs(now: number): number {
@@ -414,25 +366,7 @@ class Shared implements SharedRate {
 
   /** ARGV for an admin call: no report, no lease change; the seed is the configured initial rate. */
   #adminArgs(mode: 'inspect' | 'reset'): string[] {
-    return [
-      this.#id,
-      '0',
-      '0',
-      '-1',
-      String(this.#leaseMs),
-      '-1',
-      finite(this.#law.initialRatePerSecond),
-      ...this.#lawArgs,
-      '0',
-      '-1',
-      '1000',
-      '0',
-      newGeneration(),
-      '0',
-      '0',
-      '-1',
-      mode,
-    ];
+    return adminArgs(this.#id, this.#leaseMs, this.#law.initialRatePerSecond, this.#lawArgs, mode);
   }
 
   async #call(cut: SharedTicket | undefined, leaseMs: number): Promise<void> {
@@ -456,25 +390,22 @@ class Shared implements SharedRate {
     let seed = this.#fleet;
     if (this.#mode === 'local' && this.#local)
       seed = Math.min(seed, this.#local.ratePerSecond * Math.max(1, this.#members));
-    const args = [
-      this.#id,
-      saturated ? '1' : '0',
-      String(used),
-      String(accepted),
-      String(leaseMs),
-      String(cut ? cut.epoch : -1),
-      finite(seed),
-      ...this.#lawArgs,
-      succeeded ? '1' : '0',
-      String(successes),
-      String(spanMs),
-      refused ? '1' : '0',
-      newGeneration(),
-      String(cut ? cut.generation : 0),
-      String(this.#heard ? this.#members : 0),
-      String(this.#throttledAt),
-      '',
-    ];
+    const args = leaseArgs({
+      id: this.#id,
+      saturated,
+      used,
+      accepted,
+      leaseMs,
+      cut,
+      seed,
+      lawArgs: this.#lawArgs,
+      succeeded,
+      successes,
+      spanMs,
+      refused,
+      members: this.#heard ? this.#members : 0,
+      throttledAt: this.#throttledAt,
+    });
     try {
       const lease = parseLease(
         this.#where,

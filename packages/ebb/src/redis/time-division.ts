@@ -144,3 +144,29 @@ export class ServerClock {
     return this.#rtts.length === 0 ? undefined : Math.min(...this.#rtts) / 2;
   }
 }
+
+/**
+ * A member's turns in the fleet's time division, on its own clock, while it paces with company
+ * at an equal part of the grid's rate and knows the server's clock: undefined otherwise (then it
+ * paces at its share alone).
+ */
+export function memberTurns(
+  members: number,
+  rank: number,
+  offset: number | undefined,
+  grids: Grids | undefined,
+  share: number,
+): Turns | undefined {
+  if (members <= 1 || rank < 0 || offset === undefined || grids === undefined) return undefined;
+  if (!(share > 0 && Number.isFinite(share))) return undefined;
+  return turnsOf(grids, rank, share, offset);
+}
+
+/**
+ * The turn a request may go in: the one nearest the time its share's pace gives (`next`), and not
+ * one that passed more than the grid's lateness allowance ago.
+ */
+export function turnNear(turns: Turns, next: number, now: number): number {
+  const due = next - turns.periodMs(next) / 2;
+  return turns.next(Math.max(due, now - turns.lateMs(now)));
+}

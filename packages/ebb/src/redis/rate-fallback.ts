@@ -1,0 +1,52 @@
+/**
+ * `sharedRate`'s two kinds of ticket and its fallback to a local `adaptiveRate`: a request let
+ * through on a share carries the fleet's epoch and generation; one let through by the local
+ * controller carries that controller and its own ticket, so that its outcome goes back to it even
+ * after a resync; and where the local controller starts. Its own module because the fallback is its
+ * own concept: what a process does while Redis does not answer, apart from the lease protocol.
+ */
+import type { AdaptiveRate } from '../rate/adaptive-rate.js';
+import type { LawOptions } from '../rate/law-options.js';
+
+/** A ticket of a request this controller let through on a share: the fleet's epoch and generation it was sent in. */
+export class SharedTicket {
+  constructor(
+    readonly epoch: number,
+    readonly generation: number,
+  ) {}
+}
+
+/** A ticket of a request the local fallback controller let through. */
+export class LocalTicket {
+  constructor(
+    readonly controller: AdaptiveRate,
+    readonly inner: unknown,
+  ) {}
+}
+
+/** Sent with a grant in place of a ticket while on fallback: the waiter goes on to the local controller. */
+export const FORWARD = Symbol('forward');
+
+/** Where a local controller starts, and from what. */
+export interface FallbackSeed {
+  readonly seed: number;
+  readonly from: 'fleet' | 'initial';
+}
+
+/**
+ * Where a local controller starts: the last share Redis granted (the fleet's rate divided as it
+ * was when Redis went away), else — a process that never heard a finite share — the caller's
+ * own `initialRatePerSecond`, within its bounds.
+ */
+export function fallbackSeed(law: LawOptions, heard: boolean, share: number): FallbackSeed {
+  const { minRatePerSecond: lo, maxRatePerSecond: hi, initialRatePerSecond } = law;
+  const clamp = (x: number) => Math.min(hi, Math.max(lo, x));
+  if (heard && Number.isFinite(share)) return { seed: clamp(share), from: 'fleet' };
+  return { seed: clamp(initialRatePerSecond), from: 'initial' };
+}
+
+/** Acquires from the local controller: the ticket carries the controller, so its outcome goes back to it. */
+export function acquireLocal(local: AdaptiveRate, signal: AbortSignal | undefined): unknown {
+  const inner = local.acquire(signal);
+  return inner instanceof Promise ? inner.then((t) => new LocalTicket(local, t)) : new LocalTicket(local, inner);
+}
