@@ -3,10 +3,53 @@
  * throttle it carries, the seed and the law's options) and of an admin call (`inspect`, `reset`),
  * each value in the position RATE_SCRIPT reads it from. Its own module because the order of these
  * values is the wire protocol with the script (redis/scripts.ts), read beside it; the replies are
- * read in rate-lease.ts.
+ * read in rate-lease.ts. `RateLink` sends a call: `EVALSHA`, `EVAL` when the server lacks the
+ * script, each raced against `commandTimeoutMs`.
  */
+import type { Clock } from '../core/clock.js';
+import { isNoScript, type RedisScripts, scriptSha } from './client.js';
 import { finite } from './member-report.js';
-import { newGeneration } from './protocol.js';
+import { newGeneration, Timeout } from './protocol.js';
+import { RATE_SCRIPT } from './scripts.js';
+
+/** Sends the rate script's calls to one fleet's keys, each bounded by `commandTimeoutMs`. */
+export class RateLink {
+  #sha: string | undefined;
+  /** Commands sent: one `EVALSHA` per call, plus an `EVAL` when the server lacked the script. */
+  commands = 0;
+
+  constructor(
+    readonly where: string,
+    readonly scripts: RedisScripts,
+    readonly keys: readonly string[],
+    readonly clock: Clock,
+    readonly commandTimeoutMs: number,
+  ) {}
+
+  /** `work`, or a `Timeout` after `commandTimeoutMs`. */
+  bounded(work: Promise<unknown>): Promise<unknown> {
+    const stop = new AbortController();
+    return Promise.race([
+      work,
+      this.clock.sleep(this.commandTimeoutMs, stop.signal).then(() => {
+        throw new Timeout(`${this.where}: Redis did not answer within ${this.commandTimeoutMs} ms`);
+      }),
+    ]).finally(() => stop.abort());
+  }
+
+  /** Runs the rate script with `args`: by its SHA, and by its text when the server lacks it. */
+  async run(args: readonly string[]): Promise<unknown> {
+    this.commands++;
+    this.#sha ??= await scriptSha(RATE_SCRIPT);
+    try {
+      return await this.scripts.evalSha(this.#sha, this.keys, args);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      this.commands++;
+      return await this.scripts.eval(RATE_SCRIPT, this.keys, args);
+    }
+  }
+}
 
 /** What one lease call sends. */
 export interface LeaseCall {

@@ -6,10 +6,9 @@ import type { LawOptions } from '../rate/law-options.js';
 import { SlotCounter } from '../rate/meter.js';
 import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
 import type { Outcome } from '../retry/options.js';
-import { isNoScript, type RedisScripts, scriptSha } from './client.js';
 import { lawArgs, memberReport } from './member-report.js';
-import { generationOf, processId, quote, RECONNECT, type SharedEvent, type SharedMode, Timeout } from './protocol.js';
-import { adminArgs, leaseArgs } from './rate-call.js';
+import { generationOf, processId, quote, RECONNECT, type SharedEvent, type SharedMode } from './protocol.js';
+import { adminArgs, leaseArgs, RateLink } from './rate-call.js';
 import { acquireLocal, type FallbackSeed, FORWARD, fallbackSeed, LocalTicket, SharedTicket } from './rate-fallback.js';
 import { inspection, type Lease, parseLease, type SharedRateInspection } from './rate-lease.js';
 import { Rearm } from './rearm.js';
@@ -28,7 +27,7 @@ export type { SharedRate, SharedRateOptions, SharedRateStats } from './shared-ra
 
 class Shared implements SharedRate {
   readonly #where: string;
-  readonly #scripts: RedisScripts;
+  readonly #link: RateLink;
   readonly #keys: readonly string[];
   readonly #clock: Clock;
   readonly #commandTimeoutMs: number;
@@ -46,7 +45,6 @@ class Shared implements SharedRate {
   readonly #serverClock = new ServerClock();
   /** When this process first let a request go: its rates are measured from then. */
   #start = Number.POSITIVE_INFINITY;
-  #sha: string | undefined;
   #mode: SharedMode = 'syncing';
   #began = false;
   #share = Number.POSITIVE_INFINITY;
@@ -74,7 +72,6 @@ class Shared implements SharedRate {
   #reconnect: BackoffRun | undefined;
   #nextTryMs = Number.NEGATIVE_INFINITY;
   #closed = false;
-  #commands = 0;
   #errors = 0;
   #fallbacks = 0;
   #resyncs = 0;
@@ -88,12 +85,12 @@ class Shared implements SharedRate {
   constructor(c: SharedRateConfig) {
     const { where, key, law } = c;
     this.#where = where;
-    this.#scripts = c.scripts;
     this.#keys = [key, `${key}-members`, `${key}-leases`, `${key}-order`];
     this.#clock = c.clock;
     this.#timer = new Rearm(this.#clock, () => this.#renew());
     this.#commandTimeoutMs = c.commandTimeoutMs;
     this.#leaseMs = c.leaseMs;
+    this.#link = new RateLink(where, c.scripts, this.#keys, this.#clock, this.#commandTimeoutMs);
     this.#onEvent = c.onEvent;
     this.#law = law;
     this.#localOptions = c.localOptions;
@@ -145,7 +142,7 @@ class Shared implements SharedRate {
   get stats(): SharedRateStats {
     return {
       mode: this.#mode,
-      commands: this.#commands,
+      commands: this.#link.commands,
       errors: this.#errors,
       fallbacks: this.#fallbacks,
       resyncs: this.#resyncs,
@@ -229,7 +226,7 @@ class Shared implements SharedRate {
   }
 
   async inspect(): Promise<SharedRateInspection> {
-    const reply = await this.#bounded(this.#run(this.#adminArgs('inspect')));
+    const reply = await this.#link.bounded(this.#link.run(this.#adminArgs('inspect')));
     if (!Array.isArray(reply) || reply.length !== 6) {
       throw new TypeError(`${this.#where}: Redis answered ${quote(reply)}; expected the inspection's six parts`);
     }
@@ -237,7 +234,7 @@ class Shared implements SharedRate {
   }
 
   async reset(): Promise<void> {
-    const reply = await this.#bounded(this.#run(this.#adminArgs('reset')));
+    const reply = await this.#link.bounded(this.#link.run(this.#adminArgs('reset')));
     const generation = generationOf(this.#where, Array.isArray(reply) ? reply[0] : reply);
     // This process goes on from the reset state at once; the others hear it at their next renewal.
     this.#generation = generation;
@@ -354,16 +351,6 @@ class Shared implements SharedRate {
     this.#inflight = this.#call(cut, this.#leaseMs);
   }
 
-  #bounded(work: Promise<unknown>): Promise<unknown> {
-    const stop = new AbortController();
-    return Promise.race([
-      work,
-      this.#clock.sleep(this.#commandTimeoutMs, stop.signal).then(() => {
-        throw new Timeout(`${this.#where}: Redis did not answer within ${this.#commandTimeoutMs} ms`);
-      }),
-    ]).finally(() => stop.abort());
-  }
-
   /** ARGV for an admin call: no report, no lease change; the seed is the configured initial rate. */
   #adminArgs(mode: 'inspect' | 'reset'): string[] {
     return adminArgs(this.#id, this.#leaseMs, this.#law.initialRatePerSecond, this.#lawArgs, mode);
@@ -409,7 +396,7 @@ class Shared implements SharedRate {
     try {
       const lease = parseLease(
         this.#where,
-        await this.#bounded(this.#run(args)),
+        await this.#link.bounded(this.#link.run(args)),
         this.#law.minRatePerSecond,
         this.#law.maxRatePerSecond,
         leaseMs === 0,
@@ -485,18 +472,6 @@ class Shared implements SharedRate {
     if (lease.fault || lost || rewound) this.#throttledEpoch = -1;
     this.#generation = lease.generation;
     this.#epoch = lease.epoch;
-  }
-
-  async #run(args: readonly string[]): Promise<unknown> {
-    this.#commands++;
-    this.#sha ??= await scriptSha(RATE_SCRIPT);
-    try {
-      return await this.#scripts.evalSha(this.#sha, this.#keys, args);
-    } catch (error) {
-      if (!isNoScript(error)) throw error;
-      this.#commands++;
-      return await this.#scripts.eval(RATE_SCRIPT, this.#keys, args);
-    }
   }
 
   #emit(event: SharedEvent): void {
