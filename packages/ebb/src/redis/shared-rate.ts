@@ -11,6 +11,7 @@ import { generationOf, processId, quote, RECONNECT, type SharedEvent, type Share
 import { adminArgs, leaseArgs, RateLink } from './rate-call.js';
 import { acquireLocal, type FallbackSeed, FORWARD, fallbackSeed, LocalTicket, SharedTicket } from './rate-fallback.js';
 import { inspection, type Lease, parseLease, type SharedRateInspection } from './rate-lease.js';
+import { Tally } from './rate-tally.js';
 import { Rearm } from './rearm.js';
 import { RATE_SCRIPT } from './scripts.js';
 import {
@@ -32,7 +33,7 @@ class Shared implements SharedRate {
   readonly #clock: Clock;
   readonly #commandTimeoutMs: number;
   readonly #leaseMs: number;
-  readonly #onEvent: ((event: SharedEvent) => void) | undefined;
+  readonly #tally: Tally;
   readonly #law: LawOptions;
   readonly #localOptions: AdaptiveRateOptions;
   readonly #lawArgs: readonly string[];
@@ -72,13 +73,6 @@ class Shared implements SharedRate {
   #reconnect: BackoffRun | undefined;
   #nextTryMs = Number.NEGATIVE_INFINITY;
   #closed = false;
-  #errors = 0;
-  #fallbacks = 0;
-  #resyncs = 0;
-  #throttlesSent = 0;
-  #repairs = 0;
-  #stateLosses = 0;
-  #staleThrottles = 0;
   readonly #ready: Promise<void>;
   #readyResolve!: () => void;
 
@@ -91,7 +85,7 @@ class Shared implements SharedRate {
     this.#commandTimeoutMs = c.commandTimeoutMs;
     this.#leaseMs = c.leaseMs;
     this.#link = new RateLink(where, c.scripts, this.#keys, this.#clock, this.#commandTimeoutMs);
-    this.#onEvent = c.onEvent;
+    this.#tally = new Tally(c.onEvent);
     this.#law = law;
     this.#localOptions = c.localOptions;
     this.#fleet = law.initialRatePerSecond;
@@ -140,17 +134,7 @@ class Shared implements SharedRate {
   }
 
   get stats(): SharedRateStats {
-    return {
-      mode: this.#mode,
-      commands: this.#link.commands,
-      errors: this.#errors,
-      fallbacks: this.#fallbacks,
-      resyncs: this.#resyncs,
-      throttlesSent: this.#throttlesSent,
-      repairs: this.#repairs,
-      stateLosses: this.#stateLosses,
-      staleThrottles: this.#staleThrottles,
-    };
+    return this.#tally.stats(this.#mode, this.#link.commands);
   }
 
   ready(): Promise<void> {
@@ -198,12 +182,12 @@ class Shared implements SharedRate {
     // Only a throttle of a request sent in the fleet's current epoch can be news; one per epoch is sent.
     const epoch = this.#current(ticket instanceof SharedTicket ? ticket : undefined);
     if (epoch < this.#epoch) {
-      this.#staleThrottles++;
+      this.#tally.staleThrottles++;
       return;
     }
     if (epoch <= this.#throttledEpoch) return;
     this.#throttledEpoch = epoch;
-    this.#throttlesSent++;
+    this.#tally.throttlesSent++;
     this.#send(new SharedTicket(epoch, this.#generation));
   }
 
@@ -420,16 +404,16 @@ class Shared implements SharedRate {
       const was = this.#mode;
       this.#mode = 'shared';
       if (was === 'local') {
-        this.#resyncs++;
+        this.#tally.resyncs++;
         this.#emit({ type: 'resync', error: undefined, atMs: this.#clock.now() });
       }
     } catch (error) {
-      this.#errors++;
+      this.#tally.errors++;
       this.#reconnect ??= RECONNECT.start();
       this.#nextTryMs = this.#clock.now() + this.#reconnect.next();
       if (this.#mode !== 'local') {
         this.#mode = 'local';
-        this.#fallbacks++;
+        this.#tally.fallbacks++;
         this.#localController();
         const { seed: start, from } = this.#fallbackSeed();
         this.#emit({ type: 'fallback', error, atMs: this.#clock.now(), seedFrom: from, seed: start });
@@ -462,10 +446,10 @@ class Shared implements SharedRate {
     const lost = known && lease.generation !== this.#generation;
     const rewound = known && !lost && lease.epoch < this.#epoch;
     if (lease.fault) {
-      this.#repairs++;
+      this.#tally.repairs++;
       this.#emit({ type: 'repair', error: undefined, atMs: this.#clock.now(), ...lease.fault });
     } else if (lost || rewound) {
-      this.#stateLosses++;
+      this.#tally.stateLosses++;
       const field = lost ? 'generation' : 'epoch';
       this.#emit({ type: 'state-lost', error: undefined, atMs: this.#clock.now(), key: this.key, field });
     }
@@ -475,11 +459,7 @@ class Shared implements SharedRate {
   }
 
   #emit(event: SharedEvent): void {
-    try {
-      this.#onEvent?.(Object.freeze(event));
-    } catch {
-      // A listener's throw must not break the controller every request of the process shares.
-    }
+    this.#tally.emit(event);
   }
 }
 
