@@ -2,12 +2,13 @@
  * What a `sharedRate` member measures of itself and sends with each lease — its sending and
  * accepted rates, counted with the meter `adaptiveRate` measures its own with (rate/meter.ts) — and
  * the law's options as the rate script takes them. Exported for the law's differential test (test/redis/rate-law.test.ts), which
- * feeds the same measures to adaptiveRate and to the fleet's script.
+ * feeds the same measures to adaptiveRate and to the fleet's script. `MemberMeter` holds the
+ * counters a member keeps between two reports.
  */
 
 import { LAW } from '../rate/law.js';
 import type { LawOptions } from '../rate/law-options.js';
-import type { SlotCounter } from '../rate/meter.js';
+import { SlotCounter } from '../rate/meter.js';
 
 /**
  * What a member reports of itself (exported for the law's differential test): `used`, its grants
@@ -56,4 +57,51 @@ export function lawArgs(law: LawOptions): string[] {
     finite(law.maxRatePerSecond),
     '86400',
   ];
+}
+
+/** What a `sharedRate` member counts of itself between two reports, read by {@link memberReport}. */
+export class MemberMeter {
+  readonly #granted = new SlotCounter();
+  readonly #delivered = new SlotCounter();
+  /** Every throttle this process saw, whatever its epoch: when the service refused it. */
+  readonly #throttled = new SlotCounter();
+  /** When this process first let a request go: its rates are measured from then. */
+  #start = Number.POSITIVE_INFINITY;
+  /** Requests were kept waiting by the share since the last report. */
+  saturated = false;
+  /** A success was recorded since the last report: evidence for a rise, as in `adaptiveRate`. */
+  #succeeded = false;
+
+  /** Counts a request let go at `now`. */
+  grant(now: number): void {
+    this.#granted.add(now);
+    if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
+  }
+
+  /** Counts a success recorded at `now`. */
+  success(now: number): void {
+    this.#delivered.add(now);
+    this.#succeeded = true;
+  }
+
+  /** Counts a throttle recorded at `now`. */
+  throttle(now: number): void {
+    this.#throttled.add(now);
+  }
+
+  /**
+   * The report for a lease call at `now` (`waiting`: requests wait now), and a new period: whether
+   * requests were kept waiting and whether a success came are counted afresh from here.
+   */
+  take(
+    now: number,
+    waiting: boolean,
+  ): ReturnType<typeof memberReport> & { readonly saturated: boolean; readonly succeeded: boolean } {
+    const report = memberReport(this.#granted, this.#delivered, this.#throttled, now, this.#start);
+    const saturated = this.saturated || waiting;
+    const succeeded = this.#succeeded;
+    this.saturated = false;
+    this.#succeeded = false;
+    return { ...report, saturated, succeeded };
+  }
 }

@@ -3,10 +3,9 @@ import type { Clock } from '../core/clock.js';
 import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from '../rate/adaptive-rate.js';
 import { Gate } from '../rate/gate.js';
 import type { LawOptions } from '../rate/law-options.js';
-import { SlotCounter } from '../rate/meter.js';
 import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
 import type { Outcome } from '../retry/options.js';
-import { lawArgs, memberReport } from './member-report.js';
+import { lawArgs, MemberMeter } from './member-report.js';
 import { generationOf, processId, quote, RECONNECT, type SharedEvent, type SharedMode } from './protocol.js';
 import { adminArgs, leaseArgs, RateLink } from './rate-call.js';
 import { acquireLocal, type FallbackSeed, FORWARD, fallbackSeed, LocalTicket, SharedTicket } from './rate-fallback.js';
@@ -39,13 +38,9 @@ class Shared implements SharedRate {
   readonly #lawArgs: readonly string[];
   readonly #id: string;
   readonly #gate: Gate;
-  readonly #granted = new SlotCounter();
-  readonly #delivered = new SlotCounter();
-  /** Every throttle this process saw, whatever its epoch: when the service refused it. */
-  readonly #throttled = new SlotCounter();
+  /** What this process measures of itself and reports with each lease. */
+  readonly #meter = new MemberMeter();
   readonly #serverClock = new ServerClock();
-  /** When this process first let a request go: its rates are measured from then. */
-  #start = Number.POSITIVE_INFINITY;
   #mode: SharedMode = 'syncing';
   #began = false;
   #share = Number.POSITIVE_INFINITY;
@@ -61,9 +56,6 @@ class Shared implements SharedRate {
   #grids: Grids | undefined;
   #short = false;
   #next = Number.NEGATIVE_INFINITY;
-  #saturated = false;
-  /** A success was recorded since the last call: evidence for a rise, as in `adaptiveRate`. */
-  #succeeded = false;
   #activeSince: number;
   #throttledEpoch = -1;
   #pendingCut: SharedTicket | undefined;
@@ -158,7 +150,7 @@ class Shared implements SharedRate {
     if (ticket instanceof Promise) {
       // Kept waiting by the share: saturated. In turns, every request waits for one; only a
       // second request waiting behind it (see #grant) says the share is used up.
-      if (!this.#turns()) this.#saturated = true;
+      if (!this.#turns()) this.#meter.saturated = true;
       return ticket.then((t) => (t === FORWARD ? this.#acquireLocal(signal) : t));
     }
     return ticket === FORWARD ? this.#acquireLocal(signal) : ticket;
@@ -170,9 +162,8 @@ class Shared implements SharedRate {
       return;
     }
     if (outcome === 'success') {
-      this.#delivered.add(this.#clock.now());
-      this.#succeeded = true;
-    } else if (outcome === 'throttled') this.#throttled.add(this.#clock.now());
+      this.#meter.success(this.#clock.now());
+    } else if (outcome === 'throttled') this.#meter.throttle(this.#clock.now());
     if (this.#mode === 'local') {
       // A request sent on a share that answered after the fallback: the local controller learns from it.
       this.#local?.record(outcome, undefined, detail);
@@ -291,9 +282,8 @@ class Shared implements SharedRate {
 
   #grant(now: number, woken: boolean): unknown {
     if (this.#mode === 'local') return FORWARD;
-    this.#granted.add(now);
-    if (this.#start === Number.POSITIVE_INFINITY) this.#start = now;
-    if (this.#gate.waiting > 0) this.#saturated = true;
+    this.#meter.grant(now);
+    if (this.#gate.waiting > 0) this.#meter.saturated = true;
     const turns = this.#turns();
     if (turns) {
       // In turn with the other members: the next request's time at the share's pace is one
@@ -344,17 +334,10 @@ class Shared implements SharedRate {
     const now = this.#clock.now();
     // Redis sums the members' rates and successes: the fleet's accepted rate is known once every
     // member's covers a second and the fleet's successes are 10.
-    const { used, accepted, successes, spanMs, refused } = memberReport(
-      this.#granted,
-      this.#delivered,
-      this.#throttled,
+    const { used, accepted, successes, spanMs, refused, saturated, succeeded } = this.#meter.take(
       now,
-      this.#start,
+      this.#gate.waiting > 0,
     );
-    const saturated = this.#saturated || this.#gate.waiting > 0;
-    const succeeded = this.#succeeded;
-    this.#saturated = false;
-    this.#succeeded = false;
     // The seed, should this call find the fleet's state missing or broken: the fleet's rate as
     // last heard — on fallback, no more than the local controller's rate times the members —
     // else the configured initial rate.
