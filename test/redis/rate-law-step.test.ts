@@ -22,6 +22,7 @@ import {
   succeeded,
   waited,
 } from '../../packages/ebb/src/rate/law.js';
+import { LAW_OPTIONS } from '../../packages/ebb/src/rate/test-helpers.js';
 import { LAW_FIELDS, RATE_LAW } from '../../packages/ebb/src/redis/scripts.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
@@ -256,16 +257,7 @@ describe.skipIf(!enabled)('the rate law step by step: TypeScript (rate/law.ts) a
   });
 
   it('the defaults, a trace that relapses, is charged and released, and probes convexly past a limit that rose', async () => {
-    const o: Options = {
-      decreaseFactor: 0.5,
-      increase: 0.1,
-      coolOffMs: 1000,
-      maxCoolOffMs: 8000,
-      margin: 0.05,
-      minRatePerSecond: 1,
-      maxRatePerSecond: Infinity,
-      initialRatePerSecond: 20,
-    };
+    const o: Options = { ...LAW_OPTIONS, initialRatePerSecond: 20 };
     const ev = (kind: Kind, dtMs: number, deliveredFactor = 1): Event => ({
       kind,
       dtMs,

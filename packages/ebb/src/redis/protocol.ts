@@ -45,6 +45,29 @@ export interface SharedEvent {
   readonly seed?: number;
 }
 
+/** The listener a shared structure hands its events to (its `onEvent` option). */
+export type SharedListener = ((event: SharedEvent) => void) | undefined;
+
+/** Checks a shared structure's `onEvent` option: a function, or undefined for none. @internal */
+export function listenerOption(where: string, onEvent: unknown): SharedListener {
+  if (onEvent !== undefined && typeof onEvent !== 'function') {
+    invalid(where, 'onEvent', onEvent, 'a function (event) => void');
+  }
+  return onEvent as SharedListener;
+}
+
+/**
+ * Hands `event`, frozen, to `listener`. A listener's throw goes no further: the structure is
+ * shared by every request of the process, and one caller's faulty listener must not fail them. @internal
+ */
+export function sendEvent(listener: SharedListener, event: SharedEvent): void {
+  try {
+    listener?.(Object.freeze(event));
+  } catch {
+    // Contained: the listener is one caller's, the structure every request's.
+  }
+}
+
 /** A stored value a shared structure's checks refuse (see {@link SharedEvent} `'repair'`). */
 export interface SharedProblem {
   readonly key: string;

@@ -2,10 +2,12 @@
  * `sharedRate`'s two kinds of ticket and its fallback to a local `adaptiveRate`: a request let
  * through on a share carries the fleet's epoch and generation; one let through by the local
  * controller carries that controller and its own ticket, so that its outcome goes back to it even
- * after a resync; and where the local controller starts. Its own module because the fallback is its
- * own concept: what a process does while Redis does not answer, apart from the lease protocol.
+ * after a resync; where the local controller starts, and how long it lives. Its own module because
+ * the fallback is its own concept: what a process does while Redis does not answer, apart from
+ * the lease protocol.
  */
-import type { AdaptiveRate } from '../rate/adaptive-rate.js';
+import type { Clock } from '../core/clock.js';
+import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from '../rate/adaptive-rate.js';
 import type { LawOptions } from '../rate/law-options.js';
 
 /** A ticket of a request this controller let through on a share: the fleet's epoch and generation it was sent in. */
@@ -45,8 +47,46 @@ export function fallbackSeed(law: LawOptions, heard: boolean, share: number): Fa
   return { seed: clamp(initialRatePerSecond), from: 'initial' };
 }
 
-/** Acquires from the local controller: the ticket carries the controller, so its outcome goes back to it. */
-export function acquireLocal(local: AdaptiveRate, signal: AbortSignal | undefined): unknown {
-  const inner = local.acquire(signal);
-  return inner instanceof Promise ? inner.then((t) => new LocalTicket(local, t)) : new LocalTicket(local, inner);
+/**
+ * The local controller of a fallback: built when the member falls back (or a request is forwarded
+ * to it), starting where `seed()` says; dropped once the member is back on shares and no request
+ * waits on it, so the next fallback starts from the share heard then.
+ */
+export class LocalFallback {
+  #controller: AdaptiveRate | undefined;
+
+  /** `options`: the law's options as the caller gave them; `seed`: where a new controller starts, requests per second. */
+  constructor(
+    readonly options: AdaptiveRateOptions,
+    readonly clock: Clock,
+    readonly seed: () => number,
+  ) {}
+
+  /** The local controller, built at its first need. */
+  controller(): AdaptiveRate {
+    this.#controller ??= adaptiveRate({ ...this.options, initialRatePerSecond: this.seed(), clock: this.clock });
+    return this.#controller;
+  }
+
+  /** Acquires from the local controller: the ticket carries the controller, so its outcome goes back to it. */
+  acquire(signal: AbortSignal | undefined): unknown {
+    const local = this.controller();
+    const inner = local.acquire(signal);
+    return inner instanceof Promise ? inner.then((t) => new LocalTicket(local, t)) : new LocalTicket(local, inner);
+  }
+
+  /** The local controller while it lives, else undefined. */
+  get running(): AdaptiveRate | undefined {
+    return this.#controller;
+  }
+
+  /** Requests waiting on the local controller. */
+  get waiting(): number {
+    return this.#controller?.waiting ?? 0;
+  }
+
+  /** Back on shares: the controller goes once no request waits on it. */
+  settle(): void {
+    if (this.#controller?.waiting === 0) this.#controller = undefined;
+  }
 }

@@ -108,8 +108,17 @@ export function parseLease(where: string, reply: unknown, minRate: number, maxRa
   };
 }
 
-/** A rate script's inspection ([state, leases, expiries, order, faults, server clock]) as an object. */
-export function inspection(keys: readonly string[], parts: unknown[][], maxRate: number): SharedRateInspection {
+/** A rate script's inspection ([state, leases, expiries, order, faults, server clock]) as an object; any other reply fails the call. */
+export function inspection(
+  where: string,
+  keys: readonly string[],
+  reply: unknown,
+  maxRate: number,
+): SharedRateInspection {
+  if (!Array.isArray(reply) || reply.length !== 6) {
+    throw new TypeError(`${where}: Redis answered ${quote(reply)}; expected the inspection's six parts`);
+  }
+  const parts = reply as unknown[][];
   const pairs = (xs: unknown) => {
     const flat = Array.isArray(xs) ? xs.map(String) : [];
     const out: [string, string][] = [];

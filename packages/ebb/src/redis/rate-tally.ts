@@ -1,9 +1,11 @@
 /**
  * What a `sharedRate` tells about itself: its counters (`stats`) and its events to `onEvent`
- * (fallback, resync, state lost, repair). Its own module because reporting is apart from the
- * protocol that counts: the class in shared-rate.ts only says what happened.
+ * (fallback, resync, state lost, repair), each event counted and sent by one method. Its own
+ * module because reporting is apart from the protocol: the class in shared-rate.ts only says
+ * what happened.
  */
-import type { SharedEvent, SharedMode } from './protocol.js';
+import { type SharedListener, type SharedMode, type SharedProblem, sendEvent } from './protocol.js';
+import type { FallbackSeed } from './rate-fallback.js';
 import type { SharedRateStats } from './shared-rate-options.js';
 
 /** The counters of one `sharedRate`, and the listener its events go to. */
@@ -16,7 +18,7 @@ export class Tally {
   stateLosses = 0;
   staleThrottles = 0;
 
-  constructor(readonly onEvent: ((event: SharedEvent) => void) | undefined) {}
+  constructor(readonly onEvent: SharedListener) {}
 
   /** The counters as `SharedRate.stats` shows them: a fresh object on each read. */
   stats(mode: SharedMode, commands: number): SharedRateStats {
@@ -33,12 +35,27 @@ export class Tally {
     };
   }
 
-  /** Hands `event`, frozen, to the listener. */
-  emit(event: SharedEvent): void {
-    try {
-      this.onEvent?.(Object.freeze(event));
-    } catch {
-      // A listener's throw must not break the controller every request of the process shares.
-    }
+  /** Redis failed or timed out and the member went local, its controller starting at `seed`. */
+  fallback(error: unknown, atMs: number, seed: FallbackSeed): void {
+    this.fallbacks++;
+    sendEvent(this.onEvent, { type: 'fallback', error, atMs, seedFrom: seed.from, seed: seed.seed });
+  }
+
+  /** Redis answered again after a fallback. */
+  resync(atMs: number): void {
+    this.resyncs++;
+    sendEvent(this.onEvent, { type: 'resync', error: undefined, atMs });
+  }
+
+  /** A lease found a stored value out of bounds, and the script rewrote the state. */
+  repair(fault: SharedProblem, atMs: number): void {
+    this.repairs++;
+    sendEvent(this.onEvent, { type: 'repair', error: undefined, atMs, ...fault });
+  }
+
+  /** A lease found the state this member knew gone: seen by its `field` (`'generation'` or `'epoch'`). */
+  stateLost(key: string, field: 'generation' | 'epoch', atMs: number): void {
+    this.stateLosses++;
+    sendEvent(this.onEvent, { type: 'state-lost', error: undefined, atMs, key, field });
   }
 }

@@ -1,5 +1,5 @@
 import type { Random } from '../core/random.js';
-import { invalid, optionsObject, show } from '../core/validate.js';
+import { optionsObject, show } from '../core/validate.js';
 import {
   type AdaptiveThrottle,
   type AdaptiveThrottleOptions,
@@ -7,6 +7,7 @@ import {
   LocalThrottleError,
 } from '../rate/adaptive-throttle.js';
 import type { Outcome } from '../retry/options.js';
+import { listenerOption } from './protocol.js';
 import { WINDOW_SCRIPT } from './scripts.js';
 import {
   SHARED_KEYS,
@@ -88,10 +89,7 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
     windowMs,
     apply: (level: number, delta: number) => level + delta,
   });
-  if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
-    invalid(where, 'onEvent', o.onEvent, 'a function (event) => void');
-  }
-  const listener = o.onEvent;
+  const listener = listenerOption(where, o.onEvent);
   // One event per change of the throttle's mode, not one per window: 'fallback' when the first
   // window falls back, 'resync' when the last one is shared again. Repairs and lost states are
   // each window's own (they name its key).

@@ -23,11 +23,14 @@ import {
 } from './breaker-wire.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 import {
+  listenerOption,
   newGeneration,
   processId,
   RECONNECT,
   type SharedEvent,
+  type SharedListener,
   type SharedMode,
+  sendEvent,
   sharedKey,
   Timeout,
 } from './protocol.js';
@@ -242,7 +245,7 @@ class Breaker implements SharedCircuitBreaker {
   readonly #isFailure: IsFailure | undefined;
   readonly #openBackoff: BackoffPolicy;
   readonly #random: Random | undefined;
-  readonly #onEvent: ((event: SharedEvent) => void) | undefined;
+  readonly #onEvent: SharedListener;
   readonly #id = processId();
   readonly #keys = new Map<string, KeyState>();
   readonly #timer: Rearm;
@@ -363,10 +366,7 @@ class Breaker implements SharedCircuitBreaker {
         'For example 600000.',
       );
     }
-    if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
-      invalid(where, 'onEvent', o.onEvent, 'a function (event) => void');
-    }
-    this.#onEvent = o.onEvent;
+    this.#onEvent = listenerOption(where, o.onEvent);
     if (o.random !== undefined && typeof o.random !== 'function') {
       invalid(where, 'random', o.random, 'a function returning a number in [0, 1)');
     }
@@ -832,11 +832,7 @@ class Breaker implements SharedCircuitBreaker {
   }
 
   #emit(event: SharedEvent): void {
-    try {
-      this.#onEvent?.(Object.freeze(event));
-    } catch {
-      // A listener's throw must not break the breaker every call of the process shares.
-    }
+    sendEvent(this.#onEvent, event);
   }
 }
 

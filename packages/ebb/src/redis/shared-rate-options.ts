@@ -11,7 +11,7 @@ import { type AdaptiveRateOptions, adaptiveRate } from '../rate/adaptive-rate.js
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { LAW_KEYS, type LawOptions, lawOptions } from '../rate/law-options.js';
 import { type RedisScripts, redisScripts } from './client.js';
-import { type SharedEvent, type SharedMode, sharedKey } from './protocol.js';
+import { listenerOption, type SharedEvent, type SharedListener, type SharedMode, sharedKey } from './protocol.js';
 import type { SharedRateInspection } from './rate-lease.js';
 import { checkRedisKeys, pick, validateAs } from './validate-as.js';
 
@@ -100,7 +100,7 @@ export interface SharedRateConfig {
   readonly clock: Clock;
   readonly commandTimeoutMs: number;
   readonly leaseMs: number;
-  readonly onEvent: ((event: SharedEvent) => void) | undefined;
+  readonly onEvent: SharedListener;
   /** What the local controller of a fallback is built from: the law's options as given. */
   readonly localOptions: AdaptiveRateOptions;
 }
@@ -135,9 +135,6 @@ export function sharedRateOptions(options: SharedRateOptions): SharedRateConfig 
   if (!(leaseMs >= 10 && leaseMs <= 3_600_000)) {
     invalid(where, 'leaseMs', o.leaseMs, 'a finite number from 10 to 3600000 (an hour)', 'For example 500.');
   }
-  if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
-    invalid(where, 'onEvent', o.onEvent, 'a function (event) => void');
-  }
   return {
     where,
     key,
@@ -146,7 +143,7 @@ export function sharedRateOptions(options: SharedRateOptions): SharedRateConfig 
     clock,
     commandTimeoutMs,
     leaseMs,
-    onEvent: o.onEvent,
+    onEvent: listenerOption(where, o.onEvent),
     localOptions: pick(o as never, [...LAW_KEYS, 'maxServerWaitMs']) as AdaptiveRateOptions,
   };
 }

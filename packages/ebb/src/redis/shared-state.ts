@@ -6,14 +6,17 @@ import {
   APPLIED_TTL_S,
   faultOf,
   generationOf,
+  listenerOption,
   newGeneration,
   processId,
   quote,
   RECONNECT,
   type SharedEvent,
   type SharedInspection,
+  type SharedListener,
   type SharedMode,
   type SharedProblem,
+  sendEvent,
   sharedKey,
   Timeout,
 } from './protocol.js';
@@ -108,7 +111,7 @@ export class SharedState {
   readonly #clock: Clock;
   readonly #commandTimeoutMs: number;
   readonly #syncIntervalMs: number;
-  readonly #onEvent: ((event: SharedEvent) => void) | undefined;
+  readonly #onEvent: SharedListener;
   #sha: string | undefined;
   #level: number;
   #pending = 0;
@@ -152,10 +155,7 @@ export class SharedState {
     if (this.#syncIntervalMs < 1) {
       invalid(where, 'syncIntervalMs', o.syncIntervalMs, 'a finite number >= 1', 'For example 1000.');
     }
-    if (o.onEvent !== undefined && typeof o.onEvent !== 'function') {
-      invalid(where, 'onEvent', o.onEvent, 'a function (event) => void');
-    }
-    this.#onEvent = o.onEvent;
+    this.#onEvent = listenerOption(where, o.onEvent);
     this.#level = spec.initial;
     this.#ready = new Promise((resolve) => {
       this.#readyResolve = resolve;
@@ -434,11 +434,7 @@ export class SharedState {
   }
 
   #emit(event: SharedEvent): void {
-    try {
-      this.#onEvent?.(Object.freeze(event));
-    } catch {
-      // A listener's throw must not break the budget every request of the process shares.
-    }
+    sendEvent(this.#onEvent, event);
   }
 }
 
