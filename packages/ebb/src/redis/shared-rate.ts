@@ -4,6 +4,9 @@ import { type AdaptiveRate, type AdaptiveRateOptions, adaptiveRate } from '../ra
 import { Gate } from '../rate/gate.js';
 import type { LawOptions } from '../rate/law-options.js';
 import { CATCH_UP_MS, catchUpMs } from '../rate/pacing.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { guard } from '../retry/guard.js';
+import type { Mechanism } from '../retry/mechanism.js';
 import type { Outcome } from '../retry/options.js';
 import { lawArgs, MemberMeter } from './member-report.js';
 import { generationOf, processId, quote, RECONNECT, type SharedEvent, type SharedMode } from './protocol.js';
@@ -26,6 +29,7 @@ export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
 export type { SharedRate, SharedRateOptions, SharedRateStats } from './shared-rate-options.js';
 
 class Shared implements SharedRate {
+  #mechanism: Mechanism | undefined;
   readonly #where: string;
   readonly #link: RateLink;
   readonly #keys: readonly string[];
@@ -184,6 +188,12 @@ class Shared implements SharedRate {
 
   release(ticket?: unknown): void {
     if (ticket instanceof LocalTicket) ticket.controller.release?.(ticket.inner);
+  }
+
+  /** As a pipeline mechanism: `acquire`, the call, `record` (or `release` on an abort), by `guard()`. */
+  execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+    this.#mechanism ??= guard(this);
+    return this.#mechanism.execute(next, context);
   }
 
   async close(): Promise<void> {
