@@ -81,7 +81,14 @@ describe('withRetry() options: the production build words each refusal as where,
       'a use entry that is no mechanism',
       (h) => h.withRetry(fetchStub, { use: [{}] as never }),
       TypeError,
-      'withRetry(): expected `use[0]` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got an object.',
+      'withRetry(): expected `use[0]` to be a mechanism { execute(next, context) }, got an object.',
+      'withRetry(): `use[0]` an object',
+    ],
+    [
+      'a bare guard in use',
+      (h) => h.withRetry(fetchStub, { use: [{ acquire() {}, record() {} }] as never }),
+      TypeError,
+      "withRetry(): expected `use[0]` to be a mechanism { execute(next, context) }, got an object. It is a guard { acquire(), record() }: wrap it, `guard(x)` (import { guard } from 'ebb').",
       'withRetry(): `use[0]` an object',
     ],
   ];
@@ -109,6 +116,38 @@ describe('withRetry() options: the production build words each refusal as where,
       'withRetry(): `fetchImpl` returned 7; expected a promise of a Response.',
     ]);
     expect([prod?.constructor.name, prod?.message]).toEqual(['TypeError', 'withRetry(): `fetchImpl()` 7']);
+  });
+});
+
+describe('pipeline() and guard(): a bare guard is refused with its fix by default, short in production', () => {
+  const bare = { acquire() {}, record() {} };
+  const cases: [string, (r: Root) => unknown, string, string][] = [
+    [
+      'a bare guard in a pipeline',
+      (r) => r.pipeline([r.retrying(), bare as never]),
+      "pipeline(): expected `mechanisms[1]` to be a mechanism { execute(next, context) }, got an object. It is a guard { acquire(), record() }: wrap it, `guard(x)` (import { guard } from 'ebb').",
+      'pipeline(): `mechanisms[1]` an object',
+    ],
+    [
+      'guard() of what is no guard',
+      (r) => r.guard({ acquire() {} } as never),
+      'guard(): expected `guard` to be an object { acquire(signal, attempt), record(outcome, ticket, detail) }, got an object.',
+      'guard(): `guard` an object',
+    ],
+  ];
+  for (const [what, make, long, short] of cases) {
+    it(`${what}: a TypeError in both builds`, () => {
+      const dev = thrown(() => make(builds.development.root));
+      const prod = thrown(() => make(builds.production.root));
+      expect([dev.constructor.name, dev.message]).toEqual(['TypeError', long]);
+      expect([prod.constructor.name, prod.message]).toEqual(['TypeError', short]);
+    });
+  }
+  it('a wrapped guard is accepted in both builds', () => {
+    for (const build of ['development', 'production'] as const) {
+      const r = builds[build].root;
+      expect(() => r.pipeline([r.retrying(), r.guard(bare)])).not.toThrow();
+    }
   });
 });
 

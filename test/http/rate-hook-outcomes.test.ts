@@ -1,4 +1,4 @@
-import { constant } from 'ebb';
+import { constant, guard } from 'ebb';
 import { isHttpStatusError, withRetry } from 'ebb/http';
 import { aimd, circuitBreaker, concurrencyLimit, isBrokenCircuitError, type LimitSample } from 'ebb/resilience';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -139,7 +139,7 @@ describe('withRetry reports every response to the mechanisms of `use` by what it
           if (outcome !== 'success') expect(isHttpStatusError(detail)).toBe(true);
         },
       };
-      const f = withRetry(fetch, { use: [rate], backoff: constant({ delayMs: 0, maxAttempts: 3 }) });
+      const f = withRetry(fetch, { use: [guard(rate)], backoff: constant({ delayMs: 0, maxAttempts: 3 }) });
       const res = await f(`${t.origin}/x`, { method: 'POST', body: 'b' });
       expect(res.status).toBe(status);
       await res.text();

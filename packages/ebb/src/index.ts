@@ -60,6 +60,7 @@ export {
   fallback,
   type GiveUpContext,
   type GiveUpReason,
+  guard,
   type IsFailure,
   isAbortError,
   isFinal,

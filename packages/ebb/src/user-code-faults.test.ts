@@ -32,6 +32,7 @@ import { hedging } from './resilience/hedging.js';
 import type { LimitAlgorithm } from './resilience/limit-algorithm.js';
 import type { Result } from './retry/errors.js';
 import { fallback } from './retry/fallback.js';
+import { guard } from './retry/guard.js';
 import type { Mechanism } from './retry/mechanism.js';
 import type { AttemptContext, RateController, RetryOptions } from './retry/options.js';
 import { pipeline } from './retry/pipeline.js';
@@ -167,7 +168,7 @@ function both(
  */
 function piped(
   env: Env,
-  mechanisms: (call: Call) => readonly (Mechanism | RateController)[],
+  mechanisms: (call: Call) => readonly Mechanism[],
   op: (call: Call) => (c: AttemptContext) => unknown = (call) => operation(env, call),
 ): Pick<Started, 'a' | 'b'> {
   const one = (call: Call) => pipeline(mechanisms(call)).execute(op(call), { signal: env.signal[call] });
@@ -177,9 +178,9 @@ function piped(
 /** `retrying()` with the default policy and the virtual clock, and `extra`. */
 const retryingIn = (env: Env, extra: RetryOptions = {}) => retrying({ backoff: policy, clock: env.clock, ...extra });
 
-/** Starts A and B through `pipeline([retrying(), guard])`, the guard shared by both. */
-function guarded(env: Env, guard: RateController): Pick<Started, 'a' | 'b'> {
-  return piped(env, () => [retryingIn(env), guard]);
+/** Starts A and B through `pipeline([retrying(), mechanism])`, the mechanism (a breaker, a limit, a rate controller) shared by both. */
+function guarded(env: Env, mechanism: Mechanism): Pick<Started, 'a' | 'b'> {
+  return piped(env, () => [retryingIn(env), mechanism]);
 }
 
 /** A clock whose now() and sleep() are user functions to inject faults into. */
@@ -311,7 +312,7 @@ const executor: Site[] = [
   },
 ];
 
-/** A pipeline's own mechanisms and a guard of the user's (`{ acquire, record, release }`) inside a retry. */
+/** A pipeline's own mechanisms and a guard of the user's (`{ acquire, record, release }`, wrapped by `guard()`) inside a retry. */
 const pipelineSites: Site[] = [
   ...(['acquire', 'record'] as const).map(
     (method): Site => ({
@@ -353,7 +354,10 @@ const pipelineSites: Site[] = [
           };
         };
         const guards = { A: guardOf('A'), B: guardOf('B') };
-        return { ...piped(env, (call) => [retryingIn(env), guards[call]]), resting: () => ({ ticketsHeld: held }) };
+        return {
+          ...piped(env, (call) => [retryingIn(env), guard(guards[call])]),
+          resting: () => ({ ticketsHeld: held }),
+        };
       },
     }),
   ),
@@ -786,7 +790,7 @@ function rateSite(
   mechanism: string,
   callback: string,
   use: Use,
-  make: (env: Env) => { rate: RateController; resting?: () => Record<string, number> },
+  make: (env: Env) => { rate: Mechanism; resting?: () => Record<string, number> },
   names?: RegExp,
 ): Site {
   return {

@@ -11,6 +11,7 @@
 //
 // Everything is counted per attempt (what the limiter saw) and per logical request (what the
 // caller got: a 200, a final 429 response, or a named error).
+import { guard } from 'ebb';
 import { withRetry } from 'ebb/http';
 
 /** Per-second counters, grown on demand. */
@@ -70,7 +71,7 @@ export async function runFleet({
           : wrapped;
       // The fleet measures rate control alone: withRetry's default retry budget, which would also
       // cut the retries of 429s, is off, so a controller's figures are its own.
-      f = withRetry(counted, controller ? { use: [controller], budget: false } : { budget: false });
+      f = withRetry(counted, controller ? { use: [guard(controller)], budget: false } : { budget: false });
       fetchers.set(cls, f);
     }
     return f;

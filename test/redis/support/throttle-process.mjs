@@ -10,7 +10,7 @@
 // throttle's stats.
 //   node throttle-process.mjs <url> <redisUrl> <name> <shared|local> <node-redis|ioredis> <perSecond> <atMs> <seconds> [k] [windowMs]
 // Bounded: 60 s to be told to start; a watchdog ends the process 30 s after its run.
-import { constant } from 'ebb';
+import { constant, guard } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { adaptiveThrottle } from 'ebb/rate';
 import { sharedAdaptiveThrottle } from 'ebb/redis';
@@ -95,7 +95,7 @@ const counted = async (input, init) => {
   else if (response.status === 429) bump('throttled', s);
   return response;
 };
-const fetchOnce = withRetry(counted, { use: [measured], backoff: constant({ delayMs: 0, maxAttempts: 1 }) });
+const fetchOnce = withRetry(counted, { use: [guard(measured)], backoff: constant({ delayMs: 0, maxAttempts: 1 }) });
 const errors = {};
 const view = [];
 const sampler = setInterval(() => {

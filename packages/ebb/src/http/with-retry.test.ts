@@ -7,6 +7,7 @@ import { noJitter } from '../backoff/jitter-none.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import type { HedgeCallOptions, Hedging } from '../resilience/hedging.js';
 import { RetryError } from '../retry/errors.js';
+import { guard } from '../retry/guard.js';
 import type { AttemptContext, Outcome } from '../retry/options.js';
 import { timeout } from '../retry/timeout.js';
 import { aws } from './aws.js';
@@ -244,7 +245,7 @@ describe('withRetry: server hints', () => {
   it('429 is throttled for the rate controller; 503 a failure; the end a success', async () => {
     const outcomes: Outcome[] = [];
     const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
-    await run([429, 503, 200], { use: [rate] });
+    await run([429, 503, 200], { use: [guard(rate)] });
     expect(outcomes).toEqual(['throttled', 'failure', 'success']);
   });
 
@@ -252,7 +253,7 @@ describe('withRetry: server hints', () => {
     const outcomes: Outcome[] = [];
     const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
     const throttling = () => new Response('{"__type":"ThrottlingException"}', { status: 400 });
-    const r = await run([throttling, 200], { use: [rate], isFailure: aws });
+    const r = await run([throttling, 200], { use: [guard(rate)], isFailure: aws });
     expect(outcomes).toEqual(['throttled', 'success']);
     expect((r.retries[0] as HttpRetryContext).error).toMatchObject({ throttled: true });
   });
@@ -581,7 +582,13 @@ describe('withRetry: options are checked at construction', () => {
       'withRetry(): expected `use` to be an array of mechanisms, got "breaker".',
     );
     expect(() => withRetry(f, { use: [timeout(1), null] as never })).toThrow(
-      'withRetry(): expected `use[1]` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got null.',
+      'withRetry(): expected `use[1]` to be a mechanism { execute(next, context) }, got null.',
+    );
+    // A bare guard: the fix is to wrap it, which keeps guard() out of bundles that never call it.
+    expect(() => withRetry(f, { use: [{ acquire() {}, record() {} }] as never })).toThrow(
+      new TypeError(
+        "withRetry(): expected `use[0]` to be a mechanism { execute(next, context) }, got an object. It is a guard { acquire(), record() }: wrap it, `guard(x)` (import { guard } from 'ebb').",
+      ),
     );
     expect(() => withRetry(f, { onRetry: 'log' as never })).toThrow(
       'withRetry(): expected `onRetry` to be a function (context) => void, got "log".',
@@ -733,7 +740,7 @@ describe('withRetry: the predicate, in detail', () => {
   it('a 429 is throttled whatever answer made it a failure: true is enough', async () => {
     const outcomes: Outcome[] = [];
     const rate = { acquire: () => {}, record: (o: Outcome) => outcomes.push(o) };
-    const r = await run([429, 503, 200], { use: [rate], isFailure: (o) => o.ok && !o.value.ok });
+    const r = await run([429, 503, 200], { use: [guard(rate)], isFailure: (o) => o.ok && !o.value.ok });
     expect(outcomes).toEqual(['throttled', 'failure', 'success']);
     expect(r.retries.map((c) => (c.error as HttpStatusError).throttled)).toEqual([true, false]);
   });

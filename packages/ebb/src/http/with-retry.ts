@@ -6,9 +6,8 @@ import type { Hedging } from '../resilience/hedging.js';
 import type { AttemptContext, RetryContext } from '../retry/contexts.js';
 import { type DefaultBudget, defaultBudget } from '../retry/default-budget.js';
 import { type FailureVerdict, isRetryError, prop, type Result } from '../retry/errors.js';
-import { guard } from '../retry/guard.js';
-import type { RateController, RetryBudget } from '../retry/hook-points.js';
-import type { Mechanism } from '../retry/mechanism.js';
+import type { RetryBudget } from '../retry/hook-points.js';
+import { type Mechanism, mechanismAt } from '../retry/mechanism.js';
 import { type Prepared, prepare, type RetryOptions } from '../retry/options.js';
 import { execute } from '../retry/retry.js';
 import { Scope } from '../retry/scope.js';
@@ -101,7 +100,7 @@ export interface WithRetryOptions<R = Response>
    * Mechanisms every attempt runs through, inside the retry, the first outermost — a pipeline's
    * inner part: `circuitBreaker()`, `concurrencyLimit()`, the rate controllers of `ebb/rate`,
    * `timeout(ms)` (the time limit of each attempt, up to its response headers and `isFailure`'s
-   * answer), any `Mechanism`. Each hears every response as `isFailure` judged it: a failed one
+   * answer), any `Mechanism` (a hand-written guard wrapped: `guard(myGuard)`). Each hears every response as `isFailure` judged it: a failed one
    * as an `HttpStatusError` (`throttled: true` for a 429 or a `'throttled'` answer), whatever the
    * method. A refusal (an open breaker's `BrokenCircuitError`) is asked about as an error; the
    * ready-made predicates call it no failure, so it reaches you at once. Made once, shared by
@@ -110,7 +109,7 @@ export interface WithRetryOptions<R = Response>
    * @example
    * withRetry(fetch, { use: [circuitBreaker(), concurrencyLimit(), timeout(5_000)] })
    */
-  readonly use?: readonly (Mechanism | RateController)[];
+  readonly use?: readonly Mechanism[];
   /**
    * Hedges each attempt of an idempotent request (a method of RFC 9110 §9.2.2 that `methods`
    * allows, with a replayable body): a `hedging()` from ebb/resilience, shared by every request.
@@ -387,18 +386,7 @@ export function withRetry<F extends FetchLike = typeof fetch>(
   }
   if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, DEV ? 'an array of mechanisms' : '');
   // Each attempt passes the mechanisms of `use`, the first outermost: made once, shared by every request.
-  const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) =>
-    typeof prop(m, 'execute') === 'function'
-      ? (m as Mechanism)
-      : typeof prop(m, 'acquire') === 'function' && typeof prop(m, 'record') === 'function'
-        ? guard(m as RateController)
-        : invalid(
-            where,
-            `use[${i}]`,
-            m,
-            DEV ? 'a mechanism { execute(next, context) } or a guard { acquire(), record() }' : '',
-          ),
-  );
+  const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) => mechanismAt(where, `use[${i}]`, m));
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
   // The default budget: one per origin, kept for the origins used most recently.
   const budgets = new Map<string, DefaultBudget>();

@@ -1,14 +1,12 @@
 import { type Clock, clockOption } from '../core/clock.js';
-import { check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { WindowedAdder } from '../rate/windowed-adder.js';
 import type { CircuitBreaker } from '../resilience/breaker-types.js';
 import type { ConcurrencyLimit } from '../resilience/concurrency-limit.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { describeThrown, prop } from '../retry/errors.js';
-import { guard } from '../retry/guard.js';
-import type { RateController } from '../retry/hook-points.js';
-import type { Mechanism } from '../retry/mechanism.js';
+import { type Mechanism, mechanismAt } from '../retry/mechanism.js';
 import type { OtelApi, OtelAttributes, OtelContext, OtelMeter, OtelSpan, OtelTracer } from './api.js';
 import { observeState } from './gauges.js';
 import { ATTR, BUCKETS, EVENTS, INSTRUMENTS, REFUSALS } from './names.js';
@@ -58,10 +56,10 @@ export interface Otel {
    * mechanisms that make attempts — `retrying()`, a hedging mechanism — and put the guards after
    * it, so that the attempts see their refusals:
    * `pipeline([t.instrument(retrying()), circuitBreaker(), limit])`. With no mechanism, one
-   * attempt per call. A guard (`acquire`/`record`) among `mechanisms` is adapted as a pipeline
-   * adapts it.
+   * attempt per call. A hand-written guard (`acquire`/`record`) goes in wrapped, as in a
+   * pipeline: `guard(myGuard)`.
    */
-  instrument(...mechanisms: readonly (Mechanism | RateController)[]): Mechanism;
+  instrument(...mechanisms: readonly Mechanism[]): Mechanism;
   /** Stops observing: removes the gauges' callbacks and the breaker listener. Idempotent. */
   close(): void;
 }
@@ -86,18 +84,6 @@ class Call {
 
 /** What a mechanism runs inside it. */
 type Next<T> = (context: AttemptContext) => Promise<T>;
-
-/** A mechanism of `instrument()`, or a guard adapted as `pipeline()` adapts it; else a TypeError naming its place. */
-function asMechanism(where: string, m: unknown, i: number): Mechanism {
-  if (typeof m === 'object' && m !== null) {
-    if (typeof (m as Mechanism).execute === 'function') return m as Mechanism;
-    const g = m as RateController;
-    if (typeof g.acquire === 'function' && typeof g.record === 'function') return guard(g);
-  }
-  throw new TypeError(
-    `${where}: expected \`mechanisms[${i}]\` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got ${show(m)}.`,
-  );
-}
 
 /** The trace id of OpenTelemetry's invalid span context: the no-op tracer's spans carry it. */
 const INVALID_TRACE_ID = '00000000000000000000000000000000';
@@ -366,8 +352,8 @@ export function otel(options: OtelOptions): Otel {
     );
   };
 
-  const instrument = (...mechanisms: readonly (Mechanism | RateController)[]): Mechanism => {
-    const steps = mechanisms.map((m, i) => asMechanism('otel().instrument()', m, i));
+  const instrument = (...mechanisms: readonly Mechanism[]): Mechanism => {
+    const steps = mechanisms.map((m, i) => mechanismAt('otel().instrument()', `mechanisms[${i}]`, m));
     const n = steps.length;
     return {
       execute<T>(next: Next<T>, context: AttemptContext): Promise<T> {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
+import { guard } from '../retry/guard.js';
 import { pipeline } from '../retry/pipeline.js';
 import { retrying } from '../retry/retrying.js';
 import { type AdaptiveRateOptions, adaptiveRate as spreadRate } from './adaptive-rate.js';
@@ -844,7 +845,7 @@ describe('adaptiveRate against limiters of other algorithms (virtual time)', () 
       return false;
     };
     const { view, cuts } = logged(adaptiveRate({ clock }), clock);
-    await runFleet({ clock, rate: view, clients: 40, seconds: 60, latencyMs: 20, serve: take });
+    await runFleet({ clock, rate: guard(view), clients: 40, seconds: 60, latencyMs: 20, serve: take });
     const ok = total(served, 10, 60);
     expect(ok / 50).toBeGreaterThanOrEqual(0.9 * R);
     expect(total(rejected, 10, 60)).toBeLessThanOrEqual(0.02 * (ok + total(rejected, 10, 60)));
@@ -866,7 +867,7 @@ describe('adaptiveRate against limiters of other algorithms (virtual time)', () 
       const doubling = 24_000 + d;
       const server = limiter(clock, (t) => (t >= 12_000 + d && t < doubling ? 25 : 50), 5);
       const { view, cuts } = logged(adaptiveRate({ clock }), clock);
-      await runFleet({ clock, rate: view, clients: 40, seconds: 40, latencyMs: 3, serve: () => server.take() });
+      await runFleet({ clock, rate: guard(view), clients: 40, seconds: 40, latencyMs: 3, serve: () => server.take() });
       const from = Math.ceil(doubling / 1000);
       let at = -1;
       for (let s = from; s + 3 <= 40 && at < 0; s++) {
@@ -889,7 +890,7 @@ describe('adaptiveRate against limiters of other algorithms (virtual time)', () 
     const capacity = (t: number) => (t >= 30_000 && t < 60_000 ? R / 2 : R);
     const server = limiter(clock, capacity, 5);
     const { view, cuts } = logged(adaptiveRate({ clock }), clock);
-    await runFleet({ clock, rate: view, clients: 40, seconds: 100, latencyMs: 20, serve: () => server.take() });
+    await runFleet({ clock, rate: guard(view), clients: 40, seconds: 100, latencyMs: 20, serve: () => server.take() });
     const perSecond = (from: number, to: number) => total(server.served, from, to) / (to - from);
     // Settled at R: 90 % or more, seconds 10–30; at R/2 within 5 s of the halving; back at R
     // within 20 s of the doubling (probes past the last throttled rate take base steps, at most

@@ -38,7 +38,7 @@ export interface AdaptiveThrottleOptions<T = unknown> {
 }
 
 /** The controller {@link adaptiveThrottle} returns. */
-export interface AdaptiveThrottle extends AdaptiveRateController {
+export interface AdaptiveThrottle extends AdaptiveRateController, Mechanism {
   /** Requests asked for in the window (those rejected locally included). */
   readonly requests: number;
   /** Requests the backend accepted in the window (every outcome but `'throttled'`). */

@@ -5,7 +5,7 @@ import { fullJitter } from '../backoff/jitter-full.js';
 import type { Clock } from '../core/clock.js';
 import { seeded } from '../core/random.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
-import type { RateController } from '../retry/options.js';
+import type { Mechanism } from '../retry/mechanism.js';
 import { pipeline } from '../retry/pipeline.js';
 import { retrying } from '../retry/retrying.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
@@ -41,7 +41,7 @@ export function limiter(clock: VirtualClock, capacity: (nowMs: number) => number
 
 export interface FleetOptions {
   readonly clock: VirtualClock;
-  readonly rate: RateController | ((client: number) => RateController);
+  readonly rate: Mechanism | ((client: number) => Mechanism);
   readonly clients: number;
   readonly seconds: number;
   /** Serves one request at the current virtual time; false means throttled. */

@@ -6,6 +6,9 @@ import {
   adaptiveThrottle,
   LocalThrottleError,
 } from '../rate/adaptive-throttle.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { guard } from '../retry/guard.js';
+import type { Mechanism } from '../retry/mechanism.js';
 import type { Outcome } from '../retry/options.js';
 import { listenerOption } from './protocol.js';
 import { WINDOW_SCRIPT } from './scripts.js';
@@ -114,6 +117,7 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
     const p = (requests.level - k * accepts.level) / (requests.level + 1);
     return p > 0 ? p : 0;
   };
+  let mechanism: Mechanism | undefined;
   return {
     get requests() {
       return requests.level;
@@ -146,6 +150,11 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
       if (outcome === 'throttled') return;
       accepts.change(1, false);
       requests.change(0, false);
+    },
+    // As a pipeline mechanism: `acquire`, the call, `record`, by `guard()` (made at the first call).
+    execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+      mechanism ??= guard(this);
+      return mechanism.execute(next, context);
     },
     get mode(): SharedMode {
       return combined();

@@ -10,6 +10,7 @@ import { invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { type AdaptiveRateOptions, adaptiveRate } from '../rate/adaptive-rate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { LAW_KEYS, type LawOptions, lawOptions } from '../rate/law-options.js';
+import type { Mechanism } from '../retry/mechanism.js';
 import { type RedisScripts, redisScripts } from './client.js';
 import { listenerOption, type SharedEvent, type SharedListener, type SharedMode, sharedKey } from './protocol.js';
 import type { SharedRateInspection } from './rate-lease.js';
@@ -59,7 +60,7 @@ export interface SharedRateStats {
 }
 
 /** The controller {@link sharedRate} returns: an `adaptiveRate` for a whole fleet. */
-export interface SharedRate extends AdaptiveRateController {
+export interface SharedRate extends AdaptiveRateController, Mechanism {
   /** This process's share of the fleet's rate while shared; the local controller's rate while on fallback. */
   readonly ratePerSecond: number;
   /** The fleet's rate as last heard from Redis (`Infinity`: no limit learned yet). */

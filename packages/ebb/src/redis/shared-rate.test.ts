@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
+import { pipeline } from '../retry/pipeline.js';
 import type { RedisScripts } from './client.js';
 import type { SharedEvent } from './protocol.js';
 import { sharedRate } from './shared-rate.js';
@@ -583,5 +584,24 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     expect(make({ priorities: ['a'] })).toThrow(/unknown option `priorities`/);
     expect(() => sharedRate({ client: 1, name: 'n' })).toThrow(TypeError);
     expect(() => sharedRate(null as never)).toThrow(TypeError);
+  });
+});
+
+describe('sharedRate as a pipeline mechanism', () => {
+  it('goes in a pipeline as it is (no guard() around it): the call passes its turn, a throttle is reported to the fleet', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis(() => lease(10, 20));
+    const rate = sharedRate({ client: redis.scripts, name: 'n', clock });
+    await rate.ready();
+    const api = pipeline([rate]);
+    const throttle = Object.assign(new Error('429'), { throttled: true });
+    const ok = api.execute(() => 'value');
+    const throttled = api.execute(() => Promise.reject(throttle)).catch((e: unknown) => e);
+    await clock.advance(300); // two turns at 10 r/s
+    expect(await ok).toBe('value');
+    expect(await throttled).toBe(throttle);
+    await settle();
+    expect(rate.stats.throttlesSent).toBe(1);
+    await rate.close();
   });
 });

@@ -1,6 +1,9 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import type { Clock } from '../core/clock.js';
 import { Gate } from '../rate/gate.js';
+import type { AttemptContext } from '../retry/contexts.js';
+import { guard } from '../retry/guard.js';
+import type { Mechanism } from '../retry/mechanism.js';
 import type { Outcome } from '../retry/options.js';
 import { lawArgs, MemberMeter } from './member-report.js';
 import { generationOf, processId, RECONNECT, type SharedMode } from './protocol.js';
@@ -24,6 +27,7 @@ export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
 export type { SharedRate, SharedRateOptions, SharedRateStats } from './shared-rate-options.js';
 
 class Shared implements SharedRate {
+  #mechanism: Mechanism | undefined;
   readonly #where: string;
   readonly #link: RateLink;
   readonly #keys: readonly string[];
@@ -165,6 +169,12 @@ class Shared implements SharedRate {
 
   release(ticket?: unknown): void {
     if (ticket instanceof LocalTicket) ticket.controller.release?.(ticket.inner);
+  }
+
+  /** As a pipeline mechanism: `acquire`, the call, `record` (or `release` on an abort), by `guard()`. */
+  execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
+    this.#mechanism ??= guard(this);
+    return this.#mechanism.execute(next, context);
   }
 
   async close(): Promise<void> {

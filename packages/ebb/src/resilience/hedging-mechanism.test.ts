@@ -4,6 +4,7 @@ import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure } from '../retry/errors.js';
+import { guard } from '../retry/guard.js';
 import type { RateController } from '../retry/hook-points.js';
 import { pipeline } from '../retry/pipeline.js';
 import { retrying } from '../retry/retrying.js';
@@ -28,7 +29,7 @@ describe('hedging() as a pipeline mechanism: hedged attempts of the chain inside
     const clock = virtualClock();
     const log: string[] = [];
     const h = hedging({ delayMs: 50, clock, budget: always });
-    const api = pipeline([h, logging(log)]);
+    const api = pipeline([h, guard(logging(log))]);
     const times = [1_000, 30];
     const seen: { attempt: number; elapsedMs: number }[] = [];
     const call = api.execute((c: AttemptContext) => {
@@ -54,7 +55,7 @@ describe('hedging() as a pipeline mechanism: hedged attempts of the chain inside
       timeout(100, { clock }),
       retrying({ clock, backoff: constant({ delayMs: 5, maxAttempts: 5, jitter: noJitter }) }),
       h,
-      logging(log),
+      guard(logging(log)),
     ]);
     const attempts: number[] = [];
     const call = api

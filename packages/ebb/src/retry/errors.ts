@@ -212,13 +212,15 @@ export type Result<T = unknown> =
 export type FailureVerdict = boolean | 'throttled';
 
 /**
- * The messages of a `TypeError` that `fetch` rejects with when the request failed on the way:
- * Node.js (undici: `fetch failed`, and `terminated` for a body cut off after the headers),
- * Chrome, Firefox, Safari (two versions), React Native and the whatwg-fetch polyfill — the list
+ * The messages of the `TypeError` that `fetch` rejects with when the request failed on the way:
+ * Node.js (undici: `fetch failed`, and `terminated` for a body cut off after the headers), then
+ * the runtimes where the message is all there is (no error code): Chrome, Firefox, Safari (two
+ * versions), React Native and the whatwg-fetch polyfill — the list
  * `@smithy/service-error-classification` uses for the AWS SDK — and Deno's
- * `error sending request for url (…)` (a prefix).
+ * `error sending request …` (a prefix). One list for `defaultIsFailure` and `ebb/http`'s
+ * `isNetworkError`, which skips Node.js's two (it reads their cause's code instead).
  */
-const NETWORK_MESSAGES = [
+const FETCH_FAILED_MESSAGES = [
   'fetch failed',
   'terminated',
   'Failed to fetch',
@@ -227,6 +229,14 @@ const NETWORK_MESSAGES = [
   'Load failed',
   'Network request failed',
 ];
+
+/**
+ * Whether a `TypeError`'s message is one a failed `fetch` gives ({@link FETCH_FAILED_MESSAGES}),
+ * from the list's entry `from` on (2: without Node.js's two). @internal
+ */
+export const isFetchFailedMessage = (message: unknown, from = 0): boolean =>
+  typeof message === 'string' &&
+  (FETCH_FAILED_MESSAGES.includes(message, from) || message.startsWith('error sending request'));
 
 /**
  * What counts as a failure when no `isFailure` is given — the default of every mechanism:
@@ -240,7 +250,7 @@ const NETWORK_MESSAGES = [
  *     another attempt only repeats — except a failed `fetch`: it reports a failed connection as
  *     a `TypeError` too, recognised here by the message each runtime gives it (Node.js `fetch
  *     failed` and `terminated`, Chrome, Firefox, Safari, React Native, Deno: see
- *     {@link NETWORK_MESSAGES}). `ebb/http`'s `isNetworkError` also reads the system error codes;
+ *     {@link FETCH_FAILED_MESSAGES}). `ebb/http`'s `isNetworkError` also reads the system error codes;
  *     compose it for errors of other clients: `isFailure: (o) => (!o.ok && isNetworkError(o.error)) || defaultIsFailure(o)`.
  *
  * Checked with `instanceof`, so an error from another realm (a `vm` context, an iframe) counts
@@ -254,17 +264,13 @@ export function defaultIsFailure(outcome: Result): FailureVerdict {
   if (
     isAbortError(error) ||
     (isA(error, TypeError)
-      ? !isNetworkMessage(prop(error, 'message'))
+      ? !isFetchFailedMessage(prop(error, 'message'))
       : isA(error, ReferenceError) || isA(error, SyntaxError) || isA(error, RangeError))
   ) {
     return false;
   }
   return prop(error, 'throttled') === true ? 'throttled' : true;
 }
-
-/** Whether a `TypeError`'s message is one a failed `fetch` gives ({@link NETWORK_MESSAGES}). */
-const isNetworkMessage = (message: unknown): boolean =>
-  typeof message === 'string' && (NETWORK_MESSAGES.includes(message) || message.startsWith('error sending request'));
 
 /**
  * The reason an attempt's signal is aborted with when its time is up: a `TimeoutError`

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
+import { guard } from './guard.js';
 import type { Outcome, RateController } from './options.js';
 import { pipeline } from './pipeline.js';
 import { retrying } from './retrying.js';
@@ -30,7 +31,7 @@ describe("a guard's record() gets what the attempt ended with", () => {
     let i = 0;
     const p = pipeline([
       retrying({ backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }), clock }),
-      rate,
+      guard(rate),
     ]).execute(() => {
       const next = outcomes[i++];
       if (next instanceof Error) throw next;
@@ -49,7 +50,7 @@ describe("a guard's record() gets what the attempt ended with", () => {
   it('an async success hands over the resolved value, not the promise', async () => {
     const { rate, calls } = recorder();
     const value = new Map([['k', 1]]);
-    expect(await pipeline([retrying(), rate]).execute(async () => value)).toBe(value);
+    expect(await pipeline([retrying(), guard(rate)]).execute(async () => value)).toBe(value);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.[2]).toBe(value);
   });

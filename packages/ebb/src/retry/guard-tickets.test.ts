@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
+import { guard } from './guard.js';
 import type { AttemptContext, Outcome, RateController, RetryOptions } from './options.js';
 import { pipeline } from './pipeline.js';
 import { retrying } from './retrying.js';
@@ -10,7 +11,7 @@ import { timeout } from './timeout.js';
 /**
  * Every ticket a guard's `acquire` hands out ends in exactly one `record` or `release`: a
  * concurrency limit or a breaker's half-open probe holds a slot per ticket, and one lost ticket
- * is a slot lost for good. The guard sits inside a retry: `pipeline([retrying(options), rate])`.
+ * is a slot lost for good. The guard sits inside a retry: `pipeline([retrying(options), guard(rate)])`.
  */
 function ledger(acquire?: (n: number, signal?: AbortSignal) => unknown) {
   const log: string[] = [];
@@ -42,13 +43,13 @@ const settled = (p: Promise<unknown>) =>
     (error: unknown) => ({ error }),
   );
 
-/** `operation` through `pipeline([retrying(options), rate])`, with an attempt timeout inside when given. */
+/** `operation` through `pipeline([retrying(options), guard(rate)])`, with an attempt timeout inside when given. */
 function guarded<T>(
   operation: (c: AttemptContext) => T | PromiseLike<T>,
   { rate, signal, attemptTimeoutMs, ...options }: RetryOptions & { rate: RateController; attemptTimeoutMs?: number },
 ) {
   const inner = attemptTimeoutMs ? [timeout(attemptTimeoutMs, { clock: options.clock })] : [];
-  return pipeline([retrying(options), rate, ...inner]).execute(operation, { signal });
+  return pipeline([retrying(options), guard(rate), ...inner]).execute(operation, { signal });
 }
 
 describe('a guard inside retrying(): every ticket ends in record or release', () => {

@@ -1,4 +1,6 @@
 import { isThenable } from '../core/boundary.js';
+import { DEV } from '../core/dev.js';
+import { invalid } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { prop } from './errors.js';
 import type { AbortSource } from './execution.js';
@@ -97,21 +99,43 @@ const outcomeOf = (error: unknown): 'throttled' | 'failure' =>
   prop(error, 'throttled') === true ? 'throttled' : 'failure';
 
 /**
- * A guard of the `acquire`/`record`/`release` shape (`circuitBreaker()`, `concurrencyLimit()`,
- * the rate controllers of `ebb/rate`) as a pipeline mechanism: `acquire(signal, attempt)` before
- * the call — its throw (an open breaker's `BrokenCircuitError`, a full limit's
- * `LimitExceededError`) is the call's failure, which an outer `retrying()` backs off and retries
- * like any other, waiting at least its `retryAfterMs` —, then `record(outcome, ticket, detail)`
- * once with what the call ended with: `'success'` and its value, `'throttled'` for an error with
- * `throttled: true`, else `'failure'` and the error. When the context aborts while the guard waits
- * or the call runs, the ticket goes back (`release`) and the call rejects at once.
+ * A hand-written guard of the `acquire`/`record`/`release` shape as a pipeline mechanism, for
+ * `pipeline([...])`, `withRetry()`'s `use` and `instrument()`, which take mechanisms only (ebb's
+ * own `circuitBreaker()`, `concurrencyLimit()`, `bulkhead` and rate controllers are mechanisms
+ * already). `acquire(signal, attempt)` runs before the call — its throw (a refusal) is the call's
+ * failure, which an outer `retrying()` backs off and retries like any other, waiting at least its
+ * `retryAfterMs` —, then `record(outcome, ticket, detail)` once with what the call ended with:
+ * `'success'` and its value, `'throttled'` for an error with `throttled: true`, else `'failure'`
+ * and the error. When the context aborts while the guard waits or the call runs, the ticket goes
+ * back (`release`, when the guard has one) and the call rejects at once with the reason. Every
+ * ticket ends in exactly one `record` or `release`.
  *
  * The signal handed to `acquire` is the context's own, made only when something can abort the
  * call (a caller's signal, a timeout around it): otherwise `acquire` gets none, and the success
  * path makes no `AbortSignal`.
- * @internal
+ *
+ * @example
+ * // At most 10 calls at once, with a guard written by hand.
+ * let running = 0;
+ * const tenAtOnce = guard({
+ *   acquire() {
+ *     if (running >= 10) throw new Error('busy');
+ *     running++;
+ *   },
+ *   record() { running--; },
+ *   release() { running--; },
+ * });
+ * const api = pipeline([retrying(), tenAtOnce]);
  */
 export function guard(g: RateController): Mechanism {
+  if (typeof prop(g, 'acquire') !== 'function' || typeof prop(g, 'record') !== 'function') {
+    invalid(
+      'guard()',
+      'guard',
+      g,
+      DEV ? 'an object { acquire(signal, attempt), record(outcome, ticket, detail) }' : '',
+    );
+  }
   return {
     execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
       const source = sourceOf(context);
@@ -158,3 +182,10 @@ export function guard(g: RateController): Mechanism {
     },
   };
 }
+
+/**
+ * `m` when it is a mechanism, else the guard `m` wrapped by {@link guard}: for the simulators,
+ * whose `limit` and `rate` options take any guard, as they always did. @internal
+ */
+export const asMechanism = (m: RateController | Mechanism): Mechanism =>
+  typeof (m as Partial<Mechanism>).execute === 'function' ? (m as Mechanism) : guard(m as RateController);

@@ -1,5 +1,5 @@
 // The hook points shared mechanisms plug into (DESIGN.md): a guard (rate controller, breaker,
-// limit), which a pipeline adapts and withRetry() takes as `rate`, and a retry budget, the
+// limit), which guard() turns into a pipeline mechanism, and a retry budget, the
 // `budget` of retry(), retrying(), poll() and withRetry(); ebb/rate and ebb/resilience build them.
 
 /** An attempt's outcome, as rate controllers see it. */
@@ -7,8 +7,9 @@ export type Outcome = 'success' | 'throttled' | 'failure';
 
 /**
  * A guard shared by many operations — a rate controller (`ebb/rate`), a circuit breaker, a
- * concurrency limit (`ebb/resilience`): in a pipeline, `acquire()` is awaited before every attempt
- * and each outcome reported. An error counts as `'throttled'` when it has `throttled: true` (the
+ * concurrency limit (`ebb/resilience`): `acquire()` is awaited before every attempt and each
+ * outcome reported. ebb's own are pipeline mechanisms already; wrap a hand-written one with
+ * `guard()` to put it in a pipeline or `withRetry()`'s `use`. An error counts as `'throttled'` when it has `throttled: true` (the
  * HTTP layer sets it for 429 and throttling codes).
  */
 export interface RateController {

@@ -11,6 +11,7 @@ export {
   stop,
 } from './errors.js';
 export { type FallbackOptions, fallback } from './fallback.js';
+export { guard } from './guard.js';
 export type { Mechanism } from './mechanism.js';
 export type {
   AttemptContext,

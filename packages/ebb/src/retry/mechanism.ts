@@ -1,3 +1,5 @@
+import { DEV } from '../core/dev.js';
+import { brief, show } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 
 /**
@@ -22,4 +24,23 @@ import type { AttemptContext } from './contexts.js';
  */
 export interface Mechanism {
   execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T>;
+}
+
+/**
+ * `m` itself when it is a mechanism (an object with `execute`), else a `TypeError` naming the
+ * place (`where`, `name`) and the value. A guard of the `acquire`/`record` shape is no mechanism:
+ * the message says to wrap it, `guard(m)`, which a bundle then carries only when a program calls
+ * it. @internal
+ */
+export function mechanismAt(where: string, name: string, m: unknown): Mechanism {
+  if (typeof (m as Mechanism | null)?.execute === 'function') return m as Mechanism;
+  throw new TypeError(
+    DEV
+      ? `${where}: expected \`${name}\` to be a mechanism { execute(next, context) }, got ${show(m)}.${
+          typeof (m as { acquire?: unknown } | null)?.acquire === 'function'
+            ? " It is a guard { acquire(), record() }: wrap it, `guard(x)` (import { guard } from 'ebb')."
+            : ''
+        }`
+      : brief(where, name, m),
+  );
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultIsFailure } from './errors.js';
 import { isNetworkError } from './network-error.js';
 
 // The recognized shapes are specified in http/network-error.test.ts; these pin the edges of the walk.
@@ -40,6 +41,20 @@ describe('isNetworkError: the edges of the cause walk', () => {
   it("Deno's message must start the error's message", () => {
     expect(isNetworkError(new TypeError('error sending request for url (http://x/)'))).toBe(true);
     expect(isNetworkError(new TypeError('retry: error sending request for url'))).toBe(false);
+  });
+
+  it("Deno's message since 1.46, once a connection was made (`from <address> for <url>`), is a network error too", () => {
+    const message =
+      'error sending request from 127.0.0.1:50472 for http://localhost:4444/ (127.0.0.1:4444): client error (SendRequest): connection error: Connection reset by peer (os error 54)';
+    expect(isNetworkError(new TypeError(message))).toBe(true);
+    expect(defaultIsFailure({ ok: false, error: new TypeError(message) })).toBe(true);
+  });
+
+  it("Node's `fetch failed` and `terminated` count by their cause's code, not by the message", () => {
+    expect(isNetworkError(new TypeError('fetch failed', { cause: new Error('unknown scheme') }))).toBe(false);
+    expect(isNetworkError(new TypeError('terminated'))).toBe(false);
+    const reset = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+    expect(isNetworkError(new TypeError('terminated', { cause: reset }))).toBe(true);
   });
 
   it("a null cause, or a null among an AggregateError's errors, ends that branch of the walk (no throw)", () => {

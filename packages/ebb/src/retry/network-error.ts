@@ -14,7 +14,9 @@
  *   attempting to fetch resource.", Safari "Load failed" (older: "The Internet connection
  *   appears to be offline."), React Native and the whatwg-fetch polyfill "Network request
  *   failed" — the list `@smithy/service-error-classification` uses for the AWS SDK.
- * - **Deno**: `TypeError: error sending request for url (…)`.
+ * - **Deno**: `TypeError: error sending request for url (…)`, and since 1.46, once the
+ *   connection was made, `error sending request from <local address> for <url> (…)`
+ *   (denoland/deno#24922).
  *
  * Aborts (`AbortError`) are not network errors: they are the caller's decision.
  *
@@ -23,6 +25,8 @@
  * `retry()`'s bundle small; compose this one into `isFailure` for clients that report only a code.
  */
 
+import { isFetchFailedMessage } from './errors.js';
+
 /**
  * System and client error codes of a failed connection: undici's `RetryHandler` defaults
  * (ECONNRESET, ECONNREFUSED, ENOTFOUND, ENETDOWN, ENETUNREACH, EHOSTDOWN, UND_ERR_SOCKET), the
@@ -30,7 +34,7 @@
  * EHOSTUNREACH, EAI_AGAIN), undici's timeouts and its error for a body cut short of its
  * Content-Length, and Bun's codes.
  */
-const NETWORK_CODES: ReadonlySet<string> = new Set([
+const NETWORK_CODES: ReadonlySet<string> = /* @__PURE__ */ new Set([
   'ECONNRESET',
   'ECONNREFUSED',
   'ECONNABORTED',
@@ -52,14 +56,6 @@ const NETWORK_CODES: ReadonlySet<string> = new Set([
   'ConnectionRefused',
   'ConnectionClosed',
   'FailedToOpenSocket',
-]);
-
-const BROWSER_MESSAGES: ReadonlySet<string> = new Set([
-  'Failed to fetch',
-  'NetworkError when attempting to fetch resource.',
-  'The Internet connection appears to be offline.',
-  'Load failed',
-  'Network request failed',
 ]);
 
 /** Causes are followed this deep (the AWS SDK follows 10; real chains are two or three long). */
@@ -86,10 +82,6 @@ export function codeIn(error: unknown, codes: ReadonlySet<string>, depth: number
 export function isNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   if (codeIn(error, NETWORK_CODES, 0)) return true;
-  if (error instanceof TypeError) {
-    const message: unknown = error.message;
-    if (typeof message !== 'string') return false;
-    if (BROWSER_MESSAGES.has(message) || message.startsWith('error sending request for url')) return true;
-  }
-  return false;
+  // Node.js's `fetch failed` is told by its cause's code (above); elsewhere only the message tells.
+  return error instanceof TypeError && isFetchFailedMessage(error.message, 2);
 }

@@ -16,6 +16,7 @@ import { hedging } from '../resilience/hedging.js';
 import type { AttemptContext } from './contexts.js';
 import type { FailureVerdict, Result } from './errors.js';
 import { fallback } from './fallback.js';
+import { guard } from './guard.js';
 import type { RateController } from './hook-points.js';
 import type { Mechanism } from './mechanism.js';
 import { pipeline } from './pipeline.js';
@@ -23,9 +24,9 @@ import { retrying } from './retrying.js';
 import { timeout } from './timeout.js';
 
 /**
- * Pipelines of any mechanisms in any order — retrying, timeout, fallback, guards (test doubles
- * that wait, refuse, or misbehave, and the real circuitBreaker and concurrencyLimit through the
- * guard protocol), and the mechanisms of ebb/resilience and ebb/rate as themselves (a breaker, a
+ * Pipelines of any mechanisms in any order — retrying, timeout, fallback, guards wrapped by `guard()` (test
+ * doubles that wait, refuse, or misbehave, and the real circuitBreaker and concurrencyLimit
+ * through the guard protocol), and the mechanisms of ebb/resilience and ebb/rate as themselves (a breaker, a
  * limit, a bulkhead, hedging, an adaptive rate, each judging outcomes by its own isFailure, sync
  * or async, sometimes throwing) — around an
  * operation that succeeds, fails, throws, or never settles, with hostile callbacks, on a virtual
@@ -225,7 +226,7 @@ function countingClock(clock: VirtualClock): VirtualClock & { readonly live: num
 }
 
 interface Run {
-  readonly mechanisms: (Mechanism | RateController)[];
+  readonly mechanisms: Mechanism[];
   readonly ledgers: Ledger[];
   readonly limits: { readonly inflight: number; readonly queued: number }[];
   readonly breakers: ReturnType<typeof circuitBreaker>[];
@@ -258,12 +259,13 @@ function build(specs: Spec[], clock: VirtualClock, userClock: VirtualClock, abor
       return how === 'async' ? Promise.resolve(verdict) : verdict;
     };
   };
-  const guard = (g: RateController, name: string) => {
+  /** A guard followed ticket by ticket, wrapped by `guard()` as a user wraps a guard of their own. */
+  const ticketed = (g: RateController, name: string) => {
     const ledger: Ledger = { open: new Set(), twice: [], late: [] };
     ledgers.push(ledger);
-    return tracked(g, ledger, aborted, name);
+    return guard(tracked(g, ledger, aborted, name));
   };
-  const mechanisms = specs.map((s, i): Mechanism | RateController => {
+  const mechanisms = specs.map((s, i): Mechanism => {
     switch (s.kind) {
       case 'retrying': {
         // Each attempt has its own context object: how often isFailure was asked about it.
@@ -298,9 +300,9 @@ function build(specs: Spec[], clock: VirtualClock, userClock: VirtualClock, abor
             : 'fallback value',
         );
       case 'guard':
-        return guard(double(userClock, s.acquires, s.recordThrows), `guard ${i}`);
+        return ticketed(double(userClock, s.acquires, s.recordThrows), `guard ${i}`);
       case 'breaker':
-        return guard(
+        return ticketed(
           circuitBreaker({ clock, consecutiveFailures: 2, openBackoff: constant({ delayMs: 100, jitter: noJitter }) }),
           `breaker ${i}`,
         );
@@ -312,7 +314,7 @@ function build(specs: Spec[], clock: VirtualClock, userClock: VirtualClock, abor
           maxWaitMs: s.maxWaitMs,
         });
         limits.push(limit);
-        return guard(limit, `limit ${i}`);
+        return ticketed(limit, `limit ${i}`);
       }
       case 'native-breaker': {
         const breaker = circuitBreaker({

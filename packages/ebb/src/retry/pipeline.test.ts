@@ -6,6 +6,7 @@ import { virtualClock } from '../core/virtual-clock.js';
 import type { AttemptContext } from './contexts.js';
 import { RetryError } from './errors.js';
 import { fallback } from './fallback.js';
+import { guard } from './guard.js';
 import type { RateController } from './hook-points.js';
 import type { Mechanism } from './mechanism.js';
 import { pipeline } from './pipeline.js';
@@ -78,11 +79,13 @@ describe('pipeline(): composition', () => {
     await expect(pipeline([throwing]).execute(() => 'never')).rejects.toBe(boom);
   });
 
-  it('refuses what is neither a mechanism nor a guard, naming its place; bad options and calls are named too', async () => {
+  it('refuses what is not a mechanism, naming its place; bad options and calls are named too', async () => {
     expect(() => pipeline([retrying(), 5 as never])).toThrow(
-      'pipeline(): expected `mechanisms[1]` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got 5.',
+      new TypeError('pipeline(): expected `mechanisms[1]` to be a mechanism { execute(next, context) }, got 5.'),
     );
-    expect(() => pipeline([{ acquire() {} } as never])).toThrow(/`mechanisms\[0\]`.*got an object\./);
+    expect(() => pipeline([null as never])).toThrow(
+      new TypeError('pipeline(): expected `mechanisms[0]` to be a mechanism { execute(next, context) }, got null.'),
+    );
     expect(() => pipeline('retry' as never)).toThrow(
       'pipeline(): expected `mechanisms` to be an array of mechanisms, got "retry".',
     );
@@ -160,7 +163,7 @@ describe('retrying()', () => {
     const starts: number[] = [];
     const call = pipeline([
       retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) }),
-      refusing,
+      guard(refusing),
     ]);
     const r = await outcome(
       call.execute(() => {
@@ -299,16 +302,36 @@ describe('fallback()', () => {
   });
 });
 
-describe('guards in a pipeline', () => {
+describe('guards in a pipeline, wrapped by guard()', () => {
+  it('a bare guard is refused with the fix, guard(x): the pipeline adapts nothing by itself', () => {
+    const bare: RateController = { acquire: () => 't', record: () => {} };
+    expect(() => pipeline([retrying(), bare as never])).toThrow(
+      new TypeError(
+        "pipeline(): expected `mechanisms[1]` to be a mechanism { execute(next, context) }, got an object. It is a guard { acquire(), record() }: wrap it, `guard(x)` (import { guard } from 'ebb').",
+      ),
+    );
+    expect(() => pipeline([retrying(), guard(bare)])).not.toThrow();
+  });
+
+  it('guard() refuses what is not a guard, naming the value and what it must have', () => {
+    expect(() => guard({ acquire: () => 't' } as never)).toThrow(
+      new TypeError(
+        'guard(): expected `guard` to be an object { acquire(signal, attempt), record(outcome, ticket, detail) }, got an object.',
+      ),
+    );
+    expect(() => guard(undefined as never)).toThrow(TypeError);
+    expect(() => guard({ record() {} } as never)).toThrow(/`guard`/);
+  });
+
   it('acquire gets no signal when nothing can abort the call, and the context’s own when something can', async () => {
     const signals: unknown[] = [];
-    const g: RateController = {
+    const g = guard({
       acquire: (signal, attempt) => {
         signals.push([signal === undefined ? 'none' : signal.aborted, attempt]);
         return 't';
       },
       record: () => {},
-    };
+    });
     await pipeline([g]).execute(() => 1);
     await pipeline([g]).execute(() => 1, { signal: new AbortController().signal });
     const clock = virtualClock();
@@ -322,7 +345,7 @@ describe('guards in a pipeline', () => {
 
   it("records 'throttled' for an error with throttled: true, 'failure' for any other, 'success' with the value", async () => {
     const log: unknown[] = [];
-    const g: RateController = { acquire: () => 't', record: (o, t, d) => void log.push([o, t, d]) };
+    const g = guard({ acquire: () => 't', record: (o, t, d) => void log.push([o, t, d]) });
     const throttle = Object.assign(new Error('429'), { throttled: true });
     const plain = new Error('500');
     await pipeline([g])

@@ -1,9 +1,7 @@
 import { DEV } from '../core/dev.js';
-import { brief, invalid, optionsObject, show } from '../core/validate.js';
+import { invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
-import { guard } from './guard.js';
-import type { RateController } from './hook-points.js';
-import type { Mechanism } from './mechanism.js';
+import { type Mechanism, mechanismAt } from './mechanism.js';
 import { Scope } from './scope.js';
 
 /** Options of {@link pipeline}. */
@@ -77,17 +75,14 @@ function call<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, con
   }
 }
 
-const isGuard = (m: object): m is RateController =>
-  typeof (m as RateController).acquire === 'function' && typeof (m as RateController).record === 'function';
-
 /**
  * Composes mechanisms around one operation: `mechanisms[0]` is the outermost, each runs the
  * ones after it (Polly v8's `ResiliencePipelineBuilder` order: the first added is outermost;
  * cockatiel's `wrap` and resilience4j's `Decorators` compose the same way). A mechanism is
- * `retrying()`, `timeout()`, `fallback()`, any object with `execute(next, context)`
- * ({@link Mechanism}), or a guard of the `acquire`/`record`/`release` shape — `circuitBreaker()`,
- * `concurrencyLimit()` and `bulkhead` views of `ebb/resilience`, the rate controllers of
- * `ebb/rate` — which the pipeline adapts.
+ * `retrying()`, `timeout()`, `fallback()`, `circuitBreaker()`, `concurrencyLimit()` and
+ * `bulkhead` of `ebb/resilience`, the rate controllers of `ebb/rate`, or any object with
+ * `execute(next, context)` ({@link Mechanism}). A hand-written guard of the
+ * `acquire`/`record`/`release` shape goes in wrapped: `guard(myGuard)`.
  *
  * The order is yours; Microsoft's recommended one (the .NET resilience handler's standard
  * pipeline) is, outermost first: `fallback`, a total `timeout`, `retrying`, `circuitBreaker`, a
@@ -99,7 +94,7 @@ const isGuard = (m: object): m is RateController =>
  *
  * Every call gets its own context; abort (`execute(op, { signal })`) cuts every wait at once,
  * starts nothing after it, and releases every slot, ticket and timer. Checked here: a value that
- * is neither a mechanism nor a guard is refused, naming its place.
+ * is not a mechanism is refused, naming its place (a bare guard: with the fix, `guard(x)`).
  *
  * @example
  * const api = pipeline([
@@ -111,20 +106,10 @@ const isGuard = (m: object): m is RateController =>
  * ], { name: 'prices' });
  * const prices = await api.execute(({ signal }) => fetch(url, { signal }).then((r) => r.json()));
  */
-export function pipeline(mechanisms: readonly (Mechanism | RateController)[], options?: PipelineOptions): Pipeline {
+export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOptions): Pipeline {
   const where = 'pipeline()';
   if (!Array.isArray(mechanisms)) invalid(where, 'mechanisms', mechanisms, DEV ? 'an array of mechanisms' : '');
-  const steps = mechanisms.map((m, i) => {
-    if (typeof m === 'object' && m !== null) {
-      if (typeof (m as Mechanism).execute === 'function') return m as Mechanism;
-      if (isGuard(m)) return guard(m);
-    }
-    throw new TypeError(
-      DEV
-        ? `${where}: expected \`mechanisms[${i}]\` to be a mechanism { execute(next, context) } or a guard { acquire(), record() }, got ${show(m)}.`
-        : brief(where, `mechanisms[${i}]`, m),
-    );
-  });
+  const steps = mechanisms.map((m, i) => mechanismAt(where, `mechanisms[${i}]`, m));
   const o = optionsObject(where, options);
   const name = o.name;
   if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, DEV ? 'a string' : '');

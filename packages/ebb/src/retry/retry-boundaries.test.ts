@@ -5,6 +5,7 @@ import { noJitter } from '../backoff/jitter-none.js';
 import { refQueue } from '../core/timer-queue.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
+import { guard } from './guard.js';
 import { pipeline } from './pipeline.js';
 import { retry } from './retry.js';
 import { retrying } from './retrying.js';
@@ -61,7 +62,7 @@ describe('rejections from user code are handled (an unhandled one would leave re
       let calls = 0;
       const call = pipeline([
         retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) }),
-        { acquire, record: () => {} },
+        guard({ acquire, record: () => {} }),
       ]);
       const result = (await outcome(
         call.execute(() => {
@@ -437,12 +438,12 @@ describe('the executor at its corners: messages, hooks, timers and aborts', () =
     const controller = new AbortController();
     const call = pipeline([
       retrying({ clock: deaf, backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }) }),
-      {
+      guard({
         acquire: () => {
           acquires++;
         },
         record: () => {},
-      },
+      }),
     ]);
     const p = call.execute(() => Promise.reject(new Error('x')), { signal: controller.signal });
     const settled = p.then(

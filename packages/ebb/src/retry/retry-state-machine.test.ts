@@ -4,6 +4,7 @@ import { noJitter } from '../backoff/jitter-none.js';
 import type { Clock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { RetryError } from './errors.js';
+import { guard } from './guard.js';
 import type { RateController } from './hook-points.js';
 import { pipeline } from './pipeline.js';
 import { retry } from './retry.js';
@@ -202,7 +203,7 @@ describe('retry: what each step reads, calls and hands back', () => {
     };
     const done = pipeline([
       retrying({ clock, backoff: constant({ delayMs: 100, maxAttempts: 3, jitter: noJitter }) }),
-      rate,
+      guard(rate),
     ])
       .execute(
         () => {
@@ -268,7 +269,7 @@ describe('retry: what each step reads, calls and hands back', () => {
     let calls = 0;
     const done = pipeline([
       retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) }),
-      rate,
+      guard(rate),
     ])
       .execute(() => {
         calls++;
@@ -344,7 +345,7 @@ describe('retry: the deadline, aborts without events, bad readings, and policies
           hooks.push('give-up');
         },
       }),
-      rate,
+      guard(rate),
     ])
       .execute(() => clock.sleep(100).then(() => 'late'), { signal: controller.signal })
       .catch((e: unknown) => e);
@@ -409,7 +410,7 @@ describe('retry: the deadline, aborts without events, bad readings, and policies
     let calls = 0;
     const done = pipeline([
       retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 3, jitter: noJitter }) }),
-      rate,
+      guard(rate),
     ])
       .execute(
         () => {

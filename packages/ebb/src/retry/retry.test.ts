@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.js';
 import { seeded } from '../core/random.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import { RetryError, stop } from './errors.js';
+import { guard } from './guard.js';
 import type { AttemptContext, Outcome, RateController, RetryContext, RetryOptions } from './options.js';
 import { pipeline } from './pipeline.js';
 import { retry } from './retry.js';
@@ -523,14 +524,14 @@ describe('retry: server hints (retryAfterMs)', () => {
   });
 });
 
-/** `retry()` with a guard inside it, as a pipeline: `pipeline([retrying(options), rate])`. */
+/** `retry()` with a guard inside it, as a pipeline: `pipeline([retrying(options), guard(rate)])`. */
 async function settleGuarded<T>(
   operation: (c: AttemptContext) => T | PromiseLike<T>,
   rate: RateController,
   options: RetryOptions = {},
 ) {
   const clock = recordingClock();
-  const p = pipeline([retrying({ clock, ...options }), rate])
+  const p = pipeline([retrying({ clock, ...options }), guard(rate)])
     .execute(operation)
     .then(
       (value) => ({ value: value as T, error: undefined as unknown }),

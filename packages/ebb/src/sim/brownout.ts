@@ -1,6 +1,7 @@
 import { seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { isLimitExceededError } from '../resilience/errors.js';
+import { asMechanism } from '../retry/guard.js';
 import type { RateController } from '../retry/options.js';
 import { pipeline } from '../retry/pipeline.js';
 import { timeout } from '../retry/timeout.js';
@@ -133,7 +134,8 @@ export async function simulateBrownout(options?: BrownoutOptions): Promise<Brown
   const delay = networkDelay(where, o.network, random);
   // One attempt a call: the limit (when there is one) around the attempt's timeout, so a slot is
   // held only while the attempt runs; a refusal ends the call (it counts as refused).
-  const call = pipeline(limit ? [limit, timeout(attemptTimeoutMs, { clock })] : [timeout(attemptTimeoutMs, { clock })]);
+  const bounded = timeout(attemptTimeoutMs, { clock });
+  const call = pipeline(limit ? [asMechanism(limit), bounded] : [bounded]);
   const capacityPerSecond = (capacity * 1_000) / serviceMs;
   const rate = (load * capacityPerSecond) / 1_000; // arrivals per ms
 

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { type Random, seeded } from '../core/random.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { defaultIsFailure, isRetryError, type Result } from '../retry/errors.js';
+import { asMechanism } from '../retry/guard.js';
 import type { AttemptContext, RateController, RetryBudget, RetryOptions } from '../retry/options.js';
 import { pipeline } from '../retry/pipeline.js';
 import { retryingAs } from '../retry/retrying.js';
@@ -283,7 +284,7 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
   });
   const inner =
     attemptTimeoutMs !== undefined && attemptTimeoutMs !== Infinity ? [timeout(attemptTimeoutMs, { clock })] : [];
-  const call = pipeline(rate ? [retry, rate, ...inner] : [retry, ...inner]);
+  const call = pipeline(rate ? [retry, asMechanism(rate), ...inner] : [retry, ...inner]);
 
   const offered: number[] = [];
   const served: number[] = [];
