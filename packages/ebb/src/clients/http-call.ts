@@ -6,7 +6,6 @@ import { serverHintMs } from '../http/server-hint.js';
 import { HttpStatusError } from '../http/status-error.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { type FailureVerdict, isRetryError, prop, type Result } from '../retry/errors.js';
-import type { RateController } from '../retry/hook-points.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import { type Pipeline, pipeline } from '../retry/pipeline.js';
 import { type RetryingOptions, retryingAs } from '../retry/retrying.js';
@@ -37,7 +36,7 @@ export interface ClientRetryOptions extends Omit<RetryingOptions<unknown>, 'isFa
    * They hear a failed response as an `HttpStatusError`. An open breaker's refusal reaches the
    * caller at once, and no request leaves. Made once, shared by every request. Default none.
    */
-  readonly use?: readonly (Mechanism | RateController)[];
+  readonly use?: readonly Mechanism[];
 }
 
 /** One request, as the integrations describe it to {@link HttpCaller.call}. @internal */

@@ -207,7 +207,7 @@ class Throttle implements AdaptiveThrottle, Mechanism {
  *
  * @example
  * const rate = adaptiveThrottle({ k: 2 });
- * await withRetry(fetch, { rate })(url); // may reject with LocalThrottleError
+ * await withRetry(fetch, { use: [rate] })(url); // may reject with LocalThrottleError
  */
 export function adaptiveThrottle<T = unknown>(options?: AdaptiveThrottleOptions<T>): AdaptiveThrottle & Mechanism {
   const where = 'adaptiveThrottle()';

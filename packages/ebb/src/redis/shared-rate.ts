@@ -3,7 +3,6 @@ import type { Clock } from '../core/clock.js';
 import { Gate } from '../rate/gate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { guard } from '../retry/guard.js';
-import type { Mechanism } from '../retry/mechanism.js';
 import type { Outcome } from '../retry/options.js';
 import { lawArgs, MemberMeter } from './member-report.js';
 import { generationOf, processId, RECONNECT, type SharedMode } from './protocol.js';
@@ -27,7 +26,8 @@ export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
 export type { SharedRate, SharedRateOptions, SharedRateStats } from './shared-rate-options.js';
 
 class Shared implements SharedRate {
-  #mechanism: Mechanism | undefined;
+  /** As a pipeline mechanism: `acquire`, the call, `record` (or `release` on an abort), by `guard()`. */
+  readonly #mechanism = guard(this);
   readonly #where: string;
   readonly #link: RateLink;
   readonly #keys: readonly string[];
@@ -171,9 +171,7 @@ class Shared implements SharedRate {
     if (ticket instanceof LocalTicket) ticket.controller.release?.(ticket.inner);
   }
 
-  /** As a pipeline mechanism: `acquire`, the call, `record` (or `release` on an abort), by `guard()`. */
   execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
-    this.#mechanism ??= guard(this);
     return this.#mechanism.execute(next, context);
   }
 
@@ -344,7 +342,7 @@ class Shared implements SharedRate {
  * @example
  * const rate = sharedRate({ client: redis, name: 'payments-api' });
  * await rate.ready();
- * await pipeline([retrying(), rate]).execute(() => callPayments()); // withRetry(fetch, { rate }) too
+ * await pipeline([retrying(), rate]).execute(() => callPayments()); // or withRetry(fetch, { use: [rate] })
  * await rate.close();
  */
 export function sharedRate(options: SharedRateOptions): SharedRate {
