@@ -48,7 +48,7 @@ while k + 6 <= #ARGV do
   span, rf = tonumber(ARGV[k + 5]), tonumber(ARGV[k + 6])
   if kind == 'success' then succeeded(); rise(0, 0)
   elseif kind == 'wait' then rise(0, 0); waited()
-  elseif kind == 'throttle' then charge(false); rise(0, 0); fall(sent, delivered, count)
+  elseif kind == 'throttle' then rise(0, 0); charge(false); fall(sent, delivered, count)
   else rise(0, 0) end
   for _, f in ipairs(FIELDS) do out[#out + 1] = string.format('%.17g', s[f]) end
   k = k + 7
@@ -100,7 +100,7 @@ function step(s: LawState, p: LawParams, now: number, e: Event, sent: number, de
     case 'wait':
       return waited(rise(s, p, now), now);
     case 'throttle': {
-      const due = rise(charge(s, p, now, false), p, now);
+      const due = charge(rise(s, p, now), p, now, false);
       return fall(due, p, now, { sent, delivered, count: e.count, spanMs: e.spanMs, refused: e.refused });
     }
     default:

@@ -335,6 +335,25 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
       },
       phases: [phase(15_000, 40), phase(30_000, 70)],
     },
+    {
+      // A rise held back only by a failed probe's payment falls due between two events the fleet
+      // hears: a request let go at 7744.65 ms, a few ns before the payment is complete, and the
+      // next one's forced throttle at 7770.70 ms. adaptiveRate applies the rise when its pacer lets
+      // that request go; the fleet's script, which sees no grant, applies it when the throttle
+      // comes — before charging the throttle to the failed probe (charged first, the throttle would
+      // put the payment past now and undo a rise already due): in both, a relapse, 38.4 → 30.7 r/s.
+      name: 'a rise due before a throttle is judged by it, not put off by its charge',
+      law: {
+        decreaseFactor: 0.8,
+        increase: 0.1,
+        coolOffMs: 1000,
+        maxCoolOffMs: 1000,
+        margin: 0.2,
+        initialRatePerSecond: 17,
+      },
+      phases: [phase(2989, 20, 23, 4), phase(7745, 46, 54, 5)],
+      throttleAt: [7745],
+    },
   ];
 
   for (const trace of TRACES) {

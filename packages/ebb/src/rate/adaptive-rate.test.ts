@@ -598,6 +598,43 @@ describe('adaptiveRate: the loop', () => {
     await clock.runAll();
   });
 
+  it('a throttle judges the rise that fell due before it came, whether or not a request went between: its charge does not put the rise off', async () => {
+    // A relapse at 1 s (40 → 44 → 38.95 r/s) is paid for 50 requests later (1.28 s at 38.95 r/s),
+    // within its two-cool-off event; a rise waits for that alone. A request goes at 2.23 s, before
+    // the rise falls due; its throttle comes at 2.4 s, after. The rise shown then is the rate the
+    // throttle judges: a relapse, whether a request between applied the rise or the throttle does.
+    const run = async (between: boolean) => {
+      const { clock, rate } = make({ initialRatePerSecond: 40 });
+      const stop = busy(rate, clock);
+      await clock.advance(1000);
+      rate.record('throttled'); // the probe to 44 r/s relapses
+      const relapsed = rate.ratePerSecond;
+      await clock.advance(1200);
+      stop();
+      const pending = rate.acquire();
+      await clock.runAll();
+      const ticket = await pending;
+      const grantedAt = clock.now();
+      if (between) {
+        await clock.advance(2300 - clock.now());
+        void rate.acquire(); // applies the rise that fell due, as the pacer does
+      }
+      await clock.advance(2400 - clock.now());
+      const shown = rate.ratePerSecond;
+      rate.record('throttled', ticket);
+      return { relapsed, grantedAt, shown, after: rate.ratePerSecond, coolOff: rate.currentCoolOffMs };
+    };
+    const alone = await run(false);
+    expect(alone.relapsed).toBeCloseTo(38.95, 9);
+    expect(alone.grantedAt).toBeLessThan(1000 + 1000 / (0.02 * alone.relapsed));
+    // The rise shown before the throttle: 38.95 + 0.1 × (44 − 38.95), the additive step below the probe that failed.
+    expect(alone.shown).toBeCloseTo(39.455, 9);
+    // Relapsed: back to 0.95 × the rate before the rise (the service delivered less), cool-off backed off twice.
+    expect(alone.after).toBeCloseTo(0.95 * alone.relapsed, 9);
+    expect(alone.coolOff).toBe(4000);
+    expect(await run(true)).toEqual(alone);
+  });
+
   it('a cut that answers the service, not a probe, voids what the failed probe was charged: the climb after it is not held', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 20 });
     let stop = busy(rate, clock);

@@ -143,8 +143,11 @@ class Adaptive implements AdaptiveRate {
       // decrease says nothing about the new rate (TCP, likewise, cuts its window at most once
       // per round trip).
       if (ticket === undefined || ticket === this.#law.epoch) {
-        // A rise that fell due before this verdict came is part of the history it judges.
-        const due = rise(charge(this.#law, this.#p, now, false), this.#p, now, this.#notBefore());
+        // A rise that fell due before this verdict came is part of the history it judges: applied
+        // before the verdict is charged, as the pacer applies it when it lets a request go — the
+        // charge may move the payment of the last failed probe past now, and a rise that was due
+        // stays due whether or not a request went between (the fleet's script sees no grant).
+        const due = charge(rise(this.#law, this.#p, now, this.#notBefore()), this.#p, now, false);
         this.#law = fall(due, this.#p, now, this.#measure(now));
         if (relapsing(due)) this.#hold(now);
       }

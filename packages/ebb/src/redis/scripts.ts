@@ -670,8 +670,8 @@ if cut >= 0 and tgen > 0 and tgen ~= s.g then cut = 0 end
 local throttle = cut >= 0 and cut == s.e and lease > 0
 local moves = cut < 0 or throttle
 local before = s.r
-if throttle then charge(false) end
 if moves then rise(sent, others) end
+if throttle then charge(false) end
 if ok == 1 then succeeded() end
 if moves then rise(sent, others) end
 if sat == 1 then waited() end
