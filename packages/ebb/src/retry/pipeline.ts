@@ -135,7 +135,7 @@ export function pipeline(mechanisms: readonly (Mechanism | RateController)[], op
       try {
         if (typeof operation !== 'function')
           invalid('pipeline.execute()', 'operation', operation, DEV ? 'a function' : '');
-        const signal = optionsObject('pipeline.execute()', options).signal;
+        const signal = options === undefined ? undefined : optionsObject('pipeline.execute()', options).signal;
         if (signal !== undefined && (typeof signal?.addEventListener !== 'function' || !('aborted' in signal))) {
           invalid(
             'pipeline.execute()',
