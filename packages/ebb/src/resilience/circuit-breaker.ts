@@ -81,12 +81,6 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
     random,
     window,
   } = breakerConfig(where, o);
-  /**
-   * Whether a call admitted while closed needs the clock: to tell a slow call (`slowCallMs`) or to
-   * date its outcome in the window (`failureRate`). Without either — the defaults — a call that
-   * succeeds while closed reads no clock: its success only ends a run of failures.
-   */
-  const timed = slowCallMs !== Infinity || window !== undefined;
   const listeners: ((change: StateChange) => void)[] = [];
   if (o.onStateChange) listeners.push(o.onStateChange);
 
@@ -292,12 +286,6 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
     acquire: (context) => breaker.acquire(undefined, context.attempt),
     release: (ticket) => breaker.release(ticket),
     settle(ticket, verdict, ok, detail) {
-      if (ok && verdict === false && !timed && state === 'closed' && ticket.generation === generation) {
-        // A success while closed (no probe, nothing timed): what count() would do, with no clock.
-        ticket.done = true;
-        consecutiveFailures = 0;
-        return;
-      }
       const at = finish(ticket);
       if (at !== undefined) count(ticket, at, counted(verdict, ok, detail), ok);
     },
@@ -357,12 +345,9 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
       });
     },
     acquire(signal?: AbortSignal, attempt?: number): Ticket {
-      const n = typeof attempt === 'number' && attempt >= 1 ? attempt : 1;
-      // Closed, and nothing reads a call's duration: no clock reading (a call admitted while
-      // closed is never a probe; expire() acts only on probes).
-      if (state === 'closed' && !timed) return new Ticket(Number.NaN, false, generation, n);
       const at = now();
       expire(at);
+      const n = typeof attempt === 'number' && attempt >= 1 ? attempt : 1;
       if (state === 'closed') return new Ticket(at, false, generation, n);
       if (state === 'isolated') return refuse(at);
       const first = retriesOnly && n === 1;
