@@ -64,6 +64,10 @@ export function shed<Req, Res extends ShedResponse>(
   handler: NoInfer<(req: Req, res: Res) => unknown>,
   options: ShedOptions,
 ): SheddingListener<Req, Res>;
+/**
+ * {@link shed} where nothing asks for a listener type (`const listener = shed(handler, …)`): `Req`
+ * and `Res` are the handler's own.
+ */
 export function shed<Req = unknown, Res extends ShedResponse = ShedResponse>(
   handler: (req: Req, res: Res) => unknown,
   options: ShedOptions,

@@ -237,13 +237,7 @@ function unabortable<T, K>(
  * `isFailure`, its verdict or the mechanism's counting threw — or a promise of either when
  * `isFailure` answers with one.
  */
-function counted<K>(
-  spec: Judged<K>,
-  ticket: K,
-  context: AttemptContext,
-  ok: boolean,
-  outcome: unknown,
-): unknown {
+function counted<K>(spec: Judged<K>, ticket: K, context: AttemptContext, ok: boolean, outcome: unknown): unknown {
   let answer: unknown;
   try {
     answer =
