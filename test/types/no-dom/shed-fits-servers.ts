@@ -1,8 +1,9 @@
 // shed() wraps the request listener of node:http, of an Express app and of Fastify's raw server
 // factory, with no cast: the listener it returns is the one each server asks for. Compile-time
 // checks only (test/types/no-dom.test.ts runs tsc on this folder).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { shed } from 'ebb/http';
+import { shedMiddleware } from 'ebb/middleware';
 import express from 'express';
 import fastify from 'fastify';
 
@@ -22,12 +23,23 @@ const handler = (req: IncomingMessage, res: ServerResponse): void => {
 export const annotated: Server = createServer(shed(handler, limits));
 export const counters: number = shed(handler, limits).stats().running;
 
-// An Express app is a request listener for node:http's own types; its last call signature is a
-// router's (req, res, next) over Express's richer types, which TypeScript would infer from, so
-// the types come first: shed<IncomingMessage, ServerResponse>(app). Type arguments, not a cast.
+// An Express app, bare: it is a request listener for node:http's own types, though its last
+// call signature is a router's (req, res, next) over Express's richer types. No type arguments,
+// no cast.
 const app = express();
 app.get('/', (_req, res) => void res.send('ok'));
-export const viaExpress: Server = createServer(shed<IncomingMessage, ServerResponse>(app, limits));
+export const viaExpress: Server = createServer(shed(app, limits));
+// Given to a server's 'request' event, and kept in a variable typed as node:http's listener.
+export const onRequest: Server = createServer().on('request', shed(app, limits));
+export const asListener: RequestListener = shed(app, limits);
+// Type arguments still work for whoever writes them.
+export const viaExpressTyped: Server = createServer(shed<IncomingMessage, ServerResponse>(app, limits));
+
+// Express with shed as its first middleware (ebb/middleware), and a router mounted behind it.
+const guarded = express();
+guarded.use(shedMiddleware(limits));
+guarded.use(express.Router().get('/', (_req, res) => void res.send('ok')));
+export const viaMiddleware: Server = createServer(guarded);
 
 // Fastify: its server factory hands over the raw handler; the server it builds sheds load.
 export const viaFastify = fastify({
@@ -36,3 +48,8 @@ export const viaFastify = fastify({
 
 // @ts-expect-error: a handler whose response cannot answer 503 (no writeHead/end) is refused.
 shed((_req: unknown, _res: { once(): void }) => {}, limits);
+
+// A handler for a narrower request than node:http gives is refused by createServer, not widened.
+const narrow = (_req: IncomingMessage & { user: string }, res: ServerResponse): void => void res.end();
+// @ts-expect-error: createServer hands an IncomingMessage, which has no `user`.
+createServer(shed(narrow, limits));

@@ -26,6 +26,11 @@ export interface SheddingListener<Req = unknown, Res extends ShedResponse = Shed
   stats(): ShedStats;
 }
 
+// The first signature infers nothing from the handler (`NoInfer`): its types come from the
+// listener the call must return (createServer's `RequestListener`), and the handler is checked
+// against them — which an Express app passes through its node:http signature. Where no listener
+// type is asked for, the first signature does not fit (`unknown` is no `IncomingMessage`) and the
+// second infers the types from the handler.
 /**
  * Wraps a `node:http` request listener so that the server sheds load instead of drowning: up
  * to `maxConcurrent` requests run, up to `maxQueue` more wait in arrival order, and any beyond
@@ -40,11 +45,14 @@ export interface SheddingListener<Req = unknown, Res extends ShedResponse = Shed
  *   client disconnects while it waits, leaves the queue without being handled;
  * - the handler's own errors are not caught: they surface exactly as they would without `shed`.
  *
- * Types: the listener takes the request and response types of `handler`; annotate the handler
- * (`(req: IncomingMessage, res: ServerResponse) => …`) when it is not written inline in
- * `createServer(shed(…))`, where TypeScript infers them from `createServer`. An Express app is
- * a `node:http` listener whose last call signature is its router's, over Express's own request
- * type, which TypeScript would pick: name the types, `shed<IncomingMessage, ServerResponse>(app, …)`.
+ * Types: the listener takes the request and response types of the server it is given to —
+ * `createServer(shed(handler, …))` (or any place that asks for a `node:http` listener) decides
+ * them, so a handler written inline gets `IncomingMessage` and `ServerResponse`, and an Express
+ * app fits as it is: `createServer(shed(app, …))`. (An Express app has two call signatures,
+ * node:http's listener and its router's `(req, res, next)` over Express's own types; TypeScript
+ * would infer from the last, the router's, so `shed` takes its types from where the listener
+ * goes first.) Where nothing asks for a listener (`const listener = shed(handler, …)`), they
+ * are the handler's own: annotate it (`(req: IncomingMessage, res: ServerResponse) => …`).
  * Fastify's raw handler fits as it is: `fastify({ serverFactory: (h) => createServer(shed(h, …)) })`.
  *
  * @example
@@ -52,10 +60,19 @@ export interface SheddingListener<Req = unknown, Res extends ShedResponse = Shed
  * import { shed } from 'ebb/http';
  * createServer(shed(app, { maxConcurrent: 64, maxQueue: 256, retryAfterMs: 2_000 })).listen(8080);
  */
+export function shed<Req, Res extends ShedResponse>(
+  handler: NoInfer<(req: Req, res: Res) => unknown>,
+  options: ShedOptions,
+): SheddingListener<Req, Res>;
+/**
+ * {@link shed} where nothing asks for a listener type (`const listener = shed(handler, …)`): `Req`
+ * and `Res` are the handler's own.
+ */
 export function shed<Req = unknown, Res extends ShedResponse = ShedResponse>(
   handler: (req: Req, res: Res) => unknown,
   options: ShedOptions,
-): SheddingListener<Req, Res> {
+): SheddingListener<Req, Res>;
+export function shed(handler: (req: unknown, res: ShedResponse) => unknown, options: ShedOptions): SheddingListener {
   if (typeof handler !== 'function') {
     throw new TypeError('shed(): expected `handler` to be a request listener (req, res) => void.');
   }

@@ -96,11 +96,20 @@ export function bdp(options?: BdpOptions): LimitAlgorithm {
       const admittedAt = total - flown; // the count when this request was admitted
       if (admittedAt >= roundEnd) {
         // A request admitted after the round began has come back: a round trip is over.
-        if (n > 0) means[round % rounds] = sum / n;
+        // `best` is the largest of `means` between round ends: it moves only with the round that
+        // ended and the one that leaves the window (scanned again only when that one was the best).
+        if (n > 0) {
+          const mean = sum / n;
+          means[round % rounds] = mean;
+          if (mean > best) best = mean;
+        }
         round++;
+        const leaving = means[round % rounds] as number;
         means[round % rounds] = 0;
-        best = 0;
-        for (let i = 0; i < rounds; i++) if ((means[i] as number) > best) best = means[i] as number;
+        if (leaving === best) {
+          best = 0;
+          for (let i = 0; i < rounds; i++) if ((means[i] as number) > best) best = means[i] as number;
+        }
         roundEnd = total;
         sum = 0;
         n = 0;

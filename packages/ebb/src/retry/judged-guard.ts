@@ -186,7 +186,8 @@ export function judgedExecute<T, K>(
   context: AttemptContext,
 ): Promise<T> {
   const source = sourceOf(context);
-  if (source?.aborted) return Promise.reject(source.reason);
+  if (source === undefined) return unabortable(spec, next, context);
+  if (source.aborted) return Promise.reject(source.reason);
   return new Promise<T>((resolve, reject) => {
     const call = new JudgedCall<T, K>(spec, source, context, resolve, reject);
     let ticket: K | PromiseLike<K>;
@@ -203,6 +204,71 @@ export function judgedExecute<T, K>(
       );
     } else call.run(ticket, next);
   });
+}
+
+/**
+ * {@link judgedExecute} for a call nothing can abort (no caller's signal, no timeout around it —
+ * a pipeline's success path): the same steps as {@link JudgedCall} — acquire, run, judge, count
+ * or hand back — chained on the call's own promise, with no listener, no promise of its own and
+ * no object to hold them (bench/figures/pipeline.mjs).
+ */
+function unabortable<T, K>(
+  spec: Judged<K>,
+  next: (context: AttemptContext) => Promise<T>,
+  context: AttemptContext,
+): Promise<T> {
+  let ticket: K | PromiseLike<K>;
+  try {
+    ticket = spec.acquire(context, false);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const run = (t: K): Promise<T> =>
+    next(context).then(
+      (value) => counted(spec, t, context, true, value) as T,
+      (error: unknown) => counted(spec, t, context, false, error) as T,
+    );
+  return isThenable(ticket) ? Promise.resolve(ticket).then(run) : run(ticket);
+}
+
+/**
+ * What an unabortable call ends with, once its outcome is judged and counted with `ticket` (as
+ * {@link JudgedCall} does): the value, or a throw of the error — the outcome's, or what
+ * `isFailure`, its verdict or the mechanism's counting threw — or a promise of either when
+ * `isFailure` answers with one.
+ */
+function counted<K>(spec: Judged<K>, ticket: K, context: AttemptContext, ok: boolean, outcome: unknown): unknown {
+  let answer: unknown;
+  try {
+    answer =
+      !ok && isFinal(outcome)
+        ? false
+        : spec.isFailure
+          ? spec.isFailure(ok ? { ok, value: outcome } : { ok, error: outcome }, context)
+          : spec.judge(ok, outcome);
+  } catch (error) {
+    // The ticket goes back (a throw of release's own wins, as in JudgedCall).
+    spec.release(ticket);
+    throw error;
+  }
+  if (isThenable(answer)) {
+    const count = spec.end(ticket, ok, outcome);
+    return Promise.resolve(answer).then((late) => {
+      count(verdict(spec.where, 'isFailure', late));
+      if (ok) return outcome;
+      throw outcome;
+    });
+  }
+  let v: FailureVerdict;
+  try {
+    v = verdict(spec.where, 'isFailure', answer);
+  } catch (error) {
+    spec.release(ticket);
+    throw error;
+  }
+  spec.settle(ticket, v, ok, outcome);
+  if (ok) return outcome;
+  throw outcome;
 }
 
 /**

@@ -120,7 +120,7 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
       try {
         if (typeof operation !== 'function')
           invalid('pipeline.execute()', 'operation', operation, DEV ? 'a function' : '');
-        const signal = optionsObject('pipeline.execute()', options).signal;
+        const signal = options === undefined ? undefined : optionsObject('pipeline.execute()', options).signal;
         if (signal !== undefined && (typeof signal?.addEventListener !== 'function' || !('aborted' in signal))) {
           invalid(
             'pipeline.execute()',

@@ -84,19 +84,23 @@ export function execute<T>(
   } catch (error) {
     return Promise.reject(error);
   }
-  const run = (failed?: Attempt, error?: unknown) => new Execution<T>(operation, o, start, source, failed, error);
-  if (o.full || source) return new Promise((resolve, reject) => run().then(resolve, reject));
+  if (o.full || source) {
+    return new Promise((resolve, reject) => new Execution<T>(operation, o, start, source).then(resolve, reject));
+  }
   // The success path: one call, one `then`; nothing else is allocated but the context.
   const context = new (o.Context ?? Attempt)(1, 0);
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
   } catch (error) {
-    return new Promise((resolve, reject) => run(context, error).then(resolve, reject));
+    return new Promise((resolve, reject) =>
+      new Execution<T>(operation, o, start, source, context, error).then(resolve, reject),
+    );
   }
   // On failure the returned promise adopts the execution (a thenable): no second promise.
   return (result instanceof Promise ? result : Promise.resolve(result)).then(
     undefined,
-    (error: unknown) => run(context, error) as unknown as PromiseLike<Awaited<T>>,
+    (error: unknown) =>
+      new Execution<T>(operation, o, start, source, context, error) as unknown as PromiseLike<Awaited<T>>,
   ) as Promise<Awaited<T>>;
 }
