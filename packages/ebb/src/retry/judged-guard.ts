@@ -104,12 +104,7 @@ class JudgedCall<T, K> implements EventListenerObject {
     const ticket = this.#ticket as K;
     let answer: unknown;
     try {
-      answer =
-        !ok && isFinal(outcome)
-          ? false
-          : spec.isFailure
-            ? spec.isFailure(ok ? { ok, value: outcome } : { ok, error: outcome }, this.#context)
-            : spec.judge(ok, outcome);
+      answer = judge(spec, ok, outcome, this.#context);
     } catch (error) {
       this.#release(ticket);
       this.#finish(false, error);
@@ -232,6 +227,17 @@ function unabortable<T, K>(
 }
 
 /**
+ * The unchecked answer on an outcome: a `FinalError` (of any copy of ebb) is never a failure;
+ * otherwise the user's `isFailure`, or the mechanism's own judgement. It may throw.
+ */
+function judge<K>(spec: Judged<K>, ok: boolean, outcome: unknown, context: AttemptContext): unknown {
+  if (!ok && isFinal(outcome)) return false;
+  return spec.isFailure
+    ? spec.isFailure(ok ? { ok, value: outcome } : { ok, error: outcome }, context)
+    : spec.judge(ok, outcome);
+}
+
+/**
  * What an unabortable call ends with, once its outcome is judged and counted with `ticket` (as
  * {@link JudgedCall} does): the value, or a throw of the error — the outcome's, or what
  * `isFailure`, its verdict or the mechanism's counting threw — or a promise of either when
@@ -240,12 +246,7 @@ function unabortable<T, K>(
 function counted<K>(spec: Judged<K>, ticket: K, context: AttemptContext, ok: boolean, outcome: unknown): unknown {
   let answer: unknown;
   try {
-    answer =
-      !ok && isFinal(outcome)
-        ? false
-        : spec.isFailure
-          ? spec.isFailure(ok ? { ok, value: outcome } : { ok, error: outcome }, context)
-          : spec.judge(ok, outcome);
+    answer = judge(spec, ok, outcome, context);
   } catch (error) {
     // The ticket goes back (a throw of release's own wins, as in JudgedCall).
     spec.release(ticket);
