@@ -83,5 +83,5 @@ export function isNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   if (codeIn(error, NETWORK_CODES, 0)) return true;
   // Node.js's `fetch failed` is told by its cause's code (above); elsewhere only the message tells.
-  return error instanceof TypeError && isFetchFailedMessage(error.message, 2);
+  return error instanceof TypeError && isFetchFailedMessage(error.message, false);
 }
