@@ -58,10 +58,19 @@ export function isEbbError(
   code: string,
   name: string,
 ): boolean {
-  if (isA(value, C)) return true;
+  return isA(value, C) || isBranded(value, code, name);
+}
+
+/**
+ * {@link isEbbError} without the class: the brand's code, else (an error of a copy older than
+ * the brand) `code` and `name` together. This copy's errors carry the brand too (a getter on
+ * the class's prototype that returns the code itself, so an object made from the prototype
+ * without the constructor is recognised, as `instanceof` would), so the guard need not name
+ * the class. Never throws. @internal
+ */
+export function isBranded(value: unknown, code: string, name: string): boolean {
   const brand = prop(value, EBB_ERROR);
-  if (brand !== undefined) return brand === code;
-  return prop(value, 'code') === code && prop(value, 'name') === name;
+  return brand !== undefined ? brand === code : prop(value, 'code') === code && prop(value, 'name') === name;
 }
 
 /** Why an executor gave up. */
@@ -169,7 +178,7 @@ export class FinalError extends Error {
 
   /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return this.code;
+    return 'EBB_FINAL';
   }
 }
 
@@ -180,7 +189,7 @@ export class FinalError extends Error {
  * version) ends the run at once, as it should. Recognised by its stable `code` (`'EBB_FINAL'`).
  */
 export function isFinal(value: unknown): value is FinalError {
-  return isEbbError(value, FinalError, 'EBB_FINAL', 'FinalError');
+  return isBranded(value, 'EBB_FINAL', 'FinalError');
 }
 
 /**
