@@ -1,50 +1,10 @@
+import { describeThrown, EBB_ERROR, isA, prop } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
+import type { FinalError } from './final-error.js';
 
-/**
- * Reads `value[key]` from a value that came from user code: a throwing getter or a revoked
- * proxy reads as undefined instead of throwing out of the executor. @internal
- */
-export function prop(value: unknown, key: PropertyKey): unknown {
-  try {
-    // A primitive reads through its wrapper: none of ebb's keys is found there.
-    return value == null ? undefined : (value as Record<PropertyKey, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
-
-/** `value instanceof C`, false where that throws (a revoked proxy). @internal */
-export function isA(value: unknown, C: abstract new (...args: never[]) => unknown): boolean {
-  try {
-    return value instanceof C;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A thrown value as text for a message, without ever throwing: `Name: message` when both are
- * strings, else `String(value)`, else its message, else (a null-prototype object, a throwing
- * `toString`, a revoked proxy) a description of its type. Symbols print as `Symbol(description)`. @internal
- */
-export function describeThrown(value: unknown): string {
-  const name = prop(value, 'name');
-  const message = prop(value, 'message');
-  if (typeof name === 'string' && typeof message === 'string') return `${name}: ${message}`;
-  try {
-    return String(value);
-  } catch {
-    return typeof message === 'string' ? message : `an unprintable ${typeof value}`;
-  }
-}
-
-/**
- * The brand every error class of ebb carries (a getter on its prototype, whose value is the
- * class's stable `code`): a `Symbol.for` symbol, the same in every copy of ebb loaded in one
- * process — an ESM and a CommonJS build side by side, or two versions in one dependency tree —
- * where `instanceof` sees two unrelated classes. @internal
- */
-export const EBB_ERROR: unique symbol = Symbol.for('ebb.error.code');
+export { FinalError, stop } from './final-error.js';
+// Where other modules have always found them.
+export { describeThrown, EBB_ERROR, isA, prop };
 
 /**
  * Whether `value` is ebb's error of class `C` (stable `code`, `name`), from this copy of ebb or
@@ -154,35 +114,6 @@ export function isAbortError(error: unknown): boolean {
 }
 
 /**
- * Wraps an error to end the operation at once, whatever `isFailure` says: the executor rejects
- * with the wrapped error itself (not with the `FinalError`), like p-retry's `AbortError`.
- * Throw it from the operation; `stop(error)` is the same, shorter.
- *
- * @example
- * await retry(async () => {
- *   const res = await fetch(url);
- *   if (res.status === 404) throw new FinalError(new Error('no such item'));
- *   if (!res.ok) throw new Error(`HTTP ${res.status}`);
- *   return res.json();
- * });
- */
-export class FinalError extends Error {
-  override readonly name = 'FinalError';
-  /** Stable across versions, for matching without `instanceof`: see {@link isFinal}. */
-  readonly code = 'EBB_FINAL';
-
-  /** @param error what the caller receives — usually an `Error`, but any value is passed on as is. */
-  constructor(error: unknown) {
-    super(DEV ? `final: ${describeThrown(error)}` : 'final', { cause: error });
-  }
-
-  /** The brand other copies of ebb recognise it by: its code. @internal */
-  get [EBB_ERROR](): string {
-    return 'EBB_FINAL';
-  }
-}
-
-/**
  * True for what `stop(error)` (or `new FinalError(error)`) made — from this copy of ebb or any
  * other in the process. `retry()`, `poll()` and `retrySync()` use it: a `stop()` thrown by an
  * operation that imported another copy of ebb (the CommonJS build beside the ESM one, another
@@ -190,14 +121,6 @@ export class FinalError extends Error {
  */
 export function isFinal(value: unknown): value is FinalError {
   return isBranded(value, 'EBB_FINAL', 'FinalError');
-}
-
-/**
- * `throw stop(error)` ends the operation at once: the caller receives `error` itself, and no
- * retry follows whatever `isFailure` says. Same as `throw new FinalError(error)`.
- */
-export function stop(error: unknown): FinalError {
-  return new FinalError(error);
 }
 
 /** The error a caller receives for a failure: a FinalError's own error (any copy's), else the failure as is. @internal */
