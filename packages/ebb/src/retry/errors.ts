@@ -92,7 +92,7 @@ export class RetryError extends Error {
 
   /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return this.code;
+    return 'EBB_RETRY_GAVE_UP';
   }
 }
 
@@ -105,7 +105,7 @@ export class RetryError extends Error {
  * try { await retry(op); } catch (e) { if (isRetryError(e)) log(e.reason, e.attempts); }
  */
 export function isRetryError(value: unknown): value is RetryError {
-  return isEbbError(value, RetryError, 'EBB_RETRY_GAVE_UP', 'RetryError');
+  return isBranded(value, 'EBB_RETRY_GAVE_UP', 'RetryError');
 }
 
 /** True for the errors aborts produce (`AbortError`), which the default classifier never retries. */
