@@ -74,7 +74,7 @@ export function decide(
   attempt: number,
   failure: unknown,
   elapsed: number,
-  fromFailure = false,
+  fromFailure?: boolean,
 ): number | RetryError {
   const stop = (reason: RetryError['reason'], detail?: string) =>
     new RetryError(reason, attempt, elapsed, failure, detail, fromFailure);

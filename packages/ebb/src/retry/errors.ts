@@ -77,7 +77,7 @@ export class RetryError extends Error {
     elapsedMs: number,
     cause: unknown,
     detail?: string,
-    fromFailure = false,
+    fromFailure?: boolean,
   ) {
     super(
       DEV
