@@ -10,6 +10,52 @@ import { show } from './validate.js';
  */
 
 /**
+ * Reads `value[key]` from a value that came from user code: a throwing getter or a revoked
+ * proxy reads as undefined instead of throwing out of the executor. @internal
+ */
+export function prop(value: unknown, key: PropertyKey): unknown {
+  try {
+    // A primitive reads through its wrapper: none of ebb's keys is found there.
+    return value == null ? undefined : (value as Record<PropertyKey, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** `value instanceof C`, false where that throws (a revoked proxy). @internal */
+export function isA(value: unknown, C: abstract new (...args: never[]) => unknown): boolean {
+  try {
+    return value instanceof C;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A thrown value as text for a message, without ever throwing: `Name: message` when both are
+ * strings, else `String(value)`, else its message, else (a null-prototype object, a throwing
+ * `toString`, a revoked proxy) a description of its type. Symbols print as `Symbol(description)`. @internal
+ */
+export function describeThrown(value: unknown): string {
+  const name = prop(value, 'name');
+  const message = prop(value, 'message');
+  if (typeof name === 'string' && typeof message === 'string') return `${name}: ${message}`;
+  try {
+    return String(value);
+  } catch {
+    return typeof message === 'string' ? message : `an unprintable ${typeof value}`;
+  }
+}
+
+/**
+ * The brand every error class of ebb carries (a getter on its prototype, whose value is the
+ * class's stable `code`): a `Symbol.for` symbol, the same in every copy of ebb loaded in one
+ * process — an ESM and a CommonJS build side by side, or two versions in one dependency tree —
+ * where `instanceof` sees two unrelated classes. @internal
+ */
+export const EBB_ERROR: unique symbol = Symbol.for('ebb.error.code');
+
+/**
  * A predicate's answer, checked: `true` or `false`, else a `TypeError` naming the predicate and
  * the value (a string `'false'`, `NaN`, `undefined` or a promise where a boolean is expected
  * would otherwise be read by its truthiness, silently).
@@ -58,13 +104,8 @@ export function describe(value: unknown): string {
 
 /** True for anything with a callable `then`: promises of any realm and other thenables. */
 export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T> {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
-  try {
-    return typeof (value as PromiseLike<unknown>).then === 'function';
-  } catch {
-    // A revoked proxy or a throwing `then` getter is no promise ebb can wait for.
-    return false;
-  }
+  // A revoked proxy or a throwing `then` getter (read by `prop`) is no promise ebb can wait for.
+  return (typeof value === 'object' || typeof value === 'function') && typeof prop(value, 'then') === 'function';
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { predicate } from '../core/boundary.js';
+import { describe, predicate } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { show } from '../core/validate.js';
 import { RetryError, retryAfterOf } from './errors.js';
@@ -16,15 +16,14 @@ import { DEFAULTS, deadlineOf, type Prepared } from './options.js';
  * @internal
  */
 
-/** A user value in an error message: numbers as JS prints them, strings quoted (40 characters at most), else the type. */
+/**
+ * A user value in an error message: a string quoted (40 characters at most) and called one, so
+ * that `"5000"` is not read as the number; anything else as the boundary's messages render it.
+ */
 function describeValue(value: unknown): string {
-  return typeof value === 'number'
-    ? String(value)
-    : typeof value === 'string'
-      ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
-      : value === null
-        ? 'null'
-        : typeof value;
+  return typeof value === 'string'
+    ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
+    : describe(value);
 }
 
 /** The error for a bad value from `source`: a RangeError for a number out of range (`range`), else a TypeError. */
@@ -75,7 +74,7 @@ export function decide(
   attempt: number,
   failure: unknown,
   elapsed: number,
-  fromFailure = false,
+  fromFailure?: boolean,
 ): number | RetryError {
   const stop = (reason: RetryError['reason'], detail?: string) =>
     new RetryError(reason, attempt, elapsed, failure, detail, fromFailure);

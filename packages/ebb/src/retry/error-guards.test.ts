@@ -88,6 +88,12 @@ describe('error guards: ebb errors recognised by their stable code, from any cop
     }
   });
 
+  it('isRetryError and isFinal recognise an object made from the class prototype without its constructor, as instanceof does', () => {
+    // The guards read the brand, not instanceof: the brand must not depend on fields the constructor sets.
+    expect(isRetryError(Object.create(RetryError.prototype))).toBe(true);
+    expect(isFinal(Object.create(FinalError.prototype))).toBe(true);
+  });
+
   it('instanceof keeps working within one copy', () => {
     expect(stop(1)).toBeInstanceOf(FinalError);
     expect(new RetryError('budget', 2, 3, undefined, 'd')).toBeInstanceOf(RetryError);

@@ -1,50 +1,10 @@
+import { describeThrown, EBB_ERROR, isA, prop } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
+import type { FinalError } from './final-error.js';
 
-/**
- * Reads `value[key]` from a value that came from user code: a throwing getter or a revoked
- * proxy reads as undefined instead of throwing out of the executor. @internal
- */
-export function prop(value: unknown, key: PropertyKey): unknown {
-  try {
-    // A primitive reads through its wrapper: none of ebb's keys is found there.
-    return value == null ? undefined : (value as Record<PropertyKey, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
-
-/** `value instanceof C`, false where that throws (a revoked proxy). @internal */
-export function isA(value: unknown, C: abstract new (...args: never[]) => unknown): boolean {
-  try {
-    return value instanceof C;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A thrown value as text for a message, without ever throwing: `Name: message` when both are
- * strings, else `String(value)`, else its message, else (a null-prototype object, a throwing
- * `toString`, a revoked proxy) a description of its type. Symbols print as `Symbol(description)`. @internal
- */
-export function describeThrown(value: unknown): string {
-  const name = prop(value, 'name');
-  const message = prop(value, 'message');
-  if (typeof name === 'string' && typeof message === 'string') return `${name}: ${message}`;
-  try {
-    return String(value);
-  } catch {
-    return typeof message === 'string' ? message : `an unprintable ${typeof value}`;
-  }
-}
-
-/**
- * The brand every error class of ebb carries (a getter on its prototype, whose value is the
- * class's stable `code`): a `Symbol.for` symbol, the same in every copy of ebb loaded in one
- * process — an ESM and a CommonJS build side by side, or two versions in one dependency tree —
- * where `instanceof` sees two unrelated classes. @internal
- */
-export const EBB_ERROR: unique symbol = Symbol.for('ebb.error.code');
+export { FinalError, stop } from './final-error.js';
+// Where other modules have always found them.
+export { describeThrown, EBB_ERROR, isA, prop };
 
 /**
  * Whether `value` is ebb's error of class `C` (stable `code`, `name`), from this copy of ebb or
@@ -58,10 +18,19 @@ export function isEbbError(
   code: string,
   name: string,
 ): boolean {
-  if (isA(value, C)) return true;
+  return isA(value, C) || isBranded(value, code, name);
+}
+
+/**
+ * {@link isEbbError} without the class: the brand's code, else (an error of a copy older than
+ * the brand) `code` and `name` together. This copy's errors carry the brand too (a getter on
+ * the class's prototype that returns the code itself, so an object made from the prototype
+ * without the constructor is recognised, as `instanceof` would), so the guard need not name
+ * the class. Never throws. @internal
+ */
+export function isBranded(value: unknown, code: string, name: string): boolean {
   const brand = prop(value, EBB_ERROR);
-  if (brand !== undefined) return brand === code;
-  return prop(value, 'code') === code && prop(value, 'name') === name;
+  return brand !== undefined ? brand === code : prop(value, 'code') === code && prop(value, 'name') === name;
 }
 
 /** Why an executor gave up. */
@@ -108,7 +77,7 @@ export class RetryError extends Error {
     elapsedMs: number,
     cause: unknown,
     detail?: string,
-    fromFailure = false,
+    fromFailure?: boolean,
   ) {
     super(
       DEV
@@ -123,7 +92,7 @@ export class RetryError extends Error {
 
   /** The brand other copies of ebb recognise it by: its code. @internal */
   get [EBB_ERROR](): string {
-    return this.code;
+    return 'EBB_RETRY_GAVE_UP';
   }
 }
 
@@ -136,41 +105,12 @@ export class RetryError extends Error {
  * try { await retry(op); } catch (e) { if (isRetryError(e)) log(e.reason, e.attempts); }
  */
 export function isRetryError(value: unknown): value is RetryError {
-  return isEbbError(value, RetryError, 'EBB_RETRY_GAVE_UP', 'RetryError');
+  return isBranded(value, 'EBB_RETRY_GAVE_UP', 'RetryError');
 }
 
 /** True for the errors aborts produce (`AbortError`), which the default classifier never retries. */
 export function isAbortError(error: unknown): boolean {
   return prop(error, 'name') === 'AbortError';
-}
-
-/**
- * Wraps an error to end the operation at once, whatever `isFailure` says: the executor rejects
- * with the wrapped error itself (not with the `FinalError`), like p-retry's `AbortError`.
- * Throw it from the operation; `stop(error)` is the same, shorter.
- *
- * @example
- * await retry(async () => {
- *   const res = await fetch(url);
- *   if (res.status === 404) throw new FinalError(new Error('no such item'));
- *   if (!res.ok) throw new Error(`HTTP ${res.status}`);
- *   return res.json();
- * });
- */
-export class FinalError extends Error {
-  override readonly name = 'FinalError';
-  /** Stable across versions, for matching without `instanceof`: see {@link isFinal}. */
-  readonly code = 'EBB_FINAL';
-
-  /** @param error what the caller receives — usually an `Error`, but any value is passed on as is. */
-  constructor(error: unknown) {
-    super(DEV ? `final: ${describeThrown(error)}` : 'final', { cause: error });
-  }
-
-  /** The brand other copies of ebb recognise it by: its code. @internal */
-  get [EBB_ERROR](): string {
-    return this.code;
-  }
 }
 
 /**
@@ -180,15 +120,7 @@ export class FinalError extends Error {
  * version) ends the run at once, as it should. Recognised by its stable `code` (`'EBB_FINAL'`).
  */
 export function isFinal(value: unknown): value is FinalError {
-  return isEbbError(value, FinalError, 'EBB_FINAL', 'FinalError');
-}
-
-/**
- * `throw stop(error)` ends the operation at once: the caller receives `error` itself, and no
- * retry follows whatever `isFailure` says. Same as `throw new FinalError(error)`.
- */
-export function stop(error: unknown): FinalError {
-  return new FinalError(error);
+  return isBranded(value, 'EBB_FINAL', 'FinalError');
 }
 
 /** The error a caller receives for a failure: a FinalError's own error (any copy's), else the failure as is. @internal */

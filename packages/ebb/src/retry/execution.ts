@@ -264,9 +264,9 @@ export class Execution<T> implements Wakeup {
       );
     }
     const elapsedMs = this.#elapsed();
-    if (!failed) outcome = unwrapFinal(outcome);
     // The next wait (a number), the RetryError to give up with, or none for an error that is no failure.
     if (failed) this.#run ??= startRun(o);
+    else outcome = unwrapFinal(outcome);
     const step = failed ? decide(o, this.#run as BackoffRun, attempt, outcome, elapsedMs, !o.timed) : undefined;
     const retrying = typeof step === 'number';
     const error = ok ? undefined : outcome;

@@ -49,7 +49,9 @@ describe('a policy run returning anything but a finite delay >= 0 or -1 fails on
     [-5, /backoff\.next\(\) returned -5/, RangeError],
     [-0.5, /backoff\.next\(\) returned -0.5/, RangeError],
     [null, /backoff\.next\(\) returned null/, TypeError],
-    [{ valueOf: () => 5 }, /backoff\.next\(\) returned object/, TypeError],
+    [{ valueOf: () => 5 }, /backoff\.next\(\) returned an object/, TypeError],
+    [true, /backoff\.next\(\) returned true;/, TypeError],
+    [Promise.resolve(5), /backoff\.next\(\) returned a promise;/, TypeError],
   ];
   for (const [bad, message, type] of cases) {
     it(`next() returning ${String(typeof bad === 'string' ? `'${bad}'` : bad)} rejects with a ${type.name} naming it (retry and retrySync)`, async () => {
@@ -110,7 +112,7 @@ describe('a policy run returning anything but a finite delay >= 0 or -1 fails on
     });
     for (const [run, shown] of [
       [null, 'null'],
-      [{ next: 5 }, 'object'],
+      [{ next: 5 }, 'an object'],
       [7, '7'],
     ] as const) {
       const bad: BackoffPolicy = { maxElapsedMs: Infinity, start: () => run as never };

@@ -1,16 +1,15 @@
 export {
   defaultIsFailure,
   type FailureVerdict,
-  FinalError,
   type GiveUpReason,
   isAbortError,
   isFinal,
   isRetryError,
   type Result,
   RetryError,
-  stop,
 } from './errors.js';
 export { type FallbackOptions, fallback } from './fallback.js';
+export { FinalError, stop } from './final-error.js';
 export { guard } from './guard.js';
 export type { Mechanism } from './mechanism.js';
 export type {

@@ -62,4 +62,27 @@ describe('isNetworkError: the edges of the cause walk', () => {
     const refused = Object.assign(new Error('b'), { code: 'ECONNREFUSED' });
     expect(isNetworkError(new AggregateError([null, refused]))).toBe(true);
   });
+
+  it('a hostile value anywhere in the walk (a throwing getter, a revoked proxy) reads as no code and never throws', () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const throwing = (key: string) =>
+      Object.defineProperty(new TypeError('fetch failed'), key, {
+        get() {
+          throw new Error(`${key} getter`);
+        },
+      });
+    expect(isNetworkError(proxy)).toBe(false);
+    expect(isNetworkError(new TypeError('fetch failed', { cause: proxy }))).toBe(false);
+    expect(isNetworkError(new AggregateError([proxy]))).toBe(false);
+    for (const key of ['code', 'errors', 'cause', 'message']) expect(isNetworkError(throwing(key))).toBe(false);
+    // A throwing getter hides only its own field: the rest of the walk still counts.
+    const reset = Object.assign(new Error('other side closed'), { code: 'ECONNRESET' });
+    const hidden = Object.defineProperty(new TypeError('fetch failed', { cause: reset }), 'code', {
+      get() {
+        throw new Error('code getter');
+      },
+    });
+    expect(isNetworkError(hidden)).toBe(true);
+  });
 });

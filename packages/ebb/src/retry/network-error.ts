@@ -25,6 +25,7 @@
  * `retry()`'s bundle small; compose this one into `isFailure` for clients that report only a code.
  */
 
+import { isA, prop } from '../core/boundary.js';
 import { isFetchFailedMessage } from './errors.js';
 
 /**
@@ -61,20 +62,26 @@ const NETWORK_CODES: ReadonlySet<string> = /* @__PURE__ */ new Set([
 /** Causes are followed this deep (the AWS SDK follows 10; real chains are two or three long). */
 const MAX_DEPTH = 8;
 
-/** True if `error`, its `cause` chain or an AggregateError's `errors` carry one of `codes`. @internal */
+/**
+ * True if `error`, its `cause` chain or an AggregateError's `errors` carry one of `codes`. Reads
+ * through `prop()`: a throwing getter or a revoked proxy anywhere in the chain reads as no code,
+ * never as a throw. @internal
+ */
 export function codeIn(error: unknown, codes: ReadonlySet<string>, depth: number): boolean {
   if (typeof error !== 'object' || error === null || depth > MAX_DEPTH) return false;
-  const e = error as { code?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof e.code === 'string' && codes.has(e.code)) return true;
+  const code = prop(error, 'code');
+  if (typeof code === 'string' && codes.has(code)) return true;
   // Node's happy-eyeballs connect fails with an AggregateError of one error per address.
-  if (Array.isArray(e.errors) && e.errors.some((inner) => codeIn(inner, codes, depth + 1))) return true;
-  return codeIn(e.cause, codes, depth + 1);
+  const errors = prop(error, 'errors');
+  if (Array.isArray(errors) && errors.some((inner) => codeIn(inner, codes, depth + 1))) return true;
+  return codeIn(prop(error, 'cause'), codes, depth + 1);
 }
 
 /**
  * True if `error` is a failed connection — reset, refused, unreachable, DNS failure, a socket
  * closed mid-response — in Node.js, Bun, Deno or a browser (see the module notes for each
- * runtime's shape). Aborts and timeouts of the caller's own making are not network errors.
+ * runtime's shape). Aborts and timeouts of the caller's own making are not network errors. Never
+ * throws: a hostile value (a throwing getter, a revoked proxy) is not a network error.
  *
  * @example
  * try { await fetch(url); } catch (e) { if (isNetworkError(e)) scheduleRetry(); else throw e; }
@@ -83,5 +90,5 @@ export function isNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   if (codeIn(error, NETWORK_CODES, 0)) return true;
   // Node.js's `fetch failed` is told by its cause's code (above); elsewhere only the message tells.
-  return error instanceof TypeError && isFetchFailedMessage(error.message, false);
+  return isA(error, TypeError) && isFetchFailedMessage(prop(error, 'message'), false);
 }

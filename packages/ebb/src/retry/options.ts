@@ -168,23 +168,23 @@ const TIMED = 2;
 
 /**
  * Every option, what its value must be and what it needs, as data: the kind — a list of methods
- * (an object that has them), `'f'` a function, `'b'` a boolean, `'ms'` a number of milliseconds
+ * (an object that has them), a `typeof` (`'function'`, `'boolean'`), `'ms'` a number of milliseconds
  * >= 0 (Infinity for no limit) — and its flags ({@link FULL}, {@link TIMED}). One formatter
  * (`invalid()`) writes every message from it: the option, the value, what it must be, and for
  * some a fix ({@link FIXES}). The first nine are `retrySync()`'s too.
  */
 const SPEC: Record<string, readonly [kind: readonly string[] | string, flags?: number]> = {
   backoff: [['start']],
-  isFailure: ['f', FULL],
+  isFailure: ['function', FULL],
   maxRetryAfterMs: ['ms'],
-  onRetry: ['f', TIMED],
-  onFailedAttempt: ['f', TIMED],
-  onGiveUp: ['f', TIMED],
-  onSuccess: ['f', FULL | TIMED],
+  onRetry: ['function', TIMED],
+  onFailedAttempt: ['function', TIMED],
+  onGiveUp: ['function', TIMED],
+  onSuccess: ['function', FULL | TIMED],
   clock: [['now', 'sleep'], TIMED],
-  random: ['f'],
+  random: ['function'],
   signal: [['addEventListener', 'removeEventListener'], FULL | TIMED],
-  unref: ['b'],
+  unref: ['boolean'],
   budget: [['tryAcquireRetry', 'recordSuccess'], FULL | TIMED],
 };
 const KEYS = Object.keys(SPEC);
@@ -216,28 +216,24 @@ const MOVED: Record<string, string> = DEV
 /** Checks `value`, the option `name`, against `kind` of {@link SPEC}, naming what it expected. */
 function checkKind(where: string, name: string, value: unknown, kind: readonly string[] | string, fix?: string): void {
   if (
-    kind === 'f'
-      ? typeof value !== 'function'
-      : kind === 'b'
-        ? typeof value !== 'boolean'
-        : kind === 'ms'
-          ? !(typeof value === 'number' && value >= 0)
-          : typeof value !== 'object' ||
-            value === null ||
-            !(kind as string[]).every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
+    kind === 'ms'
+      ? !(typeof value === 'number' && value >= 0)
+      : typeof kind === 'string'
+        ? typeof value !== kind
+        : typeof value !== 'object' ||
+          value === null ||
+          !kind.every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
   ) {
     invalid(
       where,
       name,
       value,
       DEV
-        ? kind === 'f'
-          ? 'a function'
-          : kind === 'b'
-            ? 'a boolean'
-            : kind === 'ms'
-              ? 'a number >= 0 (or Infinity for no limit)'
-              : `an object with ${(kind as string[]).join('() and ')}()`
+        ? kind === 'ms'
+          ? 'a number >= 0 (or Infinity for no limit)'
+          : typeof kind === 'string'
+            ? `a ${kind}`
+            : `an object with ${kind.join('() and ')}()`
         : '',
       fix,
     );
