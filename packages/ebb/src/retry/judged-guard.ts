@@ -218,12 +218,22 @@ function unabortable<T, K>(
   } catch (error) {
     return Promise.reject(error);
   }
-  const run = (t: K): Promise<T> =>
-    next(context).then(
-      (value) => counted(spec, t, context, true, value) as T,
-      (error: unknown) => counted(spec, t, context, false, error) as T,
-    );
-  return isThenable(ticket) ? Promise.resolve(ticket).then(run) : run(ticket);
+  return isThenable(ticket)
+    ? Promise.resolve(ticket).then((t) => runCounted(spec, next, context, t))
+    : runCounted(spec, next, context, ticket);
+}
+
+/** Runs the rest of an unabortable call with its `ticket`, counting its outcome ({@link counted}). */
+function runCounted<T, K>(
+  spec: Judged<K>,
+  next: (context: AttemptContext) => Promise<T>,
+  context: AttemptContext,
+  ticket: K,
+): Promise<T> {
+  return next(context).then(
+    (value) => counted(spec, ticket, context, true, value) as T,
+    (error: unknown) => counted(spec, ticket, context, false, error) as T,
+  );
 }
 
 /**
