@@ -44,3 +44,10 @@ export function mechanismAt(where: string, name: string, m: unknown): Mechanism 
       : brief(where, name, m),
   );
 }
+
+/**
+ * Mechanisms that never hand the context they are given to `next` (they make their own: a retry
+ * one per attempt, a timeout a child): the pipeline gives such a first mechanism a shared root
+ * context instead of making one per call, since nothing inside can read or watch it. @internal
+ */
+export const SEALED: WeakSet<Mechanism> = /* @__PURE__ */ new WeakSet();

@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import { invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
-import { type Mechanism, mechanismAt } from './mechanism.js';
+import { type Mechanism, mechanismAt, SEALED } from './mechanism.js';
 import { Scope } from './scope.js';
 
 /** Options of {@link pipeline}. */
@@ -76,6 +76,29 @@ function call<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, con
 }
 
 /**
+ * Runs `steps[i]` and everything after it around `operation` with `context`: the operation itself
+ * past the last step. Never throws: a throw becomes a rejection.
+ */
+function run<T>(
+  steps: readonly Mechanism[],
+  i: number,
+  operation: (context: AttemptContext) => T | PromiseLike<T>,
+  context: AttemptContext,
+): Promise<Awaited<T>> {
+  if (i === steps.length) return call(operation, context) as Promise<Awaited<T>>;
+  try {
+    return Promise.resolve((steps[i] as Mechanism).execute((c) => run(steps, i + 1, operation, c), context)) as Promise<
+      Awaited<T>
+    >;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** The root context of every call without a signal whose first mechanism never hands its context on ({@link SEALED}). */
+const ROOT = /* @__PURE__ */ new Scope(1, 0);
+
+/**
  * Composes mechanisms around one operation: `mechanisms[0]` is the outermost, each runs the
  * ones after it (Polly v8's `ResiliencePipelineBuilder` order: the first added is outermost;
  * cockatiel's `wrap` and resilience4j's `Decorators` compose the same way). A mechanism is
@@ -113,7 +136,7 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
   const o = optionsObject(where, options);
   const name = o.name;
   if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, DEV ? 'a string' : '');
-  const n = steps.length;
+  const sealed = steps.length > 0 && SEALED.has(steps[0] as Mechanism);
   return {
     name,
     execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions) {
@@ -131,19 +154,13 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
           );
         }
         if (signal?.aborted) return Promise.reject(signal.reason);
-        const run = (i: number, context: AttemptContext): Promise<T> => {
-          if (i === n) return call(operation, context) as Promise<T>;
-          try {
-            return Promise.resolve((steps[i] as Mechanism).execute((c) => run(i + 1, c), context));
-          } catch (error) {
-            return Promise.reject(error);
-          }
-        };
-        if (signal === undefined) return run(0, new Scope(1, 0)) as Promise<Awaited<T>>;
+        // The first mechanism gets the shared root when it never hands its context on (a retry,
+        // a timeout: each makes its own), so that nothing can read or watch it; else one of its own.
+        if (signal === undefined) return run(steps, 0, operation, sealed ? ROOT : new Scope(1, 0));
         const root = new Scope(1, 0, signal, true);
         return new Promise<Awaited<T>>((resolve, reject) => {
           const call = new SignalledCall<Awaited<T>>(signal, root, resolve, reject);
-          run(0, root).then(
+          run(steps, 0, operation, root).then(
             (value) => call.settle(true, value),
             (error: unknown) => call.settle(false, error),
           );
