@@ -1,9 +1,8 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { isThenable } from '../core/boundary.js';
 import { invalid, optionsObject, show } from '../core/validate.js';
-import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, type FailureVerdict, prop } from '../retry/errors.js';
-import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
+import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
 import type { Outcome } from '../retry/options.js';
 import { breakerConfig, checkSnapshot } from './breaker-config.js';
 import {
@@ -459,9 +458,7 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
         consecutiveFailures: s === 'closed' ? consecutiveFailures : 0,
       };
     },
-    execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> {
-      return judgedExecute(judged, next, context);
-    },
+    execute: judgedExecutor(judged),
     subscribe(listener: (change: StateChange) => void): () => void {
       if (typeof listener !== 'function') invalid('circuitBreaker.subscribe()', 'listener', listener, 'a function');
       listeners.push(listener);

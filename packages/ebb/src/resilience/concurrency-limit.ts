@@ -1,9 +1,8 @@
 import { readNow, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import type { AttemptContext } from '../retry/contexts.js';
 import { type FailureVerdict, prop } from '../retry/errors.js';
-import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
+import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { IsFailure, Outcome, RateController } from '../retry/options.js';
 import { bdp } from './bdp.js';
@@ -352,8 +351,7 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
       },
       record,
       release,
-      execute: <V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> =>
-        judgedExecute(spec, next, context),
+      execute: judgedExecutor(spec),
     };
   };
   const base = view(0);
