@@ -3,7 +3,7 @@ import { invalid } from '../core/validate.js';
 import { Attempt, type Operation } from './attempt.js';
 import { readClock } from './decide.js';
 import { Execution } from './execution.js';
-import { type AbortSource, NO_OPTIONS, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
+import { type AbortSource, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
 
 // The executor's parts, where other modules and tests have always found them.
 export { Attempt, Execution };
@@ -58,9 +58,6 @@ export { Attempt, Execution };
  * });
  */
 export function retry<T>(operation: Operation<T>, options?: RetryOptions<Awaited<T>>): Promise<Awaited<T>> {
-  // A call without options needs no preparing: the success path of the default call, with no
-  // options object to read (bench/figures/overhead-ab.mjs: about 7 ns of the 15 over the floor).
-  if (options === undefined && typeof operation === 'function') return attempt1(operation, NO_OPTIONS, Number.NaN);
   try {
     if (typeof operation !== 'function') invalid('retry()', 'operation', operation, DEV ? 'a function' : '');
     return execute(operation, prepare('retry()', options));
@@ -90,28 +87,20 @@ export function execute<T>(
   if (o.full || source) {
     return new Promise((resolve, reject) => new Execution<T>(operation, o, start, source).then(resolve, reject));
   }
-  return attempt1(operation, o, start);
-}
-
-/**
- * The success path: attempt 1 of an execution that nothing can abort and that needs the
- * executor only once it fails — one call, one `then`; nothing else is allocated but the context
- * and the reaction that takes over on a failure.
- */
-function attempt1<T>(operation: Operation<T>, o: Prepared, start: number): Promise<Awaited<T>> {
+  // The success path: one call, one `then`; nothing else is allocated but the context.
   const context = new (o.Context ?? Attempt)(1, 0);
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
   } catch (error) {
     return new Promise((resolve, reject) =>
-      new Execution<T>(operation, o, start, undefined, context, error).then(resolve, reject),
+      new Execution<T>(operation, o, start, source, context, error).then(resolve, reject),
     );
   }
   // On failure the returned promise adopts the execution (a thenable): no second promise.
   return (result instanceof Promise ? result : Promise.resolve(result)).then(
     undefined,
     (error: unknown) =>
-      new Execution<T>(operation, o, start, undefined, context, error) as unknown as PromiseLike<Awaited<T>>,
+      new Execution<T>(operation, o, start, source, context, error) as unknown as PromiseLike<Awaited<T>>,
   ) as Promise<Awaited<T>>;
 }
