@@ -1,9 +1,8 @@
 import { readNow, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption, systemClock } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
-import type { AttemptContext } from '../retry/contexts.js';
 import { type FailureVerdict, prop } from '../retry/errors.js';
-import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
+import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { IsFailure, Outcome, RateController } from '../retry/options.js';
 import { bdp } from './bdp.js';
@@ -107,6 +106,9 @@ function loadSignal(_ok: boolean, detail: unknown): FailureVerdict {
   if (prop(detail, 'throttled') === true || status === 429) return 'throttled';
   return status === 503 || prop(detail, 'name') === 'TimeoutError';
 }
+
+/** The signal of a call nothing can abort: none (one function for every such call). */
+const noSignal = (): undefined => undefined;
 
 /** RFC 6298's gain for the smoothed round-trip time (α = 1/8): the limit's estimate of a slot's hold. */
 const RTT_GAIN = 0.125;
@@ -280,15 +282,24 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
   };
 
   /**
-   * One request's outcome, judged by `verdict()`. The user functions it calls (`isFailure`, the
+   * One request's outcome: its `verdict`, or — none given (`record()`) — `outcome` and `detail`
+   * judged here by `isFailure` or the default. The user functions it calls (`isFailure`, the
    * clock, the algorithm's `update`) run inside the `try` whose `finally` frees the slot: whatever
    * they throw fails this call only (the executor rejects it with that error), and the slot goes
    * to the next waiter.
    */
-  const settle = (slot: Slot, verdict: () => FailureVerdict, ok: boolean): void => {
+  const settle = (
+    slot: Slot,
+    ok: boolean,
+    verdict: FailureVerdict | undefined,
+    outcome?: Outcome,
+    detail?: unknown,
+  ): void => {
     slot.done = true;
     try {
-      const dropped = verdict() !== false;
+      // No verdict yet: a record()'s, judged here (no closure made for it on a pipeline's call).
+      const dropped =
+        (verdict ?? recordedVerdict(where, isFailure, judge, outcome as Outcome, detail, slot.attempt)) !== false;
       if (ok || dropped) sample(slot, readNow(clock), dropped);
     } finally {
       free();
@@ -296,11 +307,7 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
   };
   const record = (outcome: Outcome, ticket?: unknown, detail?: unknown): void => {
     if (!(ticket instanceof Slot) || ticket.done) return;
-    settle(
-      ticket,
-      () => recordedVerdict(where, isFailure, judge, outcome, detail, ticket.attempt),
-      outcome === 'success',
-    );
+    settle(ticket, outcome === 'success', undefined, outcome, detail);
   };
   const release = (ticket?: unknown): void => {
     if (!(ticket instanceof Slot) || ticket.done) return;
@@ -314,10 +321,10 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
     isFailure,
     judge,
     acquire: (context, abortable) =>
-      acquireAt(priority, abortable ? () => context.signal : () => undefined, context.attempt) as Slot,
+      acquireAt(priority, abortable ? () => context.signal : noSignal, context.attempt) as Slot,
     release,
     settle(slot, verdict, ok) {
-      settle(slot, () => verdict, ok);
+      settle(slot, ok, verdict);
     },
     end(slot, ok) {
       // The slot is free before the verdict is awaited; the sample follows it.
@@ -344,8 +351,7 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
       },
       record,
       release,
-      execute: <V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> =>
-        judgedExecute(spec, next, context),
+      execute: judgedExecutor(spec),
     };
   };
   const base = view(0);

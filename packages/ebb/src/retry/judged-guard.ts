@@ -3,6 +3,7 @@ import { Attempt } from './attempt.js';
 import type { AttemptContext } from './contexts.js';
 import { type FailureVerdict, isFinal } from './errors.js';
 import type { AbortSource } from './execution.js';
+import { JUDGED, type Mechanism } from './mechanism.js';
 import type { IsFailure, Outcome } from './options.js';
 import { sourceOf } from './scope.js';
 
@@ -201,6 +202,83 @@ export function judgedExecute<T, K>(
   });
 }
 
+/** A judged mechanism's `execute`: {@link judgedExecute} on `spec`, known to a pipeline by `JUDGED` (mechanism.ts). @internal */
+export function judgedExecutor<K>(spec: Judged<K>): Mechanism['execute'] {
+  const execute = <T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> =>
+    judgedExecute(spec, next, context);
+  JUDGED.set(execute, {
+    spec,
+    pairWith: (inner, next, context) => judgedPair(spec, inner as Judged<unknown>, next, context),
+  });
+  return execute;
+}
+
+/**
+ * Two judged mechanisms in a row, `a` outside `b`, around `next`: exactly what
+ * `judgedExecute(a, (c) => judgedExecute(b, next, c), context)` does — `a` admits, then `b`;
+ * `b` judges and counts the outcome, then `a` judges and counts what `b` passed on (the outcome,
+ * or what `b`'s judging threw) — but, when nothing can abort the call and both admit at once,
+ * with one reaction on the call's promise instead of one each (bench/figures/pipeline-ab.mjs).
+ * @internal
+ */
+export function judgedPair<T, A, B>(
+  a: Judged<A>,
+  b: Judged<B>,
+  next: (context: AttemptContext) => Promise<T>,
+  context: AttemptContext,
+): Promise<T> {
+  if (sourceOf(context) !== undefined) return judgedExecute(a, (c) => judgedExecute(b, next, c), context);
+  let ta: A | PromiseLike<A>;
+  try {
+    ta = a.acquire(context, false);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (isThenable(ta)) {
+    return Promise.resolve(ta).then((t) => runCounted(a, (c) => judgedExecute(b, next, c), context, t));
+  }
+  let tb: B | PromiseLike<B>;
+  try {
+    tb = b.acquire(context, false);
+  } catch (error) {
+    // b's refusal is the call's failure, which a counts.
+    return runCounted(a, () => Promise.reject(error), context, ta);
+  }
+  if (isThenable(tb)) {
+    return runCounted(a, (c) => Promise.resolve(tb).then((t) => runCounted(b, next, c, t)), context, ta);
+  }
+  return next(context).then(
+    (value) => pairCounted(a, ta, b, tb, context, true, value) as T,
+    (error: unknown) => pairCounted(a, ta, b, tb, context, false, error) as T,
+  );
+}
+
+/** What {@link counted} gives on `b`'s outcome, counted then by `a` as its own outcome. */
+function pairCounted<A, B>(
+  a: Judged<A>,
+  ta: A,
+  b: Judged<B>,
+  tb: B,
+  context: AttemptContext,
+  ok: boolean,
+  outcome: unknown,
+): unknown {
+  let passed: unknown;
+  try {
+    passed = counted(b, tb, context, ok, outcome);
+  } catch (error) {
+    return counted(a, ta, context, false, error);
+  }
+  // b's isFailure answered with a promise: a counts what it settles with.
+  if (isThenable(passed)) {
+    return Promise.resolve(passed).then(
+      (value) => counted(a, ta, context, true, value),
+      (error: unknown) => counted(a, ta, context, false, error),
+    );
+  }
+  return counted(a, ta, context, true, passed);
+}
+
 /**
  * {@link judgedExecute} for a call nothing can abort (no caller's signal, no timeout around it —
  * a pipeline's success path): the same steps as {@link JudgedCall} — acquire, run, judge, count
@@ -218,12 +296,22 @@ function unabortable<T, K>(
   } catch (error) {
     return Promise.reject(error);
   }
-  const run = (t: K): Promise<T> =>
-    next(context).then(
-      (value) => counted(spec, t, context, true, value) as T,
-      (error: unknown) => counted(spec, t, context, false, error) as T,
-    );
-  return isThenable(ticket) ? Promise.resolve(ticket).then(run) : run(ticket);
+  return isThenable(ticket)
+    ? Promise.resolve(ticket).then((t) => runCounted(spec, next, context, t))
+    : runCounted(spec, next, context, ticket);
+}
+
+/** Runs the rest of an unabortable call with its `ticket`, counting its outcome ({@link counted}). */
+function runCounted<T, K>(
+  spec: Judged<K>,
+  next: (context: AttemptContext) => Promise<T>,
+  context: AttemptContext,
+  ticket: K,
+): Promise<T> {
+  return next(context).then(
+    (value) => counted(spec, ticket, context, true, value) as T,
+    (error: unknown) => counted(spec, ticket, context, false, error) as T,
+  );
 }
 
 /**

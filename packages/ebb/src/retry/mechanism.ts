@@ -44,3 +44,25 @@ export function mechanismAt(where: string, name: string, m: unknown): Mechanism 
       : brief(where, name, m),
   );
 }
+
+/**
+ * Mechanisms that never hand the context they are given to `next` (they make their own: a retry
+ * one per attempt, a timeout a child): the pipeline gives such a first mechanism a shared root
+ * context instead of making one per call, since nothing inside can read or watch it. @internal
+ */
+export const SEALED: WeakSet<Mechanism> = /* @__PURE__ */ new WeakSet();
+
+/** A judged mechanism of ebb's (judged-guard.ts), known to a pipeline by its `execute` ({@link JUDGED}). @internal */
+export interface JudgedEntry {
+  /** What it judges and counts with (a `Judged` of judged-guard.ts). */
+  readonly spec: unknown;
+  /** Runs it and, right inside it, the judged mechanism of `inner` (another entry's spec) around `next`, as one. */
+  pairWith<T>(inner: unknown, next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T>;
+}
+
+/**
+ * ebb's judged mechanisms (the breaker, the concurrency limit, the bulkhead) by their `execute`:
+ * a pipeline runs two of them in a row with one reaction on the call's promise. Kept here so that
+ * a pipeline carries the pairing code only in a bundle that has a judged mechanism. @internal
+ */
+export const JUDGED: WeakMap<Mechanism['execute'], JudgedEntry> = /* @__PURE__ */ new WeakMap();

@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import { invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
-import { type Mechanism, mechanismAt } from './mechanism.js';
+import { JUDGED, type JudgedEntry, type Mechanism, mechanismAt, SEALED } from './mechanism.js';
 import { Scope } from './scope.js';
 
 /** Options of {@link pipeline}. */
@@ -76,6 +76,56 @@ function call<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, con
 }
 
 /**
+ * Runs `steps[i]` and everything after it around `operation` with `context`: the operation itself
+ * past the last step. Never throws: a throw becomes a rejection.
+ */
+function run<T>(
+  plan: Plan,
+  i: number,
+  operation: (context: AttemptContext) => T | PromiseLike<T>,
+  context: AttemptContext,
+): Promise<Awaited<T>> {
+  const { steps } = plan;
+  if (i === steps.length) return call(operation, context) as Promise<Awaited<T>>;
+  try {
+    const step = steps[i] as Mechanism;
+    const pair = plan.pairs[i];
+    // Two judged mechanisms of ebb's in a row, still as they were when the pipeline was made.
+    if (pair !== undefined && step.execute === pair[0] && (steps[i + 1] as Mechanism).execute === pair[2]) {
+      return pair[1].pairWith(pair[3].spec, (c) => run(plan, i + 2, operation, c), context) as Promise<Awaited<T>>;
+    }
+    return Promise.resolve(step.execute((c) => run(plan, i + 1, operation, c), context)) as Promise<Awaited<T>>;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A judged mechanism's `execute` and its spec ({@link JUDGED}), then the next one's. */
+type Pair = readonly [Mechanism['execute'], JudgedEntry, Mechanism['execute'], JudgedEntry];
+
+/** The steps of a pipeline, and where two judged mechanisms follow each other (run as one: `JudgedEntry.pairWith`). */
+interface Plan {
+  readonly steps: readonly Mechanism[];
+  readonly pairs: readonly (Pair | undefined)[];
+}
+
+/** The plan of `steps`: each judged mechanism followed by another is paired with it. */
+function planOf(steps: readonly Mechanism[]): Plan {
+  const pairs: (Pair | undefined)[] = [];
+  for (let i = 0; i < steps.length; i++) {
+    const ea = (steps[i] as Mechanism).execute;
+    const eb = i + 1 < steps.length ? (steps[i + 1] as Mechanism).execute : undefined;
+    const a = JUDGED.get(ea);
+    const b = eb && JUDGED.get(eb);
+    pairs.push(a && b && eb ? [ea, a, eb, b] : undefined);
+  }
+  return { steps, pairs };
+}
+
+/** The root context of every call without a signal whose first mechanism never hands its context on ({@link SEALED}). */
+const ROOT = /* @__PURE__ */ new Scope(1, 0);
+
+/**
  * Composes mechanisms around one operation: `mechanisms[0]` is the outermost, each runs the
  * ones after it (Polly v8's `ResiliencePipelineBuilder` order: the first added is outermost;
  * cockatiel's `wrap` and resilience4j's `Decorators` compose the same way). A mechanism is
@@ -113,7 +163,8 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
   const o = optionsObject(where, options);
   const name = o.name;
   if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, DEV ? 'a string' : '');
-  const n = steps.length;
+  const sealed = steps.length > 0 && SEALED.has(steps[0] as Mechanism);
+  const plan = planOf(steps);
   return {
     name,
     execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions) {
@@ -131,19 +182,13 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
           );
         }
         if (signal?.aborted) return Promise.reject(signal.reason);
-        const run = (i: number, context: AttemptContext): Promise<T> => {
-          if (i === n) return call(operation, context) as Promise<T>;
-          try {
-            return Promise.resolve((steps[i] as Mechanism).execute((c) => run(i + 1, c), context));
-          } catch (error) {
-            return Promise.reject(error);
-          }
-        };
-        if (signal === undefined) return run(0, new Scope(1, 0)) as Promise<Awaited<T>>;
+        // The first mechanism gets the shared root when it never hands its context on (a retry,
+        // a timeout: each makes its own), so that nothing can read or watch it; else one of its own.
+        if (signal === undefined) return run(plan, 0, operation, sealed ? ROOT : new Scope(1, 0));
         const root = new Scope(1, 0, signal, true);
         return new Promise<Awaited<T>>((resolve, reject) => {
           const call = new SignalledCall<Awaited<T>>(signal, root, resolve, reject);
-          run(0, root).then(
+          run(plan, 0, operation, root).then(
             (value) => call.settle(true, value),
             (error: unknown) => call.settle(false, error),
           );

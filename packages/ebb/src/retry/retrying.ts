@@ -4,7 +4,7 @@ import { brief } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { defaultBudget } from './default-budget.js';
 import type { RetryBudget } from './hook-points.js';
-import type { Mechanism } from './mechanism.js';
+import { type Mechanism, SEALED } from './mechanism.js';
 import { type Prepared, prepare, type RetryOptions } from './options.js';
 import { execute } from './retry.js';
 import { Scope, sourceOf } from './scope.js';
@@ -66,10 +66,13 @@ export function retryingAs(where: string, options: object | undefined): Mechanis
         budget: { tryAcquireRetry: own.tryAcquireRetry, recordSuccess: own.recordSuccess },
       }
     : { ...prepared, Context: Scope };
-  return {
+  const mechanism: Mechanism = {
     execute: <V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> => {
       own?.recordRequest();
       return execute(next, o, sourceOf(context)) as Promise<V>;
     },
   };
+  // Each attempt runs with a context of its own: the one it is given goes no further.
+  SEALED.add(mechanism);
+  return mechanism;
 }

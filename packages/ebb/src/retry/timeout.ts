@@ -7,7 +7,7 @@ import { checkKeys, invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { timeoutError } from './errors.js';
 import type { AbortSource } from './execution.js';
-import type { Mechanism } from './mechanism.js';
+import { type Mechanism, SEALED } from './mechanism.js';
 import { Scope, sourceOf } from './scope.js';
 
 /** Options of {@link timeout}. */
@@ -136,7 +136,7 @@ export function timeout(ms: number, options?: TimeoutOptions): Mechanism {
  * does not hold a Node.js process open with `unref` (`withRetry()`'s attempt timeout). @internal
  */
 export function timeoutOn(ms: number, clock: Clock | undefined, unref: boolean): Mechanism {
-  return {
+  const mechanism: Mechanism = {
     execute<T>(next: (context: AttemptContext) => Promise<T>, context: AttemptContext): Promise<T> {
       const source = sourceOf(context);
       if (source?.aborted) return Promise.reject(source.reason);
@@ -156,4 +156,7 @@ export function timeoutOn(ms: number, clock: Clock | undefined, unref: boolean):
       });
     },
   };
+  // What runs inside gets a child context: the one it is given goes no further.
+  SEALED.add(mechanism);
+  return mechanism;
 }

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { constant } from '../backoff/constant.js';
+import { noJitter } from '../backoff/jitter-none.js';
+import type { Clock } from '../core/clock.js';
+import { virtualClock } from '../core/virtual-clock.js';
+import { pipeline } from '../retry/pipeline.js';
+import type { CircuitBreakerOptions } from './circuit-breaker.js';
+import { circuitBreaker } from './circuit-breaker.js';
+
+const open = constant({ delayMs: 1_000, jitter: noJitter, maxAttempts: Infinity });
+
+/** A virtual clock that counts its readings. */
+function countingClock(): Clock & { reads: number; advance(ms: number): Promise<void> } {
+  const clock = virtualClock();
+  const counted = {
+    reads: 0,
+    now: () => {
+      counted.reads++;
+      return clock.now();
+    },
+    sleep: clock.sleep.bind(clock),
+    advance: (ms: number) => clock.advance(ms),
+  };
+  return counted;
+}
+
+const fail = () => Promise.reject(new Error('503'));
+const succeed = () => Promise.resolve('ok');
+
+describe('circuitBreaker in a pipeline: a closed breaker reads its clock only when the time counts', () => {
+  it('without a window or a slow-call threshold, successes read no clock (the success path of a pipeline)', async () => {
+    const clock = countingClock();
+    const api = pipeline([circuitBreaker({ clock, consecutiveFailures: 3, openBackoff: open })]);
+    for (let i = 0; i < 5; i++) expect(await api.execute(succeed)).toBe('ok');
+    expect(clock.reads).toBe(0);
+  });
+
+  it('a success still ends the run of failures: two failures, a success, two failures leave it closed', async () => {
+    const clock = countingClock();
+    const breaker = circuitBreaker({ clock, consecutiveFailures: 3, openBackoff: open });
+    const api = pipeline([breaker]);
+    for (const op of [fail, fail, succeed, fail, fail]) await api.execute(op).catch(() => undefined);
+    expect(breaker.state).toBe('closed');
+    expect(breaker.metrics.consecutiveFailures).toBe(2);
+    await api.execute(fail).catch(() => undefined);
+    expect(breaker.state).toBe('open');
+  });
+
+  it.each<[string, CircuitBreakerOptions]>([
+    ['slowCallMs', { slowCallMs: 50 }],
+    ['failureRate (a window)', { failureRate: 0.5, minCalls: 2 }],
+  ])('with %s the time of every call counts: a success reads the clock', async (_name, extra) => {
+    const clock = countingClock();
+    const api = pipeline([circuitBreaker({ clock, consecutiveFailures: 3, openBackoff: open, ...extra })]);
+    await api.execute(succeed);
+    expect(clock.reads).toBeGreaterThan(0);
+  });
+
+  it('a success slower than slowCallMs still counts as a failure and opens the circuit', async () => {
+    const clock = countingClock();
+    const breaker = circuitBreaker({ clock, consecutiveFailures: 1, slowCallMs: 50, openBackoff: open });
+    const api = pipeline([breaker]);
+    const slow = api.execute(() => clock.sleep(100).then(() => 'late'));
+    await clock.advance(100);
+    expect(await slow).toBe('late');
+    expect(breaker.state).toBe('open');
+  });
+
+  it('after a half-open probe succeeds and closes the circuit, successes read no clock again', async () => {
+    const clock = countingClock();
+    const breaker = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: open });
+    const api = pipeline([breaker]);
+    await api.execute(fail).catch(() => undefined);
+    expect(breaker.state).toBe('open');
+    await clock.advance(1_000);
+    expect(await api.execute(succeed)).toBe('ok');
+    expect(breaker.state).toBe('closed');
+    const before = clock.reads;
+    await api.execute(succeed);
+    expect(clock.reads).toBe(before);
+  });
+});
