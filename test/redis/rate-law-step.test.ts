@@ -12,14 +12,13 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  charge,
-  fall,
   initialState,
   type LawParams,
   type LawState,
   lawParams,
   rise,
   succeeded,
+  throttled,
   waited,
 } from '../../packages/ebb/src/rate/law.js';
 import { LAW_OPTIONS } from '../../packages/ebb/src/rate/test-helpers.js';
@@ -48,7 +47,7 @@ while k + 6 <= #ARGV do
   span, rf = tonumber(ARGV[k + 5]), tonumber(ARGV[k + 6])
   if kind == 'success' then succeeded(); rise(0, 0)
   elseif kind == 'wait' then rise(0, 0); waited()
-  elseif kind == 'throttle' then rise(0, 0); charge(false); fall(sent, delivered, count)
+  elseif kind == 'throttle' then throttled(sent, 0, delivered, count)
   else rise(0, 0) end
   for _, f in ipairs(FIELDS) do out[#out + 1] = string.format('%.17g', s[f]) end
   k = k + 7
@@ -99,10 +98,8 @@ function step(s: LawState, p: LawParams, now: number, e: Event, sent: number, de
       return rise(succeeded(s, now), p, now);
     case 'wait':
       return waited(rise(s, p, now), now);
-    case 'throttle': {
-      const due = charge(rise(s, p, now), p, now, false);
-      return fall(due, p, now, { sent, delivered, count: e.count, spanMs: e.spanMs, refused: e.refused });
-    }
+    case 'throttle':
+      return throttled(s, p, now, { sent, delivered, count: e.count, spanMs: e.spanMs, refused: e.refused });
     default:
       return rise(s, p, now);
   }
@@ -288,5 +285,37 @@ describe.skipIf(!enabled)('the rate law step by step: TypeScript (rate/law.ts) a
     }
     expect(rates.size).toBeGreaterThan(10);
     expect(relapsed).toBe(true);
+  });
+
+  it('a throttle that comes as a rise falls due, while a failed probe is still charged: the rise first, so the throttle relapses it', async () => {
+    // The defaults from 40 r/s: a rise to 44 and a throttle relapse it to 40, charged until 1.25 s
+    // later (50 requests at 40 r/s) within an event of 2 s. The next rise (to 40.5, under the gate
+    // of 41.8) falls due at 1.25 s; the throttle comes at 1.5 s with no event between. Applied
+    // first, the rise is judged by the throttle: a second relapse, to 0.95 × the 40 r/s delivered.
+    // Charged first, the throttle would put the payment at 2.5 s, the rise off, and only be noted.
+    const o: Options = { ...LAW_OPTIONS, initialRatePerSecond: 40 };
+    const ev = (kind: Kind, dtMs: number): Event => ({
+      kind,
+      dtMs,
+      sentFactor: 1,
+      deliveredFactor: 1,
+      count: 20,
+      spanMs: 1000,
+      refused: false,
+    });
+    const trace = [ev('wait', 10), ev('success', 1100), ev('throttle', 50)];
+    trace.push(ev('wait', 100), ev('success', 100), ev('throttle', 1300));
+    expect(await compare(o, trace)).toBeUndefined();
+    const p = lawParams(o);
+    let s = initialState(p, 40, 1_000_000);
+    let now = 1_000_000;
+    const rates: number[] = [];
+    for (const e of trace) {
+      now += e.dtMs;
+      s = step(s, p, now, e, s.rate, s.rate * e.deliveredFactor);
+      rates.push(s.rate);
+    }
+    expect(rates).toEqual([40, 44, 40, 40, 40, 0.95 * 40]);
+    expect(s.relapses).toBe(2);
   });
 });

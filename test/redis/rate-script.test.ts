@@ -328,6 +328,27 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect((await call({ id: 'a', ok: true, accepted: 47.5, used: 47.5 })).fleet).toBeCloseTo(47.5 + 0.1 * 5, 9);
   });
 
+  it('a throttle reported with the success and the wait before it takes them first, then its due rise, its charge, its fall (as adaptiveRate records them)', async () => {
+    await call({ id: 'a', seed: 100, accepted: 50, used: 100 });
+    await age(5000);
+    await call({ id: 'a', accepted: 50, used: 100, cut: 0 }); // 47.5
+    await age(1000);
+    const rise = await call({ id: 'a', ok: true, accepted: 47.5, used: 47.5 }); // a probe to 52.25
+    const relapse = await call({ id: 'a', accepted: 50, used: 52, cut: rise.epoch });
+    expect(relapse.fleet).toBeCloseTo(47.5, 9);
+    expect((await state()).rl).toBe(1);
+    // 1.1 s on: the relapse is paid for (50 requests at 47.5 r/s: 1.05 s) and still charged (2 s).
+    // One call reports a success, a wait and a throttle: with the success and the wait, a rise to
+    // 48 r/s is due, and the throttle judges it: a second relapse, to 0.95 × 48. Charged before the
+    // success, the throttle would put the payment 1.05 s on, the rise off, and be only noted (47.5
+    // r/s, relapses 1).
+    await age(1100);
+    const second = await call({ id: 'a', ok: true, accepted: 50, used: 48, cut: relapse.epoch });
+    expect(second.fleet).toBeCloseTo(48 * 0.95, 9);
+    expect(second.epoch).toBe(relapse.epoch + 1);
+    expect((await state()).rl).toBe(2);
+  });
+
   it('keeps every invariant for any sequence of leases, departures and throttles', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -13,8 +13,6 @@ import {
 import { type AdaptiveRateController, controllerMechanism } from './controller.js';
 import { Gate } from './gate.js';
 import {
-  charge,
-  fall,
   initialState,
   LAW,
   type LawParams,
@@ -25,6 +23,7 @@ import {
   relapsing,
   rise,
   succeeded,
+  throttled,
   waited,
   waitFor,
 } from './law.js';
@@ -143,13 +142,12 @@ class Adaptive implements AdaptiveRate {
       // decrease says nothing about the new rate (TCP, likewise, cuts its window at most once
       // per round trip).
       if (ticket === undefined || ticket === this.#law.epoch) {
-        // A rise that fell due before this verdict came is part of the history it judges: applied
-        // before the verdict is charged, as the pacer applies it when it lets a request go — the
-        // charge may move the payment of the last failed probe past now, and a rise that was due
-        // stays due whether or not a request went between (the fleet's script sees no grant).
-        const due = charge(rise(this.#law, this.#p, now, this.#notBefore()), this.#p, now, false);
-        this.#law = fall(due, this.#p, now, this.#measure(now));
-        if (relapsing(due)) this.#hold(now);
+        // The law's steps for a throttle, in their order, are `throttled`'s (rate/law.ts): a rise
+        // that was due stays due whether or not a request went between (the fleet sees no grant).
+        const notBefore = this.#notBefore();
+        const relapse = relapsing(this.#law, this.#p, now, notBefore);
+        this.#law = throttled(this.#law, this.#p, now, this.#measure(now), notBefore);
+        if (relapse) this.#hold(now);
       }
     } else if (outcome === 'success') {
       this.#delivered.add(now);

@@ -16,6 +16,7 @@ import {
   planRise,
   rise,
   succeeded,
+  throttled,
   waited,
   waitFor,
 } from './law.js';
@@ -52,7 +53,7 @@ describe('the rate law is a pure step over an explicit state', () => {
             else if (e.kind === 'wait') next = waited(rise(s, p, now), now);
             else if (e.kind === 'throttle') {
               const m = { sent: 40, delivered: e.delivered, count: e.count, spanMs: 1000, refused: false };
-              next = fall(charge(rise(s, p, now), p, now, false), p, now, m);
+              next = throttled(s, p, now, m);
             } else if (e.kind === 'read') planRise(s, p, now);
             else next = rise(s, p, now);
             // The frozen input is unchanged (a write to it would have thrown in strict mode).

@@ -358,9 +358,13 @@ function note(s: LawState, p: LawParams, now: number): LawState {
   return { ...change(s, p, now, false), notedAt: now, epoch: s.epoch + 1 };
 }
 
-/** Whether a throttle now (after any due rise) undoes a rise: a relapse. */
-export function relapsing(s: LawState): boolean {
-  return s.rate !== Infinity && s.rose;
+/**
+ * Whether a throttle at `now` undoes a rise (a relapse, [fall.relapse]): the rate rose at its last
+ * change, or a rise falls due now, which {@link throttled} applies before it judges the throttle.
+ */
+export function relapsing(s: LawState, p: LawParams, now: number, notBefore = -Infinity): boolean {
+  const due = rise(s, p, now, notBefore);
+  return due.rate !== Infinity && due.rose;
 }
 
 /**
@@ -428,4 +432,15 @@ export function fall(s: LawState, p: LawParams, now: number, m: Measurement): La
     ? { ...next, throttledAt: Math.max(s.before, limit), throttledProbe: false }
     : { ...next, throttledAt: at, throttledProbe: relapse };
   return { ...change({ ...next, step: p.increase }, p, now, false), epoch: s.epoch + 1 };
+}
+
+/**
+ * [throttle] A throttle of a request sent at the current rate, its steps in the one order that
+ * holds: [rise] the rise due at `now` first (a rise that fell due before the verdict came is part
+ * of the history the verdict judges), then [charge] the throttle to the last failed probe, then
+ * [fall]. Charged before the rise, the throttle would move the payment of the failed probe past
+ * `now` and put off a rise that was already due. `notBefore` is {@link rise}'s.
+ */
+export function throttled(s: LawState, p: LawParams, now: number, m: Measurement, notBefore = -Infinity): LawState {
+  return fall(charge(rise(s, p, now, notBefore), p, now, false), p, now, m);
 }

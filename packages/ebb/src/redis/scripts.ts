@@ -217,11 +217,11 @@ return { exact(sum), exact(g), fk, ff, fv }`;
  * The fleet's control law: rate/law.ts's, rule for rule, in Lua — one Lua function per function
  * there, over the same state fields (named as {@link LAW_FIELDS} maps them): `convex`, `waitFor`
  * (with `coolOffAfter`), `probeAt`, `rise` (`planRise` + `rise`; `cvStep` is `convexStep`),
- * `succeeded`, `waited`, `charge`, `note`, `change`, `fall`. Its constants are not written here:
- * they are put into the text from rate/law.ts's `LAW` table when this module loads. The two are
- * held equal step by step by test/redis/rate-law-step.test.ts (both fed the same generated states
- * and events, every field compared after every step) and, as whole controllers, by
- * test/redis/rate-law.test.ts. The fleet adds one condition of its own to a rise (below).
+ * `succeeded`, `waited`, `charge`, `note`, `change`, `fall`, `throttled`. Its constants are not
+ * written here: they are put into the text from rate/law.ts's `LAW` table when this module loads.
+ * The two are held equal step by step by test/redis/rate-law-step.test.ts (both fed the same
+ * generated states and events, every field compared after every step) and, as whole controllers,
+ * by test/redis/rate-law.test.ts. The fleet adds one condition of its own to a rise (below).
  *
  * What the fleet measures differently (the inputs, not the law): the delivered rate is the sum of
  * the members' (each measured as `adaptiveRate` measures its own; a member that has not covered
@@ -368,6 +368,12 @@ local function fall(sent, delivered, count)
   s.st = inc
   change(now, 0)
   s.e = s.e + 1
+end
+-- [throttle] rate/law.ts's throttled(), in its order: the due rise, the charge, the fall.
+local function throttled(sent, others, delivered, count)
+  rise(sent, others)
+  charge(false)
+  fall(sent, delivered, count)
 end`;
 
 /**
@@ -665,17 +671,17 @@ if cut >= 0 and tgen > 0 and tgen ~= s.g then cut = 0 end
 -- answer of the request it lets go; a success is evidence, and a due rise is applied (record); a
 -- wait is saturation, and a rise that made due is applied at once, counted from when it fell due
 -- (adaptiveRate shows it at once and applies it at its next wake-up, counted from the same
--- instant); a throttle applies a due rise, then judges (record). A throttle of a request sent
--- before the fleet's last change moves nothing.
+-- instant); a throttle, reported after the success and the wait that came before it, is
+-- throttled(): its due rise, its charge, its fall, in rate/law.ts's order. A throttle of a request
+-- sent before the fleet's last change moves nothing.
 local throttle = cut >= 0 and cut == s.e and lease > 0
 local moves = cut < 0 or throttle
 local before = s.r
 if moves then rise(sent, others) end
-if throttle then charge(false) end
 if ok == 1 then succeeded() end
 if moves then rise(sent, others) end
 if sat == 1 then waited() end
-if throttle then fall(sent, accepted, successes) elseif moves then rise(sent, others) end
+if throttle then throttled(sent, others, accepted, successes) elseif moves then rise(sent, others) end
 -- A new rate reaches the limiter once every member paces at it: the caller hears it now, each
 -- other member at its next renewal, the last of them one lease after it last renewed (its lease
 -- expires three after). The law's clock (the change's time, from which the next rise is judged)
