@@ -136,16 +136,11 @@ export function checkSegment(where: string, s: Segment): Segment {
 
 /**
  * Reads a curve's options object: refuses a non-object and unknown keys (the curve's own `keys`,
- * the limits, and `jitter` unless the curve draws its own delays). @internal
+ * `jitter` among them unless the curve draws its own delays, and the limits). @internal
  */
-export function curveOptions<T extends object>(
-  where: string,
-  options: T | undefined,
-  keys: readonly string[],
-  ownDraw?: boolean,
-): Partial<T> {
+export function curveOptions<T extends object>(where: string, options: T | undefined, keys: readonly string[]): Partial<T> {
   const o = optionsObject(where, options) as Partial<T>;
-  checkKeys(where, o, [...keys, ...(ownDraw ? [] : ['jitter']), ...Object.keys(LIMITS)]);
+  checkKeys(where, o, [...keys, ...Object.keys(LIMITS)]);
   return o;
 }
 
