@@ -138,7 +138,11 @@ export function checkSegment(where: string, s: Segment): Segment {
  * Reads a curve's options object: refuses a non-object and unknown keys (the curve's own `keys`,
  * `jitter` among them unless the curve draws its own delays, and the limits). @internal
  */
-export function curveOptions<T extends object>(where: string, options: T | undefined, keys: readonly string[]): Partial<T> {
+export function curveOptions<T extends object>(
+  where: string,
+  options: T | undefined,
+  keys: readonly string[],
+): Partial<T> {
   const o = optionsObject(where, options) as Partial<T>;
   checkKeys(where, o, [...keys, ...Object.keys(LIMITS)]);
   return o;
