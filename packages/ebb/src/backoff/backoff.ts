@@ -115,7 +115,7 @@ export class Backoff implements BackoffPolicy {
       set({ ...curve, jitter: jitter.name, ...limits }),
     );
     return {
-      ...(parts.length > 1 ? { chain: parts } : parts[0]),
+      ...(parts[1] ? { chain: parts } : parts[0]),
       maxAttempts: this.maxAttempts,
       ...set({ maxElapsedMs: this.maxElapsedMs }),
     };
