@@ -115,7 +115,7 @@ export class Backoff implements BackoffPolicy {
       set({ ...curve, jitter: jitter.name, ...limits }),
     );
     return {
-      ...(parts.length > 1 ? { chain: parts } : parts[0]),
+      ...(parts[1] ? { chain: parts } : parts[0]),
       maxAttempts: this.maxAttempts,
       ...set({ maxElapsedMs: this.maxElapsedMs }),
     };
@@ -136,16 +136,15 @@ export function checkSegment(where: string, s: Segment): Segment {
 
 /**
  * Reads a curve's options object: refuses a non-object and unknown keys (the curve's own `keys`,
- * the limits, and `jitter` unless the curve draws its own delays). @internal
+ * `jitter` among them unless the curve draws its own delays, and the limits). @internal
  */
 export function curveOptions<T extends object>(
   where: string,
   options: T | undefined,
   keys: readonly string[],
-  ownDraw?: boolean,
 ): Partial<T> {
   const o = optionsObject(where, options) as Partial<T>;
-  checkKeys(where, o, [...keys, ...(ownDraw ? [] : ['jitter']), ...Object.keys(LIMITS)]);
+  checkKeys(where, o, [...keys, ...Object.keys(LIMITS)]);
   return o;
 }
 

@@ -32,7 +32,7 @@ export interface ConstantOptions extends LimitOptions {
  */
 export function constant(options?: ConstantOptions): Backoff {
   const where = 'constant()';
-  const o = curveOptions(where, options, ['delayMs']);
+  const o = curveOptions(where, options, ['delayMs', 'jitter']);
   return fromCurve(
     where,
     makeCurve(CONSTANT, { type: 'constant' as const, delayMs: check(where, 'delayMs', o.delayMs, DURATION_MS, 100) }),

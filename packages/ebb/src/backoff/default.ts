@@ -4,28 +4,6 @@ import { fullJitter } from './jitter-full.js';
 import { DEFAULT_ATTEMPTS } from './limits.js';
 
 /**
- * `exponential()` with no options, built directly: the values need no checking, and a bundle
- * that uses only the default policy (`retry(op)`, `withRetry(fetch)`) then carries neither
- * `exponential()` nor the option checks behind it. default.test.ts holds it equal to
- * `exponential()`.
- */
-const make = (): Backoff =>
-  new Backoff(
-    [
-      {
-        curve: exponentialCurve(100, 2),
-        jitter: fullJitter,
-        ceiling: Infinity,
-        maxIntervalMs: Infinity,
-        maxDelayMs: 20_000,
-        rows: Infinity,
-      },
-    ],
-    DEFAULT_ATTEMPTS,
-    Infinity,
-  );
-
-/**
  * ebb's default policy (`presets.default`, and what `retry()` uses when given no `backoff`):
  * exponential from 100 ms, ×2, capped at 20 s, full jitter, 5 attempts in all. It is
  * `exponential()` with no options (default.test.ts holds the two equal).
@@ -42,7 +20,23 @@ const make = (): Backoff =>
  *   wait to at most 1.5 s (100 + 200 + 400 + 800 ms), so failures surface quickly; retry
  *   budgets (`ebb/rate`) bound the fleet-wide amplification further.
  */
-export const defaultBackoff: Backoff = /* @__PURE__ */ make();
+export const defaultBackoff: Backoff = /* @__PURE__ */ new Backoff(
+  // exponential() with no options, built from its values: they need no checking, and a bundle
+  // that uses only the default policy (`retry(op)`, `withRetry(fetch)`) then carries neither
+  // `exponential()` nor the option checks behind it. default.test.ts holds the two equal.
+  [
+    {
+      curve: exponentialCurve(100, 2),
+      jitter: fullJitter,
+      ceiling: Infinity,
+      maxIntervalMs: Infinity,
+      maxDelayMs: 20_000,
+      rows: Infinity,
+    },
+  ],
+  DEFAULT_ATTEMPTS,
+  Infinity,
+);
 
 /**
  * The default policy in one line, as it prints without the curve's name: `100 ms ×2, 20 s cap,

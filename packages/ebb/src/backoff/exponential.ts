@@ -46,7 +46,7 @@ export interface ExponentialOptions extends LimitOptions {
  */
 export function exponential(options?: ExponentialOptions): Backoff {
   const where = 'exponential()';
-  const o = curveOptions(where, options, ['initialDelayMs', 'multiplier']);
+  const o = curveOptions(where, options, ['initialDelayMs', 'multiplier', 'jitter']);
   return fromCurve(
     where,
     exponentialCurve(

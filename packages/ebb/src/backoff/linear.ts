@@ -37,7 +37,7 @@ export interface LinearOptions extends LimitOptions {
  */
 export function linear(options?: LinearOptions): Backoff {
   const where = 'linear()';
-  const o = curveOptions(where, options, ['initialDelayMs', 'incrementMs']);
+  const o = curveOptions(where, options, ['initialDelayMs', 'incrementMs', 'jitter']);
   const initialDelayMs = check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100);
   return fromCurve(
     where,

@@ -101,8 +101,8 @@ export function clampOf(s: Segment): number {
 export function drawDelay(s: Segment, k: number, random: Random, previous: number): number {
   // capped() and clampOf(), written out: every bundle with a policy runs this, and only
   // describeRow() needs those two on their own.
-  const cap = Math.min(s.maxIntervalMs, s.maxDelayMs, MAX_DELAY_MS);
   const clamp = Math.min(s.maxDelayMs, MAX_DELAY_MS);
+  const cap = Math.min(s.maxIntervalMs, clamp);
   const c = s.curve.at(Math.min(k, s.ceiling), cap);
   const d = s.jitter.draw(c < cap ? c : cap, random, s, k, previous);
   return d < clamp ? d : clamp;

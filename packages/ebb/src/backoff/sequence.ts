@@ -37,7 +37,7 @@ export interface SequenceOptions extends LimitOptions {
  */
 export function sequence(options: SequenceOptions): Backoff {
   const where = 'sequence()';
-  const o = curveOptions(where, options, ['delaysMs']);
+  const o = curveOptions(where, options, ['delaysMs', 'jitter']);
   const raw = o.delaysMs;
   if (!Array.isArray(raw) || raw.length === 0) {
     invalid(

@@ -85,7 +85,7 @@ export interface SlottedOptions extends Omit<LimitOptions, 'jitter'> {
  */
 export function slotted(options: SlottedOptions): Backoff {
   const where = 'slotted()';
-  const o = curveOptions(where, options, ['slotMs', 'cwMin', 'cwMax'], true);
+  const o = curveOptions(where, options, ['slotMs', 'cwMin', 'cwMax']);
   const slotMs = check(where, 'slotMs', o.slotMs, DURATION_MS);
   if (slotMs === 0)
     invalid(where, 'slotMs', 0, DEV ? 'a finite number > 0' : '', DEV ? 'The 802.3 slot at 10 Mb/s is 0.0512 ms.' : '');
