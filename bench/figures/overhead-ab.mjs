@@ -13,15 +13,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { do_not_optimize } from 'mitata';
 import { median } from '../lib/stats.mjs';
-import { baseEntries, fn, interleavedRounds } from '../lib/success-path.mjs';
+import { baseEntries, fn, interleavedRounds, twoBuilds } from '../lib/success-path.mjs';
 
-const [oldDir, newDir] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-if (!oldDir || !newDir) {
-  process.stderr.write('usage: node figures/overhead-ab.mjs OLD_DIST NEW_DIST [--rounds=N]\n');
-  process.exit(2);
-}
-const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
-const ROUNDS = roundsArg ? Number(roundsArg.slice('--rounds='.length)) : 6;
+const { oldDir, newDir, rounds: ROUNDS } = twoBuilds('node figures/overhead-ab.mjs OLD_DIST NEW_DIST [--rounds=N]', 6);
 const MIN_CPU_TIME_NS = 300e6;
 
 const load = async (dir) => import(pathToFileURL(resolve(dir, 'index.js')).href);

@@ -11,15 +11,10 @@
 // each the median over the rounds (mitata's p50 of each), ids prefixed `old ` and `new `.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { baseEntries, entryOf, fn, printMedians } from '../lib/success-path.mjs';
+import { baseEntries, composedPipelines, entryOf, fn, printMedians, twoBuilds } from '../lib/success-path.mjs';
 
-const [oldDir, newDir] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-if (!oldDir || !newDir) {
-  process.stderr.write('usage: node figures/pipeline-ab.mjs OLD_DIST NEW_DIST [--rounds=N] [--parts]\n');
-  process.exit(2);
-}
-const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
-const ROUNDS = roundsArg ? Number(roundsArg.slice('--rounds='.length)) : 5;
+const USAGE = 'node figures/pipeline-ab.mjs OLD_DIST NEW_DIST [--rounds=N] [--parts]';
+const { oldDir, newDir, rounds: ROUNDS } = twoBuilds(USAGE, 5);
 const parts = process.argv.includes('--parts');
 const MIN_CPU_TIME_NS = (parts ? 150 : 300) * 1e6;
 
@@ -30,24 +25,13 @@ for (const [id, dir] of [
   ['old', oldDir],
   ['new', newDir],
 ]) {
-  const { pipeline, retry, retrying, timeout } = await load(dir, 'index.js');
-  const { circuitBreaker, concurrencyLimit } = await load(dir, 'resilience.js');
-  // Made once, shared by every call, as a program holds them.
+  const ebb = { ...(await load(dir, 'index.js')), ...(await load(dir, 'resilience.js')) };
+  const { pipeline, retry, retrying, timeout, circuitBreaker, concurrencyLimit } = ebb;
+  const { composed, standard } = composedPipelines(ebb);
   const subjects = {
     'retry(fn)': () => retry(fn),
-    'retrying, circuitBreaker, concurrencyLimit, timeout': pipeline([
-      retrying(),
-      circuitBreaker(),
-      concurrencyLimit(),
-      timeout(10_000),
-    ]),
-    'the same inside a total timeout': pipeline([
-      timeout(30_000),
-      retrying(),
-      circuitBreaker(),
-      concurrencyLimit(),
-      timeout(10_000),
-    ]),
+    'retrying, circuitBreaker, concurrencyLimit, timeout': composed,
+    'the same inside a total timeout': standard,
   };
   if (parts) {
     Object.assign(subjects, {

@@ -8,17 +8,15 @@
 // `node figures/pipeline.mjs [--quick]` prints one JSON object:
 //   { node, loadAverage: [before, after], subjects: { id: { nsPerCall, overBareNs, timesFloor } } }
 // each the median over the rounds (mitata's p50 of each).
-import { pipeline, retry, retrying, timeout } from 'ebb';
-import { circuitBreaker, concurrencyLimit } from 'ebb/resilience';
-import { baseEntries, entryOf, fn, printMedians } from '../lib/success-path.mjs';
+import * as root from 'ebb';
+import * as resilience from 'ebb/resilience';
+import { baseEntries, composedPipelines, entryOf, fn, printMedians } from '../lib/success-path.mjs';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 2 : 5;
 const MIN_CPU_TIME_NS = (quick ? 120 : 300) * 1e6;
 
-// Made once, shared by every call, as a program holds them.
-const composed = pipeline([retrying(), circuitBreaker(), concurrencyLimit(), timeout(10_000)]);
-const standard = pipeline([timeout(30_000), retrying(), circuitBreaker(), concurrencyLimit(), timeout(10_000)]);
+const { composed, standard } = composedPipelines({ ...root, ...resilience });
 const c = await import('cockatiel-3');
 const cockatiel = c.wrap(
   c.retry(c.handleAll, { maxAttempts: 3, backoff: new c.ExponentialBackoff() }),
@@ -28,7 +26,7 @@ const cockatiel = c.wrap(
 const { default: pRetry } = await import('p-retry-7');
 
 const entries = baseEntries();
-entries.push(await entryOf('ebb retry(fn)', () => retry(fn)));
+entries.push(await entryOf('ebb retry(fn)', () => root.retry(fn)));
 entries.push(
   await entryOf('ebb pipeline: retrying, circuitBreaker, concurrencyLimit, timeout (per attempt)', () =>
     composed.execute(fn),

@@ -1,6 +1,8 @@
-// The success-path measurement shared by figures/overhead.mjs (ebb beside the peers) and
-// figures/overhead-ab.mjs (two builds of ebb): the operation, the bare call and the floor every
-// wrapper is measured against, and the rounds in which every entry is measured in turn.
+// The success-path measurement shared by figures/overhead.mjs (ebb beside the peers),
+// figures/pipeline.mjs (composed pipelines beside the peers) and their A/B forms for two builds of
+// ebb (overhead-ab.mjs, pipeline-ab.mjs): the operation, the bare call and the floor every wrapper
+// is measured against, the pipelines measured, the two builds' arguments, and the rounds in which
+// every entry is measured in turn.
 import { do_not_optimize, measure } from 'mitata';
 
 /** The operation every subject wraps: an already-resolved promise of 1. */
@@ -15,6 +17,33 @@ export function baseEntries() {
     ['bare', async () => do_not_optimize(await fn())],
     ['floor', async () => do_not_optimize(await fn().then(undefined, rethrow))],
   ];
+}
+
+/**
+ * The two composed pipelines the pipeline figures measure, made once from one build of ebb (its
+ * root and `ebb/resilience` exports) and shared by every call, as a program holds them: an attempt
+ * timeout, a retry, a circuit breaker and a concurrency limit, each at its defaults (`composed`),
+ * and the same inside a total timeout, the order the docs recommend (`standard`).
+ */
+export function composedPipelines({ pipeline, retrying, timeout, circuitBreaker, concurrencyLimit }) {
+  return {
+    composed: pipeline([retrying(), circuitBreaker(), concurrencyLimit(), timeout(10_000)]),
+    standard: pipeline([timeout(30_000), retrying(), circuitBreaker(), concurrencyLimit(), timeout(10_000)]),
+  };
+}
+
+/**
+ * The arguments of an A/B figure, `OLD_DIST NEW_DIST [--rounds=N]`: the two builds' directories
+ * and the rounds (`defaultRounds` when not given). Exits with 2 and `usage` when a directory is missing.
+ */
+export function twoBuilds(usage, defaultRounds) {
+  const [oldDir, newDir] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+  if (!oldDir || !newDir) {
+    process.stderr.write(`usage: ${usage}\n`);
+    process.exit(2);
+  }
+  const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
+  return { oldDir, newDir, rounds: roundsArg ? Number(roundsArg.slice('--rounds='.length)) : defaultRounds };
 }
 
 /** `[id, call]` measured with its result kept from the optimizer; `call` must resolve with 1. */
