@@ -56,6 +56,20 @@ export function describeThrown(value: unknown): string {
 export const EBB_ERROR: unique symbol = Symbol.for('ebb.error.code');
 
 /**
+ * Whether `value` is ebb's error with the stable `code` (class name `name`), from this copy of
+ * ebb or any other: the brand's code; else — an error made by a copy of ebb older than the brand
+ * — its `code` and `name` together. This copy's errors carry the brand too (a getter on the
+ * class's prototype that returns the code as a literal, so an object made from the prototype
+ * without the constructor is recognised, as `instanceof` would), so a guard need not name the
+ * class, and a bundle that only tests for an error does not carry it. Never throws: a revoked
+ * proxy or a throwing getter is simply not ebb's error. @internal
+ */
+export function isBranded(value: unknown, code: string, name: string): boolean {
+  const brand = prop(value, EBB_ERROR);
+  return brand !== undefined ? brand === code : prop(value, 'code') === code && prop(value, 'name') === name;
+}
+
+/**
  * A predicate's answer, checked: `true` or `false`, else a `TypeError` naming the predicate and
  * the value (a string `'false'`, `NaN`, `undefined` or a promise where a boolean is expected
  * would otherwise be read by its truthiness, silently).

@@ -1,12 +1,14 @@
-import { readNow } from '../core/boundary.js';
+import { isBranded, readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
-import { EBB_ERROR, isEbbError } from '../retry/errors.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { IsFailure, Outcome } from '../retry/options.js';
 import { type AdaptiveRateController, controllerMechanism, isFailureOption } from './controller.js';
+import { LocalThrottleError } from './local-throttle-error.js';
+
+export { LocalThrottleError } from './local-throttle-error.js';
 
 /** Options of {@link adaptiveThrottle}. */
 export interface AdaptiveThrottleOptions<T = unknown> {
@@ -49,32 +51,9 @@ export interface AdaptiveThrottle extends AdaptiveRateController, Mechanism {
   readonly ratePerSecond: number;
 }
 
-/** The error a locally rejected request fails with. */
-export class LocalThrottleError extends Error {
-  override readonly name = 'LocalThrottleError';
-  /** Stable code for programs, the same across versions: see {@link isLocalThrottleError}. */
-  readonly code = 'EBB_LOCAL_THROTTLE';
-  /** Marks it a throttle, for classifiers that look for `throttled: true`. */
-  readonly throttled = true;
-  /** The rejection probability it was drawn against. */
-  readonly probability: number;
-
-  constructor(probability: number) {
-    super(
-      `Rejected locally by adaptiveThrottle (probability ${probability.toFixed(3)}): the backend accepted too few of the recent requests.`,
-    );
-    this.probability = probability;
-  }
-
-  /** The brand other copies of ebb recognise it by: its code. @internal */
-  get [EBB_ERROR](): string {
-    return this.code;
-  }
-}
-
 /** True for a {@link LocalThrottleError} from this copy of ebb or any other (by its `code`, `'EBB_LOCAL_THROTTLE'`). */
 export function isLocalThrottleError(value: unknown): value is LocalThrottleError {
-  return isEbbError(value, LocalThrottleError, 'EBB_LOCAL_THROTTLE', 'LocalThrottleError');
+  return isBranded(value, 'EBB_LOCAL_THROTTLE', 'LocalThrottleError');
 }
 
 const BUCKETS = 60;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { HttpStatusError, isHttpStatusError } from '../http/status-error.js';
@@ -22,6 +23,47 @@ function foreign(name: string, code: string, fields: Record<string, unknown> = {
   }
   if (branded) Object.defineProperty(Foreign.prototype, BRAND, { get: () => code });
   return Object.assign(new Foreign(`${name} from another copy`), fields);
+}
+
+/**
+ * Values a guard may be handed by user code, none of them ebb's error with `code`: primitives
+ * (the code itself as a string among them), a revoked proxy, a proxy whose every trap throws,
+ * getters that throw (the brand's, `code`'s, `name`'s), null-prototype objects, a function.
+ */
+function hostileValues(code: string): unknown[] {
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const fail = (): never => {
+    throw new Error('trap');
+  };
+  const trapping = new Proxy(
+    {},
+    { get: fail, has: fail, getPrototypeOf: fail, getOwnPropertyDescriptor: fail, ownKeys: fail },
+  );
+  const throwingOn = (key: PropertyKey): object => Object.defineProperty({}, key, { get: fail });
+  return [
+    undefined,
+    null,
+    0,
+    -0,
+    Number.NaN,
+    1n,
+    true,
+    '',
+    code,
+    Symbol('x'),
+    Symbol.for('ebb.error.code'),
+    revoked,
+    trapping,
+    throwingOn('code'),
+    throwingOn('name'),
+    throwingOn(BRAND),
+    // The code and name beside a brand that cannot be read: nothing says which copy made it.
+    Object.defineProperty({ code }, BRAND, { get: fail }),
+    Object.create(null),
+    Object.create(revoked),
+    () => {},
+  ];
 }
 
 const GUARDS = [
@@ -76,23 +118,59 @@ describe('error guards: ebb errors recognised by their stable code, from any cop
     // A branded object whose brand says another code wins over a matching code field.
     const liar = foreign('Other', 'EBB_OTHER', { code, name });
     expect(guard(liar)).toBe(false);
-    const { proxy, revoke } = Proxy.revocable({}, {});
-    revoke();
-    const throwing = Object.defineProperty({}, 'code', {
-      get() {
-        throw new Error('getter');
-      },
-    });
-    for (const hostile of [undefined, null, 0, Number.NaN, code, Symbol('x'), proxy, throwing, () => {}]) {
-      expect(guard(hostile)).toBe(false);
-    }
+    for (const hostile of hostileValues(code)) expect(guard(hostile)).toBe(false);
   });
 
-  it('isRetryError and isFinal recognise an object made from the class prototype without its constructor, as instanceof does', () => {
-    // The guards read the brand, not instanceof: the brand must not depend on fields the constructor sets.
-    expect(isRetryError(Object.create(RetryError.prototype))).toBe(true);
-    expect(isFinal(Object.create(FinalError.prototype))).toBe(true);
-  });
+  it.each(GUARDS)(
+    '%s: a null-prototype object is judged by its own brand, or code and name, never by a class',
+    (_, guard, name, code) => {
+      // The brand is read as a property, not through a class: a null-prototype object that
+      // carries the code and name (as a copy older than the brand would) or the brand is
+      // recognised; one carrying another brand, or the code alone, is not.
+      expect(guard(Object.assign(Object.create(null), { code, name }))).toBe(true);
+      expect(guard(Object.assign(Object.create(null), { [BRAND]: code }))).toBe(true);
+      expect(guard(Object.assign(Object.create(null), { [BRAND]: 'EBB_OTHER', code, name }))).toBe(false);
+      expect(guard(Object.assign(Object.create(null), { code }))).toBe(false);
+    },
+  );
+
+  it.each(GUARDS)(
+    '%s: any generated value (null-prototype objects, getters that throw) gets false, never a throw',
+    (_, guard) => {
+      const withThrowingGetters = fc
+        .tuple(fc.anything({ withNullPrototype: true }), fc.subarray(['code', 'name', BRAND, 'cause'] as PropertyKey[]))
+        .map(([value, keys]) => {
+          const target = typeof value === 'object' && value !== null ? value : {};
+          for (const key of keys) {
+            Object.defineProperty(target, key, {
+              configurable: true,
+              get() {
+                throw new Error(`hostile ${String(key)}`);
+              },
+            });
+          }
+          return target;
+        });
+      fc.assert(
+        fc.property(
+          fc.oneof(fc.anything({ withNullPrototype: true, withBigInt: true }), withThrowingGetters),
+          (value) => {
+            expect(guard(value)).toBe(false);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    },
+  );
+
+  it.each(GUARDS)(
+    '%s recognises an object made from the class prototype without its constructor, as instanceof does',
+    (_, guard, _name, _code, own) => {
+      // The guards read the brand, not instanceof: the brand's getter returns the code itself, not
+      // a field the constructor sets.
+      expect(guard(Object.create(Object.getPrototypeOf(own())))).toBe(true);
+    },
+  );
 
   it('instanceof keeps working within one copy', () => {
     expect(stop(1)).toBeInstanceOf(FinalError);

@@ -1,100 +1,11 @@
-import { describeThrown, EBB_ERROR, isA, prop } from '../core/boundary.js';
-import { DEV } from '../core/dev.js';
+import { describeThrown, EBB_ERROR, isA, isBranded, prop } from '../core/boundary.js';
 import type { FinalError } from './final-error.js';
+import type { RetryError } from './retry-error.js';
 
 export { FinalError, stop } from './final-error.js';
+export { type GiveUpReason, RetryError } from './retry-error.js';
 // Where other modules have always found them.
-export { describeThrown, EBB_ERROR, isA, prop };
-
-/**
- * Whether `value` is ebb's error of class `C` (stable `code`, `name`), from this copy of ebb or
- * any other: `instanceof` first (this copy); else the brand's code; else — an error made by a
- * copy of ebb older than the brand — its `code` and `name` together. Never throws: a revoked
- * proxy or a throwing getter is simply not ebb's error. @internal
- */
-export function isEbbError(
-  value: unknown,
-  C: abstract new (...args: never[]) => unknown,
-  code: string,
-  name: string,
-): boolean {
-  return isA(value, C) || isBranded(value, code, name);
-}
-
-/**
- * {@link isEbbError} without the class: the brand's code, else (an error of a copy older than
- * the brand) `code` and `name` together. This copy's errors carry the brand too (a getter on
- * the class's prototype that returns the code itself, so an object made from the prototype
- * without the constructor is recognised, as `instanceof` would), so the guard need not name
- * the class. Never throws. @internal
- */
-export function isBranded(value: unknown, code: string, name: string): boolean {
-  const brand = prop(value, EBB_ERROR);
-  return brand !== undefined ? brand === code : prop(value, 'code') === code && prop(value, 'name') === name;
-}
-
-/** Why an executor gave up. */
-export type GiveUpReason =
-  /** The policy's `maxAttempts` were used up. */
-  | 'attempts'
-  /** The next wait would have ended past the policy's `maxElapsedMs`, or a wait's wake-up came after it. */
-  | 'elapsed'
-  /** The server asked for a wait (`retryAfterMs`) longer than `maxRetryAfterMs`. */
-  | 'retry-after'
-  /** The retry budget refused another retry. */
-  | 'budget';
-
-/**
- * The error an executor rejects with when it gives up on an operation that kept failing with
- * retryable errors. The last error is `cause`, unchanged.
- *
- * An error `isFailure` says is no failure is *not* wrapped: the caller gets the
- * operation's own error. An abort rejects with `signal.reason`.
- */
-export class RetryError extends Error {
-  override readonly name = 'RetryError';
-  /** Stable across versions, for matching without `instanceof` (across realms or copies): see {@link isRetryError}. */
-  readonly code = 'EBB_RETRY_GAVE_UP';
-  /** Why the executor gave up. */
-  declare readonly reason: GiveUpReason;
-  /** Calls of the operation made, the first included. */
-  declare readonly attempts: number;
-  /**
-   * Milliseconds from the start of the operation to giving up — from attempt 1's failure when
-   * nothing configured read the elapsed time during the run (see `retry()`, "Elapsed time").
-   */
-  declare readonly elapsedMs: number;
-
-  /**
-   * `detail` says why in words; `fromFailure`: `elapsedMs` counts from attempt 1's failure (a
-   * lazy start), and the message says so rather than pass it off as the whole run's time. The
-   * production build's message is short: the reason and the attempts (`gave up (attempts) after
-   * attempt 5`); `cause` holds the last error in every build.
-   */
-  constructor(
-    reason: GiveUpReason,
-    attempts: number,
-    elapsedMs: number,
-    cause: unknown,
-    detail?: string,
-    fromFailure?: boolean,
-  ) {
-    super(
-      DEV
-        ? `Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}${fromFailure ? `, ${Math.round(elapsedMs)} ms after attempt 1 failed` : ` in ${Math.round(elapsedMs)} ms`}: ${detail}. Last error: ${cause === undefined ? 'none' : describeThrown(cause)}`
-        : `gave up (${reason}) after attempt ${attempts}`,
-      { cause },
-    );
-    this.reason = reason;
-    this.attempts = attempts;
-    this.elapsedMs = elapsedMs;
-  }
-
-  /** The brand other copies of ebb recognise it by: its code. @internal */
-  get [EBB_ERROR](): string {
-    return 'EBB_RETRY_GAVE_UP';
-  }
-}
+export { describeThrown, EBB_ERROR, isA, isBranded, prop };
 
 /**
  * True for a {@link RetryError} — from this copy of ebb or any other loaded in the same process

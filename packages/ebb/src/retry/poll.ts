@@ -1,11 +1,14 @@
-import { sleepOn } from '../core/boundary.js';
+import { isBranded, sleepOn } from '../core/boundary.js';
 import { systemClock, unrefSystemClock } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import { brief, nonNegative } from '../core/validate.js';
 import { readClock } from './decide.js';
-import { defaultIsFailure, EBB_ERROR, type FailureVerdict, isEbbError, type Result } from './errors.js';
+import { defaultIsFailure, type FailureVerdict, type Result } from './errors.js';
 import { Execution } from './execution.js';
+import { NotDoneError } from './not-done-error.js';
 import { type AttemptContext, type Prepared, prepare, type RetryOptions } from './options.js';
+
+export { NotDoneError } from './not-done-error.js';
 
 /** What a `poll()` check reports: done with a value, or not yet. */
 export type PollResult<T> =
@@ -30,27 +33,9 @@ export interface PollOptions<T = unknown> extends Omit<RetryOptions<T>, 'isFailu
   readonly initialDelayMs?: number;
 }
 
-/**
- * The error a "not done yet" check counts as: it is what `onRetry` sees for such a check, and
- * the `cause` of the `RetryError` when the policy runs out while the work is still not done.
- */
-export class NotDoneError extends Error {
-  override readonly name = 'NotDoneError';
-  /** Stable across versions, for matching without `instanceof`: see {@link isNotDoneError}. */
-  readonly code = 'EBB_NOT_DONE';
-  constructor(readonly attempt: number) {
-    super(`check ${attempt} reported not done`);
-  }
-
-  /** The brand other copies of ebb recognise it by: its code. @internal */
-  get [EBB_ERROR](): string {
-    return this.code;
-  }
-}
-
 /** True for a {@link NotDoneError}, from this copy of ebb or any other (by its `code`, `'EBB_NOT_DONE'`). */
 export function isNotDoneError(value: unknown): value is NotDoneError {
-  return isEbbError(value, NotDoneError, 'EBB_NOT_DONE', 'NotDoneError');
+  return isBranded(value, 'EBB_NOT_DONE', 'NotDoneError');
 }
 
 /**
