@@ -5,8 +5,10 @@
 // from separate runs on a loaded machine differ more than the change.
 //
 // `node figures/overhead-ab.mjs OLD_DIST NEW_DIST [--rounds=N]` prints one JSON object:
-//   { node, rounds: [{ load, bare, floor, old, new: ns per call (mitata's p50) }, …],
-//     median: { old, new: × floor } }
+//   { node, rounds: [{ load, bare, floor, old, new, old+backoff, new+backoff: ns per call
+//     (mitata's p50) }, …], median: { old, new, old+backoff, new+backoff: × floor } }
+// `old`/`new` is `retry(fn)`; `…+backoff` is `retry(fn, { backoff })` with the build's
+// `exponential()` made once, the typical call, which validates its options on every call.
 // `load` is the 1-minute load average when the round began.
 import os from 'node:os';
 import { resolve } from 'node:path';
@@ -28,9 +30,15 @@ for (const [id, ebb] of Object.entries(builds)) {
   if ((await ebb.retry(fn)) !== 1) throw new Error(`${id}: the success path did not resolve with the value`);
   entries.push([id, async () => do_not_optimize(await ebb.retry(fn))]);
 }
+for (const [id, ebb] of Object.entries(builds)) {
+  const options = { backoff: ebb.exponential() };
+  if ((await ebb.retry(fn, options)) !== 1)
+    throw new Error(`${id}+backoff: the success path did not resolve with the value`);
+  entries.push([`${id}+backoff`, async () => do_not_optimize(await ebb.retry(fn, options))]);
+}
 
 const rounds = await interleavedRounds(entries, ROUNDS, MIN_CPU_TIME_NS, () => ({ load: os.loadavg()[0] }));
 const ratio = (id) => Number(median(rounds.map((r) => r[id] / r.floor)).toFixed(3));
 process.stdout.write(
-  `${JSON.stringify({ node: process.version, rounds, median: { old: ratio('old'), new: ratio('new') } })}\n`,
+  `${JSON.stringify({ node: process.version, rounds, median: Object.fromEntries(['old', 'new', 'old+backoff', 'new+backoff'].map((id) => [id, ratio(id)])) })}\n`,
 );

@@ -8,7 +8,7 @@ import { type DefaultBudget, defaultBudget } from '../retry/default-budget.js';
 import { type FailureVerdict, isRetryError, prop, type Result } from '../retry/errors.js';
 import type { RetryBudget } from '../retry/hook-points.js';
 import { type Mechanism, mechanismAt } from '../retry/mechanism.js';
-import { type Prepared, prepare, type RetryOptions } from '../retry/options.js';
+import { KEYS, type Prepared, prepare, type RetryOptions } from '../retry/options.js';
 import { execute } from '../retry/retry.js';
 import { Scope } from '../retry/scope.js';
 import { isReplayableBody } from './body.js';
@@ -140,7 +140,8 @@ export interface WithRetryOptions<R = Response>
 /** RFC 9110 §9.2.2: "PUT, DELETE, and safe request methods are idempotent." */
 const IDEMPOTENT_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'];
 
-const OWN_KEYS = ['isFailure', 'methods', 'onRetry', 'hedge', 'use', 'serverHintMs'];
+/** The option names `withRetry()` knows: the executor's and its own (named in its messages). */
+const KNOWN_KEYS = /* @__PURE__ */ KEYS.concat(['isFailure', 'methods', 'onRetry', 'hedge', 'use', 'serverHintMs']);
 
 /** Options of 0.1 and where they went. */
 const MOVED: Record<string, string> = {
@@ -349,7 +350,7 @@ export function withRetry<F extends FetchLike = typeof fetch>(
   }
   const { isFailure = standard, methods, onRetry, hedge, use, serverHintMs, budget, ...executorOptions } = o;
   // The executor's own checks (and its hints for options that moved), now rather than at the first request.
-  const prepared = prepare(where, budget === false ? executorOptions : { ...executorOptions, budget }, OWN_KEYS);
+  const prepared = prepare(where, budget === false ? executorOptions : { ...executorOptions, budget }, KNOWN_KEYS);
   if (typeof isFailure !== 'function') {
     invalid(
       where,

@@ -187,7 +187,8 @@ const SPEC: Record<string, readonly [kind: readonly string[] | string, flags?: n
   unref: ['boolean'],
   budget: [['tryAcquireRetry', 'recordSuccess'], FULL | TIMED],
 };
-const KEYS = Object.keys(SPEC);
+/** The executor's option names, in {@link SPEC}'s order: the names `retry()` knows. @internal */
+export const KEYS = Object.keys(SPEC);
 
 /** The fix a refusal suggests, where the option's kind does not make it plain. */
 const FIXES: Record<string, string> = DEV
@@ -243,18 +244,19 @@ function checkKind(where: string, name: string, value: unknown, kind: readonly s
 /**
  * Validates executor options at the call, naming the option, the value and the fix (the checks
  * are {@link SPEC}; an option of 0.x that moved is named with where it went). The result holds
- * only what the caller set, and the two flags. `sync`: for `retrySync()`, whose clock blocks.
+ * only what the caller set, and the two flags. `known`: every option name the caller accepts
+ * (default {@link KEYS}), a list made once by each caller, not on every call. `sync`: for
+ * `retrySync()`, whose clock blocks.
  * @internal
  */
 export function prepare(
   where: string,
   options: object | undefined,
-  extraKeys: readonly string[] = [],
+  known: readonly string[] = KEYS,
   sync = false,
 ): Prepared {
   if (options === undefined) return NO_OPTIONS;
   const o = optionsObject(where, options) as Record<string, unknown>;
-  const known = [...(sync ? KEYS.slice(0, 9) : KEYS), ...extraKeys];
   if (DEV) {
     for (const key in o) {
       if (!known.includes(key) && MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);

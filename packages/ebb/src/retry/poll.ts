@@ -6,7 +6,7 @@ import { readClock } from './decide.js';
 import { defaultIsFailure, type FailureVerdict, type Result } from './errors.js';
 import { Execution } from './execution.js';
 import { NotDoneError } from './not-done-error.js';
-import { type AttemptContext, type Prepared, prepare, type RetryOptions } from './options.js';
+import { type AttemptContext, KEYS, type Prepared, prepare, type RetryOptions } from './options.js';
 
 export { NotDoneError } from './not-done-error.js';
 
@@ -37,6 +37,9 @@ export interface PollOptions<T = unknown> extends Omit<RetryOptions<T>, 'isFailu
 export function isNotDoneError(value: unknown): value is NotDoneError {
   return isBranded(value, 'EBB_NOT_DONE', 'NotDoneError');
 }
+
+/** The option names `poll()` knows: `retry()`'s and its own. */
+const POLL_KEYS = /* @__PURE__ */ KEYS.concat('initialDelayMs');
 
 /**
  * Polls an asynchronous operation until it is done — the AWS General Reference's loop: check,
@@ -69,7 +72,7 @@ export async function poll<R extends PollResult<unknown>>(
         : brief('poll()', 'check', check),
     );
   }
-  const o = prepare('poll()', options, ['initialDelayMs']);
+  const o = prepare('poll()', options, POLL_KEYS);
   const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
   if (o.signal?.aborted) throw o.signal.reason;
   const clock = o.clock ?? (o.unref ? unrefSystemClock : systemClock);

@@ -20,7 +20,7 @@ import type {
   RetryContext,
   SuccessContext,
 } from './options.js';
-import { prepare } from './options.js';
+import { KEYS, prepare } from './options.js';
 
 /** The view of one attempt a synchronous operation receives. */
 export interface SyncAttemptContext {
@@ -88,6 +88,9 @@ function canBlock(): boolean {
   return blockingAllowed;
 }
 
+/** The option names `retrySync()` knows: the first nine of `retry()`'s (no signal, unref or budget). */
+const SYNC_KEYS = /* @__PURE__ */ KEYS.slice(0, 9);
+
 /**
  * `retry()` for synchronous work — renaming a file another process holds, a CLI script's
  * lookup — blocking the thread between attempts with `Atomics.wait` (no busy loop). Where a
@@ -110,8 +113,7 @@ function canBlock(): boolean {
 export function retrySync<T>(operation: (context: SyncAttemptContext) => T, options?: RetrySyncOptions<T>): T {
   const where = 'retrySync()';
   if (typeof operation !== 'function') invalid(where, 'operation', operation, DEV ? 'a function' : '');
-  // Stryker disable next-line ArrayDeclaration: with `sync` true, prepare() checks the keys against its sync list and ignores this one.
-  const o = prepare(where, options, [], true);
+  const o = prepare(where, options, SYNC_KEYS, true);
   const clock = options?.clock ?? atomicsClock;
   if (clock === atomicsClock && !canBlock()) {
     throw new TypeError(
