@@ -80,3 +80,63 @@ describe('circuitBreaker in a pipeline: a closed breaker reads its clock only wh
     expect(clock.reads).toBe(before);
   });
 });
+
+describe('circuitBreaker used by hand (acquire/record, run): a closed breaker reads its clock only when the time counts', () => {
+  it('without a window or a slow-call threshold, successes read no clock; each failure reads it once, and the one that opens starts the open period then', async () => {
+    const clock = countingClock();
+    const breaker = circuitBreaker({ clock, consecutiveFailures: 3, openBackoff: open });
+    for (let i = 0; i < 5; i++) breaker.record('success', breaker.acquire(), 'ok');
+    expect(await breaker.run(succeed)).toBe('ok');
+    expect(clock.reads).toBe(0);
+    const tickets = [breaker.acquire(), breaker.acquire(), breaker.acquire()];
+    expect(clock.reads).toBe(0);
+    breaker.record('failure', tickets[0], new Error('503'));
+    breaker.record('failure', tickets[1], new Error('503'));
+    expect(clock.reads).toBe(2);
+    await clock.advance(400);
+    breaker.record('failure', tickets[2], new Error('503'));
+    expect(clock.reads).toBe(3);
+    // Opened at 400 ms for 1 s: 600 ms left at 800 ms.
+    await clock.advance(400);
+    expect(breaker.state).toBe('open');
+    expect(breaker.retryAfterMs).toBe(600);
+  });
+
+  it('a success by hand still ends the run of failures, and an error isFailure says is no failure counts for nothing, without a clock', () => {
+    const clock = countingClock();
+    const breaker = circuitBreaker({
+      clock,
+      consecutiveFailures: 2,
+      openBackoff: open,
+      isFailure: (o) => !o.ok && (o.error as Error).message !== 'not found',
+    });
+    breaker.record('failure', breaker.acquire(), new Error('503'));
+    const reads = clock.reads;
+    breaker.record('success', breaker.acquire(), 'ok');
+    breaker.record('failure', breaker.acquire(), new Error('not found'));
+    expect(clock.reads).toBe(reads);
+    breaker.record('failure', breaker.acquire(), new Error('503'));
+    expect(breaker.state).toBe('closed');
+    expect(breaker.metrics.consecutiveFailures).toBe(1);
+  });
+
+  it('a clock that answers NaN is met where the time counts: acquire() and a success go through, the failure fails record() and leaves the counts as they were', () => {
+    const inner = virtualClock();
+    let bad = true;
+    const clock: Clock = { now: () => (bad ? Number.NaN : inner.now()), sleep: inner.sleep.bind(inner) };
+    const breaker = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: open });
+    breaker.record('success', breaker.acquire(), 'ok');
+    const ticket = breaker.acquire();
+    expect(() => breaker.record('failure', ticket, new Error('503'))).toThrow(/clock\.now\(\) returned NaN/);
+    bad = false;
+    expect(breaker.state).toBe('closed');
+    expect(breaker.metrics.consecutiveFailures).toBe(0);
+    // The ticket reported once: recording it again changes nothing.
+    breaker.record('failure', ticket, new Error('503'));
+    expect(breaker.state).toBe('closed');
+    // With a slow-call threshold every call's start counts: acquire() reads the clock and fails.
+    bad = true;
+    const timed = circuitBreaker({ clock, consecutiveFailures: 1, slowCallMs: 50, openBackoff: open });
+    expect(() => timed.acquire()).toThrow(/clock\.now\(\) returned NaN/);
+  });
+});

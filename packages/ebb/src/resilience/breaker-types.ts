@@ -188,7 +188,9 @@ export interface CircuitBreaker extends Required<RateController>, Mechanism {
   /**
    * Admits a call or throws {@link BrokenCircuitError}. Returns the call's ticket, to hand back
    * to `record` (or `release` if the call never happened). `attempt` (default 1) matters only
-   * with `retriesOnly`.
+   * with `retriesOnly`. While closed without `failureRate` or `slowCallMs` it reads no clock (no
+   * start time counts), nor does `record` of a success: a clock that fails is then met at the
+   * `record` of a failure, which throws its error and counts nothing.
    */
   acquire(signal?: AbortSignal, attempt?: number): Ticket;
   /**

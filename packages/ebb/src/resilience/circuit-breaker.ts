@@ -284,7 +284,11 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
    * A closed breaker that keeps no window and has no slow-call threshold reads no clock for a
    * call that counts as no failure: admitting it needs no start time, and counting it only ends
    * the run of consecutive failures (a failure reads the time, to open). Two clock readings
-   * (about 35 ns each in Node.js 20) of a pipeline's success path (bench/figures/pipeline-ab.mjs).
+   * (about 35 ns each in Node.js 20) of a pipeline's success path (bench/figures/pipeline-ab.mjs),
+   * and the same for `acquire()`/`record()` and `run()` used by hand. So a clock that throws or
+   * answers garbage is met where the time is needed — the failure that would open, a state read,
+   * any call while not closed — and fails that call, leaving the counts as they were; while
+   * closed it is not met at `acquire()` nor on a success.
    */
   const untimedClosed = window === undefined && slowCallMs === Infinity;
 
@@ -366,6 +370,8 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
       });
     },
     acquire(signal?: AbortSignal, attempt?: number): Ticket {
+      // Closed and untimed: the call's start time is never used (see untimedClosed).
+      if (state === 'closed' && untimedClosed) return new Ticket(Number.NaN, false, generation, attemptOf(attempt));
       const at = now();
       expire(at);
       const n = attemptOf(attempt);
@@ -394,18 +400,23 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
         invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
       }
       if (!(ticket instanceof Ticket) || ticket.done) return;
-      const at = finish(ticket);
-      if (at === undefined) return;
-      count(
-        ticket,
-        at,
-        counted(
-          recordedVerdict(where, isFailure, judge, outcome, detail, ticket.attempt),
-          outcome === 'success',
-          detail,
-        ),
-        outcome === 'success',
-      );
+      const ok = outcome === 'success';
+      // Closed and untimed (see untimedClosed): the verdict first, the time only for a failure.
+      const untimed = state === 'closed' && untimedClosed && ticket.generation === generation;
+      let at: number | undefined;
+      if (untimed) ticket.done = true;
+      else {
+        at = finish(ticket);
+        if (at === undefined) return;
+      }
+      const verdict = counted(recordedVerdict(where, isFailure, judge, outcome, detail, ticket.attempt), ok, detail);
+      if (untimed && verdict === false) {
+        // What count() does here: a success ends the run of failures; an error that is no
+        // failure counts for nothing (isFailure may have changed the state: then nothing counts).
+        if (ok && ticket.generation === generation) consecutiveFailures = 0;
+        return;
+      }
+      count(ticket, at ?? now(), verdict, ok);
     },
     release(ticket?: unknown): void {
       if (!(ticket instanceof Ticket) || ticket.done) return;
