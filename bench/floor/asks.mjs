@@ -18,6 +18,7 @@ export const ASKS = [
   ['ELAPSED', 'a time budget: maxElapsedMs, elapsedMs in contexts and RetryError'],
   ['QUEUE', 'the run as one object on its timer (memory per waiting retry); abort cuts an attempt'],
   ['LAZY', 'no clock reading on the success path unless something reads elapsed time'],
+  ['FAST', 'the success path: attempt 1 as the operation’s promise and one reaction'],
 ];
 
 /** esbuild's `define` for the asks in `on` (flag names), `messages` choosing the full messages. */

@@ -26,7 +26,8 @@
 //   ASK_QUEUE     the run as one object that waits on a timer holding it (no async frame and
 //                 no closure per waiting retry), and abort rejects at once during an attempt
 //   ASK_LAZY      no clock reading on the success path unless something reads elapsed time
-/* global ASK_PRINTING, ASK_UNKNOWN, ASK_MESSAGES, ASK_RULE, ASK_HINTS, ASK_BUDGET, ASK_HOOKS, ASK_CLOCK, ASK_ELAPSED, ASK_QUEUE, ASK_LAZY */
+//   ASK_FAST      the success path: attempt 1 as the operation's promise and one reaction
+/* global ASK_PRINTING, ASK_UNKNOWN, ASK_MESSAGES, ASK_RULE, ASK_HINTS, ASK_BUDGET, ASK_HOOKS, ASK_CLOCK, ASK_ELAPSED, ASK_QUEUE, ASK_LAZY, ASK_FAST */
 
 /** The brand ebb's errors carry (the same key as core/boundary.ts), so other copies recognise them. */
 const BRAND = Symbol.for('ebb.error.code');
@@ -234,40 +235,10 @@ const now = (s) => {
   return t;
 };
 
-/** Checks the options and makes the state of one call. */
-function prepare(op, o = {}) {
-  if (typeof op !== 'function') throw bad('retry()', 'operation', op, ASK_MESSAGES && 'a function');
-  if (ASK_UNKNOWN) checkKeys('retry()', o, Object.keys(SPEC));
-  for (const name in SPEC) {
-    const value = o[name];
-    const kind = SPEC[name];
-    if (
-      value !== undefined &&
-      (kind === 'f'
-        ? typeof value !== 'function'
-        : kind === 'ms'
-          ? typeof value !== 'number' || !(value >= 0)
-          : kind === 'b'
-            ? typeof value !== 'boolean'
-            : typeof value?.[kind] !== 'function')
-    )
-      throw bad(
-        'retry()',
-        name,
-        value,
-        ASK_MESSAGES &&
-          (kind === 'f'
-            ? 'a function'
-            : kind === 'ms'
-              ? 'milliseconds >= 0'
-              : kind === 'b'
-                ? 'a boolean'
-                : `an object with ${kind}()`),
-        ASK_MESSAGES && name === 'backoff' && 'Build one with exponential().',
-      );
-  }
-  const backoff = o.backoff ?? defaultBackoff;
-  const run = backoff.start(
+/** The policy's run for one call, started at its first failure (a success starts none). */
+const startRun = (s) => {
+  const o = s.o;
+  const run = s.backoff.start(
     ASK_CLOCK && o.random
       ? () => {
           const r = o.random();
@@ -278,7 +249,46 @@ function prepare(op, o = {}) {
       : undefined,
   );
   if (typeof run?.next !== 'function') throw bad('backoff', 'start()', run, ASK_MESSAGES && 'a run { next() }');
-  const s = { op, o, run, attempt: 0, signal: o.signal, isFailure: o.isFailure ?? defaultIsFailure };
+  return run;
+};
+
+/** Checks the options and makes the state of one call. */
+function prepare(op, options) {
+  if (typeof op !== 'function') throw bad('retry()', 'operation', op, ASK_MESSAGES && 'a function');
+  const o = options ?? {};
+  // A call without options has nothing to check (with ASK_FAST: the success path's speed).
+  if (ASK_UNKNOWN && (!ASK_FAST || options)) checkKeys('retry()', o, Object.keys(SPEC));
+  if (!ASK_FAST || options)
+    for (const name in SPEC) {
+      const value = o[name];
+      const kind = SPEC[name];
+      if (
+        value !== undefined &&
+        (kind === 'f'
+          ? typeof value !== 'function'
+          : kind === 'ms'
+            ? typeof value !== 'number' || !(value >= 0)
+            : kind === 'b'
+              ? typeof value !== 'boolean'
+              : typeof value?.[kind] !== 'function')
+      )
+        throw bad(
+          'retry()',
+          name,
+          value,
+          ASK_MESSAGES &&
+            (kind === 'f'
+              ? 'a function'
+              : kind === 'ms'
+                ? 'milliseconds >= 0'
+                : kind === 'b'
+                  ? 'a boolean'
+                  : `an object with ${kind}()`),
+          ASK_MESSAGES && name === 'backoff' && 'Build one with exponential().',
+        );
+    }
+  const backoff = o.backoff ?? defaultBackoff;
+  const s = { op, o, backoff, attempt: 0, signal: o.signal, isFailure: o.isFailure ?? defaultIsFailure };
   if (ASK_ELAPSED) {
     const max = backoff.maxElapsedMs ?? Infinity;
     if (typeof max !== 'number' || !(max >= 0))
@@ -326,6 +336,7 @@ async function afterAttempt(s, outcome, context) {
   if (ASK_BUDGET) s.o.budget?.recordFailure?.(error);
   if (ASK_LAZY && Number.isNaN(s.start)) s.start = now(s);
   const elapsedMs = ASK_ELAPSED ? now(s) - s.start : 0;
+  s.run ??= startRun(s);
   let delay = s.run.next(elapsedMs, error);
   let reason;
   if (delay === -1) reason = 'attempts';
@@ -394,23 +405,27 @@ const sleep = (s, ms) => {
   });
 };
 
-/** The run as an async loop: p-retry's shape, one suspended frame per waiting retry. */
-async function retryLoop(op, options) {
-  const s = prepare(op, options);
+/**
+ * The run as an async loop: p-retry's shape, one suspended frame per waiting retry. `outcome`:
+ * attempt 1's, when the success path made it.
+ */
+async function loop(s, outcome, context) {
   const signal = s.signal;
   for (;;) {
-    if (signal?.aborted) throw signal.reason;
-    s.attempt++;
-    const context = contextOf(s);
-    let outcome;
-    try {
-      outcome = { ok: true, value: await op(context) };
-    } catch (error) {
-      outcome = { ok: false, error };
+    if (!ASK_FAST || !outcome) {
+      if (signal?.aborted) throw signal.reason;
+      s.attempt++;
+      context = contextOf(s);
+      try {
+        outcome = { ok: true, value: await s.op(context) };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      if (signal?.aborted) throw signal.reason;
     }
-    if (signal?.aborted) throw signal.reason;
     const next = await afterAttempt(s, outcome, context);
     if (typeof next !== 'number') return next.value;
+    outcome = undefined;
     await sleep(s, next);
   }
 }
@@ -420,12 +435,13 @@ const wake = (x) => (x.left > 0 ? x.wait(x.left) : x.go());
 
 /** The run as one object: waiting, it is held by its timer alone; abort ends it at once. */
 class Execution {
-  constructor(s, resolve, reject) {
+  constructor(s, resolve, reject, outcome, context) {
     this.s = s;
     this.y = resolve;
     this.n = reject;
     s.signal?.addEventListener('abort', this);
-    this.go();
+    if (outcome) this.judge(outcome, context);
+    else this.go();
   }
   handleEvent() {
     this.end(this.s.signal.reason, true);
@@ -473,20 +489,39 @@ class Execution {
   }
 }
 
-/** The run as one object (`ASK_QUEUE`). */
-function retryMachine(op, options) {
-  try {
-    const s = prepare(op, options);
-    if (s.signal?.aborted) throw s.signal.reason;
-    return new Promise((resolve, reject) => new Execution(s, resolve, reject));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
+/** Runs the call from attempt 1, or from attempt 1's `outcome`, as a loop or as one object (`ASK_QUEUE`). */
+const run = (s, outcome, context) =>
+  ASK_QUEUE
+    ? new Promise((resolve, reject) => new Execution(s, resolve, reject, outcome, context))
+    : loop(s, outcome, context);
 
 /**
  * Calls `op` until it succeeds or the policy stops: resolves with its value (or with the last
  * value judged a failure), rejects with a `RetryError`, an error that is no failure, a
  * `FinalError`'s cause, or the signal's reason.
  */
-export const retry = ASK_QUEUE ? retryMachine : retryLoop;
+export function retry(op, options) {
+  if (!ASK_FAST && !ASK_QUEUE) return (async () => loop(prepare(op, options)))();
+  try {
+    const s = prepare(op, options);
+    if (s.signal?.aborted) throw s.signal.reason;
+    // The success path (`ASK_FAST`): when nothing judges a value or must see a success, attempt 1
+    // is the operation's own promise and one reaction that takes over on a failure.
+    if (ASK_FAST && !(s.signal || s.o.isFailure || (ASK_HOOKS && s.o.onSuccess) || (ASK_BUDGET && s.o.budget))) {
+      s.attempt = 1;
+      const context = contextOf(s);
+      let result;
+      try {
+        result = op(context);
+      } catch (error) {
+        return run(s, { ok: false, error }, context);
+      }
+      return (result instanceof Promise ? result : Promise.resolve(result)).then(undefined, (error) =>
+        run(s, { ok: false, error }, context),
+      );
+    }
+    return run(s);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}

@@ -2,8 +2,9 @@
 // a retry executor, or its bytes say nothing: it retries, stops at maxAttempts with a RetryError,
 // cuts a wait on abort, returns a value judged a failure when the retries end, honours stop(),
 // and refuses a bad delay or a bad isFailure answer. Each case runs on the floor (an async loop),
-// the floor with the run as one object (ASK_QUEUE), and every ask on with full messages, each
-// built by esbuild as the figure builds it, in virtual time (vitest's fake timers).
+// the floor with the run as one object (ASK_QUEUE), the floor with the success path (ASK_FAST),
+// and every ask on with full messages, each built by esbuild as the figure builds it, in virtual
+// time (vitest's fake timers).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ const ALL: string[] = (ASKS as [string, string][]).map(([flag]) => flag);
 const VARIANTS: [string, string[], boolean][] = [
   ['the floor (async loop, short messages)', [], false],
   ['the floor with the run as one object', ['QUEUE'], false],
+  ['the floor with the success path', ['FAST'], false],
   ['every ask, full messages', ALL, true],
 ];
 
@@ -40,10 +42,10 @@ describe.each(VARIANTS)('%s', (name, on, messages) => {
     vi.useRealTimers();
   });
 
-  it('retries a failing operation until it succeeds, waiting between attempts', async () => {
+  it('retries a failing operation (a rejected promise) until it succeeds, waiting between attempts', async () => {
     let calls = 0;
     const result = f.retry(
-      () => {
+      async () => {
         calls++;
         if (calls < 3) throw new Error(`attempt ${calls}`);
         return 'ok';
