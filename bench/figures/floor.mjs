@@ -9,7 +9,8 @@
 // last with the default policy stubbed, as size.mjs does) and p-retry 7.1.1's typical import.
 //
 // `node figures/floor.mjs` prints the tables as Markdown; `--json` prints
-//   { esbuild, floor, asks: [{ flag, label, alone, cumulative }], prototype, ebb, pRetry, memory? }
+//   { esbuild, floor, asks: [{ flag, label, alone, added, cumulative, overA? }], contracts: [{ label, flags, size }],
+//     prototype, ebb, pRetry, memory?, speed? }
 // with every size as { production, development } gzip bytes.
 // `--memory[=N]` adds the heap bytes per waiting retry of the prototype's loops (N retries,
 // default 50,000, each failed once and waiting an hour; child processes with --expose-gc).
@@ -87,6 +88,30 @@ for (const [flag, label] of ASKS) {
   const total = await floorSize(on);
   asks.push({ flag, label, alone, added: minus(total, previous), cumulative: total });
   previous = total;
+}
+
+/**
+ * Contracts for retry(): what it carries for every bundle (the rest a bundle carries only when it
+ * imports it: `retrying(options)` in a pipeline, a predicate, a printing function).
+ */
+const CONTRACTS = [
+  ['A: the floor, kept fast and small in memory', ['QUEUE', 'FAST']],
+  ['A without QUEUE (an async loop: more memory per waiting retry)', ['FAST']],
+  ['B: A + server hints + a time budget', ['QUEUE', 'FAST', 'HINTS', 'ELAPSED', 'LAZY']],
+  [
+    'C: B + default rule + unknown options refused + printing',
+    ['QUEUE', 'FAST', 'HINTS', 'ELAPSED', 'LAZY', 'RULE', 'UNKNOWN', 'PRINTING'],
+  ],
+  ['D: every ask (the 1.0 design today)', ASKS.map(([flag]) => flag)],
+];
+const contracts = [];
+for (const [label, flags] of CONTRACTS) contracts.push({ label, flags, size: await floorSize(flags) });
+// Each other ask over contract A: what one more thing in retry() would cost there.
+const [contractA] = contracts;
+for (const a of asks) {
+  a.overA = contractA.flags.includes(a.flag)
+    ? undefined
+    : minus(await floorSize([...contractA.flags, a.flag]), contractA.size);
 }
 
 const policyEntry = `import { exponential } from ${JSON.stringify(FLOOR_SOURCE)};
@@ -221,7 +246,9 @@ if (speedArg) {
 }
 
 if (json) {
-  process.stdout.write(`${JSON.stringify({ esbuild: version, floor, asks, prototype, ebb, pRetry, memory, speed })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ esbuild: version, floor, asks, contracts, prototype, ebb, pRetry, memory, speed })}\n`,
+  );
 } else {
   const both = (x) => `${x.production.toLocaleString('en')} / ${x.development.toLocaleString('en')}`;
   const signed = (x) =>
@@ -229,10 +256,17 @@ if (json) {
   const lines = [
     `esbuild ${version}, --bundle --minify --format=esm (browser), gzip -9; bytes as production / development (full messages)`,
     '',
-    '| ask | alone over the floor | added in this order | cumulative |',
-    '| --- | ---: | ---: | ---: |',
-    `| the floor (non-negotiable asks) | — | — | ${both(floor)} |`,
-    ...asks.map((a) => `| ${a.flag}: ${a.label} | ${signed(a.alone)} | ${signed(a.added)} | ${both(a.cumulative)} |`),
+    '| ask | alone over the floor | added in this order | cumulative | over contract A |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    `| the floor (non-negotiable asks) | — | — | ${both(floor)} | — |`,
+    ...asks.map(
+      (a) =>
+        `| ${a.flag}: ${a.label} | ${signed(a.alone)} | ${signed(a.added)} | ${both(a.cumulative)} | ${a.overA ? signed(a.overA) : 'in A'} |`,
+    ),
+    '',
+    '| contract of retry() | asks beyond the floor | typical import |',
+    '| --- | --- | ---: |',
+    ...contracts.map((c) => `| ${c.label} | ${c.flags.join(', ')} | ${both(c.size)} |`),
     '',
     '| entry | prototype, floor | prototype, every ask | ebb (this build) |',
     '| --- | ---: | ---: | ---: |',

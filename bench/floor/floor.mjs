@@ -46,9 +46,9 @@ const show = (v) =>
         ? 'an object'
         : String(v);
 
-/** The error for a bad value: a RangeError for a number, else a TypeError. */
-const bad = (where, name, value, expected, fix) =>
-  new (typeof value === 'number' ? RangeError : TypeError)(
+/** The error for a bad value: a RangeError for a number (unless `Type` says), else a TypeError. */
+const bad = (where, name, value, expected, fix, Type = typeof value === 'number' ? RangeError : TypeError) =>
+  new Type(
     ASK_MESSAGES
       ? `${where}: expected \`${name}\` to be ${expected}, got ${show(value)}.${fix ? ` ${fix}` : ''}`
       : `${where}: \`${name}\` ${show(value)}`,
@@ -69,6 +69,7 @@ const checkKeys = (where, options, known) => {
             retries: 'Pass backoff: exponential({ maxAttempts: retries + 1 }).',
             retryIf: 'Use isFailure.',
           }[key],
+        TypeError,
       );
     }
   }
@@ -311,8 +312,11 @@ const contextOf = (s) =>
     ? { attempt: s.attempt, signal: s.signal, elapsedMs: ASK_LAZY && Number.isNaN(s.start) ? 0 : now(s) - s.start }
     : { attempt: s.attempt, signal: s.signal };
 
-/** Calls a hook of the options, if set, and awaits it. */
-const hook = ASK_HOOKS ? async (s, name, context) => s.o[name] && (await s.o[name](context)) : undefined;
+/** Calls a hook of the options, if set, and awaits it (a hook not set costs no await). */
+const hook = (s, name, context) => {
+  const f = s.o[name];
+  return f?.(context);
+};
 
 /**
  * After an attempt: the wait before the next one (a finite number >= 0), or `{ value }` to
@@ -321,7 +325,7 @@ const hook = ASK_HOOKS ? async (s, name, context) => s.o[name] && (await s.o[nam
 async function afterAttempt(s, outcome, context) {
   const error = outcome.error;
   if (!outcome.ok && error?.[BRAND] === 'EBB_FINAL') {
-    if (ASK_HOOKS) await hook(s, 'onGiveUp', { ...context, error: error.cause, reason: 'final' });
+    if (ASK_HOOKS && s.o.onGiveUp) await hook(s, 'onGiveUp', { ...context, error: error.cause, reason: 'final' });
     throw error.cause;
   }
   const verdict = await s.isFailure(outcome, context);
@@ -330,7 +334,7 @@ async function afterAttempt(s, outcome, context) {
   if (!verdict) {
     if (ASK_BUDGET) s.o.budget?.recordSuccess();
     if (!outcome.ok) throw error;
-    if (ASK_HOOKS) await hook(s, 'onSuccess', { ...context, value: outcome.value });
+    if (ASK_HOOKS && s.o.onSuccess) await hook(s, 'onSuccess', { ...context, value: outcome.value });
     return outcome;
   }
   if (ASK_BUDGET) s.o.budget?.recordFailure?.(error);
@@ -366,8 +370,9 @@ async function afterAttempt(s, outcome, context) {
       reason,
       next: reason ? 'give-up' : 'retry',
     };
-    await hook(s, 'onFailedAttempt', about);
-    await hook(s, reason ? 'onGiveUp' : 'onRetry', about);
+    if (s.o.onFailedAttempt) await hook(s, 'onFailedAttempt', about);
+    const then = reason ? 'onGiveUp' : 'onRetry';
+    if (s.o[then]) await hook(s, then, about);
   }
   if (!reason) return delay;
   if (outcome.ok) return outcome;

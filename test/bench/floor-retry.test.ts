@@ -166,3 +166,140 @@ describe.each(VARIANTS)('%s', (name, on, messages) => {
     return expect(f.retry(() => 1, { backoff: 5 })).rejects.toThrow(/`backoff`.*5/);
   });
 });
+
+// The asks beyond the floor, each once, on the build with every ask and full messages: the bytes
+// the figure gives them are bytes of a feature that works.
+describe('every ask, what each adds', () => {
+  let f: Floor;
+  beforeAll(async () => {
+    const { code } = await buildFloor(ALL, { messages: true, minify: false });
+    const file = join(dir, 'asks.mjs');
+    writeFileSync(file, code);
+    f = await import(pathToFileURL(file).href);
+  });
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const failing = (make: () => unknown) => {
+    const calls: number[] = [];
+    const op = () => {
+      calls.push(Date.now());
+      throw make();
+    };
+    return { calls, op };
+  };
+
+  it('PRINTING: a policy prints as its schedule, in readable units, and as JSON', () => {
+    const p = f.exponential();
+    expect(String(p)).toBe('exponential 100 ms ×2, 20 s cap, full jitter, 5 attempts');
+    expect(JSON.parse(JSON.stringify(p))).toEqual({
+      type: 'exponential',
+      initialDelayMs: 100,
+      factor: 2,
+      maxDelayMs: 20_000,
+      maxAttempts: 5,
+      maxElapsedMs: null, // Infinity in JSON
+      jitter: 'full',
+    });
+  });
+
+  it('UNKNOWN and MESSAGES: an unknown option is refused with where it goes', async () => {
+    await expect(f.retry(() => 1, { maxAttempts: 3 })).rejects.toThrow(/maxAttempts.*exponential\(\{ maxAttempts \}\)/);
+    expect(() => f.exponential({ retries: 2 })).toThrow(TypeError);
+  });
+
+  it('RULE: a bug in the caller is no failure (rejects at once); a failed fetch is retried', async () => {
+    const bug = failing(() => new TypeError('x is not a function'));
+    await expect(f.retry(bug.op)).rejects.toThrow('x is not a function');
+    expect(bug.calls).toHaveLength(1);
+    const down = failing(() => new TypeError('fetch failed'));
+    const result = f.retry(down.op, { backoff: f.exponential({ maxAttempts: 2 }) });
+    const settled = expect(result).rejects.toMatchObject({ reason: 'attempts', attempts: 2 });
+    await vi.runAllTimersAsync();
+    await settled;
+  });
+
+  it('HINTS: retryAfterMs lengthens the wait; one above maxRetryAfterMs gives up at once', async () => {
+    const hinted = failing(() => Object.assign(new Error('429'), { retryAfterMs: 5_000 }));
+    const result = f.retry(hinted.op, {
+      backoff: f.exponential({ initialDelayMs: 10, maxAttempts: 2, jitter: f.noJitter }),
+    });
+    const settled = expect(result).rejects.toMatchObject({ reason: 'attempts' });
+    await vi.runAllTimersAsync();
+    await settled;
+    expect((hinted.calls[1] ?? 0) - (hinted.calls[0] ?? 0)).toBe(5_000);
+    const far = failing(() => Object.assign(new Error('503'), { retryAfterMs: 120_000 }));
+    await expect(f.retry(far.op, { maxRetryAfterMs: 60_000 })).rejects.toMatchObject({
+      reason: 'retry-after',
+      attempts: 1,
+    });
+  });
+
+  it("BUDGET: a refusal gives up with reason 'budget'; an answer that is no boolean is refused", async () => {
+    const op = failing(() => new Error('down')).op;
+    const refuse = { tryAcquireRetry: () => false, recordSuccess: () => {} };
+    await expect(f.retry(op, { budget: refuse })).rejects.toMatchObject({ reason: 'budget', attempts: 1 });
+    const odd = { tryAcquireRetry: () => 'yes', recordSuccess: () => {} };
+    await expect(f.retry(op, { budget: odd })).rejects.toThrow(TypeError);
+  });
+
+  it('HOOKS: onFailedAttempt and onRetry per failure, then onSuccess, in order', async () => {
+    const seen: string[] = [];
+    let calls = 0;
+    const result = f.retry(
+      () => {
+        if (++calls < 3) throw new Error('down');
+        return 'ok';
+      },
+      {
+        onFailedAttempt: (c: { attempt: number }) => {
+          seen.push(`failed ${c.attempt}`);
+        },
+        onRetry: (c: { attempt: number; delayMs: number }) => {
+          seen.push(`retry ${c.attempt}`);
+        },
+        onSuccess: (c: { attempt: number }) => {
+          seen.push(`success ${c.attempt}`);
+        },
+      },
+    );
+    await vi.runAllTimersAsync();
+    await expect(result).resolves.toBe('ok');
+    expect(seen).toEqual(['failed 1', 'retry 1', 'failed 2', 'retry 2', 'success 3']);
+  });
+
+  it('CLOCK: a custom clock waits the run, a clock going back and a draw outside [0, 1) are refused', async () => {
+    const slept: number[] = [];
+    let t = 0;
+    const clock = {
+      now: () => t,
+      sleep: (ms: number) => {
+        slept.push(ms);
+        t += ms;
+        return Promise.resolve();
+      },
+    };
+    const backoff = f.exponential({ initialDelayMs: 100, maxAttempts: 3 });
+    const op = failing(() => new Error('down')).op;
+    await expect(f.retry(op, { backoff, clock, random: () => 0.5 })).rejects.toMatchObject({ attempts: 3 });
+    expect(slept).toEqual([50, 100]);
+    await expect(f.retry(op, { backoff, clock, random: () => 2 })).rejects.toThrow(RangeError);
+    let back = 1_000;
+    const backwards = { now: () => (back -= 10), sleep: () => Promise.resolve() };
+    await expect(f.retry(op, { backoff: f.exponential({ maxElapsedMs: 10_000 }), clock: backwards })).rejects.toThrow(
+      /never decreases/,
+    );
+  });
+
+  it('ELAPSED: the run gives up when the next wait would end past maxElapsedMs', async () => {
+    const down = failing(() => new Error('down'));
+    const backoff = f.exponential({ initialDelayMs: 1_000, maxElapsedMs: 1_500, jitter: f.noJitter });
+    const result = f.retry(down.op, { backoff });
+    const settled = expect(result).rejects.toMatchObject({ reason: 'elapsed', attempts: 2, elapsedMs: 1_000 });
+    await vi.runAllTimersAsync();
+    await settled;
+  });
+});
