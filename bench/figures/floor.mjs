@@ -12,6 +12,7 @@
 //   { esbuild, floor, asks: [{ flag, label, alone, added, cumulative, overA? }], contracts: [{ label, flags, size }],
 //     prototype, ebb, pRetry, memory?, speed? }
 // with every size as { production, development } gzip bytes.
+// `--rollup` adds the contracts' typical import with Rollup 4 + @rollup/plugin-terser.
 // `--memory[=N]` adds the heap bytes per waiting retry of the prototype's loops (N retries,
 // default 50,000, each failed once and waiting an hour; child processes with --expose-gc).
 // `--speed[=ROUNDS]` adds the success path (`retry(fn)` with an operation that resolves at
@@ -21,10 +22,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { version } from 'esbuild';
-import { ASKS, buildFloor, FLOOR_SOURCE, typicalEntry } from '../floor/asks.mjs';
+import { ASKS, buildFloor, defineAsks, FLOOR_SOURCE, typicalEntry } from '../floor/asks.mjs';
 import { bundleSize } from '../lib/bundle-size.mjs';
 
 const args = process.argv.slice(2);
@@ -62,10 +63,11 @@ if (args[0] === '--memory-child') {
 const json = args.includes('--json');
 const memoryArg = args.find((a) => a.startsWith('--memory'));
 const speedArg = args.find((a) => a.startsWith('--speed'));
+const withRollup = args.includes('--rollup');
 for (const a of args) {
-  if (a !== '--json' && a !== memoryArg && a !== speedArg) {
+  if (a !== '--json' && a !== '--rollup' && a !== memoryArg && a !== speedArg) {
     process.stderr.write(
-      `unknown argument ${a}; usage: node figures/floor.mjs [--json] [--memory[=N]] [--speed[=ROUNDS]]\n`,
+      `unknown argument ${a}; usage: node figures/floor.mjs [--json] [--rollup] [--memory[=N]] [--speed[=ROUNDS]]\n`,
     );
     process.exit(2);
   }
@@ -106,6 +108,49 @@ const CONTRACTS = [
 ];
 const contracts = [];
 for (const [label, flags] of CONTRACTS) contracts.push({ label, flags, size: await floorSize(flags) });
+
+/**
+ * The prototype's typical import with Rollup 4 and @rollup/plugin-terser (size.mjs's Rollup
+ * setup), the `ASK_*` names replaced by `true`/`false` in the source as @rollup/plugin-replace
+ * would (terser then drops what is off), gzip -9.
+ */
+const rollupSize = async (on, messages) => {
+  const { rollup } = await import('rollup');
+  const { default: terser } = await import('@rollup/plugin-terser');
+  const { readFileSync } = await import('node:fs');
+  const { gzipSync } = await import('node:zlib');
+  const define = defineAsks(on, messages);
+  const entry = join(dirname(FLOOR_SOURCE), '__typical__.mjs');
+  const bundle = await rollup({
+    input: entry,
+    onwarn: () => {},
+    plugins: [
+      {
+        name: 'floor',
+        resolveId: (id) => (id === entry ? entry : null),
+        load: (id) =>
+          id === entry
+            ? typicalEntry
+            : id === FLOOR_SOURCE
+              ? readFileSync(id, 'utf8').replace(/\bASK_[A-Z]+\b/g, (name) => define[name] ?? name)
+              : null,
+      },
+    ],
+  });
+  try {
+    const { output } = await bundle.generate({ format: 'es', plugins: [terser()] });
+    return gzipSync(Buffer.from(output[0].code), { level: 9 }).length;
+  } finally {
+    await bundle.close();
+  }
+};
+/** The floor as a row of the contracts' table. */
+const floorRow = { label: 'the floor', flags: [], size: floor };
+if (withRollup) {
+  for (const c of [floorRow, ...contracts]) {
+    c.rollup = { production: await rollupSize(c.flags, false), development: await rollupSize(c.flags, true) };
+  }
+}
 // Each other ask over contract A: what one more thing in retry() would cost there.
 const [contractA] = contracts;
 for (const a of asks) {
@@ -264,9 +309,11 @@ if (json) {
         `| ${a.flag}: ${a.label} | ${signed(a.alone)} | ${signed(a.added)} | ${both(a.cumulative)} | ${a.overA ? signed(a.overA) : 'in A'} |`,
     ),
     '',
-    '| contract of retry() | asks beyond the floor | typical import |',
-    '| --- | --- | ---: |',
-    ...contracts.map((c) => `| ${c.label} | ${c.flags.join(', ')} | ${both(c.size)} |`),
+    `| contract of retry() | asks beyond the floor | typical import |${withRollup ? ' Rollup + terser |' : ''}`,
+    `| --- | --- | ---: |${withRollup ? ' ---: |' : ''}`,
+    ...[floorRow, ...contracts].map(
+      (c) => `| ${c.label} | ${c.flags.join(', ')} | ${both(c.size)} |${c.rollup ? ` ${both(c.rollup)} |` : ''}`,
+    ),
     '',
     '| entry | prototype, floor | prototype, every ask | ebb (this build) |',
     '| --- | ---: | ---: | ---: |',
