@@ -9,8 +9,8 @@
 // last with the default policy stubbed, as size.mjs does) and p-retry 7.1.1's typical import.
 //
 // `node figures/floor.mjs` prints the tables as Markdown; `--json` prints
-//   { esbuild, floor, asks: [{ flag, label, alone, added, cumulative, overA? }], contracts: [{ label, flags, size }],
-//     prototype, ebb, pRetry, memory?, speed? }
+//   { esbuild, floor, floorRollup?, asks: [{ flag, label, alone, added, cumulative, overA? }],
+//     contracts: [{ label, flags, size, rollup? }], prototype, ebb, pRetry, memory?, speed? }
 // with every size as { production, development } gzip bytes.
 // `--rollup` adds the contracts' typical import with Rollup 4 + @rollup/plugin-terser.
 // `--memory[=N]` adds the heap bytes per waiting retry of the prototype's loops (N retries,
@@ -292,7 +292,7 @@ if (speedArg) {
 
 if (json) {
   process.stdout.write(
-    `${JSON.stringify({ esbuild: version, floor, asks, contracts, prototype, ebb, pRetry, memory, speed })}\n`,
+    `${JSON.stringify({ esbuild: version, floor, floorRollup: floorRow.rollup, asks, contracts, prototype, ebb, pRetry, memory, speed })}\n`,
   );
 } else {
   const both = (x) => `${x.production.toLocaleString('en')} / ${x.development.toLocaleString('en')}`;

@@ -431,6 +431,8 @@ async function loop(s, outcome, context) {
     const next = await afterAttempt(s, outcome, context);
     if (typeof next !== 'number') return next.value;
     outcome = undefined;
+    // An abort while isFailure or a hook ran: no wait starts.
+    if (signal?.aborted) throw signal.reason;
     await sleep(s, next);
   }
 }

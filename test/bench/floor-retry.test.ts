@@ -112,6 +112,31 @@ describe.each(VARIANTS)('%s', (name, on, messages) => {
     expect(calls).toBe(1);
   });
 
+  it('an abort while isFailure judges cuts the wait that would follow', async () => {
+    const controller = new AbortController();
+    const reason = new Error('caller gave up');
+    let calls = 0;
+    const result = f.retry(
+      () => {
+        calls++;
+        throw new Error('down');
+      },
+      {
+        backoff: f.exponential({ initialDelayMs: 60_000, jitter: f.noJitter }),
+        signal: controller.signal,
+        isFailure: async () => {
+          controller.abort(reason);
+          return true;
+        },
+      },
+    );
+    const settled = expect(result).rejects.toBe(reason);
+    await vi.advanceTimersByTimeAsync(10);
+    await settled;
+    expect(vi.getTimerCount()).toBe(0);
+    expect(calls).toBe(1);
+  });
+
   it('an already-aborted signal never calls the operation', async () => {
     const op = vi.fn(() => 'ok');
     const reason = new Error('before');
