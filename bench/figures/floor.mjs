@@ -99,6 +99,7 @@ for (const [flag, label] of ASKS) {
 const CONTRACTS = [
   ['A: the floor, kept fast and small in memory', ['QUEUE', 'FAST']],
   ['A without QUEUE (an async loop: more memory per waiting retry)', ['FAST']],
+  ['A + GUARD (a thrown value read inside a try)', ['QUEUE', 'FAST', 'GUARD']],
   ['B: A + server hints + a time budget', ['QUEUE', 'FAST', 'HINTS', 'ELAPSED', 'LAZY']],
   [
     'C: B + default rule + unknown options refused + printing',

@@ -19,6 +19,7 @@ export const ASKS = [
   ['QUEUE', 'the run as one object on its timer (memory per waiting retry); abort cuts an attempt'],
   ['LAZY', 'no clock reading on the success path unless something reads elapsed time'],
   ['FAST', 'the success path: attempt 1 as the operation’s promise and one reaction'],
+  ['GUARD', 'a thrown value’s properties read inside a try (a throwing getter reads as absent)'],
 ];
 
 /** esbuild's `define` for the asks in `on` (flag names), `messages` choosing the full messages. */

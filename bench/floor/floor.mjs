@@ -27,7 +27,9 @@
 //                 no closure per waiting retry), and abort rejects at once during an attempt
 //   ASK_LAZY      no clock reading on the success path unless something reads elapsed time
 //   ASK_FAST      the success path: attempt 1 as the operation's promise and one reaction
-/* global ASK_PRINTING, ASK_UNKNOWN, ASK_MESSAGES, ASK_RULE, ASK_HINTS, ASK_BUDGET, ASK_HOOKS, ASK_CLOCK, ASK_ELAPSED, ASK_QUEUE, ASK_LAZY, ASK_FAST */
+//   ASK_GUARD     every property of a thrown value read inside a try (a throwing getter or a
+//                 revoked proxy reads as absent, not as the call's error)
+/* global ASK_PRINTING, ASK_UNKNOWN, ASK_MESSAGES, ASK_RULE, ASK_HINTS, ASK_BUDGET, ASK_HOOKS, ASK_CLOCK, ASK_ELAPSED, ASK_QUEUE, ASK_LAZY, ASK_FAST, ASK_GUARD */
 
 /** The brand ebb's errors carry (the same key as core/boundary.ts), so other copies recognise them. */
 const BRAND = Symbol.for('ebb.error.code');
@@ -35,6 +37,24 @@ const BRAND = Symbol.for('ebb.error.code');
 const MAX_TIMER_MS = 2_147_483_647;
 
 // ---- messages -------------------------------------------------------------------------------
+
+/** `value instanceof C`, false where asking throws (a revoked proxy): `ASK_GUARD`. */
+const guardedIsA = (value, C) => {
+  try {
+    return value instanceof C;
+  } catch {
+    return false;
+  }
+};
+
+/** A property of a thrown value, read so that nothing it does escapes (`ASK_GUARD`). */
+const guarded = (value, key) => {
+  try {
+    return value?.[key];
+  } catch {
+    return undefined;
+  }
+};
 
 /** A user's value in a message, never calling into it. */
 const show = (v) =>
@@ -160,7 +180,7 @@ export class RetryError extends Error {
   constructor(reason, attempts, elapsedMs, cause) {
     super(
       ASK_MESSAGES
-        ? `Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${reason}). Last error: ${cause instanceof Error ? cause.message : show(cause)}`
+        ? `Gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${reason}). Last error: ${(ASK_GUARD ? guardedIsA(cause, Error) : cause instanceof Error) ? (ASK_GUARD ? guarded(cause, 'message') : cause.message) : show(cause)}`
         : `gave up (${reason}) after attempt ${attempts}`,
       { cause },
     );
@@ -197,19 +217,27 @@ const FETCH_FAILED = [
   'Network request failed',
 ];
 
+/** Whether a TypeError's message is one a failed fetch gives. */
+const isFetchFailed = (message) =>
+  FETCH_FAILED.includes(message) || (typeof message === 'string' && message.startsWith('error sending request'));
+
 /** What counts as a failure by default: every error but an abort; never a value. */
 export function defaultIsFailure(outcome) {
   if (outcome.ok) return false;
   const error = outcome.error;
-  if (error?.name === 'AbortError') return false;
+  if ((ASK_GUARD ? guarded(error, 'name') : error?.name) === 'AbortError') return false;
   if (
     ASK_RULE &&
-    (error instanceof TypeError
-      ? !FETCH_FAILED.includes(error.message) && !`${error.message}`.startsWith('error sending request')
-      : error instanceof ReferenceError || error instanceof SyntaxError || error instanceof RangeError)
+    (ASK_GUARD
+      ? guardedIsA(error, TypeError)
+        ? !isFetchFailed(guarded(error, 'message'))
+        : guardedIsA(error, ReferenceError) || guardedIsA(error, SyntaxError) || guardedIsA(error, RangeError)
+      : error instanceof TypeError
+        ? !isFetchFailed(error.message)
+        : error instanceof ReferenceError || error instanceof SyntaxError || error instanceof RangeError)
   )
     return false;
-  return ASK_HINTS && error?.throttled === true ? 'throttled' : true;
+  return ASK_HINTS && (ASK_GUARD ? guarded(error, 'throttled') : error?.throttled) === true ? 'throttled' : true;
 }
 
 // ---- the executor ---------------------------------------------------------------------------
@@ -324,9 +352,10 @@ const hook = (s, name, context) => {
  */
 async function afterAttempt(s, outcome, context) {
   const error = outcome.error;
-  if (!outcome.ok && error?.[BRAND] === 'EBB_FINAL') {
-    if (ASK_HOOKS && s.o.onGiveUp) await hook(s, 'onGiveUp', { ...context, error: error.cause, reason: 'final' });
-    throw error.cause;
+  if (!outcome.ok && (ASK_GUARD ? guarded(error, BRAND) : error?.[BRAND]) === 'EBB_FINAL') {
+    const cause = ASK_GUARD ? guarded(error, 'cause') : error.cause;
+    if (ASK_HOOKS && s.o.onGiveUp) await hook(s, 'onGiveUp', { ...context, error: cause, reason: 'final' });
+    throw cause;
   }
   const verdict = await s.isFailure(outcome, context);
   if (verdict !== true && verdict !== false && verdict !== 'throttled')
@@ -348,7 +377,7 @@ async function afterAttempt(s, outcome, context) {
     if (typeof delay !== 'number' || !(delay >= 0 && delay < Infinity))
       throw bad('backoff', 'next()', delay, ASK_MESSAGES && 'a finite number of milliseconds >= 0, or -1 to stop');
     if (ASK_HINTS) {
-      const hint = error?.retryAfterMs;
+      const hint = ASK_GUARD ? guarded(error, 'retryAfterMs') : error?.retryAfterMs;
       if (typeof hint === 'number' && hint >= 0) {
         if (!(hint <= (s.o.maxRetryAfterMs ?? 60_000) && hint < Infinity)) reason = 'retry-after';
         else if (hint > delay) delay = hint;

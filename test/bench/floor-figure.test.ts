@@ -44,9 +44,10 @@ describe('the floor of the typical import, ask by ask (bench/figures/floor.mjs)'
     // Full messages weigh more than short ones in every row.
     for (const row of [doc.floor, ...doc.asks.map((a) => a.cumulative)])
       expect(row.development).toBeGreaterThan(row.production);
-    const [a, aAsync, b, c, d] = doc.contracts.map((x) => x.size.production) as number[];
+    const [a, aAsync, aGuard, b, c, d] = doc.contracts.map((x) => x.size.production) as number[];
     expect(a).toBeGreaterThan(doc.floor.production);
     expect(aAsync).toBeLessThan(a as number);
+    expect(aGuard).toBeGreaterThan(a as number);
     expect(b).toBeGreaterThan(a as number);
     expect(c).toBeGreaterThan(b as number);
     expect(d).toBeGreaterThan(c as number);

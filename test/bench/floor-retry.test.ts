@@ -319,6 +319,31 @@ describe('every ask, what each adds', () => {
     );
   });
 
+  it('GUARD: a thrown value whose getters throw, or a revoked proxy, is an ordinary failure', async () => {
+    const hostile = Object.defineProperties(new Error('hostile'), {
+      name: {
+        get() {
+          throw new Error('name getter');
+        },
+      },
+      retryAfterMs: {
+        get() {
+          throw new Error('hint getter');
+        },
+      },
+    });
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    for (const thrown of [hostile, proxy]) {
+      const down = failing(() => thrown);
+      const result = f.retry(down.op, { backoff: f.exponential({ initialDelayMs: 10, maxAttempts: 2 }) });
+      const settled = expect(result).rejects.toMatchObject({ name: 'RetryError', attempts: 2 });
+      await vi.runAllTimersAsync();
+      await settled;
+      expect((await result.catch((e: { cause: unknown }) => e)).cause).toBe(thrown);
+    }
+  });
+
   it('ELAPSED: the run gives up when the next wait would end past maxElapsedMs', async () => {
     const down = failing(() => new Error('down'));
     const backoff = f.exponential({ initialDelayMs: 1_000, maxElapsedMs: 1_500, jitter: f.noJitter });
