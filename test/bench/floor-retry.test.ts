@@ -344,6 +344,17 @@ describe('every ask, what each adds', () => {
     }
   });
 
+  it('LAZY: a success reads no clock unless something reads the elapsed time', async () => {
+    const now = vi.spyOn(performance, 'now');
+    await expect(f.retry(() => 'v')).resolves.toBe('v');
+    await expect(f.retry(() => 'v', { backoff: f.exponential() })).resolves.toBe('v');
+    expect(now).not.toHaveBeenCalled();
+    // A time budget needs the start: read before attempt 1.
+    await expect(f.retry(() => 'v', { backoff: f.exponential({ maxElapsedMs: 10_000 }) })).resolves.toBe('v');
+    expect(now).toHaveBeenCalled();
+    now.mockRestore();
+  });
+
   it('ELAPSED: the run gives up when the next wait would end past maxElapsedMs', async () => {
     const down = failing(() => new Error('down'));
     const backoff = f.exponential({ initialDelayMs: 1_000, maxElapsedMs: 1_500, jitter: f.noJitter });
