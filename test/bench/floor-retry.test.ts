@@ -27,19 +27,29 @@ const VARIANTS: [string, string[], boolean][] = [
 const dir = mkdtempSync(join(tmpdir(), 'ebb-floor-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe.each(VARIANTS)('%s', (name, on, messages) => {
-  let f: Floor;
+/**
+ * Builds the prototype with the asks `on` as the figure does (not minified, to read its errors)
+ * and imports it; each test of the block runs in virtual time.
+ */
+function useFloor(file: string, on: string[], messages: boolean, loaded: (f: Floor) => void): void {
   beforeAll(async () => {
     const { code } = await buildFloor(on, { messages, minify: false });
-    const file = join(dir, `${name.replace(/\W+/g, '-')}.mjs`);
-    writeFileSync(file, code);
-    f = await import(pathToFileURL(file).href);
+    const path = join(dir, `${file.replace(/\W+/g, '-')}.mjs`);
+    writeFileSync(path, code);
+    loaded(await import(pathToFileURL(path).href));
   });
   beforeEach(() => {
     vi.useFakeTimers();
   });
   afterEach(() => {
     vi.useRealTimers();
+  });
+}
+
+describe.each(VARIANTS)('%s', (name, on, messages) => {
+  let f: Floor;
+  useFloor(name, on, messages, (m) => {
+    f = m;
   });
 
   it('retries a failing operation (a rejected promise) until it succeeds, waiting between attempts', async () => {
@@ -196,17 +206,8 @@ describe.each(VARIANTS)('%s', (name, on, messages) => {
 // the figure gives them are bytes of a feature that works.
 describe('every ask, what each adds', () => {
   let f: Floor;
-  beforeAll(async () => {
-    const { code } = await buildFloor(ALL, { messages: true, minify: false });
-    const file = join(dir, 'asks.mjs');
-    writeFileSync(file, code);
-    f = await import(pathToFileURL(file).href);
-  });
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
+  useFloor('asks', ALL, true, (m) => {
+    f = m;
   });
   const failing = (make: () => unknown) => {
     const calls: number[] = [];
