@@ -12,9 +12,7 @@ import {
   lawParams,
   type Measurement,
   nextSeed,
-  paidSpreadOf,
   planRise,
-  rise,
   spreadOf,
   succeeded,
   waited,
@@ -112,63 +110,6 @@ describe('rate law: the spread of the waits for a rise', () => {
         expect(together(lawParams(DEFAULTS), seeds)).toBe(1);
       }),
       { numRuns: 40 },
-    );
-  });
-});
-
-describe('rate law: a rise above the gate is spread past the payment of the throttles it waits for', () => {
-  /** adaptiveRate's parameters: the spread and the charge of a throttle at a rate that held. */
-  const P = lawParams({ ...DEFAULTS, probeSpread: LAW.probeSpread, collisionCharge: LAW.collisionCharge });
-  /** 10 r/s held since 0, throttled at 5 s ([charge.collision]: one 429 owed, 5 s at 10 r/s, gate 10 r/s). */
-  const collided = (p: LawParams, seed: number): LawState => {
-    const s = fall(initialState(p, 10, 0), p, 5000, held(10));
-    return waited(succeeded({ ...s, seed }, 5000), 5000);
-  };
-  const HALF = 2 ** 30; // a draw of 2³⁰ / (2³¹ − 1), just over one half
-
-  it('the rise above the gate comes at the payment plus the drawn fraction of one 429’s payment: 10 s + ½ × 5 s', () => {
-    const s = collided(P, HALF);
-    expect(s.paidAt).toBe(10_000);
-    expect(s.gateRate).toBe(10);
-    expect(paidSpreadOf(s, P)).toBeCloseTo(2500, 3);
-    const plan = planRise(s, P, Infinity);
-    expect(plan?.rate).toBe(11);
-    expect(plan?.at).toBe(10_000 + paidSpreadOf(s, P));
-    // Not yet due just before, due then: the state's draw, not the caller's time, decides.
-    expect(planRise(s, P, 12_499)).toBeUndefined();
-    expect(rise(s, P, 12_501).rate).toBe(11);
-  });
-
-  it('no spread past the payment with a seed of 0, with the fleet’s parameters, or after the controller’s own failed probe', () => {
-    expect(planRise(collided(P, 0), P, Infinity)?.at).toBe(10_000);
-    const fleet = lawParams({ ...DEFAULTS, collisionCharge: LAW.collisionCharge });
-    expect(paidSpreadOf(collided(fleet, HALF), fleet)).toBe(0);
-    expect(planRise(collided(fleet, HALF), fleet, Infinity)?.at).toBe(10_000);
-    const own = { ...collided(P, HALF), throttledProbe: true };
-    expect(paidSpreadOf(own, P)).toBe(0);
-  });
-
-  it('a rise that stays at or below the gate is not held for the payment, nor spread past it', () => {
-    // Trimmed to 9.5 r/s at 5.5 s: back to the 10 r/s gate one cool-off (plus the base spread) later.
-    const s = fall(collided(P, HALF), P, 5500, held(10));
-    const ready = waited(succeeded(s, 5500), 5500);
-    const plan = planRise(ready, P, Infinity);
-    expect(plan?.rate).toBe(10);
-    expect(plan?.at).toBeLessThan(5500 + 2000);
-  });
-
-  it('five controllers charged for the same throttle probe above the gate in turn: each at its own time within one payment (5 s) after it is paid', () => {
-    fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: MODULUS - 1 }), { minLength: 5, maxLength: 5 }), (seeds) => {
-        const ats = seeds.map((seed) => planRise(collided(P, seed), P, Infinity)?.at as number);
-        for (const at of ats) {
-          expect(at).toBeGreaterThanOrEqual(10_000);
-          expect(at).toBeLessThan(15_000);
-        }
-        // Without the spread past the payment they would all come at 10 s exactly.
-        expect(new Set(ats).size).toBe(5);
-      }),
-      { numRuns: 200 },
     );
   });
 });

@@ -68,17 +68,6 @@ export const LAW = {
    * with it, 2.6–3.8 % without; docs/rate-control.md).
    */
   collisionCharge: 1,
-  /**
-   * How far a rise above the gate is spread past the moment the throttles it waits for are paid
-   * (see {@link paidSpreadOf}), in payments of one 429 at the rate (`1 / probeBudget` requests:
-   * 5 s at 10 r/s). Processes throttled by one overshoot are charged alike and their charges fall
-   * due alike; each draws from its own seed how far past that it probes, so that they probe the
-   * limit in turn rather than together: the contention window of a station that collided
-   * (IEEE 802.11 §10.3.3, the random backoff of DCF; Bianchi, "Performance Analysis of the
-   * IEEE 802.11 Distributed Coordination Function", IEEE JSAC 2000), here as wide as the time
-   * one collision costs.
-   */
-  paidSpread: 1,
 } as const;
 
 /** The modulus of the draw that spreads the rises ({@link nextSeed}): the Mersenne prime 2³¹ − 1. */
@@ -274,14 +263,13 @@ export function waitFor(s: LawState, p: LawParams, rate: number, rose: boolean, 
 
 /**
  * [probe-at] When a rise to `next` may come: after the backed-off cool-off, or after the cool-off of
- * no relapse once the last failed probe is paid for; above the gate, never before it is, and
- * then spread past it ([spread.paid]).
+ * no relapse once the last failed probe is paid for; above the gate, never before it is.
  */
 function probeAt(s: LawState, p: LawParams, next: number): number {
   const backedOff = s.changedAt + waitFor(s, p, s.rate, s.rose, s.relapses);
   const released = Math.max(s.changedAt + waitFor(s, p, s.rate, s.rose, 0), s.paidAt);
   const at = Math.min(backedOff, released) + spreadOf(s, p);
-  return next > s.gateRate * (1 + LAW.tolerance) ? Math.max(at, s.paidAt + paidSpreadOf(s, p)) : at;
+  return next > s.gateRate * (1 + LAW.tolerance) ? Math.max(at, s.paidAt) : at;
 }
 
 /** A rise, planned before it is applied. */
@@ -339,17 +327,6 @@ export function nextSeed(seed: number): number {
  */
 export function spreadOf(s: LawState, p: LawParams): number {
   return s.throttledProbe ? 0 : (p.spreadMs * s.seed) / MODULUS;
-}
-
-/**
- * [spread.paid] The time this state's draw adds to the wait of a rise above the gate past the
- * moment its throttles are paid for, ms: the same drawn fraction of `LAW.paidSpread` payments of
- * one 429 at the rate — none where {@link spreadOf} draws none (the parameters do not spread, or
- * the last throttle was this controller's own failed probe, whose backoff is its own).
- */
-export function paidSpreadOf(s: LawState, p: LawParams): number {
-  if (p.spreadMs === 0 || s.throttledProbe) return 0;
-  return ((s.seed / MODULUS) * LAW.paidSpread * 1000) / (LAW.probeBudget * s.rate);
 }
 
 /**
