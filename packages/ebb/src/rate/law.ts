@@ -64,8 +64,8 @@ export const LAW = {
    * finds its next probe paid for while the limit is still paying for another's, and five
    * processes spend five budgets. Charged for every throttle it receives, whoever's probe drew
    * it, each process probes above a rate that drew a 429 only once `probeBudget` of its own
-   * requests have paid for it (measured, five processes sharing nginx's 50 r/s: 1.8–2.9 % 429s
-   * with it, 2.6–3.8 % without; docs/rate-control.md).
+   * requests have paid for it (measured, five processes sharing nginx's 50 r/s: 1.7–2.9 % 429s
+   * with it, 2.5–3.9 % without; docs/rate-control.md).
    */
   collisionCharge: 1,
 } as const;
