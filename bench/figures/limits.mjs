@@ -6,6 +6,7 @@
 // retry, side by side. Real time: the numbers depend on the machine and its load (printed).
 //
 //   node figures/limits.mjs [--quick] [--chart=FILE.png] [--only=PART,…] [--adaptive-only]
+//                           [--no-spread] [--no-collision] [--trace]
 //
 // --only runs some parts only, to iterate on one setting: a matrix setting as `nginx-10`,
 // `haproxy-500` (limiter and rate), or `halving`, `independent`, `priorities`;
@@ -43,6 +44,15 @@ const log = (text) => process.stderr.write(`limits: ${text}\n`);
 // --no-spread: adaptiveRate with a `random` of 0, which draws no spread of its rises (the law as
 // it was before the spread), to compare both on the same build and the same machine load.
 const noSpread = args.includes('--no-spread');
+// --no-collision: adaptiveRate without the charge of throttles at a rate that held (the law's rule
+// [charge.collision]: the law as it was before it), to compare both on the same build. It sets
+// the rule's constant, LAW.collisionCharge, to 0 in the built library's table, which a controller
+// reads when it is made (here and in the client processes of the independent scenario).
+const noCollision = args.includes('--no-collision');
+if (noCollision) {
+  const { LAW } = await import('../../packages/ebb/dist/rate/law.js');
+  LAW.collisionCharge = 0;
+}
 const CONTROLLERS = [
   { id: 'adaptiveRate', make: () => adaptiveRate(noSpread ? { random: () => 0 } : {}) },
   { id: 'awsAdaptiveRate', make: () => awsAdaptiveRate() },
@@ -109,6 +119,8 @@ results.machine = {
   cpus: os.cpus().length,
   loadAtStart: os.loadavg().map((x) => round(x, 2)),
   node: process.version,
+  // adaptiveRate's law as run: the spread of its rises, the charge of throttles at a rate that held.
+  law: { spread: !noSpread, collisionCharge: !noCollision },
 };
 
 // ---------- the matrix ----------
@@ -206,6 +218,7 @@ if (found.includes('nginx') && part('independent')) {
             String(SECONDS),
             '8',
             noSpread ? 'adaptive-no-spread' : 'adaptive',
+            ...(noCollision ? ['no-collision'] : []),
           ],
           {
             stdio: ['ignore', 'pipe', 'inherit'],

@@ -181,6 +181,9 @@ describe.skipIf(!enabled)('the rate law step by step: TypeScript (rate/law.ts) a
   /** Runs one trace through both laws; returns the first step where a field differs, if any. */
   async function compare(o: Options, events: Event[]): Promise<string | undefined> {
     const p = lawParams(o);
+    // The fleet's parameters: its one controller neither spreads its rises nor charges throttles
+    // at a rate that held (rate/law.ts, [spread] and [charge.collision]; RATE_LAW has neither).
+    expect([p.spreadMs, p.collisionCharge]).toEqual([0, 0]);
     let s = initialState(p, o.initialRatePerSecond, 1_000_000);
     const args: string[] = [
       String(o.margin),

@@ -14,11 +14,18 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { virtualClock } from '../../packages/ebb/src/core/virtual-clock.js';
 import { type AdaptiveRateOptions, adaptiveRate } from '../../packages/ebb/src/rate/adaptive-rate.js';
+import { LAW } from '../../packages/ebb/src/rate/law.js';
 import { SlotCounter } from '../../packages/ebb/src/rate/meter.js';
 import { lawArgs, memberReport } from '../../packages/ebb/src/redis/member-report.js';
 import { RATE_SCRIPT } from '../../packages/ebb/src/redis/scripts.js';
 import { haveRedis, type RedisServer, startRedis } from './support/redis-server.js';
 
+// The fleet's one controller has no charge of a throttle at a rate that held (rate/law.ts,
+// [charge.collision]: a throttle after its rise is that rise's relapse, whichever member gets it).
+// adaptiveRate is compared with that rule off: LAW.collisionCharge set to 0 in this file's copy of
+// the table (each test file has its own modules), read when a controller is made — as
+// `bench/figures/limits.mjs --no-collision` runs it. The rule itself is rate/law-collision.test.ts's.
+(LAW as { collisionCharge: number }).collisionCharge = 0;
 const enabled = haveRedis();
 const KEYS = ['law:{fleet}:rate', 'law:{fleet}:rate-members', 'law:{fleet}:rate-leases', 'law:{fleet}:rate-order'];
 const SERVER_TIME = `local t = redis.call('TIME')
@@ -96,6 +103,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     // A `random` of 0 draws no spread of the rises (rate/law.ts, [spread]): the fleet, one
     // controller, draws none either.
     const local = adaptiveRate({ ...law, clock, random: () => 0 });
+    expect(LAW.collisionCharge).toBe(0);
     const granted = new SlotCounter();
     const delivered = new SlotCounter();
     const refusals = new SlotCounter();

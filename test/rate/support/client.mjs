@@ -1,11 +1,17 @@
 // One independent client process of the K-process experiment: its own adaptiveRate (or none),
 // `clients` loops against `url` for `seconds`; prints the fleet's result as one JSON line.
-//   node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none>
-// (adaptive-no-spread: adaptiveRate with a `random` of 0, which draws no spread of its rises)
+//   node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none> [no-collision]
+// (adaptive-no-spread: adaptiveRate with a `random` of 0, which draws no spread of its rises;
+// no-collision: LAW.collisionCharge set to 0 in the built library's table, the law without the
+// charge of throttles at a rate that held — for bench/figures/limits.mjs --no-collision)
 import { adaptiveRate, adaptiveThrottle, awsAdaptiveRate } from 'ebb/rate';
 import { runFleet } from './fleet.mjs';
 
-const [url, seconds, clients, kind = 'adaptive'] = process.argv.slice(2);
+const [url, seconds, clients, kind = 'adaptive', variant] = process.argv.slice(2);
+if (variant === 'no-collision') {
+  const { LAW } = await import('../../../packages/ebb/dist/rate/law.js');
+  LAW.collisionCharge = 0;
+}
 const make = {
   adaptive: adaptiveRate,
   'adaptive-no-spread': () => adaptiveRate({ random: () => 0 }),
@@ -14,7 +20,9 @@ const make = {
   none: () => undefined,
 }[kind];
 if (!url || !make) {
-  process.stderr.write('usage: node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none>\n');
+  process.stderr.write(
+    'usage: node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none> [no-collision]\n',
+  );
   process.exit(2);
 }
 // Wall-clock bounds of the run (every request sent and every response received in between), so a

@@ -258,8 +258,10 @@ describe('adaptiveRate: the loop', () => {
     expect(await after(60, 4)).toEqual([57, 57.5, 58.5, 59, 60]);
     expect(await after(20, 3)).toEqual([19, 19.5, 20, 20.5]);
     // Below 5 r/s, a fraction of the rate: 4 → 3.8 → 4.18 (a cool-off of 4 s, for the 10
-    // successes that measure a delivered rate).
-    expect(await after(4, 1, 0.1, 4000)).toEqual([3.8, 4.18]);
+    // successes that measure a delivered rate). 4.18 is above the 4 r/s that was throttled while
+    // it held: the probe waits until the two throttles are paid for, 50 requests each at 4 and
+    // at 3.8 r/s (25.7 s after them, rule 7's charge of a throttle at a rate that held).
+    expect(await after(4, 7, 0.1, 4000)).toEqual([3.8, 3.8, 3.8, 3.8, 3.8, 3.8, 3.8, 4.18]);
     // The step scales with `increase`: 0.2 × 5 r/s = +1.
     expect(await after(60, 1, 0.2)).toEqual([57, 58]);
   });
@@ -587,9 +589,11 @@ describe('adaptiveRate: the loop', () => {
     rate.record('throttled', old); // a round before the relapse: nothing
     rate.record('throttled'); // charged: three in all, 15 s
     await clock.advance(1500);
-    rate.record('throttled'); // 2.1 s after it: the failed probe's event is over, not charged
-    // Three 429s paid for by 150 requests at the rate it fell back to (four: 200; two: 100).
-    const paid = 1000 + 3000 / (0.02 * relapsed);
+    // 2.1 s after it: the failed probe's event is over, not charged to it — but a throttle at a
+    // rate that held since, charged as one (a fourth 429, at the same rate).
+    rate.record('throttled');
+    // Four 429s paid for by 200 requests at the rate it fell back to (five: 250; three: 150).
+    const paid = 1000 + 4000 / (0.02 * relapsed);
     await clock.advance(Math.ceil(paid / 10) * 10 - 10 - clock.now());
     expect(rate.ratePerSecond).toBe(relapsed);
     await clock.advance(10);
@@ -633,6 +637,22 @@ describe('adaptiveRate: the loop', () => {
     expect(alone.after).toBeCloseTo(0.95 * alone.relapsed, 9);
     expect(alone.coolOff).toBe(4000);
     expect(await run(true)).toEqual(alone);
+  });
+
+  it('a throttle at a rate that held (no rise since the last change) is charged one 429 too: no rise above it before 50 requests at the rate, 5 s at 10 r/s', async () => {
+    // A cool-off of 3 s: at 2 s the rate has not risen yet, and the delivered rate is known.
+    const { clock, rate } = make({ initialRatePerSecond: 10, coolOffMs: 3000 });
+    const stop = busy(rate, clock, 10);
+    await clock.advance(2000);
+    rate.record('throttled'); // another's probe, or a burst drained: the rate kept, noted
+    expect(rate.ratePerSecond).toBe(10);
+    // Without the charge the next rise would come a cool-off after the note, at 5 s; it comes
+    // when 50 requests at 10 r/s have paid for the 429, at 7 s.
+    await untilRise(rate, clock);
+    expect(clock.now()).toBe(7000);
+    expect(rate.ratePerSecond).toBe(11);
+    stop();
+    await clock.runAll();
   });
 
   it('a cut that answers the service, not a probe, voids what the failed probe was charged: the climb after it is not held', async () => {

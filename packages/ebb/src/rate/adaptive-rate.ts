@@ -77,7 +77,7 @@ class Adaptive implements AdaptiveRate {
 
   constructor(o: AdaptiveRateConfig) {
     this.#clock = o.clock;
-    this.#p = lawParams({ ...o, probeSpread: LAW.probeSpread });
+    this.#p = lawParams({ ...o, probeSpread: LAW.probeSpread, collisionCharge: LAW.collisionCharge });
     this.#hints = new ServerHints(o.maxRetryAfterMs);
     this.#law = initialState(this.#p, o.initialRatePerSecond, readNow(o.clock), drawSeed(o.random));
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
@@ -301,6 +301,10 @@ class Adaptive implements AdaptiveRate {
  *   back to until 2 % of the requests sent since pay for them, and then the backoff is released.
  *   So probes above a steady limit cost about 2 % of the requests at any rate: every 50
  *   requests when a failed probe costs one 429 (2 s at 25 r/s), rarely when it costs many.
+ * - A throttle at a rate that held (no rise since the last change, outside a failed probe's
+ *   charge) is charged one 429 the same way: no rise above that rate until 50 requests at it pay
+ *   for it. Processes sharing one limit, each with its own controller, are throttled by each
+ *   other's probes: charged only for their own, they would spend one budget each.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second. Made blind
  *   (nothing measured yet), that cut's event lasts two cool-offs, and the first throttle in it

@@ -223,6 +223,13 @@ return { exact(sum), exact(g), fk, ff, fv }`;
  * generated states and events, every field compared after every step) and, as whole controllers,
  * by test/redis/rate-law.test.ts. The fleet adds one condition of its own to a rise (below).
  *
+ * Two rules of rate/law.ts answer independent controllers sharing one limit, and the fleet's one
+ * controller has neither (its parameters are `lawParams` without `probeSpread` or
+ * `collisionCharge`, as the step-by-step test runs the TypeScript side): the spread of the rises
+ * ([spread]) and the charge of a throttle at a rate that held ([charge.collision]). The fleet's
+ * members share one rate: a rise is the fleet's, and a throttle after it, whichever member
+ * receives it, is that rise's relapse, charged as such.
+ *
  * What the fleet measures differently (the inputs, not the law): the delivered rate is the sum of
  * the members' (each measured as `adaptiveRate` measures its own; a member that has not covered
  * a second yet counts as accepting what it sends), known once a member's covers a second and the
