@@ -246,18 +246,22 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
 
   it('every reply is the same for random traces of several members (claims, results, stale and repeated reports)', async () => {
     seen.clear();
-    await fc.assert(
-      fc.asyncProperty(
-        ruleArb,
-        periodsArb,
-        fc.array(stepArb, { minLength: 5, maxLength: 80 }),
-        async (rule, periods, steps) => {
-          await trace(rule, periods, steps);
-        },
-      ),
-      { numRuns: 80 },
-    );
-    // Random traces reach openings and lapsed leases by themselves.
+    // Random traces reach openings and lapsed leases by themselves, though not in every batch of
+    // 80: a lapse needs a long gap before a member's next report. Batches run until both were
+    // seen, at most five (400 traces; every batch is compared in full all the same).
+    for (let batch = 0; batch < 5 && !(seen.get(1) && seen.get(3)); batch++) {
+      await fc.assert(
+        fc.asyncProperty(
+          ruleArb,
+          periodsArb,
+          fc.array(stepArb, { minLength: 5, maxLength: 80 }),
+          async (rule, periods, steps) => {
+            await trace(rule, periods, steps);
+          },
+        ),
+        { numRuns: 80 },
+      );
+    }
     for (const reason of [1, 3]) expect(seen.get(reason) ?? 0, `reason ${reason}`).toBeGreaterThan(0);
   });
 
