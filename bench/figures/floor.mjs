@@ -20,13 +20,13 @@
 // prototype's builds and ebb's `retry(fn)` in one process, batches of 10,000 sequential awaits,
 // every subject once a round (default 10 rounds), the median — a timed figure: note the load.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { version } from 'esbuild';
 import { ASKS, buildFloor, defineAsks, FLOOR_SOURCE, typicalEntry } from '../floor/asks.mjs';
-import { bundleSize } from '../lib/bundle-size.mjs';
+import { bundleSize, rollupSize } from '../lib/bundle-size.mjs';
 
 const args = process.argv.slice(2);
 
@@ -115,41 +115,20 @@ for (const [label, flags] of CONTRACTS) contracts.push({ label, flags, size: awa
  * setup), the `ASK_*` names replaced by `true`/`false` in the source as @rollup/plugin-replace
  * would (terser then drops what is off), gzip -9.
  */
-const rollupSize = async (on, messages) => {
-  const { rollup } = await import('rollup');
-  const { default: terser } = await import('@rollup/plugin-terser');
-  const { readFileSync } = await import('node:fs');
-  const { gzipSync } = await import('node:zlib');
+const floorRollupSize = async (on, messages) => {
   const define = defineAsks(on, messages);
-  const entry = join(dirname(FLOOR_SOURCE), '__typical__.mjs');
-  const bundle = await rollup({
-    input: entry,
-    onwarn: () => {},
-    plugins: [
-      {
-        name: 'floor',
-        resolveId: (id) => (id === entry ? entry : null),
-        load: (id) =>
-          id === entry
-            ? typicalEntry
-            : id === FLOOR_SOURCE
-              ? readFileSync(id, 'utf8').replace(/\bASK_[A-Z]+\b/g, (name) => define[name] ?? name)
-              : null,
-      },
-    ],
-  });
-  try {
-    const { output } = await bundle.generate({ format: 'es', plugins: [terser()] });
-    return gzipSync(Buffer.from(output[0].code), { level: 9 }).length;
-  } finally {
-    await bundle.close();
-  }
+  const asks = {
+    name: 'floor-asks',
+    load: (id) =>
+      id === FLOOR_SOURCE ? readFileSync(id, 'utf8').replace(/\bASK_[A-Z]+\b/g, (name) => define[name] ?? name) : null,
+  };
+  return (await rollupSize(join(dirname(FLOOR_SOURCE), '__typical__.mjs'), typicalEntry, [asks])).gzip;
 };
 /** The floor as a row of the contracts' table. */
 const floorRow = { label: 'the floor', flags: [], size: floor };
 if (withRollup) {
   for (const c of [floorRow, ...contracts]) {
-    c.rollup = { production: await rollupSize(c.flags, false), development: await rollupSize(c.flags, true) };
+    c.rollup = { production: await floorRollupSize(c.flags, false), development: await floorRollupSize(c.flags, true) };
   }
 }
 // Each other ask over contract A: what one more thing in retry() would cost there.

@@ -40,9 +40,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
-import terser from '@rollup/plugin-terser';
-import { build, version } from 'esbuild';
-import { rollup, VERSION as rollupVersion } from 'rollup';
+import { version } from 'esbuild';
+import { VERSION as rollupVersion } from 'rollup';
+import { bundleSize, rollupSize } from '../lib/bundle-size.mjs';
 import { SUBJECTS } from '../subjects.mjs';
 
 const resolveDir = fileURLToPath(new URL('..', import.meta.url));
@@ -239,21 +239,16 @@ function marginalGzip(code, map) {
 }
 
 async function measure(contents, { modules = false, from = resolveDir, plugins = [], conditions } = {}) {
-  const result = await build({
-    stdin: { contents, resolveDir: from, sourcefile: 'entry.mjs', loader: 'js' },
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
+  const { code, minified, gzip, result } = await bundleSize(contents, {
+    resolveDir: from,
+    conditions,
     plugins,
-    ...(conditions ? { conditions } : {}),
-    // The map only attributes bytes; it leaves the code unchanged (no sourceMappingURL comment).
-    ...(modules ? { sourcemap: 'external', outfile: 'entry.js' } : {}),
+    extra: {
+      metafile: true,
+      // The map only attributes bytes; it leaves the code unchanged (no sourceMappingURL comment).
+      ...(modules ? { sourcemap: 'external', outfile: 'entry.js' } : {}),
+    },
   });
-  const js = result.outputFiles.find((f) => !f.path.endsWith('.map'));
-  const code = js.contents;
   const output = Object.entries(result.metafile.outputs).find(([path]) => !path.endsWith('.map'))[1];
   const inputs = Object.entries(output.inputs)
     .map(([path, { bytesInOutput }]) => ({
@@ -262,11 +257,11 @@ async function measure(contents, { modules = false, from = resolveDir, plugins =
     }))
     .filter((x) => x.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
-  const measured = { minified: code.length, gzip: gzipSync(code, { level: 9 }).length, inputs };
+  const measured = { minified, gzip, inputs };
   if (modules) {
     const map = JSON.parse(result.outputFiles.find((f) => f.path.endsWith('.map')).text);
-    measured.modules = bySource(js.text, map);
-    measured.marginal = marginalGzip(js.text, map);
+    measured.modules = bySource(code, map);
+    measured.marginal = marginalGzip(code, map);
   }
   return measured;
 }
@@ -278,26 +273,9 @@ async function measure(contents, { modules = false, from = resolveDir, plugins =
  * The entry is a module of its own at `from`, so that `ebb` resolves from there.
  */
 async function measureRollup(contents, { from = resolveDir, conditions = [] } = {}) {
-  const id = join(from, '__size-entry__.mjs');
-  const bundle = await rollup({
-    input: id,
-    onwarn: () => {},
-    plugins: [
-      {
-        name: 'size-entry',
-        resolveId: (source) => (source === id ? id : null),
-        load: (x) => (x === id ? contents : null),
-      },
-      nodeResolve({ browser: true, exportConditions: conditions }),
-    ],
-  });
-  try {
-    const { output } = await bundle.generate({ format: 'es', plugins: [terser()] });
-    const code = Buffer.from(output[0].code);
-    return { minified: code.length, gzip: gzipSync(code, { level: 9 }).length };
-  } finally {
-    await bundle.close();
-  }
+  return rollupSize(join(from, '__size-entry__.mjs'), contents, [
+    nodeResolve({ browser: true, exportConditions: conditions }),
+  ]);
 }
 
 /**
