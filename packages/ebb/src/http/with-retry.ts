@@ -140,8 +140,17 @@ export interface WithRetryOptions<R = Response>
 /** RFC 9110 §9.2.2: "PUT, DELETE, and safe request methods are idempotent." */
 const IDEMPOTENT_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'];
 
-/** The option names `withRetry()` knows: the executor's and its own (named in its messages). */
-const KNOWN_KEYS = /* @__PURE__ */ KEYS.concat(['isFailure', 'methods', 'onRetry', 'hedge', 'use', 'serverHintMs']);
+/**
+ * The option names `withRetry()` knows (named in its messages): the executor's but `signal` (per
+ * request here, refused with a pointer to `init.signal`), and its own. `isFailure` and `onRetry`
+ * are the executor's names with withRetry's own types.
+ */
+const KNOWN_KEYS = /* @__PURE__ */ KEYS.filter((key) => key !== 'signal').concat([
+  'methods',
+  'hedge',
+  'use',
+  'serverHintMs',
+]);
 
 /** Options of 0.1 and where they went. */
 const MOVED: Record<string, string> = {
