@@ -12,6 +12,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleSize } from '../../../bench/lib/bundle-size.mjs';
 import { ROOT } from '../../support/cli.js';
 import { packedProject, run } from './pack.js';
 
@@ -116,6 +117,40 @@ describe('the typical import and withRetry(fetch), bundled from the packed tarba
           expect(m.gzip).toBeLessThanOrEqual(budget);
         });
       }
+    }
+  }
+});
+
+/**
+ * Each error guard and the entry that exports it. A guard reads the error's brand (its `code`
+ * under `Symbol.for('ebb.error.code')`), so a program that only tests for an error carries no
+ * error class: esbuild keeps a class whose getter has a computed key whenever the class's module
+ * is in the bundle, which is why each class has a module of its own.
+ */
+const GUARDS = [
+  ['isRetryError', 'ebb'],
+  ['isFinal', 'ebb'],
+  ['isNotDoneError', 'ebb'],
+  ['isHttpStatusError', 'ebb/http'],
+  ['isBrokenCircuitError', 'ebb/resilience'],
+  ['isLimitExceededError', 'ebb/resilience'],
+  ['isLocalThrottleError', 'ebb/rate'],
+] as const;
+
+/** A bundle of one guard is the brand's reader alone: ~200 B gzip in either build (docs/dev/size.md). */
+const GUARD_BUDGET_GZIP_BYTES = 300;
+
+describe('an error guard alone, bundled from the packed tarball with esbuild', () => {
+  for (const [guard, from] of GUARDS) {
+    for (const build of ['development', 'production'] as const) {
+      it(`${guard} from ${from}, ${build} build: carries no error class, within ${GUARD_BUDGET_GZIP_BYTES} B gzip`, async () => {
+        const { code, gzip } = await bundleSize(`import { ${guard} } from '${from}'; export const f = ${guard};`, {
+          resolveDir: app,
+          conditions: build === 'production' ? ['production'] : undefined,
+        });
+        expect(code, `${guard}'s bundle carries a class`).not.toMatch(/\bclass\b/);
+        expect(gzip).toBeLessThanOrEqual(GUARD_BUDGET_GZIP_BYTES);
+      });
     }
   }
 });
