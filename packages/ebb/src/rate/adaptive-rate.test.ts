@@ -252,21 +252,18 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return [cut, ...(await rises(rate, clock, steps, coolOffMs))].map((x) => Number(x.toFixed(2)));
     };
-    // At 60 and at 20 r/s: the note gives back a base step (0.5 r/s, [collision.yield]) and the
-    // cut lands at 0.95 × 59.5 and 0.95 × 19.5; then +0.5 and +1 at 60 r/s — not +10 % of each,
-    // which keeps the ratio of two rates (the law before gave 62.7 and 20.9 at the first probe).
-    // +2 would pass the rate last throttled (59.5): the base step, +0.5, again. At 20 r/s, +0.5;
-    // then +1 would pass 19.5, the rate that drew the throttles: it waits until they are paid for
-    // (50 requests at 19.5 and at 18.5 r/s, 5.3 s after them), then the base step.
-    expect(await after(60, 4)).toEqual([56.52, 57.02, 58.02, 58.52, 59.02]);
-    expect(await after(20, 3)).toEqual([18.52, 19.02, 19.02, 19.52]);
-    // Below 5 r/s, a fraction of the rate: 4 → 3.6 (the note's step, 0.1 × 4) → 3.42 → 3.76 (a
-    // cool-off of 4 s, for the 10 successes that measure a delivered rate). 3.76 is above the
-    // 3.6 r/s that was throttled while it held: the probe waits until the two throttles are paid
-    // for, 50 requests each at 3.6 and at 3.42 r/s (28.5 s after them, rule 7's charge).
-    expect(await after(4, 8, 0.1, 4000)).toEqual([3.42, 3.42, 3.42, 3.42, 3.42, 3.42, 3.42, 3.42, 3.76]);
-    // The step scales with `increase`: 0.2 × 5 r/s = +1 (given back at the note, then taken).
-    expect(await after(60, 1, 0.2)).toEqual([56.05, 57.05]);
+    // At 60 and at 20 r/s: cut to 57 and 19, then +0.5, +1 alike — not +10 % of each, which
+    // keeps the ratio of the two rates (the law before gave 62.7 and 20.9 at the first probe).
+    // +2 would pass the rate last throttled: the base step, +0.5, again.
+    expect(await after(60, 4)).toEqual([57, 57.5, 58.5, 59, 60]);
+    expect(await after(20, 3)).toEqual([19, 19.5, 20, 20.5]);
+    // Below 5 r/s, a fraction of the rate: 4 → 3.8 → 4.18 (a cool-off of 4 s, for the 10
+    // successes that measure a delivered rate). 4.18 is above the 4 r/s that was throttled while
+    // it held: the probe waits until the two throttles are paid for, 50 requests each at 4 and
+    // at 3.8 r/s (25.7 s after them, rule 7's charge of a throttle at a rate that held).
+    expect(await after(4, 7, 0.1, 4000)).toEqual([3.8, 3.8, 3.8, 3.8, 3.8, 3.8, 3.8, 4.18]);
+    // The step scales with `increase`: 0.2 × 5 r/s = +1.
+    expect(await after(60, 1, 0.2)).toEqual([57, 58]);
   });
 
   it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
@@ -478,20 +475,20 @@ describe('adaptiveRate: the loop', () => {
       return rate.ratePerSecond;
     };
     // Two missing: 13 delivered in 3 s (4.3 r/s, 13 % short) — within two requests of the rate:
-    // noted, not cut: only the base step of [collision.yield] given back, 0.1 × 5 r/s.
-    expect(await after([9, 12])).toBe(4.5);
+    // noted, the rate kept.
+    expect(await after([9, 12])).toBe(5);
     // Five missing: the service delivers less; a cut, no deeper than decreaseFactor.
     const cut = await after([5, 7, 9, 11, 13]);
     expect(cut).toBeLessThan(4);
     expect(cut).toBeGreaterThanOrEqual(2.5);
   });
 
-  it('a throttle at a rate that held, with the delivered rate near it, is noted and gives back one base step; a second within a cool-off cuts by the margin, not by half', async () => {
+  it('a throttle at a rate that held, with the delivered rate near it, is noted and keeps the rate; a second within a cool-off cuts by the margin, not by half', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 50, maxRatePerSecond: 50 });
     const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds, ~50/s delivered
     await clock.advance(2000);
-    rate.record('throttled'); // the same level as before: noted, 0.1 × 5 r/s given back
-    expect(rate.ratePerSecond).toBe(49.5);
+    rate.record('throttled'); // the same level as before: noted
+    expect(rate.ratePerSecond).toBe(50);
     await clock.advance(500);
     // Within the cool-off of that event, the service still delivering about 50/s: a cut to
     // 0.95 × the delivered rate, nowhere near a halving.
@@ -593,17 +590,14 @@ describe('adaptiveRate: the loop', () => {
     rate.record('throttled'); // charged: three in all, 15 s
     await clock.advance(1500);
     // 2.1 s after it: the failed probe's event is over, not charged to it — but a throttle at a
-    // rate that held since, charged as one (a fourth 429), which gives back a base step (0.5 r/s).
+    // rate that held since, charged as one (a fourth 429, at the same rate).
     rate.record('throttled');
-    const yielded = relapsed - 0.5;
-    expect(rate.ratePerSecond).toBe(yielded);
-    // Three 429s paid for by 150 requests at the rate it fell back to, the fourth by 50 at the
-    // rate it gave back to (four at the first: 200; two: 100).
-    const paid = 1000 + 3000 / (0.02 * relapsed) + 1000 / (0.02 * yielded);
+    // Four 429s paid for by 200 requests at the rate it fell back to (five: 250; three: 150).
+    const paid = 1000 + 4000 / (0.02 * relapsed);
     await clock.advance(Math.ceil(paid / 10) * 10 - 10 - clock.now());
-    expect(rate.ratePerSecond).toBe(yielded);
+    expect(rate.ratePerSecond).toBe(relapsed);
     await clock.advance(10);
-    expect(rate.ratePerSecond).toBeGreaterThan(yielded);
+    expect(rate.ratePerSecond).toBeGreaterThan(relapsed);
     stop();
     await clock.runAll();
   });
@@ -650,13 +644,13 @@ describe('adaptiveRate: the loop', () => {
     const { clock, rate } = make({ initialRatePerSecond: 10, coolOffMs: 3000 });
     const stop = busy(rate, clock, 10);
     await clock.advance(2000);
-    rate.record('throttled'); // another's probe, or a burst drained: noted, a base step given back
-    expect(rate.ratePerSecond).toBe(9.5);
+    rate.record('throttled'); // another's probe, or a burst drained: the rate kept, noted
+    expect(rate.ratePerSecond).toBe(10);
     // Without the charge the next rise would come a cool-off after the note, at 5 s; it comes
-    // when 50 requests at 9.5 r/s have paid for the 429, 5.26 s later.
+    // when 50 requests at 10 r/s have paid for the 429, at 7 s.
     await untilRise(rate, clock);
-    expect(clock.now()).toBe(Math.ceil((2000 + 1000 / (0.02 * 9.5)) / 10) * 10);
-    expect(rate.ratePerSecond).toBeCloseTo(9.5 * 1.1, 12);
+    expect(clock.now()).toBe(7000);
+    expect(rate.ratePerSecond).toBe(11);
     stop();
     await clock.runAll();
   });

@@ -19,7 +19,6 @@ import {
   type LawState,
   lawParams,
   type Measurement,
-  ownRules,
   planRise,
   relapsing,
   rise,
@@ -78,7 +77,7 @@ class Adaptive implements AdaptiveRate {
 
   constructor(o: AdaptiveRateConfig) {
     this.#clock = o.clock;
-    this.#p = lawParams({ ...o, ...ownRules() });
+    this.#p = lawParams({ ...o, probeSpread: LAW.probeSpread, collisionCharge: LAW.collisionCharge });
     this.#hints = new ServerHints(o.maxRetryAfterMs);
     this.#law = initialState(this.#p, o.initialRatePerSecond, readNow(o.clock), drawSeed(o.random));
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
@@ -306,7 +305,6 @@ class Adaptive implements AdaptiveRate {
  *   charge) is charged one 429 the same way: no rise above that rate until 50 requests at it pay
  *   for it. Processes sharing one limit, each with its own controller, are throttled by each
  *   other's probes: charged only for their own, they would spend one budget each.
- *   It also gives back one base step (0.5 r/s), and no rise passes where it lands before paid for.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second. Made blind
  *   (nothing measured yet), that cut's event lasts two cool-offs, and the first throttle in it
