@@ -6,7 +6,7 @@
 // retry, side by side. Real time: the numbers depend on the machine and its load (printed).
 //
 //   node figures/limits.mjs [--quick] [--chart=FILE.png] [--only=PART,…] [--adaptive-only]
-//                           [--no-spread] [--no-collision] [--trace]
+//                           [--no-spread] [--no-collision] [--no-yield] [--trace]
 //
 // --only runs some parts only, to iterate on one setting: a matrix setting as `nginx-10`,
 // `haproxy-500` (limiter and rate), or `halving`, `independent`, `priorities`;
@@ -49,9 +49,13 @@ const noSpread = args.includes('--no-spread');
 // the rule's constant, LAW.collisionCharge, to 0 in the built library's table, which a controller
 // reads when it is made (here and in the client processes of the independent scenario).
 const noCollision = args.includes('--no-collision');
-if (noCollision) {
+// --no-yield: likewise without the base step such a throttle gives back ([collision.yield]):
+// LAW.collisionYield set to 0. Both flags together: the law before either rule.
+const noYield = args.includes('--no-yield');
+if (noCollision || noYield) {
   const { LAW } = await import('../../packages/ebb/dist/rate/law.js');
-  LAW.collisionCharge = 0;
+  if (noCollision) LAW.collisionCharge = 0;
+  if (noYield) LAW.collisionYield = 0;
 }
 const CONTROLLERS = [
   { id: 'adaptiveRate', make: () => adaptiveRate(noSpread ? { random: () => 0 } : {}) },
@@ -120,7 +124,7 @@ results.machine = {
   loadAtStart: os.loadavg().map((x) => round(x, 2)),
   node: process.version,
   // adaptiveRate's law as run: the spread of its rises, the charge of throttles at a rate that held.
-  law: { spread: !noSpread, collisionCharge: !noCollision },
+  law: { spread: !noSpread, collisionCharge: !noCollision, collisionYield: !noYield },
 };
 
 // ---------- the matrix ----------
@@ -219,6 +223,7 @@ if (found.includes('nginx') && part('independent')) {
             '8',
             noSpread ? 'adaptive-no-spread' : 'adaptive',
             ...(noCollision ? ['no-collision'] : []),
+            ...(noYield ? ['no-yield'] : []),
           ],
           {
             stdio: ['ignore', 'pipe', 'inherit'],

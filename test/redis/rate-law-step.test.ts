@@ -182,8 +182,9 @@ describe.skipIf(!enabled)('the rate law step by step: TypeScript (rate/law.ts) a
   async function compare(o: Options, events: Event[]): Promise<string | undefined> {
     const p = lawParams(o);
     // The fleet's parameters: its one controller neither spreads its rises nor charges throttles
-    // at a rate that held (rate/law.ts, [spread] and [charge.collision]; RATE_LAW has neither).
-    expect([p.spreadMs, p.collisionCharge]).toEqual([0, 0]);
+    // at a rate that held, nor gives a step back for them (rate/law.ts, [spread], [charge.collision]
+    // and [collision.yield]; RATE_LAW has none of them).
+    expect([p.spreadMs, p.collisionCharge, p.collisionYield]).toEqual([0, 0, 0]);
     let s = initialState(p, o.initialRatePerSecond, 1_000_000);
     const args: string[] = [
       String(o.margin),

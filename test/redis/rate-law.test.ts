@@ -22,10 +22,13 @@ import { haveRedis, type RedisServer, startRedis } from './support/redis-server.
 
 // The fleet's one controller has no charge of a throttle at a rate that held (rate/law.ts,
 // [charge.collision]: a throttle after its rise is that rise's relapse, whichever member gets it).
-// adaptiveRate is compared with that rule off: LAW.collisionCharge set to 0 in this file's copy of
+// adaptiveRate is compared with that rule off, and with [collision.yield] (a step given back at
+// such a throttle) off: LAW.collisionCharge and LAW.collisionYield set to 0 in this file's copy of
 // the table (each test file has its own modules), read when a controller is made — as
-// `bench/figures/limits.mjs --no-collision` runs it. The rule itself is rate/law-collision.test.ts's.
+// `bench/figures/limits.mjs --no-collision` runs it. The rules themselves are
+// rate/law-collision.test.ts's and rate/law-yield.test.ts's.
 (LAW as { collisionCharge: number }).collisionCharge = 0;
+(LAW as { collisionYield: number }).collisionYield = 0;
 const enabled = haveRedis();
 const KEYS = ['law:{fleet}:rate', 'law:{fleet}:rate-members', 'law:{fleet}:rate-leases', 'law:{fleet}:rate-order'];
 const SERVER_TIME = `local t = redis.call('TIME')
@@ -103,7 +106,7 @@ describe.skipIf(!enabled)('one control law: adaptiveRate and the fleet script fe
     // A `random` of 0 draws no spread of the rises (rate/law.ts, [spread]): the fleet, one
     // controller, draws none either.
     const local = adaptiveRate({ ...law, clock, random: () => 0 });
-    expect(LAW.collisionCharge).toBe(0);
+    expect([LAW.collisionCharge, LAW.collisionYield]).toEqual([0, 0]);
     const granted = new SlotCounter();
     const delivered = new SlotCounter();
     const refusals = new SlotCounter();

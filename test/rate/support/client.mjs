@@ -1,16 +1,18 @@
 // One independent client process of the K-process experiment: its own adaptiveRate (or none),
 // `clients` loops against `url` for `seconds`; prints the fleet's result as one JSON line.
-//   node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none> [no-collision]
+//   node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none> [no-collision] [no-yield]
 // (adaptive-no-spread: adaptiveRate with a `random` of 0, which draws no spread of its rises;
 // no-collision: LAW.collisionCharge set to 0 in the built library's table, the law without the
-// charge of throttles at a rate that held — for bench/figures/limits.mjs --no-collision)
+// charge of throttles at a rate that held — for bench/figures/limits.mjs --no-collision; no-yield:
+// LAW.collisionYield set to 0, without the step such a throttle gives back — for --no-yield)
 import { adaptiveRate, adaptiveThrottle, awsAdaptiveRate } from 'ebb/rate';
 import { runFleet } from './fleet.mjs';
 
-const [url, seconds, clients, kind = 'adaptive', variant] = process.argv.slice(2);
-if (variant === 'no-collision') {
+const [url, seconds, clients, kind = 'adaptive', ...variants] = process.argv.slice(2);
+if (variants.length > 0) {
   const { LAW } = await import('../../../packages/ebb/dist/rate/law.js');
-  LAW.collisionCharge = 0;
+  if (variants.includes('no-collision')) LAW.collisionCharge = 0;
+  if (variants.includes('no-yield')) LAW.collisionYield = 0;
 }
 const make = {
   adaptive: adaptiveRate,
@@ -21,7 +23,7 @@ const make = {
 }[kind];
 if (!url || !make) {
   process.stderr.write(
-    'usage: node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none> [no-collision]\n',
+    'usage: node client.mjs <url> <seconds> <clients> <adaptive|adaptive-no-spread|aws|sre|none> [no-collision] [no-yield]\n',
   );
   process.exit(2);
 }

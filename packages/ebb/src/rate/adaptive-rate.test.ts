@@ -252,18 +252,21 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return [cut, ...(await rises(rate, clock, steps, coolOffMs))].map((x) => Number(x.toFixed(2)));
     };
-    // At 60 and at 20 r/s: cut to 57 and 19, then +0.5, +1 alike — not +10 % of each, which
-    // keeps the ratio of the two rates (the law before gave 62.7 and 20.9 at the first probe).
-    // +2 would pass the rate last throttled: the base step, +0.5, again.
-    expect(await after(60, 4)).toEqual([57, 57.5, 58.5, 59, 60]);
-    expect(await after(20, 3)).toEqual([19, 19.5, 20, 20.5]);
-    // Below 5 r/s, a fraction of the rate: 4 → 3.8 → 4.18 (a cool-off of 4 s, for the 10
-    // successes that measure a delivered rate). 4.18 is above the 4 r/s that was throttled while
-    // it held: the probe waits until the two throttles are paid for, 50 requests each at 4 and
-    // at 3.8 r/s (25.7 s after them, rule 7's charge of a throttle at a rate that held).
-    expect(await after(4, 7, 0.1, 4000)).toEqual([3.8, 3.8, 3.8, 3.8, 3.8, 3.8, 3.8, 4.18]);
-    // The step scales with `increase`: 0.2 × 5 r/s = +1.
-    expect(await after(60, 1, 0.2)).toEqual([57, 58]);
+    // At 60 and at 20 r/s: the note gives back two base steps (1 r/s, [collision.yield]) and the
+    // cut lands at 0.95 × 59 and 0.95 × 19; then +0.5 and +1 at 60 r/s — not +10 % of each, which
+    // keeps the ratio of two rates (the law before gave 62.7 and 20.9 at the first probe).
+    // +2 would pass the rate last throttled (59): the base step, +0.5, again. At 20 r/s, +0.5;
+    // then +1 would pass 19, the rate that drew the throttles: it waits until they are paid for
+    // (50 requests at 19 and at 18.05 r/s, 5.4 s after them), then the base step.
+    expect(await after(60, 4)).toEqual([56.05, 56.55, 57.55, 58.05, 58.55]);
+    expect(await after(20, 3)).toEqual([18.05, 18.55, 18.55, 19.05]);
+    // Below 5 r/s, a fraction of the rate: 4 → 3.2 (the note's two steps, 2 × 0.1 × 4) → 3.04 →
+    // 3.34 (a cool-off of 4 s, for the 10 successes that measure a delivered rate). 3.34 is above
+    // the 3.2 r/s that was throttled while it held: the probe waits until the two throttles are
+    // paid for, 50 requests each at 3.2 and at 3.04 r/s (32 s after them, rule 7's charge).
+    expect(await after(4, 9, 0.1, 4000)).toEqual([3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.34]);
+    // The step scales with `increase`: 0.2 × 5 r/s = +1 (2 × 1 given back at the note, then taken).
+    expect(await after(60, 1, 0.2)).toEqual([55.1, 56.1]);
   });
 
   it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
@@ -475,26 +478,26 @@ describe('adaptiveRate: the loop', () => {
       return rate.ratePerSecond;
     };
     // Two missing: 13 delivered in 3 s (4.3 r/s, 13 % short) — within two requests of the rate:
-    // noted, the rate kept.
-    expect(await after([9, 12])).toBe(5);
+    // noted, not cut: only the two base steps of [collision.yield] given back, 2 × 0.1 × 5 r/s.
+    expect(await after([9, 12])).toBe(4);
     // Five missing: the service delivers less; a cut, no deeper than decreaseFactor.
     const cut = await after([5, 7, 9, 11, 13]);
     expect(cut).toBeLessThan(4);
     expect(cut).toBeGreaterThanOrEqual(2.5);
   });
 
-  it('a throttle at a rate that held, with the delivered rate near it, is noted and keeps the rate; a second within a cool-off cuts by the margin, not by half', async () => {
+  it('a throttle at a rate that held, with the delivered rate near it, is noted and gives back two base steps; a second within a cool-off cuts by the margin, not by half', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 50, maxRatePerSecond: 50 });
     const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds, ~50/s delivered
     await clock.advance(2000);
-    rate.record('throttled'); // the same level as before: noted
-    expect(rate.ratePerSecond).toBe(50);
+    rate.record('throttled'); // the same level as before: noted, 2 × 0.1 × 5 r/s given back
+    expect(rate.ratePerSecond).toBe(49);
     await clock.advance(500);
     // Within the cool-off of that event, the service still delivering about 50/s: a cut to
-    // 0.95 × the delivered rate, nowhere near a halving.
+    // 0.95 × the lower of the 49 r/s given back to and the delivered rate, nowhere near a halving.
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 51);
-    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 49);
+    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 49);
+    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 47);
     stop();
     await clock.runAll();
   });
@@ -590,14 +593,17 @@ describe('adaptiveRate: the loop', () => {
     rate.record('throttled'); // charged: three in all, 15 s
     await clock.advance(1500);
     // 2.1 s after it: the failed probe's event is over, not charged to it — but a throttle at a
-    // rate that held since, charged as one (a fourth 429, at the same rate).
+    // rate that held since, charged as one (a fourth 429), which gives back two base steps (1 r/s).
     rate.record('throttled');
-    // Four 429s paid for by 200 requests at the rate it fell back to (five: 250; three: 150).
-    const paid = 1000 + 4000 / (0.02 * relapsed);
+    const yielded = relapsed - 1;
+    expect(rate.ratePerSecond).toBe(yielded);
+    // Three 429s paid for by 150 requests at the rate it fell back to, the fourth by 50 at the
+    // rate it gave back to (four at the first: 200; two: 100).
+    const paid = 1000 + 3000 / (0.02 * relapsed) + 1000 / (0.02 * yielded);
     await clock.advance(Math.ceil(paid / 10) * 10 - 10 - clock.now());
-    expect(rate.ratePerSecond).toBe(relapsed);
+    expect(rate.ratePerSecond).toBe(yielded);
     await clock.advance(10);
-    expect(rate.ratePerSecond).toBeGreaterThan(relapsed);
+    expect(rate.ratePerSecond).toBeGreaterThan(yielded);
     stop();
     await clock.runAll();
   });
@@ -644,13 +650,13 @@ describe('adaptiveRate: the loop', () => {
     const { clock, rate } = make({ initialRatePerSecond: 10, coolOffMs: 3000 });
     const stop = busy(rate, clock, 10);
     await clock.advance(2000);
-    rate.record('throttled'); // another's probe, or a burst drained: the rate kept, noted
-    expect(rate.ratePerSecond).toBe(10);
+    rate.record('throttled'); // another's probe, or a burst drained: noted, two base steps given back
+    expect(rate.ratePerSecond).toBe(9);
     // Without the charge the next rise would come a cool-off after the note, at 5 s; it comes
-    // when 50 requests at 10 r/s have paid for the 429, at 7 s.
+    // when 50 requests at 9 r/s have paid for the 429, 5.56 s later.
     await untilRise(rate, clock);
-    expect(clock.now()).toBe(7000);
-    expect(rate.ratePerSecond).toBe(11);
+    expect(clock.now()).toBe(Math.ceil((2000 + 1000 / (0.02 * 9)) / 10) * 10);
+    expect(rate.ratePerSecond).toBeCloseTo(9 * 1.1, 12);
     stop();
     await clock.runAll();
   });

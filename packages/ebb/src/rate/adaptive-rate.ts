@@ -19,6 +19,7 @@ import {
   type LawState,
   lawParams,
   type Measurement,
+  ownRules,
   planRise,
   relapsing,
   rise,
@@ -77,7 +78,7 @@ class Adaptive implements AdaptiveRate {
 
   constructor(o: AdaptiveRateConfig) {
     this.#clock = o.clock;
-    this.#p = lawParams({ ...o, probeSpread: LAW.probeSpread, collisionCharge: LAW.collisionCharge });
+    this.#p = lawParams({ ...o, ...ownRules() });
     this.#hints = new ServerHints(o.maxRetryAfterMs);
     this.#law = initialState(this.#p, o.initialRatePerSecond, readNow(o.clock), drawSeed(o.random));
     this.#defaultClass = o.priorities.indexOf(o.defaultPriority);
@@ -305,6 +306,7 @@ class Adaptive implements AdaptiveRate {
  *   charge) is charged one 429 the same way: no rise above that rate until 50 requests at it pay
  *   for it. Processes sharing one limit, each with its own controller, are throttled by each
  *   other's probes: charged only for their own, they would spend one budget each.
+ *   It also gives back two base steps (1 r/s), and no rise passes where it lands before paid for.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second. Made blind
  *   (nothing measured yet), that cut's event lasts two cool-offs, and the first throttle in it

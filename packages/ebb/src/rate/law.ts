@@ -68,6 +68,19 @@ export const LAW = {
    * with it, 2.5–3.9 % without; docs/rate-control.md).
    */
   collisionCharge: 1,
+  /**
+   * The base steps a throttle at a rate that held gives back (see {@link lawParams}'s
+   * `collisionYield`): two. A throttle at a rate that held is only noted — it changes no rate — so
+   * the level that processes sharing one limit have probed up to stays above it, and the limit
+   * keeps refusing, until some process takes two throttles within one cool-off; the prober, one of
+   * five, is rarely the one refused and judges its probe held. Each process refused gives back
+   * what probes put on: the excess is taken off by whoever the limit refuses, as flows sharing a
+   * queue each back off on their own losses (Chiu and Jain, 1989). Measured, five processes sharing
+   * nginx's 50 r/s sat 1.5–2 r/s (three or four steps) above the limit between them; one step given
+   * back left their 429s within the spread of runs without it, two took about a quarter off
+   * (docs/rate-control.md).
+   */
+  collisionYield: 2,
 } as const;
 
 /** The modulus of the draw that spreads the rises ({@link nextSeed}): the Mersenne prime 2³¹ − 1. */
@@ -95,6 +108,8 @@ export interface LawParams {
   readonly spreadMs: number;
   /** The 429s charged for a throttle at a rate that held ([charge.collision]; 0: none). */
   readonly collisionCharge: number;
+  /** The base steps a throttle at a rate that held, noted, gives back ([collision.yield]; 0: none). */
+  readonly collisionYield: number;
 }
 
 /**
@@ -123,6 +138,12 @@ export function lawParams(o: {
    * there every throttle after a rise is already the one controller's relapse).
    */
   readonly collisionCharge?: number;
+  /**
+   * The base steps a throttle at a rate that held gives back when it is noted
+   * ({@link LAW}.collisionYield for a controller of its own; 0, the default, for one whose rate is
+   * the only one, as the fleet's: there every throttle after a rise is the one controller's relapse).
+   */
+  readonly collisionYield?: number;
 }): LawParams {
   const maxStep = 1 / o.decreaseFactor - 1;
   let maxRelapses = 0;
@@ -141,7 +162,16 @@ export function lawParams(o: {
     max: o.maxRatePerSecond,
     spreadMs: (o.probeSpread ?? 0) * o.coolOffMs,
     collisionCharge: o.collisionCharge ?? 0,
+    collisionYield: o.collisionYield ?? 0,
   };
+}
+
+/**
+ * The rules a controller whose rate is its own (`adaptiveRate`) adds to the fleet's parameters:
+ * [spread], [charge.collision] and [collision.yield], at {@link LAW}'s values as read now.
+ */
+export function ownRules(): { probeSpread: number; collisionCharge: number; collisionYield: number } {
+  return { probeSpread: LAW.probeSpread, collisionCharge: LAW.collisionCharge, collisionYield: LAW.collisionYield };
 }
 
 /**
@@ -396,6 +426,18 @@ export function collide(s: LawState, p: LawParams, now: number, held: number): L
 }
 
 /**
+ * [collision.yield] The rate a throttle at `held`, a rate that held, gives back to when it is noted
+ * (outside the charge of the controller's own failed probe): `collisionYield` base steps below it —
+ * a base step being the additive rise of [rise.additive], `increase` × the rate up to
+ * `LAW.additiveRate` (0.5 r/s above 5 r/s with the defaults) — never below `min`. With the
+ * collision's charge ([charge.collision]) the gate is that rate: no rise above it before the 429 is
+ * paid for, so that the steps given back are not taken again a cool-off later.
+ */
+export function yieldOf(p: LawParams, held: number): number {
+  return Math.max(p.min, held - p.collisionYield * p.increase * Math.min(held, LAW.additiveRate));
+}
+
+/**
  * Whether a throttle at `now` undoes a rise (a relapse, [fall.relapse]): the rate rose at its last
  * change, or a rise falls due now, which {@link throttled} applies before it judges the throttle.
  */
@@ -424,7 +466,16 @@ export function fall(s: LawState, p: LawParams, now: number, m: Measurement): La
   // [charge.collision] Whether this throttle, if it keeps or trims a rate that held (the branches
   // below a relapse: no rise since the last change), is charged: not within a failed probe's charge.
   const collided = p.collisionCharge > 0 && now >= s.costUntil;
-  const noted = (): LawState => (collided ? collide(note(s, p, now), p, now, from) : note(s, p, now));
+  // [collision.yield] Whether such a throttle, if noted, gives back base steps: under the same
+  // condition, with or without the charge.
+  const yielding = p.collisionYield > 0 && now >= s.costUntil;
+  const noted = (): LawState => {
+    if (!collided && !yielding) return note(s, p, now);
+    // [collision.yield] The note gives back what probes took; charged, the gate is where it lands.
+    const to = yieldOf(p, from);
+    const next = { ...note(s, p, now), rate: to };
+    return collided ? collide(next, p, now, to) : next;
+  };
   let rate: number;
   let relapse = false;
   let failedConvex = false;
