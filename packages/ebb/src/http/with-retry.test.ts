@@ -607,7 +607,7 @@ describe('withRetry: options are checked at construction', () => {
     expect(() => withRetry(f, { method: ['GET'] } as never)).toThrow(
       'withRetry(): unknown option `method`. Did you mean `methods`? Known options: backoff, isFailure, maxRetryAfterMs, ' +
         'onRetry, onFailedAttempt, onGiveUp, onSuccess, clock, random, signal, unref, budget, ' +
-        'isFailure, methods, onRetry, hedge, use, serverHintMs.',
+        'methods, hedge, use, serverHintMs.',
     );
     expect(() => withRetry(f, { signal: AbortSignal.abort() } as never)).toThrow('pass it as init.signal');
     expect(() => withRetry(f, { retryIf: () => true } as never)).toThrow(
