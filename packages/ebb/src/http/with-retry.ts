@@ -210,21 +210,16 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   // Stryker disable next-line StringLiteral: typeof never yields "", and the fallback behaves as AbortSignal.any.
   if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
   const controller = new AbortController();
-  const onA = (): void => {
-    b.removeEventListener('abort', onB);
-    controller.abort(a.reason);
+  // The first source to abort aborts the combined signal with its reason and unhooks both.
+  const on = function (this: AbortSignal): void {
+    a.removeEventListener('abort', on);
+    b.removeEventListener('abort', on);
+    controller.abort(this.reason);
   };
-  const onB = (): void => {
-    a.removeEventListener('abort', onA);
-    controller.abort(b.reason);
-  };
-  if (a.aborted) controller.abort(a.reason);
-  else if (b.aborted) controller.abort(b.reason);
+  if (a.aborted || b.aborted) controller.abort((a.aborted ? a : b).reason);
   else {
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: an abort event fires once; `once` only tidies.
-    a.addEventListener('abort', onA, { once: true });
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: as above.
-    b.addEventListener('abort', onB, { once: true });
+    a.addEventListener('abort', on);
+    b.addEventListener('abort', on);
   }
   return controller.signal;
 }
