@@ -16,7 +16,7 @@ const EXPONENTIAL: CurveMaths = {
   },
 };
 
-const MULTIPLIER: Rule = { min: 1, fix: DEV ? 'Use 1 for a constant delay, or a growth factor such as 2.' : '' };
+const MULTIPLIER: Rule = { min: 1, ...(DEV && { fix: 'Use 1 for a constant delay, or a growth factor such as 2.' }) };
 
 /** The exponential curve `initialDelayMs · multiplier^(n−1)` (values already checked). @internal */
 export function exponentialCurve(initialDelayMs: number, multiplier: number) {

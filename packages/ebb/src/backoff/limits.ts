@@ -43,15 +43,15 @@ export const LIMITS: Readonly<Record<Exclude<keyof LimitOptions, 'jitter'>, Rule
     whole: true,
     min: 1,
     infinity: true,
-    fix: DEV ? 'It is the failure count after which delays stop growing, such as 10.' : '',
+    ...(DEV && { fix: 'It is the failure count after which delays stop growing, such as 10.' }),
   },
   maxIntervalMs: LIMIT_MS,
-  maxDelayMs: { infinity: true, fix: DEV ? 'It caps every wait, such as 20000 for 20 s; Infinity for none.' : '' },
+  maxDelayMs: { infinity: true, ...(DEV && { fix: 'It caps every wait, such as 20000 for 20 s; Infinity for none.' }) },
   maxAttempts: {
     whole: true,
     min: 1,
     infinity: true,
-    fix: DEV ? '`maxAttempts` counts calls, the first included: 3 means one call and two retries.' : '',
+    ...(DEV && { fix: '`maxAttempts` counts calls, the first included: 3 means one call and two retries.' }),
   },
   maxElapsedMs: LIMIT_MS,
 };
