@@ -68,7 +68,9 @@ export class Backoff implements BackoffPolicy {
 
   /** @internal Use the curve functions; the constructor trusts its input. */
   constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number) {
-    this[SEGMENTS] = Object.freeze(segments.map((s) => Object.freeze({ ...s })));
+    // Every caller hands over segments it built for this value (or frozen ones of another
+    // policy): freezing them in place is enough, no copy.
+    this[SEGMENTS] = Object.freeze(segments.map((s) => Object.freeze(s)));
     this.maxAttempts = maxAttempts;
     this.maxElapsedMs = maxElapsedMs;
     Object.freeze(this);
