@@ -19,7 +19,7 @@ import {
   throttled,
   waited,
 } from './law.js';
-import { LAW_OPTIONS as DEFAULTS } from './test-helpers.js';
+import { LAW_OPTIONS as DEFAULTS, lawThrottleCase } from './test-helpers.js';
 
 /** A controller of its own (adaptiveRate's parameters, without the spread so that times are exact). */
 const P = lawParams({ ...DEFAULTS, collisionCharge: LAW.collisionCharge });
@@ -147,45 +147,23 @@ describe('[charge.collision] a throttle at a rate that held is charged to the pr
 
   it('for any state and throttle, the rule only postpones rises: never another rate, never sooner', () => {
     fc.assert(
-      fc.property(
-        fc.record({
-          rate: fc.double({ min: 1, max: 500, noNaN: true }),
-          rose: fc.boolean(),
-          changedAt: fc.integer({ min: 0, max: 10_000 }),
-          eventAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 10_000 })),
-          notedAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 10_000 })),
-          paidAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 30_000 })),
-          costUntil: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 12_000 })),
-          gateRate: fc.oneof(fc.constant(Infinity), fc.double({ min: 1, max: 500, noNaN: true })),
-          throttledAt: fc.oneof(fc.constant(Infinity), fc.double({ min: 1, max: 500, noNaN: true })),
-          informed: fc.boolean(),
-          eventLong: fc.boolean(),
-        }),
-        fc.integer({ min: 0, max: 5000 }),
-        fc.oneof(fc.constant(-1), fc.double({ min: 0, max: 600, noNaN: true })),
-        fc.integer({ min: 0, max: 40 }),
-        fc.integer({ min: 0, max: 60_000 }),
-        (fields, dt, delivered, count, later) => {
-          const s: LawState = { ...initialState(P, fields.rate, 0), ...fields, before: fields.rate };
-          const now = Math.max(fields.changedAt, fields.eventAt, fields.notedAt) + dt;
-          const m: Measurement = { sent: fields.rate, delivered, count, spanMs: 1000, refused: false };
-          const on = fall(s, P, now, m);
-          const off = fall(s, FLEET, now, m);
-          // The same state but for what is owed and the gate.
-          expect({ ...on, paidAt: 0, gateRate: 0 }).toEqual({ ...off, paidAt: 0, gateRate: 0 });
-          const a = planRise(ready(on), P, now + later);
-          const b = planRise(ready(off), FLEET, now + later);
-          if (a) {
-            expect(b?.rate).toBe(a.rate);
-            expect(b?.at).toBeLessThanOrEqual(a.at);
-          }
-          // Charged only at a rate that held, and then by exactly collisionCharge 429s at the new rate.
-          if (on.paidAt !== off.paidAt) {
-            expect(s.rose).toBe(false);
-            expect(on.paidAt).toBe(Math.max(s.paidAt, now) + 1000 / (LAW.probeBudget * on.rate));
-          }
-        },
-      ),
+      fc.property(lawThrottleCase(P), fc.integer({ min: 0, max: 60_000 }), ({ s, now, m }, later) => {
+        const on = fall(s, P, now, m);
+        const off = fall(s, FLEET, now, m);
+        // The same state but for what is owed and the gate.
+        expect({ ...on, paidAt: 0, gateRate: 0 }).toEqual({ ...off, paidAt: 0, gateRate: 0 });
+        const a = planRise(ready(on), P, now + later);
+        const b = planRise(ready(off), FLEET, now + later);
+        if (a) {
+          expect(b?.rate).toBe(a.rate);
+          expect(b?.at).toBeLessThanOrEqual(a.at);
+        }
+        // Charged only at a rate that held, and then by exactly collisionCharge 429s at the new rate.
+        if (on.paidAt !== off.paidAt) {
+          expect(s.rose).toBe(false);
+          expect(on.paidAt).toBe(Math.max(s.paidAt, now) + 1000 / (LAW.probeBudget * on.rate));
+        }
+      }),
       { numRuns: 2000 },
     );
   });

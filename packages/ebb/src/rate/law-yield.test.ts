@@ -19,7 +19,7 @@ import {
   waited,
   yieldOf,
 } from './law.js';
-import { LAW_OPTIONS as DEFAULTS } from './test-helpers.js';
+import { LAW_OPTIONS as DEFAULTS, lawThrottleCase } from './test-helpers.js';
 
 /** A controller of its own (adaptiveRate's rules, without the spread so that times are exact). */
 const P = lawParams({ ...DEFAULTS, collisionCharge: LAW.collisionCharge, collisionYield: LAW.collisionYield });
@@ -114,56 +114,35 @@ describe('[collision.yield] a throttle at a rate that held gives back two base s
 
   it('for any state and throttle, the rule only lowers a noted rate by its steps, gated there when charged', () => {
     fc.assert(
-      fc.property(
-        fc.record({
-          rate: fc.double({ min: 1, max: 500, noNaN: true }),
-          rose: fc.boolean(),
-          changedAt: fc.integer({ min: 0, max: 10_000 }),
-          eventAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 10_000 })),
-          notedAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 10_000 })),
-          paidAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 30_000 })),
-          costUntil: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 12_000 })),
-          gateRate: fc.oneof(fc.constant(Infinity), fc.double({ min: 1, max: 500, noNaN: true })),
-          throttledAt: fc.oneof(fc.constant(Infinity), fc.double({ min: 1, max: 500, noNaN: true })),
-          informed: fc.boolean(),
-          eventLong: fc.boolean(),
-        }),
-        fc.integer({ min: 0, max: 5000 }),
-        fc.oneof(fc.constant(-1), fc.double({ min: 0, max: 600, noNaN: true })),
-        fc.integer({ min: 0, max: 40 }),
-        (fields, dt, delivered, count) => {
-          const s: LawState = { ...initialState(P, fields.rate, 0), ...fields, before: fields.rate };
-          const now = Math.max(fields.changedAt, fields.eventAt, fields.notedAt) + dt;
-          const m: Measurement = { sent: fields.rate, delivered, count, spanMs: 1000, refused: false };
-          const on = fall(s, P, now, m);
-          const off = fall(s, CHARGE, now, m);
-          // Without the charge, the rule changes the rate alone.
-          const alone = fall(s, YIELD, now, m);
-          const plain = fall(s, FLEET, now, m);
-          expect({ ...alone, rate: 0 }).toEqual({ ...plain, rate: 0 });
-          // A throttle noted (no cut) and charged as a collision: the rule's one case.
-          const chargedNote = off.paidAt !== plain.paidAt && off.eventAt === s.eventAt;
-          if (!chargedNote) {
-            expect(on).toEqual(off);
-            expect(alone).toEqual(plain);
-            return;
-          }
-          // At a rate that held, outside a failed probe's charge.
-          expect(s.rose).toBe(false);
-          expect(now).toBeGreaterThanOrEqual(s.costUntil);
-          expect([on.notedAt, on.eventAt]).toEqual([now, s.eventAt]);
-          expect(off.rate).toBe(s.rate);
-          // Exactly two base steps below, never below min; the gate there (or a lower one still
-          // owed for, as [charge.collision] keeps it); one 429 owed at it.
-          const to = Math.max(1, s.rate - 2 * 0.1 * Math.min(s.rate, 5));
-          expect(on.rate).toBe(to);
-          expect(alone.rate).toBe(to);
-          expect(on.rate).toBeLessThanOrEqual(s.rate);
-          expect(on.gateRate).toBe(s.paidAt > now ? Math.min(s.gateRate, to) : to);
-          expect(on.paidAt).toBe(Math.max(s.paidAt, now) + 1000 / (LAW.probeBudget * to));
-          expect({ ...on, rate: 0, gateRate: 0, paidAt: 0 }).toEqual({ ...off, rate: 0, gateRate: 0, paidAt: 0 });
-        },
-      ),
+      fc.property(lawThrottleCase(P), ({ s, now, m }) => {
+        const on = fall(s, P, now, m);
+        const off = fall(s, CHARGE, now, m);
+        // Without the charge, the rule changes the rate alone.
+        const alone = fall(s, YIELD, now, m);
+        const plain = fall(s, FLEET, now, m);
+        expect({ ...alone, rate: 0 }).toEqual({ ...plain, rate: 0 });
+        // A throttle noted (no cut) and charged as a collision: the rule's one case.
+        const chargedNote = off.paidAt !== plain.paidAt && off.eventAt === s.eventAt;
+        if (!chargedNote) {
+          expect(on).toEqual(off);
+          expect(alone).toEqual(plain);
+          return;
+        }
+        // At a rate that held, outside a failed probe's charge.
+        expect(s.rose).toBe(false);
+        expect(now).toBeGreaterThanOrEqual(s.costUntil);
+        expect([on.notedAt, on.eventAt]).toEqual([now, s.eventAt]);
+        expect(off.rate).toBe(s.rate);
+        // Exactly two base steps below, never below min; the gate there (or a lower one still
+        // owed for, as [charge.collision] keeps it); one 429 owed at it.
+        const to = Math.max(1, s.rate - 2 * 0.1 * Math.min(s.rate, 5));
+        expect(on.rate).toBe(to);
+        expect(alone.rate).toBe(to);
+        expect(on.rate).toBeLessThanOrEqual(s.rate);
+        expect(on.gateRate).toBe(s.paidAt > now ? Math.min(s.gateRate, to) : to);
+        expect(on.paidAt).toBe(Math.max(s.paidAt, now) + 1000 / (LAW.probeBudget * to));
+        expect({ ...on, rate: 0, gateRate: 0, paidAt: 0 }).toEqual({ ...off, rate: 0, gateRate: 0, paidAt: 0 });
+      }),
       { numRuns: 2000 },
     );
   });

@@ -1,5 +1,6 @@
 // Shared by the rate tests: an overloaded service simulated on a virtual clock, and a fleet of
 // clients retrying against it through a shared controller. Not part of the package.
+import fc from 'fast-check';
 import { exponential } from '../backoff/exponential.js';
 import { fullJitter } from '../backoff/jitter-full.js';
 import type { Clock } from '../core/clock.js';
@@ -10,6 +11,7 @@ import { pipeline } from '../retry/pipeline.js';
 import { retrying } from '../retry/retrying.js';
 import { type AdaptiveRateOptions, adaptiveRate } from './adaptive-rate.js';
 import type { AdaptiveRateController } from './controller.js';
+import { initialState, type LawParams, type LawState, type Measurement } from './law.js';
 
 /** A server-side token bucket: `capacity(t)` requests per second, bursts of up to `burst`. */
 export function limiter(clock: VirtualClock, capacity: (nowMs: number) => number, burst: number) {
@@ -169,3 +171,36 @@ export const LAW_OPTIONS = {
   minRatePerSecond: 1,
   maxRatePerSecond: Infinity,
 };
+
+/**
+ * Any state of the rate law and a throttle against it, as fast-check draws them: `s` with every
+ * field a throttle reads drawn (times, what is owed, the gate, the last throttled rate), `now` up
+ * to 5 s after its latest event, and `m` a measurement with or without a delivered rate. For the
+ * properties of one rule of `fall()` (rate/law.ts), compared with and without the rule.
+ */
+export function lawThrottleCase(params: LawParams): fc.Arbitrary<{ s: LawState; now: number; m: Measurement }> {
+  return fc
+    .tuple(
+      fc.record({
+        rate: fc.double({ min: 1, max: 500, noNaN: true }),
+        rose: fc.boolean(),
+        changedAt: fc.integer({ min: 0, max: 10_000 }),
+        eventAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 10_000 })),
+        notedAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 10_000 })),
+        paidAt: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 30_000 })),
+        costUntil: fc.oneof(fc.constant(-Infinity), fc.integer({ min: 0, max: 12_000 })),
+        gateRate: fc.oneof(fc.constant(Infinity), fc.double({ min: 1, max: 500, noNaN: true })),
+        throttledAt: fc.oneof(fc.constant(Infinity), fc.double({ min: 1, max: 500, noNaN: true })),
+        informed: fc.boolean(),
+        eventLong: fc.boolean(),
+      }),
+      fc.integer({ min: 0, max: 5000 }),
+      fc.oneof(fc.constant(-1), fc.double({ min: 0, max: 600, noNaN: true })),
+      fc.integer({ min: 0, max: 40 }),
+    )
+    .map(([fields, dt, delivered, count]) => ({
+      s: { ...initialState(params, fields.rate, 0), ...fields, before: fields.rate },
+      now: Math.max(fields.changedAt, fields.eventAt, fields.notedAt) + dt,
+      m: { sent: fields.rate, delivered, count, spanMs: 1000, refused: false },
+    }));
+}
