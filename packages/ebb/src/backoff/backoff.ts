@@ -78,35 +78,7 @@ export class Backoff implements BackoffPolicy {
 
   /** Starts a run: fresh state for one operation. `random` defaults to `Math.random`. */
   start(random: Random = Math.random): BackoffRun {
-    if (typeof random !== 'function') {
-      throw new TypeError(
-        DEV
-          ? `start(): expected \`random\` to be a function returning a number in [0, 1), got ${show(random)}. Leave it out for Math.random.`
-          : brief('start()', 'random', random),
-      );
-    }
-    // The run is a closure over its counters: one small object per operation, no class the
-    // bundle carries for it.
-    const segments = this[SEGMENTS];
-    const max = this.maxAttempts;
-    let failures = 0;
-    let i = 0;
-    let row = 0;
-    let s = segments[0] as Segment;
-    /** The last delay, kept for decorrelated jitter only (written only then: a double costs a box). */
-    let previous = 0;
-    return {
-      next() {
-        if (++failures >= max) return -1;
-        if (++row > s.rows) {
-          s = segments[++i] as Segment;
-          row = 1;
-        }
-        const delay = drawDelay(s, row, random, previous);
-        if (s.jitter.chained) previous = delay;
-        return delay;
-      },
-    };
+    return new Run(this, random);
   }
 
   /**
@@ -199,4 +171,39 @@ export function fromCurve(where: string, curve: Curve, options: LimitOptions, ca
     limit('maxAttempts', maxElapsedMs < Infinity ? Infinity : DEFAULT_ATTEMPTS),
     maxElapsedMs,
   );
+}
+
+class Run implements BackoffRun {
+  readonly #backoff: Backoff;
+  readonly #random: Random;
+  #failures = 0;
+  #segment = 0;
+  #row = 0;
+  /** The last delay, kept for decorrelated jitter only (a number field costs a box otherwise). */
+  #previous = 0;
+
+  constructor(backoff: Backoff, random: Random) {
+    if (typeof random !== 'function') {
+      throw new TypeError(
+        DEV
+          ? `start(): expected \`random\` to be a function returning a number in [0, 1), got ${show(random)}. Leave it out for Math.random.`
+          : brief('start()', 'random', random),
+      );
+    }
+    this.#backoff = backoff;
+    this.#random = random;
+  }
+
+  next(): number {
+    const b = this.#backoff;
+    if (++this.#failures >= b.maxAttempts) return -1;
+    let s = b[SEGMENTS][this.#segment] as Segment;
+    if (++this.#row > s.rows) {
+      s = b[SEGMENTS][++this.#segment] as Segment;
+      this.#row = 1;
+    }
+    const delay = drawDelay(s, this.#row, this.#random, this.#previous);
+    if (s.jitter.chained) this.#previous = delay;
+    return delay;
+  }
 }
