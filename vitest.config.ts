@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { SkipSummary } from './test/support/skip-summary.js';
 import { SKIPS_FILE_ENV } from './test/support/skips.mjs';
+import { StallGuard } from './test/support/stall-guard.js';
 
 // Every project fails a test that leaves a promise rejection unhandled, and a test file that
 // leaves a timer or a socket behind.
@@ -18,9 +19,11 @@ process.env[SKIPS_FILE_ENV] = skips;
 
 // `npm test` runs every project: the library's unit tests (beside their files), the CLI's, and
 // the integration tests under test/ (the CLI as a process, real sockets, the packed tarball).
+// A file that runs longer than any should (10 min) is taken to be stuck where its own timeout
+// cannot fire: the run names it and ends (test/support/stall-guard.ts).
 export default defineConfig({
   test: {
-    reporters: ['default', new SkipSummary(skips)],
+    reporters: ['default', new SkipSummary(skips), new StallGuard()],
     projects: [
       { test: { name: 'ebb', root: 'packages/ebb', include: ['src/**/*.test.ts'], setupFiles: [setup, leaks] } },
       {

@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../support/cli.js';
+import { FILE_LIMIT_MS, limitFromEnv, stalledFiles } from '../support/stall-guard.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ebb-stall-guard-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the stall guard: which files have run too long', () => {
+  it('names every file started at least the limit ago, longest first, and no other', () => {
+    const started = new Map([
+      ['a.test.ts', 1_000],
+      ['b.test.ts', 4_000],
+      ['c.test.ts', 0],
+    ]);
+    expect(stalledFiles(started, 5_000, 1_000)).toEqual([
+      { file: 'c.test.ts', ms: 5_000 },
+      { file: 'a.test.ts', ms: 4_000 },
+      { file: 'b.test.ts', ms: 1_000 },
+    ]);
+    expect(stalledFiles(started, 4_999, 1_000)).toEqual([
+      { file: 'c.test.ts', ms: 4_999 },
+      { file: 'a.test.ts', ms: 3_999 },
+    ]);
+    expect(stalledFiles(new Map(), 1e12, 1)).toEqual([]);
+  });
+
+  it('takes its limit from EBB_TEST_FILE_LIMIT_S in seconds, 10 minutes when unset, and refuses nonsense naming the variable', () => {
+    expect(FILE_LIMIT_MS).toBe(600_000);
+    expect(limitFromEnv(undefined)).toBe(600_000);
+    expect(limitFromEnv('')).toBe(600_000);
+    expect(limitFromEnv('2')).toBe(2_000);
+    expect(limitFromEnv('0.5')).toBe(500);
+    for (const bad of ['0', '-3', 'abc', 'Infinity', 'NaN']) {
+      expect(() => limitFromEnv(bad)).toThrow(RangeError);
+      expect(() => limitFromEnv(bad)).toThrow(/^EBB_TEST_FILE_LIMIT_S: expected a positive number of seconds, got "/);
+    }
+  });
+});
+
+describe('the stall guard in a real vitest run', () => {
+  // A project of its own in a temporary folder, with this repository's vitest and the guard as
+  // its reporter (beside the default one), and a limit of 2 s.
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  writeFileSync(
+    join(dir, 'vitest.config.mts'),
+    `import { defineConfig } from 'vitest/config';
+import { StallGuard } from ${JSON.stringify(join(ROOT, 'test/support/stall-guard.ts'))};
+export default defineConfig({ test: { reporters: ['default', new StallGuard()], include: ['*.test.ts'] } });
+`,
+  );
+  // A test in an endless synchronous loop: its own timeout (1 s) cannot fire. It leaves its pid.
+  writeFileSync(
+    join(dir, 'stuck.test.ts'),
+    `import { writeFileSync } from 'node:fs';
+import { it } from 'vitest';
+it('never ends', () => {
+  writeFileSync(${JSON.stringify(join(dir, 'stuck.pid'))}, String(process.pid));
+  for (;;) {}
+}, 1000);
+`,
+  );
+  // A file that loads for 3 s in a synchronous loop before any test: also stuck, for a limit of 2 s.
+  writeFileSync(
+    join(dir, 'slow-import.test.ts'),
+    `import { it } from 'vitest';
+const end = Date.now() + 3000;
+while (Date.now() < end) {}
+it('comes after a slow import', () => {});
+`,
+  );
+  writeFileSync(
+    join(dir, 'fine.test.ts'),
+    `import { expect, it } from 'vitest';
+it('takes half a second', async () => { await new Promise((r) => setTimeout(r, 500)); expect(1).toBe(1); });
+`,
+  );
+
+  function vitest(files: string[], limitS: string) {
+    return new Promise<{ code: number | null; out: string; ms: number }>((resolve) => {
+      const t0 = Date.now();
+      execFile(
+        process.execPath,
+        [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.config.mts', ...files],
+        {
+          cwd: dir,
+          env: { ...process.env, EBB_TEST_FILE_LIMIT_S: limitS, NO_COLOR: '1', FORCE_COLOR: '0' },
+          timeout: 50_000,
+        },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+          resolve({ code, out: stdout + stderr, ms: Date.now() - t0 });
+        },
+      );
+    });
+  }
+
+  it('ends a run with a file stuck in an endless loop: exit 1, the file named, its worker process gone', async () => {
+    const r = await vitest(['stuck.test.ts'], '2');
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(
+      /npm test stopped: stuck\.test\.ts \(\d+ s\) ran for longer than the 2 s a test file may take/,
+    );
+    expect(r.out).toContain('Run it alone to see where: npx vitest run stuck.test.ts');
+    const pid = Number(readFileSync(join(dir, 'stuck.pid'), 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    // The looping worker was killed with the run, not left spinning: gone, or a zombie its new
+    // parent has not reaped yet (Linux's process table, /proc/PID/stat: the state after the name).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    let state = 'gone';
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] as string;
+    } catch {
+      // No such process.
+    }
+    expect(['gone', 'Z']).toContain(state);
+  });
+
+  it('counts a file from when its worker begins it, so a file stuck while loading is stopped too', async () => {
+    const r = await vitest(['slow-import.test.ts'], '2');
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(/npm test stopped: slow-import\.test\.ts \(\d+ s\)/);
+  });
+
+  it('lets a run whose files all end within the limit pass, and says nothing', async () => {
+    const r = await vitest(['fine.test.ts', 'slow-import.test.ts'], '10');
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).not.toContain('npm test stopped');
+    expect(r.out).toMatch(/Tests {2}2 passed/);
+  });
+});

@@ -1,0 +1,109 @@
+// A vitest reporter that ends `npm test` when one test file runs far longer than any should. A
+// test's own timeout is a timer in its worker: a worker stuck in synchronous code (an endless
+// loop) or blocked in a synchronous call never runs it, and vitest, which runs the files one at a
+// time on a 2-core machine, would then wait for ever with nothing printed. Instead, once a file
+// has run for the limit, this names it, stops the run's worker processes and exits with 1.
+//
+// The limit is 10 minutes per file (the slowest file here takes about a minute); the environment
+// variable EBB_TEST_FILE_LIMIT_S sets another, in seconds.
+import { readdirSync, readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import type { Reporter, TestModule } from 'vitest/node';
+
+/** The default limit: a file that runs longer is taken to be stuck. */
+export const FILE_LIMIT_MS = 10 * 60_000;
+
+/** The files that have run for at least `limitMs` at `nowMs`, with how long, longest first. */
+export function stalledFiles(
+  started: ReadonlyMap<string, number>,
+  nowMs: number,
+  limitMs: number,
+): Array<{ file: string; ms: number }> {
+  const out: Array<{ file: string; ms: number }> = [];
+  for (const [file, since] of started) if (nowMs - since >= limitMs) out.push({ file, ms: nowMs - since });
+  return out.sort((a, b) => b.ms - a.ms);
+}
+
+/** The limit in ms from EBB_TEST_FILE_LIMIT_S: a positive number of seconds, else the default. */
+export function limitFromEnv(value: string | undefined): number {
+  if (value === undefined || value === '') return FILE_LIMIT_MS;
+  const s = Number(value);
+  if (!(s > 0) || !Number.isFinite(s)) {
+    throw new RangeError(
+      `EBB_TEST_FILE_LIMIT_S: expected a positive number of seconds, got ${JSON.stringify(value)}. Leave it unset for ${FILE_LIMIT_MS / 1000} s.`,
+    );
+  }
+  return s * 1000;
+}
+
+/** The processes whose parent is `pid` (Linux: read from /proc; elsewhere none). */
+function childrenOf(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // The fields after the command's closing parenthesis: state, then the parent's pid.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(name));
+    } catch {
+      // The process ended while we read.
+    }
+  }
+  return out;
+}
+
+export class StallGuard implements Reporter {
+  readonly #limitMs: number;
+  readonly #started = new Map<string, number>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(limitMs: number = limitFromEnv(process.env.EBB_TEST_FILE_LIMIT_S)) {
+    this.#limitMs = limitMs;
+  }
+
+  onTestRunStart(): void {
+    const every = Math.min(10_000, Math.max(250, this.#limitMs / 4));
+    this.#timer = setInterval(() => this.#check(), every);
+    this.#timer.unref();
+  }
+
+  // Called when a worker begins the file (before its imports), so a file stuck while loading counts too.
+  onTestModuleQueued(module: TestModule): void {
+    this.#started.set(module.moduleId, Date.now());
+  }
+
+  onTestModuleEnd(module: TestModule): void {
+    this.#started.delete(module.moduleId);
+  }
+
+  onTestRunEnd(): void {
+    clearInterval(this.#timer);
+  }
+
+  #check(): void {
+    const stalled = stalledFiles(this.#started, Date.now(), this.#limitMs);
+    if (stalled.length === 0) return;
+    const files = stalled.map((s) => relative(process.cwd(), s.file));
+    const names = stalled.map((s, i) => `${files[i]} (${Math.round(s.ms / 1000)} s)`).join(', ');
+    process.stderr.write(
+      `\nnpm test stopped: ${names} ran for longer than the ${this.#limitMs / 1000} s a test file may take ` +
+        '(EBB_TEST_FILE_LIMIT_S): a test stuck in synchronous code or a blocking call, where its own timeout cannot fire. ' +
+        `Run it alone to see where: npx vitest run ${files[0]}\n`,
+    );
+    for (const pid of childrenOf(process.pid)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    process.exit(1);
+  }
+}
