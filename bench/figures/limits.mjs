@@ -6,7 +6,7 @@
 // retry, side by side. Real time: the numbers depend on the machine and its load (printed).
 //
 //   node figures/limits.mjs [--quick] [--chart=FILE.png] [--only=PART,…] [--adaptive-only]
-//                           [--no-spread] [--no-collision] [--no-yield] [--trace]
+//                           [--no-spread] [--no-collision] [--no-yield | --yield=N] [--trace]
 //
 // --only runs some parts only, to iterate on one setting: a matrix setting as `nginx-10`,
 // `haproxy-500` (limiter and rate), or `halving`, `independent`, `priorities`;
@@ -49,13 +49,20 @@ const noSpread = args.includes('--no-spread');
 // the rule's constant, LAW.collisionCharge, to 0 in the built library's table, which a controller
 // reads when it is made (here and in the client processes of the independent scenario).
 const noCollision = args.includes('--no-collision');
-// --no-yield: likewise without the base step such a throttle gives back ([collision.yield]):
-// LAW.collisionYield set to 0. Both flags together: the law before either rule.
+// --no-yield: likewise without the base steps such a throttle gives back ([collision.yield]):
+// LAW.collisionYield set to 0. Both flags together: the law before either rule. --yield=N gives
+// back N steps instead of the library's 2, to try another value on the same build.
 const noYield = args.includes('--no-yield');
-if (noCollision || noYield) {
+const yieldFlag = args.find((a) => a.startsWith('--yield='));
+const yieldSteps = noYield ? 0 : yieldFlag === undefined ? undefined : Number(yieldFlag.slice('--yield='.length));
+if (yieldSteps !== undefined && !(yieldSteps >= 0)) {
+  process.stderr.write(`limits: --yield expects a number of steps ≥ 0, got ${JSON.stringify(yieldFlag)}\n`);
+  process.exit(2);
+}
+if (noCollision || yieldSteps !== undefined) {
   const { LAW } = await import('../../packages/ebb/dist/rate/law.js');
   if (noCollision) LAW.collisionCharge = 0;
-  if (noYield) LAW.collisionYield = 0;
+  if (yieldSteps !== undefined) LAW.collisionYield = yieldSteps;
 }
 const CONTROLLERS = [
   { id: 'adaptiveRate', make: () => adaptiveRate(noSpread ? { random: () => 0 } : {}) },
@@ -124,7 +131,7 @@ results.machine = {
   loadAtStart: os.loadavg().map((x) => round(x, 2)),
   node: process.version,
   // adaptiveRate's law as run: the spread of its rises, the charge of throttles at a rate that held.
-  law: { spread: !noSpread, collisionCharge: !noCollision, collisionYield: !noYield },
+  law: { spread: !noSpread, collisionCharge: !noCollision, collisionYield: yieldSteps ?? 'default' },
 };
 
 // ---------- the matrix ----------
@@ -223,7 +230,7 @@ if (found.includes('nginx') && part('independent')) {
             '8',
             noSpread ? 'adaptive-no-spread' : 'adaptive',
             ...(noCollision ? ['no-collision'] : []),
-            ...(noYield ? ['no-yield'] : []),
+            ...(yieldSteps === undefined ? [] : [`yield=${yieldSteps}`]),
           ],
           {
             stdio: ['ignore', 'pipe', 'inherit'],
