@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
-import { FILE_LIMIT_MS, limitFromEnv, stalledFiles } from '../support/stall-guard.js';
+import { FILE_LIMIT_MS, idleMs, limitFromEnv, stalledFiles } from '../support/stall-guard.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-stall-guard-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,6 +26,12 @@ describe('the stall guard: which files have run too long', () => {
       { file: 'a.test.ts', ms: 3_999 },
     ]);
     expect(stalledFiles(new Map(), 1e12, 1)).toEqual([]);
+  });
+
+  it('counts the run idle from the last file that ended while none runs, and never while one runs or before any ended', () => {
+    expect(idleMs(new Map(), 1_000, 5_000)).toBe(4_000);
+    expect(idleMs(new Map([['a.test.ts', 4_000]]), 1_000, 5_000)).toBe(0);
+    expect(idleMs(new Map(), undefined, 5_000)).toBe(0);
   });
 
   it('takes its limit from EBB_TEST_FILE_LIMIT_S in seconds, 10 minutes when unset, and refuses nonsense naming the variable', () => {

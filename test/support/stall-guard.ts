@@ -24,6 +24,14 @@ export function stalledFiles(
   return out.sort((a, b) => b.ms - a.ms);
 }
 
+/**
+ * How long the run has been idle at `nowMs`: no file running and none begun since the last one
+ * ended at `lastEndMs` (a worker that never starts); 0 while a file runs or before any ended.
+ */
+export function idleMs(started: ReadonlyMap<string, number>, lastEndMs: number | undefined, nowMs: number): number {
+  return started.size > 0 || lastEndMs === undefined ? 0 : nowMs - lastEndMs;
+}
+
 /** The limit in ms from EBB_TEST_FILE_LIMIT_S: a positive number of seconds, else the default. */
 export function limitFromEnv(value: string | undefined): number {
   if (value === undefined || value === '') return FILE_LIMIT_MS;
@@ -62,6 +70,7 @@ function childrenOf(pid: number): number[] {
 export class StallGuard implements Reporter {
   readonly #limitMs: number;
   readonly #started = new Map<string, number>();
+  #lastEnd: { file: string; ms: number } | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(limitMs: number = limitFromEnv(process.env.EBB_TEST_FILE_LIMIT_S)) {
@@ -81,6 +90,7 @@ export class StallGuard implements Reporter {
 
   onTestModuleEnd(module: TestModule): void {
     this.#started.delete(module.moduleId);
+    this.#lastEnd = { file: module.moduleId, ms: Date.now() };
   }
 
   onTestRunEnd(): void {
@@ -88,15 +98,26 @@ export class StallGuard implements Reporter {
   }
 
   #check(): void {
-    const stalled = stalledFiles(this.#started, Date.now(), this.#limitMs);
-    if (stalled.length === 0) return;
-    const files = stalled.map((s) => relative(process.cwd(), s.file));
-    const names = stalled.map((s, i) => `${files[i]} (${Math.round(s.ms / 1000)} s)`).join(', ');
-    process.stderr.write(
-      `\nnpm test stopped: ${names} ran for longer than the ${this.#limitMs / 1000} s a test file may take ` +
-        '(EBB_TEST_FILE_LIMIT_S): a test stuck in synchronous code or a blocking call, where its own timeout cannot fire. ' +
-        `Run it alone to see where: npx vitest run ${files[0]}\n`,
-    );
+    const now = Date.now();
+    const stalled = stalledFiles(this.#started, now, this.#limitMs);
+    if (stalled.length > 0) {
+      const files = stalled.map((s) => relative(process.cwd(), s.file));
+      const names = stalled.map((s, i) => `${files[i]} (${Math.round(s.ms / 1000)} s)`).join(', ');
+      this.#stop(
+        `${names} ran for longer than the ${this.#limitMs / 1000} s a test file may take (EBB_TEST_FILE_LIMIT_S): ` +
+          'a test stuck in synchronous code or a blocking call, where its own timeout cannot fire. ' +
+          `Run it alone to see where: npx vitest run ${files[0]}`,
+      );
+    } else if (idleMs(this.#started, this.#lastEnd?.ms, now) >= this.#limitMs && this.#lastEnd) {
+      this.#stop(
+        `no test file began in the ${this.#limitMs / 1000} s since ${relative(process.cwd(), this.#lastEnd.file)} ended ` +
+          '(EBB_TEST_FILE_LIMIT_S): a worker process that did not start.',
+      );
+    }
+  }
+
+  #stop(why: string): void {
+    process.stderr.write(`\nnpm test stopped: ${why}\n`);
     for (const pid of childrenOf(process.pid)) {
       try {
         process.kill(pid, 'SIGKILL');
