@@ -43,7 +43,10 @@ describe('a composed pipeline against a real server that goes dark and recovers'
       consecutiveFailures: 3,
       openBackoff: constant({ delayMs: OPEN_MS, jitter: noJitter }),
     });
-    breaker.subscribe((c: StateChange) => changes.push({ at: performance.now() - began, to: c.to, openMs: c.openMs }));
+    // Each change at the breaker's own clock reading (its default clock is performance.now()), not
+    // when the listener ran: on a busy machine the process can be paused between the two, and an
+    // open period is the breaker's [at, at + openMs).
+    breaker.subscribe((c: StateChange) => changes.push({ at: c.at - began, to: c.to, openMs: c.openMs }));
     const api = pipeline([
       fallback((outcome) => `fallback ${kindOf(outcome.error)}`, { isFailure: (o) => !o.ok }),
       timeout(3_000),
@@ -141,7 +144,10 @@ describe('a composed pipeline against a real server that goes dark and recovers'
       openBackoff: constant({ delayMs: OPEN_MS, jitter: noJitter }),
       isFailure,
     });
-    breaker.subscribe((c: StateChange) => changes.push({ at: performance.now() - began, to: c.to, openMs: c.openMs }));
+    // Each change at the breaker's own clock reading (its default clock is performance.now()), not
+    // when the listener ran: on a busy machine the process can be paused between the two, and an
+    // open period is the breaker's [at, at + openMs).
+    breaker.subscribe((c: StateChange) => changes.push({ at: c.at - began, to: c.to, openMs: c.openMs }));
     const failedAttempts = new Map<string, number>();
     const api = pipeline([
       timeout(3_000),
