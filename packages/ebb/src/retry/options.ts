@@ -269,7 +269,7 @@ export function prepare(
     const value = o[key];
     if (value === undefined) continue;
     const [kind, flag = 0] = SPEC[key] as (typeof SPEC)[string];
-    checkKind(where, key, value, key === 'clock' && sync ? ['now', 'sleepSync'] : kind, FIXES[key]);
+    checkKind(where, key, value, key === 'clock' && sync ? ['now', 'sleepSync'] : kind, DEV ? FIXES[key] : '');
     // `unref: false` is the default: nothing to keep.
     if (value !== false) {
       p[key] = value;
