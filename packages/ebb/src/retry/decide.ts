@@ -31,7 +31,7 @@ function bad(source: string, value: unknown, expected: string, range = typeof va
   const message = DEV
     ? `${source} returned ${describeValue(value)}; expected ${expected}.`
     : `${source} ${show(value)}`;
-  return range ? new RangeError(message) : new TypeError(message);
+  return new (range ? RangeError : TypeError)(message);
 }
 
 /** Starts the policy's run for one operation, checking that it is one. */
