@@ -163,17 +163,20 @@ export const timeOf = (o: Prepared): Clock | HostQueue => o.clock ?? hostQueue(o
  */
 export const deadlineOf = (o: Prepared): number => o.maxElapsedMs ?? Infinity;
 
+/** Options' checks and flags, by name: {@link SPEC}'s type. @internal */
+export type Spec = Readonly<Record<string, readonly [kind: readonly string[] | string, flags?: number]>>;
+
 /**
  * Every option, what its value must be and what it needs, as data: the kind — a list of methods
  * (an object that has them), a `typeof` (`'function'`, `'boolean'`), `'ms'` a number of milliseconds
  * >= 0 (Infinity for no limit) — and its flags, written as numbers (a named constant survives
  * minification as a variable): 1 (FULL) it needs the executor from attempt 1, no success path;
  * 2 (TIMED) it reads the elapsed time during the run, so the clock is read before attempt 1;
- * 3 both. One formatter
- * (`invalid()`) writes every message from it: the option, the value, what it must be, and for
- * some a fix ({@link FIXES}). The first nine are `retrySync()`'s too.
+ * 3 both. One formatter (`invalid()`) writes every message from it: the option, the value,
+ * what it must be, and for some a fix ({@link FIXES}). The first nine are `retrySync()`'s too,
+ * its clock's kind aside (retry/retry-sync.ts). @internal
  */
-const SPEC: Record<string, readonly [kind: readonly string[] | string, flags?: number]> = {
+export const SPEC: Spec = {
   backoff: [['start']],
   isFailure: ['function', 1],
   maxRetryAfterMs: ['ms'],
@@ -245,15 +248,15 @@ function checkKind(where: string, name: string, value: unknown, kind: readonly s
  * Validates executor options at the call, naming the option, the value and the fix (the checks
  * are {@link SPEC}; an option of 0.x that moved is named with where it went). The result holds
  * only what the caller set, and the two flags. `known`: every option name the caller accepts
- * (default {@link KEYS}), a list made once by each caller, not on every call. `sync`: for
- * `retrySync()`, whose clock blocks.
+ * (default {@link KEYS}), a list made once by each caller, not on every call. `spec`: the checks
+ * (default {@link SPEC}; `retrySync()` passes its own, whose clock blocks).
  * @internal
  */
 export function prepare(
   where: string,
   options: object | undefined,
   known: readonly string[] = KEYS,
-  sync = false,
+  spec: Spec = SPEC,
 ): Prepared {
   if (options === undefined) return NO_OPTIONS;
   const o = optionsObject(where, options) as Record<string, unknown>;
@@ -268,8 +271,8 @@ export function prepare(
   for (const key of KEYS) {
     const value = o[key];
     if (value === undefined) continue;
-    const [kind, flag = 0] = SPEC[key] as (typeof SPEC)[string];
-    checkKind(where, key, value, key === 'clock' && sync ? ['now', 'sleepSync'] : kind, DEV ? FIXES[key] : '');
+    const [kind, flag = 0] = spec[key] as Spec[string];
+    checkKind(where, key, value, kind, DEV ? FIXES[key] : '');
     // `unref: false` is the default: nothing to keep.
     if (value !== false) {
       p[key] = value;
