@@ -53,7 +53,7 @@ export function invalid(where: string, name: string, value: unknown, expected: s
   const message = DEV
     ? `${where}: expected \`${name}\` to be ${expected}, got ${show(value)}.${fix ? ` ${fix}` : ''}`
     : brief(where, name, value);
-  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message);
+  throw new (typeof value === 'number' ? RangeError : TypeError)(message);
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { BackoffRun } from '../backoff/backoff.js';
+import { defaultBackoff } from '../backoff/default.js';
 import { describe, predicate } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { show } from '../core/validate.js';
 import { RetryError, retryAfterOf } from './errors.js';
-import { DEFAULTS, deadlineOf, type Prepared } from './options.js';
+import { deadlineOf, type Prepared } from './options.js';
 
 /**
  * The one decision logic of `retry()`, `retrying()`, `poll()` and `retrySync()`: what happens
@@ -31,12 +32,12 @@ function bad(source: string, value: unknown, expected: string, range = typeof va
   const message = DEV
     ? `${source} returned ${describeValue(value)}; expected ${expected}.`
     : `${source} ${show(value)}`;
-  return range ? new RangeError(message) : new TypeError(message);
+  return new (range ? RangeError : TypeError)(message);
 }
 
 /** Starts the policy's run for one operation, checking that it is one. */
 export function startRun(o: Prepared): BackoffRun {
-  const run = (o.backoff ?? DEFAULTS.backoff).start(o.random);
+  const run = (o.backoff ?? defaultBackoff).start(o.random);
   if (typeof run?.next !== 'function') throw bad('backoff.start()', run, DEV ? 'a run { next() }' : '', false);
   return run;
 }
@@ -86,7 +87,7 @@ export function decide(
     return stop(
       'attempts',
       DEV
-        ? ((o.backoff ?? DEFAULTS.backoff) as { maxAttempts?: unknown }).maxAttempts === attempt
+        ? ((o.backoff ?? defaultBackoff) as { maxAttempts?: unknown }).maxAttempts === attempt
           ? `maxAttempts (${attempt}) reached`
           : `the backoff policy stopped after attempt ${attempt}`
         : '',
@@ -98,7 +99,8 @@ export function decide(
   }
   const hint = run.appliesHints === true ? undefined : retryAfterOf(failure);
   if (hint !== undefined) {
-    const max = o.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
+    // The executor's default limit (RetryOptions.maxRetryAfterMs), written only here.
+    const max = o.maxRetryAfterMs ?? 60_000;
     // An endless hint (a Retry-After too long to represent) cannot be waited out, whatever the limit.
     if (!(hint <= max && hint < Infinity)) {
       return stop(

@@ -73,17 +73,16 @@ const FETCH_FAILED_MESSAGES = [
   'Network request failed',
 ];
 
-/** How many of {@link FETCH_FAILED_MESSAGES}' first entries are Node.js's. */
-const NODE_MESSAGES = 2;
-
 /**
- * Whether a `TypeError`'s message is one a failed `fetch` gives ({@link FETCH_FAILED_MESSAGES});
- * with `node` false, only the messages of the runtimes that give no error code (Node.js's `fetch
- * failed` is told by its cause's code). @internal
+ * Whether a `TypeError`'s message is one a failed `fetch` gives ({@link FETCH_FAILED_MESSAGES}),
+ * from the list's entry `from` on (default all): `isNetworkError` passes 2 for only the messages
+ * of the runtimes that give no error code, leaving out Node.js's two (its `fetch failed` is told
+ * by its cause's code). A position rather than a flag: the default's caller, `defaultIsFailure`,
+ * then carries no branch it never takes. @internal
  */
-export const isFetchFailedMessage = (message: unknown, node = true): boolean =>
+export const isFetchFailedMessage = (message: unknown, from?: number): boolean =>
   typeof message === 'string' &&
-  (FETCH_FAILED_MESSAGES.includes(message, node ? 0 : NODE_MESSAGES) || message.startsWith('error sending request'));
+  (FETCH_FAILED_MESSAGES.includes(message, from) || message.startsWith('error sending request'));
 
 /**
  * What counts as a failure when no `isFailure` is given — the default of every mechanism:

@@ -89,6 +89,7 @@ export function codeIn(error: unknown, codes: ReadonlySet<string>, depth: number
 export function isNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   if (codeIn(error, NETWORK_CODES, 0)) return true;
-  // Node.js's `fetch failed` is told by its cause's code (above); elsewhere only the message tells.
-  return isA(error, TypeError) && isFetchFailedMessage(prop(error, 'message'), false);
+  // Node.js's `fetch failed` is told by its cause's code (above); elsewhere only the message tells
+  // (the list from its third entry: Node.js's two are its first).
+  return isA(error, TypeError) && isFetchFailedMessage(prop(error, 'message'), 2);
 }

@@ -110,8 +110,9 @@ export interface AbortSource {
 export type ContextClass = new (attempt: number, elapsedMs: number, parent?: AbortSource) => Attempt;
 
 /**
- * Options after validation: only what the caller set, the executor's defaults ({@link DEFAULTS})
- * standing for the rest, so that an operation waiting in its backoff holds a small object.
+ * Options after validation: only what the caller set, the executor's defaults (see
+ * {@link deadlineOf}) standing for the rest, so that an operation waiting in its backoff holds a
+ * small object.
  * @internal
  */
 export interface Prepared {
@@ -144,48 +145,50 @@ export interface Prepared {
   readonly Context?: ContextClass;
 }
 
-/** The executor's defaults, the one place they are written. @internal */
-export const DEFAULTS = {
-  backoff: defaultBackoff as BackoffPolicy,
-  /** The default policy has no time budget (backoff/default.test.ts holds it). */
-  maxElapsedMs: Infinity,
-  maxRetryAfterMs: 60_000,
-};
-
 /** A call without options. @internal */
 export const NO_OPTIONS: Prepared = {};
 
 /** What prepared options read the time from: the custom clock, or the host queue. @internal */
 export const timeOf = (o: Prepared): Clock | HostQueue => o.clock ?? hostQueue(o.unref);
 
-/** The time budget of prepared options: the policy's `maxElapsedMs`. @internal */
-export const deadlineOf = (o: Prepared): number => o.maxElapsedMs ?? DEFAULTS.maxElapsedMs;
+/*
+ * The executor's defaults are written where they are read, rather than in an object of
+ * defaults whose property names a minifier keeps: the policy, {@link defaultBackoff}, in
+ * retry/decide.ts (`startRun`), as is `maxRetryAfterMs`' 60 000; no time budget here.
+ */
 
-/** An option that needs the executor from attempt 1 (no success path). */
-const FULL = 1;
-/** An option that reads the elapsed time during the run: the clock is read before attempt 1. */
-const TIMED = 2;
+/**
+ * The time budget of prepared options: the policy's `maxElapsedMs`; none without a policy (the
+ * default policy has none: backoff/default.test.ts holds it). @internal
+ */
+export const deadlineOf = (o: Prepared): number => o.maxElapsedMs ?? Infinity;
+
+/** Options' checks and flags, by name: {@link SPEC}'s type. @internal */
+export type Spec = Readonly<Record<string, readonly [kind: readonly string[] | string, flags?: number]>>;
 
 /**
  * Every option, what its value must be and what it needs, as data: the kind — a list of methods
  * (an object that has them), a `typeof` (`'function'`, `'boolean'`), `'ms'` a number of milliseconds
- * >= 0 (Infinity for no limit) — and its flags ({@link FULL}, {@link TIMED}). One formatter
- * (`invalid()`) writes every message from it: the option, the value, what it must be, and for
- * some a fix ({@link FIXES}). The first nine are `retrySync()`'s too.
+ * >= 0 (Infinity for no limit) — and its flags, written as numbers (a named constant survives
+ * minification as a variable): 1 (FULL) it needs the executor from attempt 1, no success path;
+ * 2 (TIMED) it reads the elapsed time during the run, so the clock is read before attempt 1;
+ * 3 both. One formatter (`invalid()`) writes every message from it: the option, the value,
+ * what it must be, and for some a fix ({@link FIXES}). The first nine are `retrySync()`'s too,
+ * its clock's kind aside (retry/retry-sync.ts). @internal
  */
-const SPEC: Record<string, readonly [kind: readonly string[] | string, flags?: number]> = {
+export const SPEC: Spec = {
   backoff: [['start']],
-  isFailure: ['function', FULL],
+  isFailure: ['function', 1],
   maxRetryAfterMs: ['ms'],
-  onRetry: ['function', TIMED],
-  onFailedAttempt: ['function', TIMED],
-  onGiveUp: ['function', TIMED],
-  onSuccess: ['function', FULL | TIMED],
-  clock: [['now', 'sleep'], TIMED],
+  onRetry: ['function', 2],
+  onFailedAttempt: ['function', 2],
+  onGiveUp: ['function', 2],
+  onSuccess: ['function', 3],
+  clock: [['now', 'sleep'], 2],
   random: ['function'],
-  signal: [['addEventListener', 'removeEventListener'], FULL | TIMED],
+  signal: [['addEventListener', 'removeEventListener'], 3],
   unref: ['boolean'],
-  budget: [['tryAcquireRetry', 'recordSuccess'], FULL | TIMED],
+  budget: [['tryAcquireRetry', 'recordSuccess'], 3],
 };
 /** The executor's option names, in {@link SPEC}'s order: the names `retry()` knows. @internal */
 export const KEYS = Object.keys(SPEC);
@@ -245,15 +248,15 @@ function checkKind(where: string, name: string, value: unknown, kind: readonly s
  * Validates executor options at the call, naming the option, the value and the fix (the checks
  * are {@link SPEC}; an option of 0.x that moved is named with where it went). The result holds
  * only what the caller set, and the two flags. `known`: every option name the caller accepts
- * (default {@link KEYS}), a list made once by each caller, not on every call. `sync`: for
- * `retrySync()`, whose clock blocks.
+ * (default {@link KEYS}), a list made once by each caller, not on every call. `spec`: the checks
+ * (default {@link SPEC}; `retrySync()` passes its own, whose clock blocks).
  * @internal
  */
 export function prepare(
   where: string,
   options: object | undefined,
   known: readonly string[] = KEYS,
-  sync = false,
+  spec: Spec = SPEC,
 ): Prepared {
   if (options === undefined) return NO_OPTIONS;
   const o = optionsObject(where, options) as Record<string, unknown>;
@@ -268,8 +271,8 @@ export function prepare(
   for (const key of KEYS) {
     const value = o[key];
     if (value === undefined) continue;
-    const [kind, flag = 0] = SPEC[key] as (typeof SPEC)[string];
-    checkKind(where, key, value, key === 'clock' && sync ? ['now', 'sleepSync'] : kind, FIXES[key]);
+    const [kind, flag = 0] = spec[key] as Spec[string];
+    checkKind(where, key, value, kind, DEV ? FIXES[key] : '');
     // `unref: false` is the default: nothing to keep.
     if (value !== false) {
       p[key] = value;
@@ -288,10 +291,10 @@ export function prepare(
       DEV ? 'A policy without a time budget has maxElapsedMs: Infinity.' : '',
     );
     // A time budget needs the executor from attempt 1, and reads the elapsed time.
-    if (maxElapsedMs !== Infinity) flags |= FULL | TIMED;
+    if (maxElapsedMs !== Infinity) flags |= 3;
     // A run of the default policy's kind (a curve with limits) ignores the elapsed time its next()
     // is told; Google's and AWS's policies, and custom ones, may read it.
-    if (backoff.start !== DEFAULTS.backoff.start) flags |= TIMED;
+    if (backoff.start !== defaultBackoff.start) flags |= 2;
     p.maxElapsedMs = maxElapsedMs;
   }
   if (o.unref && o.clock) {
@@ -301,7 +304,7 @@ export function prepare(
         : brief(where, 'unref', true),
     );
   }
-  if (flags & FULL) p.full = true;
-  if (flags & TIMED) p.timed = true;
+  if (flags & 1) p.full = true;
+  if (flags & 2) p.timed = true;
   return p as Prepared;
 }

@@ -20,7 +20,7 @@ import type {
   RetryContext,
   SuccessContext,
 } from './options.js';
-import { KEYS, prepare } from './options.js';
+import { KEYS, prepare, SPEC, type Spec } from './options.js';
 
 /** The view of one attempt a synchronous operation receives. */
 export interface SyncAttemptContext {
@@ -91,6 +91,9 @@ function canBlock(): boolean {
 /** The option names `retrySync()` knows: the first nine of `retry()`'s (no signal, unref or budget). */
 const SYNC_KEYS = /* @__PURE__ */ KEYS.slice(0, 9);
 
+/** `retry()`'s checks, but a `retrySync()` clock blocks: `sleepSync()` instead of `sleep()`. */
+const SYNC_SPEC: Spec = { ...SPEC, clock: [['now', 'sleepSync'], 2] };
+
 /**
  * `retry()` for synchronous work — renaming a file another process holds, a CLI script's
  * lookup — blocking the thread between attempts with `Atomics.wait` (no busy loop). Where a
@@ -113,7 +116,7 @@ const SYNC_KEYS = /* @__PURE__ */ KEYS.slice(0, 9);
 export function retrySync<T>(operation: (context: SyncAttemptContext) => T, options?: RetrySyncOptions<T>): T {
   const where = 'retrySync()';
   if (typeof operation !== 'function') invalid(where, 'operation', operation, DEV ? 'a function' : '');
-  const o = prepare(where, options, SYNC_KEYS, true);
+  const o = prepare(where, options, SYNC_KEYS, SYNC_SPEC);
   const clock = options?.clock ?? atomicsClock;
   if (clock === atomicsClock && !canBlock()) {
     throw new TypeError(
