@@ -574,12 +574,12 @@ describe('adaptiveRate: a throttle at a rate that held (the decrease, branch by 
     expect(rate.ratePerSecond).toBe(50);
   });
 
-  it('delivered exactly (1 − 2 × margin) × the rate (90 of 100): the same level, noted, two base steps given back', async () => {
+  it('delivered exactly (1 − 2 × margin) × the rate (90 of 100): the same level, noted, three base steps given back', async () => {
     const { clock, rate } = held(100, true);
     await deliver(rate, clock, 9, 2000);
     rate.record('throttled');
-    // Noted, not cut by the margin or more: only the two base steps of [collision.yield], 2 × 0.1 × 5 r/s.
-    expect(rate.ratePerSecond).toBe(99);
+    // Noted, not cut by the margin or more: only the three base steps of [collision.yield], 3 × 0.1 × 5 r/s.
+    expect(rate.ratePerSecond).toBe(98.5);
     // A throttle noted is no rise for a cool-off, and a new round: tickets from before are stale.
     const a = held(100, true);
     await deliver(a.rate, a.clock, 8, 2000);
@@ -593,11 +593,11 @@ describe('adaptiveRate: a throttle at a rate that held (the decrease, branch by 
     rate.record('throttled'); // noted at 2000
     await deliver(rate, clock, 10, 3000);
     rate.record('throttled'); // 1000 ms later: noted again
-    // Each note gives back two base steps ([collision.yield]): 100 → 99 → 98.
-    expect(rate.ratePerSecond).toBe(98);
+    // Each note gives back three base steps ([collision.yield]): 100 → 98.5 → 97.
+    expect(rate.ratePerSecond).toBe(97);
     await deliver(rate, clock, 10, 3999);
-    rate.record('throttled'); // 999 ms after the last note: 0.95 × the 98 (below the delivered 100)
-    expect(rate.ratePerSecond).toBeCloseTo(0.95 * 98, 12);
+    rate.record('throttled'); // 999 ms after the last note: 0.95 × the 97 (below the delivered 100)
+    expect(rate.ratePerSecond).toBeCloseTo(0.95 * 97, 12);
   });
 
   it('a throttle with a stale ticket (from before the last change) moves nothing, not even a note', async () => {
@@ -607,10 +607,10 @@ describe('adaptiveRate: a throttle at a rate that held (the decrease, branch by 
     rate.record('throttled'); // noted: a new round
     await deliver(rate, clock, 10, 2500);
     rate.record('throttled', stale);
-    expect(rate.ratePerSecond).toBe(99); // the note's base steps given back, nothing more
+    expect(rate.ratePerSecond).toBe(98.5); // the note's base steps given back, nothing more
     // Were it taken as current, it would have cut: 500 ms after a note.
     rate.record('throttled', rate.acquire());
-    expect(rate.ratePerSecond).toBeCloseTo(0.95 * 99, 12);
+    expect(rate.ratePerSecond).toBeCloseTo(0.95 * 98.5, 12);
   });
 });
 
@@ -1303,7 +1303,7 @@ describe('adaptiveRate: a note or a cut starts the evidence for a rise afresh', 
     rate.acquire();
     await deliver(rate, clock, 10, 2000);
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBe(99); // two base steps given back ([collision.yield])
+    expect(rate.ratePerSecond).toBe(98.5); // three base steps given back ([collision.yield])
     return { clock, rate };
   }
 
@@ -1311,14 +1311,14 @@ describe('adaptiveRate: a note or a cut starts the evidence for a rise afresh', 
     const { clock, rate } = await noted();
     for (let i = 0; i < 30; i++) rate.acquire();
     await clock.advance(1500);
-    expect(rate.ratePerSecond).toBe(99);
+    expect(rate.ratePerSecond).toBe(98.5);
     await clock.runAll();
   });
 
   it('after a note, successes but nobody kept waiting: no rise', async () => {
     const { clock, rate } = await noted();
     await deliver(rate, clock, 10, 3500);
-    expect(rate.ratePerSecond).toBe(99);
+    expect(rate.ratePerSecond).toBe(98.5);
   });
 
   it('after a cut, the same: successes alone, or demand alone, are no reason to rise', async () => {
@@ -1485,13 +1485,13 @@ describe('adaptiveRate: a rise applied late', () => {
 });
 
 describe('adaptiveRate: at maxRatePerSecond', () => {
-  it('no rise is planned, so a throttle there is no relapse: noted (two base steps given back), the cool-off kept', async () => {
+  it('no rise is planned, so a throttle there is no relapse: noted (three base steps given back), the cool-off kept', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10, maxRatePerSecond: 10 });
     const stop = busy(rate); // successes, requests kept waiting: a rise would be due from 1000
     await clock.advance(2000);
     rate.record('throttled');
-    // The note's base steps given back ([collision.yield]), 2 × 0.1 × 5 r/s; a relapse would double the cool-off.
-    expect(rate.ratePerSecond).toBe(9);
+    // The note's base steps given back ([collision.yield]), 3 × 0.1 × 5 r/s; a relapse would double the cool-off.
+    expect(rate.ratePerSecond).toBe(8.5);
     expect(rate.currentCoolOffMs).toBe(1000);
     stop();
     await clock.runAll();

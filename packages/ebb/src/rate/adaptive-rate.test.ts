@@ -252,21 +252,22 @@ describe('adaptiveRate: the loop', () => {
       await clock.runAll();
       return [cut, ...(await rises(rate, clock, steps, coolOffMs))].map((x) => Number(x.toFixed(2)));
     };
-    // At 60 and at 20 r/s: the note gives back two base steps (1 r/s, [collision.yield]) and the
-    // cut lands at 0.95 × 59 and 0.95 × 19; then +0.5 and +1 at 60 r/s — not +10 % of each, which
+    // At 60 and at 20 r/s: the note gives back three base steps (1.5 r/s, [collision.yield]) and the
+    // cut lands at 0.95 × 58.5 and 0.95 × 18.5; then +0.5 and +1 at 60 r/s — not +10 % of each, which
     // keeps the ratio of two rates (the law before gave 62.7 and 20.9 at the first probe).
-    // +2 would pass the rate last throttled (59): the base step, +0.5, again. At 20 r/s, +0.5;
-    // then +1 would pass 19, the rate that drew the throttles: it waits until they are paid for
-    // (50 requests at 19 and at 18.05 r/s, 5.4 s after them), then the base step.
-    expect(await after(60, 4)).toEqual([56.05, 56.55, 57.55, 58.05, 58.55]);
-    expect(await after(20, 3)).toEqual([18.05, 18.55, 18.55, 19.05]);
-    // Below 5 r/s, a fraction of the rate: 4 → 3.2 (the note's two steps, 2 × 0.1 × 4) → 3.04 →
-    // 3.34 (a cool-off of 4 s, for the 10 successes that measure a delivered rate). 3.34 is above
-    // the 3.2 r/s that was throttled while it held: the probe waits until the two throttles are
-    // paid for, 50 requests each at 3.2 and at 3.04 r/s (32 s after them, rule 7's charge).
-    expect(await after(4, 9, 0.1, 4000)).toEqual([3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.04, 3.34]);
-    // The step scales with `increase`: 0.2 × 5 r/s = +1 (2 × 1 given back at the note, then taken).
-    expect(await after(60, 1, 0.2)).toEqual([55.1, 56.1]);
+    // +2 would pass the rate last throttled (58.5): the base step, +0.5, again. At 20 r/s, +0.5;
+    // then +1 would pass 18.5, the rate that drew the throttles: it waits until they are paid for
+    // (50 requests at 18.5 and at 17.575 r/s, 5.5 s after them), then the base step. (To two
+    // places as the doubles round: 55.575 → 55.57, 56.075 → 56.08, 17.575 → 17.57, 18.075 → 18.07.)
+    expect(await after(60, 4)).toEqual([55.57, 56.08, 57.08, 57.58, 58.08]);
+    expect(await after(20, 3)).toEqual([17.57, 18.07, 18.07, 18.57]);
+    // Below 5 r/s, a fraction of the rate: 4 → 2.8 (the note's three steps, 3 × 0.1 × 4) → 2.66 →
+    // 2.93 (2.926; a cool-off of 4 s, for the 10 successes that measure a delivered rate). 2.93 is above
+    // the 2.8 r/s that was throttled while it held: the probe waits until the two throttles are
+    // paid for, 50 requests each at 2.8 and at 2.66 r/s (36.7 s after them, rule 7's charge).
+    expect(await after(4, 10, 0.1, 4000)).toEqual([2.66, 2.66, 2.66, 2.66, 2.66, 2.66, 2.66, 2.66, 2.66, 2.66, 2.93]);
+    // The step scales with `increase`: 0.2 × 5 r/s = +1 (3 × 1 given back at the note, then taken).
+    expect(await after(60, 1, 0.2)).toEqual([54.15, 55.15]);
   });
 
   it('a throttle goes to (1 − margin) × the delivered rate, never cutting more than decreaseFactor', async () => {
@@ -478,26 +479,26 @@ describe('adaptiveRate: the loop', () => {
       return rate.ratePerSecond;
     };
     // Two missing: 13 delivered in 3 s (4.3 r/s, 13 % short) — within two requests of the rate:
-    // noted, not cut: only the two base steps of [collision.yield] given back, 2 × 0.1 × 5 r/s.
-    expect(await after([9, 12])).toBe(4);
+    // noted, not cut: only the three base steps of [collision.yield] given back, 3 × 0.1 × 5 r/s.
+    expect(await after([9, 12])).toBe(3.5);
     // Five missing: the service delivers less; a cut, no deeper than decreaseFactor.
     const cut = await after([5, 7, 9, 11, 13]);
-    expect(cut).toBeLessThan(4);
+    expect(cut).toBeLessThan(3.5);
     expect(cut).toBeGreaterThanOrEqual(2.5);
   });
 
-  it('a throttle at a rate that held, with the delivered rate near it, is noted and gives back two base steps; a second within a cool-off cuts by the margin, not by half', async () => {
+  it('a throttle at a rate that held, with the delivered rate near it, is noted and gives back three base steps; a second within a cool-off cuts by the margin, not by half', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 50, maxRatePerSecond: 50 });
     const stop = busy(rate, clock, 10); // 20 loops: the 50/s limit binds, ~50/s delivered
     await clock.advance(2000);
-    rate.record('throttled'); // the same level as before: noted, 2 × 0.1 × 5 r/s given back
-    expect(rate.ratePerSecond).toBe(49);
+    rate.record('throttled'); // the same level as before: noted, 3 × 0.1 × 5 r/s given back
+    expect(rate.ratePerSecond).toBe(48.5);
     await clock.advance(500);
     // Within the cool-off of that event, the service still delivering about 50/s: a cut to
-    // 0.95 × the lower of the 49 r/s given back to and the delivered rate, nowhere near a halving.
+    // 0.95 × the lower of the 48.5 r/s given back to and the delivered rate, nowhere near a halving.
     rate.record('throttled');
-    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 49);
-    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 47);
+    expect(rate.ratePerSecond).toBeLessThanOrEqual(0.95 * 48.5);
+    expect(rate.ratePerSecond).toBeGreaterThan(0.95 * 46.5);
     stop();
     await clock.runAll();
   });
@@ -593,9 +594,9 @@ describe('adaptiveRate: the loop', () => {
     rate.record('throttled'); // charged: three in all, 15 s
     await clock.advance(1500);
     // 2.1 s after it: the failed probe's event is over, not charged to it — but a throttle at a
-    // rate that held since, charged as one (a fourth 429), which gives back two base steps (1 r/s).
+    // rate that held since, charged as one (a fourth 429), which gives back three base steps (1.5 r/s).
     rate.record('throttled');
-    const yielded = relapsed - 1;
+    const yielded = relapsed - 1.5;
     expect(rate.ratePerSecond).toBe(yielded);
     // Three 429s paid for by 150 requests at the rate it fell back to, the fourth by 50 at the
     // rate it gave back to (four at the first: 200; two: 100).
@@ -650,13 +651,13 @@ describe('adaptiveRate: the loop', () => {
     const { clock, rate } = make({ initialRatePerSecond: 10, coolOffMs: 3000 });
     const stop = busy(rate, clock, 10);
     await clock.advance(2000);
-    rate.record('throttled'); // another's probe, or a burst drained: noted, two base steps given back
-    expect(rate.ratePerSecond).toBe(9);
+    rate.record('throttled'); // another's probe, or a burst drained: noted, three base steps given back
+    expect(rate.ratePerSecond).toBe(8.5);
     // Without the charge the next rise would come a cool-off after the note, at 5 s; it comes
-    // when 50 requests at 9 r/s have paid for the 429, 5.56 s later.
+    // when 50 requests at 8.5 r/s have paid for the 429, 5.88 s later.
     await untilRise(rate, clock);
-    expect(clock.now()).toBe(Math.ceil((2000 + 1000 / (0.02 * 9)) / 10) * 10);
-    expect(rate.ratePerSecond).toBeCloseTo(9 * 1.1, 12);
+    expect(clock.now()).toBe(Math.ceil((2000 + 1000 / (0.02 * 8.5)) / 10) * 10);
+    expect(rate.ratePerSecond).toBeCloseTo(8.5 * 1.1, 12);
     stop();
     await clock.runAll();
   });

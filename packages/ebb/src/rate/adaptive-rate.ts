@@ -306,7 +306,7 @@ class Adaptive implements AdaptiveRate {
  *   charge) is charged one 429 the same way: no rise above that rate until 50 requests at it pay
  *   for it. Processes sharing one limit, each with its own controller, are throttled by each
  *   other's probes: charged only for their own, they would spend one budget each.
- *   It also gives back two base steps (0.2 × the rate; 1 r/s above 5 r/s), gated there till paid.
+ *   It also gives back three base steps (0.3 × the rate; 1.5 r/s above 5 r/s), gated there till paid.
  * - Until the first throttle, with no `initialRatePerSecond`, nothing is limited; the first
  *   throttle starts from `decreaseFactor` × the rate granted over the last second. Made blind
  *   (nothing measured yet), that cut's event lasts two cool-offs, and the first throttle in it

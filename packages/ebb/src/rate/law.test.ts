@@ -88,7 +88,7 @@ describe('the rate law is a pure step over an explicit state', () => {
       slackRequests: 2,
       longEvent: 2,
       collisionCharge: 1,
-      collisionYield: 2,
+      collisionYield: 3,
     });
     const p = lawParams(DEFAULTS);
     // (1 − 0.05) / 0.75 − 1 = 26.7 %, above twice the base step (20 %), below 1 / 0.5 − 1.
