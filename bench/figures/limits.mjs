@@ -51,7 +51,7 @@ const noSpread = args.includes('--no-spread');
 const noCollision = args.includes('--no-collision');
 // --no-yield: likewise without the base steps such a throttle gives back ([collision.yield]):
 // LAW.collisionYield set to 0. Both flags together: the law before either rule. --yield=N gives
-// back N steps instead of the library's 2, to try another value on the same build.
+// back N steps instead of the library's (LAW.collisionYield), to try another value on the same build.
 const noYield = args.includes('--no-yield');
 const yieldFlag = args.find((a) => a.startsWith('--yield='));
 const yieldSteps = noYield ? 0 : yieldFlag === undefined ? undefined : Number(yieldFlag.slice('--yield='.length));
