@@ -10,6 +10,8 @@ import { StallGuard } from './test/support/stall-guard.js';
 // leaves a timer or a socket behind.
 const setup = fileURLToPath(new URL('./test/setup/unhandled.ts', import.meta.url));
 const leaks = fileURLToPath(new URL('./test/setup/leaks.ts', import.meta.url));
+// The unit projects' properties end within a minute, failing or not (test/setup/properties.ts).
+const properties = fileURLToPath(new URL('./test/setup/properties.ts', import.meta.url));
 
 // Suites that skip for want of a real server record it in this file (test/support/skips.mjs); the
 // run ends with one line naming them and the command that installs what they need. The test
@@ -25,9 +27,21 @@ export default defineConfig({
   test: {
     reporters: ['default', new SkipSummary(skips), new StallGuard()],
     projects: [
-      { test: { name: 'ebb', root: 'packages/ebb', include: ['src/**/*.test.ts'], setupFiles: [setup, leaks] } },
       {
-        test: { name: 'ebb-cli', root: 'packages/ebb-cli', include: ['src/**/*.test.ts'], setupFiles: [setup, leaks] },
+        test: {
+          name: 'ebb',
+          root: 'packages/ebb',
+          include: ['src/**/*.test.ts'],
+          setupFiles: [setup, leaks, properties],
+        },
+      },
+      {
+        test: {
+          name: 'ebb-cli',
+          root: 'packages/ebb-cli',
+          include: ['src/**/*.test.ts'],
+          setupFiles: [setup, leaks, properties],
+        },
       },
       {
         test: {

@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
-import { FILE_LIMIT_MS, idleMs, limitFromEnv, stalledFiles } from '../support/stall-guard.js';
+import { FILE_LIMIT_MS, idleMs, limitFromEnv, procStat, stalledFiles } from '../support/stall-guard.js';
+import { vitestIn } from '../support/vitest-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-stall-guard-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,24 +85,7 @@ it('takes half a second', async () => { await new Promise((r) => setTimeout(r, 5
 `,
   );
 
-  function vitest(files: string[], limitS: string) {
-    return new Promise<{ code: number | null; out: string; ms: number }>((resolve) => {
-      const t0 = Date.now();
-      execFile(
-        process.execPath,
-        [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.config.mts', ...files],
-        {
-          cwd: dir,
-          env: { ...process.env, EBB_TEST_FILE_LIMIT_S: limitS, NO_COLOR: '1', FORCE_COLOR: '0' },
-          timeout: 50_000,
-        },
-        (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-          resolve({ code, out: stdout + stderr, ms: Date.now() - t0 });
-        },
-      );
-    });
-  }
+  const vitest = (files: string[], limitS: string) => vitestIn(dir, files, { EBB_TEST_FILE_LIMIT_S: limitS });
 
   it('ends a run with a file stuck in an endless loop: exit 1, the file named, its worker process gone', async () => {
     const r = await vitest(['stuck.test.ts'], '2');
@@ -116,13 +99,7 @@ it('takes half a second', async () => { await new Promise((r) => setTimeout(r, 5
     // The looping worker was killed with the run, not left spinning: gone, or a zombie its new
     // parent has not reaped yet (Linux's process table, /proc/PID/stat: the state after the name).
     await new Promise((resolve) => setTimeout(resolve, 200));
-    let state = 'gone';
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] as string;
-    } catch {
-      // No such process.
-    }
+    const state = procStat(pid)?.state ?? 'gone';
     expect(['gone', 'Z']).toContain(state);
   });
 

@@ -32,16 +32,39 @@ export function idleMs(started: ReadonlyMap<string, number>, lastEndMs: number |
   return started.size > 0 || lastEndMs === undefined ? 0 : nowMs - lastEndMs;
 }
 
-/** The limit in ms from EBB_TEST_FILE_LIMIT_S: a positive number of seconds, else the default. */
-export function limitFromEnv(value: string | undefined): number {
-  if (value === undefined || value === '') return FILE_LIMIT_MS;
+/**
+ * A limit in ms from the environment variable `name`: a positive number of seconds, else
+ * `defaultMs` when unset or empty; anything else is refused, naming the variable.
+ */
+export function secondsFromEnv(name: string, value: string | undefined, defaultMs: number): number {
+  if (value === undefined || value === '') return defaultMs;
   const s = Number(value);
   if (!(s > 0) || !Number.isFinite(s)) {
     throw new RangeError(
-      `EBB_TEST_FILE_LIMIT_S: expected a positive number of seconds, got ${JSON.stringify(value)}. Leave it unset for ${FILE_LIMIT_MS / 1000} s.`,
+      `${name}: expected a positive number of seconds, got ${JSON.stringify(value)}. Leave it unset for ${defaultMs / 1000} s.`,
     );
   }
   return s * 1000;
+}
+
+/** The limit in ms from EBB_TEST_FILE_LIMIT_S: a positive number of seconds, else the default. */
+export function limitFromEnv(value: string | undefined): number {
+  return secondsFromEnv('EBB_TEST_FILE_LIMIT_S', value, FILE_LIMIT_MS);
+}
+
+/**
+ * A process's state letter (`R`, `S`, `Z`…) and its parent's pid from Linux's /proc/PID/stat (the
+ * fields after the command's closing parenthesis); undefined when there is no such process or no
+ * /proc.
+ */
+export function procStat(pid: number | string): { state: string; ppid: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: state as string, ppid: Number(ppid) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The processes whose parent is `pid` (Linux: read from /proc; elsewhere none). */
@@ -52,19 +75,8 @@ function childrenOf(pid: number): number[] {
   } catch {
     return [];
   }
-  const out: number[] = [];
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      // The fields after the command's closing parenthesis: state, then the parent's pid.
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(name));
-    } catch {
-      // The process ended while we read.
-    }
-  }
-  return out;
+  // A process that ended while we read has no stat.
+  return entries.filter((name) => /^\d+$/.test(name) && procStat(name)?.ppid === pid).map(Number);
 }
 
 export class StallGuard implements Reporter {

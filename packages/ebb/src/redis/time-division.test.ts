@@ -7,7 +7,24 @@ import { ServerClock, slotAtOrAfter, turnsOf } from './time-division.js';
 const grid = (rate: number, members: number) => ({ rate, members });
 
 describe('slotAtOrAfter', () => {
-  it('is the first instant phase + j × period at or after t, for any phase, period and t', () => {
+  it('is exactly phase + j × period, the first at or after t, for whole numbers of ms up to 2^40', () => {
+    // (t − phase) / period is then a quotient of integers below 2^41 by one up to 1e6, which is
+    // never within a double's rounding of a whole number unless it is one: the slot is exact.
+    const ms = fc.integer({ min: -(2 ** 40), max: 2 ** 40 });
+    fc.assert(
+      fc.property(ms, ms, fc.integer({ min: 1, max: 1e6 }), (t, phase, period) => {
+        const x = slotAtOrAfter(t, phase, period);
+        expect(Math.abs((x - phase) % period)).toBe(0);
+        expect(x).toBeGreaterThanOrEqual(t);
+        expect(x - period).toBeLessThan(t);
+      }),
+    );
+  });
+
+  it('is the first instant phase + j × period at or after t, within rounding, for any phase, period and t', () => {
+    // The slot a double can hold is the exact one rounded: off by up to half a unit in the last
+    // place of the larger of t and phase (0.001 ms at 1e13), which is up to 1e-3 of a 1-ms period.
+    // Every comparison allows a millionth of that magnitude, and `j` is taken from the slot.
     fc.assert(
       fc.property(
         fc.double({ min: -1e13, max: 1e13, noNaN: true }),
@@ -18,11 +35,21 @@ describe('slotAtOrAfter', () => {
           const tolerance = 1e-6 * Math.max(1, Math.abs(t), Math.abs(phase));
           expect(x).toBeGreaterThanOrEqual(t - tolerance);
           expect(x - period).toBeLessThan(t + tolerance);
-          const j = (x - phase) / period;
-          expect(Math.abs(j - Math.round(j))).toBeLessThan(1e-6 * Math.max(1, Math.abs(j)));
+          const j = Math.round((x - phase) / period);
+          expect(Math.abs(x - (phase + j * period))).toBeLessThanOrEqual(tolerance);
         },
       ),
     );
+  });
+
+  it('holds where t and phase are large and close, where the slot cannot be held exactly', () => {
+    // Drawn once by the property above (its earlier form asked j itself to be within 1e-6 of a
+    // whole number, which rounding at 1e13 cannot give for a period of 14.6 ms).
+    const [t, phase, period] = [9999999999999.977, 9999999999999.97, 14.59809075102523];
+    const x = slotAtOrAfter(t, phase, period);
+    expect(x).toBeGreaterThanOrEqual(t);
+    expect(x - period).toBeLessThan(t);
+    expect(Math.abs(x - (phase + period))).toBeLessThanOrEqual(2 ** -9); // one unit in the last place at 1e13
   });
 });
 

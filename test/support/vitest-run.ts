@@ -1,0 +1,47 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './cli.js';
+
+/**
+ * Runs this repository's vitest on `files` in `dir` (a project of its own, with its own
+ * `vitest.config.mts`), with `env` added to this process's environment and colour off. The run
+ * is a process group of its own: if it has not ended after `timeoutMs`, the whole group — vitest
+ * and its workers, which may be spinning in a synchronous loop — is killed (SIGKILL) and `code`
+ * is null.
+ */
+export function vitestIn(
+  dir: string,
+  files: readonly string[],
+  env: Readonly<Record<string, string>>,
+  timeoutMs = 50_000,
+): Promise<{ code: number | null; out: string; ms: number }> {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.config.mts', ...files],
+      {
+        cwd: dir,
+        env: { ...process.env, ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: killed ? null : code, out, ms: Date.now() - t0 });
+    });
+  });
+}
