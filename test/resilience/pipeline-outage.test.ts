@@ -20,6 +20,17 @@ afterEach(async () => {
   server = undefined;
 });
 
+/**
+ * The breaker's state changes, each at the breaker's own clock reading less `began` (its default
+ * clock is performance.now()), not when the listener ran: on a busy machine the process can be
+ * paused between the two, and an open period is the breaker's [at, at + openMs).
+ */
+function changesOf(breaker: ReturnType<typeof circuitBreaker>, began: number) {
+  const changes: { at: number; to: string; openMs?: number }[] = [];
+  breaker.subscribe((c: StateChange) => changes.push({ at: c.at - began, to: c.to, openMs: c.openMs }));
+  return changes;
+}
+
 /** What a call ended with, told apart by the codes and names of ebb's errors. */
 function kindOf(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -38,15 +49,11 @@ describe('a composed pipeline against a real server that goes dark and recovers'
       else res.end('up');
     });
     const origin = server.origin;
-    const changes: { at: number; to: string; openMs?: number }[] = [];
     const breaker = circuitBreaker({
       consecutiveFailures: 3,
       openBackoff: constant({ delayMs: OPEN_MS, jitter: noJitter }),
     });
-    // Each change at the breaker's own clock reading (its default clock is performance.now()), not
-    // when the listener ran: on a busy machine the process can be paused between the two, and an
-    // open period is the breaker's [at, at + openMs).
-    breaker.subscribe((c: StateChange) => changes.push({ at: c.at - began, to: c.to, openMs: c.openMs }));
+    const changes = changesOf(breaker, began);
     const api = pipeline([
       fallback((outcome) => `fallback ${kindOf(outcome.error)}`, { isFailure: (o) => !o.ok }),
       timeout(3_000),
@@ -138,16 +145,12 @@ describe('a composed pipeline against a real server that goes dark and recovers'
     const origin = server.origin;
     // One predicate for every mechanism: a 5xx response is a failure, as a thrown error is.
     const isFailure = (o: { ok: boolean; value?: Response }) => !o.ok || (o.value as Response).status >= 500;
-    const changes: { at: number; to: string; openMs?: number }[] = [];
     const breaker = circuitBreaker({
       consecutiveFailures: 3,
       openBackoff: constant({ delayMs: OPEN_MS, jitter: noJitter }),
       isFailure,
     });
-    // Each change at the breaker's own clock reading (its default clock is performance.now()), not
-    // when the listener ran: on a busy machine the process can be paused between the two, and an
-    // open period is the breaker's [at, at + openMs).
-    breaker.subscribe((c: StateChange) => changes.push({ at: c.at - began, to: c.to, openMs: c.openMs }));
+    const changes = changesOf(breaker, began);
     const failedAttempts = new Map<string, number>();
     const api = pipeline([
       timeout(3_000),
