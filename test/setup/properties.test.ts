@@ -19,7 +19,7 @@ export default defineConfig({ test: { include: ['*.test.ts'], setupFiles: [${JSO
 `,
   );
   // Fails on a thin ridge: two doubles near ±1e13 a few ms apart, where a slot phase + period
-  // cannot be held exactly. Seed 10 finds it at once; shrinking it goes on for hours.
+  // cannot be held exactly. Seed 10 finds it within 20 runs; shrinking it goes on for hours.
   writeFileSync(
     join(dir, 'ridge.test.ts'),
     `import fc from 'fast-check';
