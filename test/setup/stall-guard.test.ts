@@ -1,12 +1,19 @@
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 import { FILE_LIMIT_MS, idleMs, limitFromEnv, procStat, stalledFiles } from '../support/stall-guard.js';
-import { vitestIn } from '../support/vitest-run.js';
+import { vitestIn, vitestProject } from '../support/vitest-run.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ebb-stall-guard-'));
+// A project of its own in a temporary folder, with this repository's vitest and the guard as its
+// reporter (beside the default one); each run below sets its limit.
+const dir = vitestProject(
+  'ebb-stall-guard-',
+  `import { defineConfig } from 'vitest/config';
+import { StallGuard } from ${JSON.stringify(join(ROOT, 'test/support/stall-guard.ts'))};
+export default defineConfig({ test: { reporters: ['default', new StallGuard()], include: ['*.test.ts'] } });
+`,
+);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the stall guard: which files have run too long', () => {
@@ -48,16 +55,6 @@ describe('the stall guard: which files have run too long', () => {
 });
 
 describe('the stall guard in a real vitest run', () => {
-  // A project of its own in a temporary folder, with this repository's vitest and the guard as
-  // its reporter (beside the default one), and a limit of 2 s.
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  writeFileSync(
-    join(dir, 'vitest.config.mts'),
-    `import { defineConfig } from 'vitest/config';
-import { StallGuard } from ${JSON.stringify(join(ROOT, 'test/support/stall-guard.ts'))};
-export default defineConfig({ test: { reporters: ['default', new StallGuard()], include: ['*.test.ts'] } });
-`,
-  );
   // A test in an endless synchronous loop: its own timeout (1 s) cannot fire. It leaves its pid.
   writeFileSync(
     join(dir, 'stuck.test.ts'),

@@ -1,13 +1,26 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './cli.js';
 
 /**
- * Runs this repository's vitest on `files` in `dir` (a project of its own, with its own
- * `vitest.config.mts`), with `env` added to this process's environment and colour off. The run
- * is a process group of its own: if it has not ended after `timeoutMs`, the whole group — vitest
- * and its workers, which may be spinning in a synchronous loop — is killed (SIGKILL) and `code`
- * is null.
+ * A vitest project of its own in a new temporary folder (named from `prefix`): this repository's
+ * `node_modules` linked in, and `config` as its `vitest.config.mts`. Returns the folder; the
+ * caller writes its test files there and removes it.
+ */
+export function vitestProject(prefix: string, config: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  writeFileSync(join(dir, 'vitest.config.mts'), config);
+  return dir;
+}
+
+/**
+ * Runs this repository's vitest on `files` in `dir` (a project of its own: {@link vitestProject}),
+ * with `env` added to this process's environment and colour off. The run is a process group of
+ * its own: if it has not ended after `timeoutMs`, the whole group — vitest and its workers, which
+ * may be spinning in a synchronous loop — is killed (SIGKILL) and `code` is null.
  */
 export function vitestIn(
   dir: string,
