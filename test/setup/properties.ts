@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { secondsFromEnv } from '../support/stall-guard.js';
+import { secondsFromEnv } from '../support/env-limits.js';
 
 /**
  * For the unit projects (`ebb`, `ebb-cli`), whose properties are synchronous or run in virtual

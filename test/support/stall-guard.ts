@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
+import { secondsFromEnv } from './env-limits.js';
 
 /** The default limit: a file that runs longer is taken to be stuck. */
 export const FILE_LIMIT_MS = 10 * 60_000;
@@ -30,21 +31,6 @@ export function stalledFiles(
  */
 export function idleMs(started: ReadonlyMap<string, number>, lastEndMs: number | undefined, nowMs: number): number {
   return started.size > 0 || lastEndMs === undefined ? 0 : nowMs - lastEndMs;
-}
-
-/**
- * A limit in ms from the environment variable `name`: a positive number of seconds, else
- * `defaultMs` when unset or empty; anything else is refused, naming the variable.
- */
-export function secondsFromEnv(name: string, value: string | undefined, defaultMs: number): number {
-  if (value === undefined || value === '') return defaultMs;
-  const s = Number(value);
-  if (!(s > 0) || !Number.isFinite(s)) {
-    throw new RangeError(
-      `${name}: expected a positive number of seconds, got ${JSON.stringify(value)}. Leave it unset for ${defaultMs / 1000} s.`,
-    );
-  }
-  return s * 1000;
 }
 
 /** The limit in ms from EBB_TEST_FILE_LIMIT_S: a positive number of seconds, else the default. */
@@ -120,9 +106,12 @@ export class StallGuard implements Reporter {
           'a test stuck in synchronous code or a blocking call, where its own timeout cannot fire. ' +
           `Run it alone to see where: npx vitest run ${files[0]}`,
       );
-    } else if (idleMs(this.#started, this.#lastEnd?.ms, now) >= this.#limitMs && this.#lastEnd) {
+      return;
+    }
+    const last = this.#lastEnd;
+    if (last && idleMs(this.#started, last.ms, now) >= this.#limitMs) {
       this.#stop(
-        `no test file began in the ${this.#limitMs / 1000} s since ${relative(process.cwd(), this.#lastEnd.file)} ended ` +
+        `no test file began in the ${this.#limitMs / 1000} s since ${relative(process.cwd(), last.file)} ended ` +
           '(EBB_TEST_FILE_LIMIT_S): a worker process that did not start.',
       );
     }
