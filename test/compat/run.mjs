@@ -20,6 +20,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killGroup } from '../support/process-group.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../..');
@@ -159,14 +160,6 @@ const childEnv = Object.fromEntries(
   ),
 );
 childEnv.NO_COLOR = '1';
-
-function killGroup(child) {
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
 
 function run(command, args, { cwd, timeoutMs, env = childEnv }) {
   return new Promise((resolveRun) => {

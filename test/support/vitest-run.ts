@@ -3,6 +3,7 @@ import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './cli.js';
+import { killGroup } from './process-group.mjs';
 
 /**
  * A vitest project of its own in a new temporary folder (named from `prefix`): this repository's
@@ -46,11 +47,7 @@ export function vitestIn(
     let killed = false;
     const timer = setTimeout(() => {
       killed = true;
-      try {
-        process.kill(-(child.pid as number), 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
+      killGroup(child);
     }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
