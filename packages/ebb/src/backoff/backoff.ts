@@ -173,12 +173,14 @@ export function fromCurve(where: string, curve: Curve, options: LimitOptions, ca
   );
 }
 
-class Run implements BackoffRun {
+/**
+ * The run of a one-segment policy: the wait after failure `n` is the segment's row `n`. A chained
+ * policy's run (chain.ts) extends it to move from part to part. @internal
+ */
+export class Run implements BackoffRun {
   readonly #backoff: Backoff;
   readonly #random: Random;
   #failures = 0;
-  #segment = 0;
-  #row = 0;
   /** The last delay, kept for decorrelated jitter only (a number field costs a box otherwise). */
   #previous = 0;
 
@@ -197,12 +199,8 @@ class Run implements BackoffRun {
   next(): number {
     const b = this.#backoff;
     if (++this.#failures >= b.maxAttempts) return -1;
-    let s = b[SEGMENTS][this.#segment] as Segment;
-    if (++this.#row > s.rows) {
-      s = b[SEGMENTS][++this.#segment] as Segment;
-      this.#row = 1;
-    }
-    const delay = drawDelay(s, this.#row, this.#random, this.#previous);
+    const s = b[SEGMENTS][0] as Segment;
+    const delay = drawDelay(s, this.#failures, this.#random, this.#previous);
     if (s.jitter.chained) this.#previous = delay;
     return delay;
   }
