@@ -554,6 +554,15 @@ describe('chain', () => {
     expect(delays(withOptions(c, { maxDelayMs: 50 }), 2)).toEqual([50, 50]);
   });
 
+  it('withOptions() of a chained policy runs through its parts', () => {
+    const c = chain(
+      constant({ delayMs: 1, jitter: noJitter, maxAttempts: 2 }),
+      constant({ delayMs: 2, jitter: noJitter, maxAttempts: 3 }),
+    );
+    expect(run(withOptions(c, { maxDelayMs: 50 }), 4)).toEqual([1, 2, 2, -1]);
+    expect(run(withOptions(c, { maxAttempts: 3 }), 3)).toEqual([1, 2, -1]);
+  });
+
   it('cuts a chained first part at its own maxAttempts, dropping the rows it never reaches', () => {
     const inner = chain(
       constant({ delayMs: 1, jitter: noJitter, maxAttempts: 3 }),

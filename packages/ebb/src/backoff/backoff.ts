@@ -70,7 +70,7 @@ export class Backoff implements BackoffPolicy {
   constructor(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number) {
     // Every caller hands over segments it built for this value (or frozen ones of another
     // policy): freezing them in place is enough, no copy.
-    this[SEGMENTS] = Object.freeze(segments.map((s) => Object.freeze(s)));
+    this[SEGMENTS] = Object.freeze(segments.map(Object.freeze) as Segment[]);
     this.maxAttempts = maxAttempts;
     this.maxElapsedMs = maxElapsedMs;
     Object.freeze(this);
@@ -113,9 +113,8 @@ export class Backoff implements BackoffPolicy {
   toJSON(): BackoffJSON {
     const set = (o: object) =>
       Object.fromEntries(Object.entries(o).filter(([, v]) => v !== Infinity && v !== undefined));
-    const parts = this[SEGMENTS].map(({ curve, jitter, ...limits }) =>
-      set({ ...curve, jitter: jitter.name, ...limits }),
-    );
+    // The curve's fields, then the segment's in their order, with the jitter by name.
+    const parts = this[SEGMENTS].map((s) => set({ ...s.curve, ...s, curve: undefined, jitter: s.jitter.name }));
     return {
       ...(parts[1] ? { chain: parts } : parts[0]),
       maxAttempts: this.maxAttempts,
@@ -129,43 +128,38 @@ export class Backoff implements BackoffPolicy {
   }
 }
 
-/** Checks the combinations a segment cannot honour, so that no option is silently ignored. @internal */
-export function checkSegment(where: string, s: Segment): Segment {
-  s.curve.check?.(where, s);
-  s.jitter.check?.(where, s);
-  return s;
-}
-
 /**
- * Reads a curve's options object: refuses a non-object and unknown keys (the curve's own `keys`,
- * `jitter` among them unless the curve draws its own delays, and the limits). @internal
+ * Builds a one-segment policy from a curve's options, validated: refuses a non-object and
+ * unknown keys (the curve's own `keys`, `jitter` among them unless the curve draws its own
+ * delays, and the limits), reads the curve's own options with `curveOf`, then the limits. `cap`
+ * is the default `maxDelayMs` when `maxIntervalMs` is not given; `own` the draw of a curve that
+ * draws its own delays (slotted). @internal
  */
-export function curveOptions<T extends object>(
+export function fromCurve<T extends LimitOptions>(
   where: string,
-  options: T | undefined,
+  given: T | undefined,
   keys: readonly string[],
-): Partial<T> {
-  const o = optionsObject(where, options) as Partial<T>;
-  checkKeys(where, o, [...keys, ...Object.keys(LIMITS)]);
-  return o;
-}
-
-/**
- * Builds a one-segment policy from a curve and the shared options (validated). `cap` is the
- * default `maxDelayMs`; `own` the draw of a curve that draws its own delays (slotted). @internal
- */
-export function fromCurve(where: string, curve: Curve, options: LimitOptions, cap = Infinity, own?: Jitter): Backoff {
+  curveOf: (o: Partial<T>) => Curve,
+  cap = Infinity,
+  own?: Jitter,
+): Backoff {
+  const options = optionsObject(where, given) as Partial<T>;
+  checkKeys(where, options, [...keys, ...Object.keys(LIMITS)]);
+  const curve = curveOf(options);
   const limit = (name: keyof typeof LIMITS, fallback = Infinity) =>
     check(where, name, options[name], LIMITS[name], fallback);
   const maxElapsedMs = limit('maxElapsedMs');
-  const segment = checkSegment(where, {
+  const segment: Segment = {
     curve,
     jitter: own ?? jitterOption(where, options.jitter, fullJitter),
     ceiling: limit('ceiling'),
     maxIntervalMs: limit('maxIntervalMs'),
-    maxDelayMs: limit('maxDelayMs', cap),
+    maxDelayMs: limit('maxDelayMs', options.maxIntervalMs === undefined ? cap : Infinity),
     rows: Infinity,
-  });
+  };
+  // Only a jitter kind can refuse a fresh segment (decorrelated: other curves, caps before
+  // jitter); a slotted curve refuses other jitter, and its options take none.
+  segment.jitter.check?.(where, segment);
   return new Backoff(
     [segment],
     limit('maxAttempts', maxElapsedMs < Infinity ? Infinity : DEFAULT_ATTEMPTS),
@@ -173,12 +167,14 @@ export function fromCurve(where: string, curve: Curve, options: LimitOptions, ca
   );
 }
 
-class Run implements BackoffRun {
+/**
+ * The run of a one-segment policy: the wait after failure `n` is the segment's row `n`. A chained
+ * policy's run (chain.ts) extends it to move from part to part. @internal
+ */
+export class Run implements BackoffRun {
   readonly #backoff: Backoff;
   readonly #random: Random;
   #failures = 0;
-  #segment = 0;
-  #row = 0;
   /** The last delay, kept for decorrelated jitter only (a number field costs a box otherwise). */
   #previous = 0;
 
@@ -197,12 +193,8 @@ class Run implements BackoffRun {
   next(): number {
     const b = this.#backoff;
     if (++this.#failures >= b.maxAttempts) return -1;
-    let s = b[SEGMENTS][this.#segment] as Segment;
-    if (++this.#row > s.rows) {
-      s = b[SEGMENTS][++this.#segment] as Segment;
-      this.#row = 1;
-    }
-    const delay = drawDelay(s, this.#row, this.#random, this.#previous);
+    const s = b[SEGMENTS][0] as Segment;
+    const delay = drawDelay(s, this.#failures, this.#random, this.#previous);
     if (s.jitter.chained) this.#previous = delay;
     return delay;
   }

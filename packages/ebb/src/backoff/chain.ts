@@ -1,7 +1,55 @@
 import { DEV } from '../core/dev.js';
+import type { Random } from '../core/random.js';
 import { brief, invalid } from '../core/validate.js';
-import { Backoff } from './backoff.js';
-import { SEGMENTS } from './segment.js';
+import { Backoff, type BackoffRun, Run } from './backoff.js';
+import { drawDelay, SEGMENTS, type Segment } from './segment.js';
+
+/**
+ * A policy of several segments, each serving its `rows` before the next takes over. Only
+ * `chain()` (and `withOptions()` of a chained policy) make one; a one-segment policy's run
+ * needs no switching. @internal
+ */
+class Chained extends Backoff {
+  override start(random: Random = Math.random): BackoffRun {
+    return new ChainRun(this, random);
+  }
+}
+
+/** A chained policy's run: the rows of its first segment, then of the next, each from its row 1. */
+class ChainRun extends Run {
+  readonly #backoff: Backoff;
+  readonly #random: Random;
+  #failures = 0;
+  #segment = 0;
+  #row = 0;
+  /** The last delay, kept for decorrelated jitter (its draw ignores it on a segment's row 1). */
+  #previous = 0;
+
+  constructor(backoff: Backoff, random: Random) {
+    // Run's constructor checks `random`.
+    super(backoff, random);
+    this.#backoff = backoff;
+    this.#random = random;
+  }
+
+  override next(): number {
+    const b = this.#backoff;
+    if (++this.#failures >= b.maxAttempts) return -1;
+    let s = b[SEGMENTS][this.#segment] as Segment;
+    if (++this.#row > s.rows) {
+      s = b[SEGMENTS][++this.#segment] as Segment;
+      this.#row = 1;
+    }
+    const delay = drawDelay(s, this.#row, this.#random, this.#previous);
+    if (s.jitter.chained) this.#previous = delay;
+    return delay;
+  }
+}
+
+/** A policy over `segments`: chained when there are several. @internal */
+export function policyOf(segments: readonly Segment[], maxAttempts: number, maxElapsedMs: number): Backoff {
+  return new (segments.length > 1 ? Chained : Backoff)(segments, maxAttempts, maxElapsedMs);
+}
 
 /**
  * Chains two policies: `first`'s rows until it runs out of attempts, then `second`'s rows from
@@ -47,7 +95,7 @@ export function chain(first: Backoff, second: Backoff): Backoff {
     remaining -= rows;
     return { ...s, rows };
   });
-  return new Backoff(
+  return policyOf(
     [...head.filter((s) => s.rows > 0), ...second[SEGMENTS]],
     first.maxAttempts - 1 + second.maxAttempts,
     second.maxElapsedMs,

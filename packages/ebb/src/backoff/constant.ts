@@ -1,6 +1,6 @@
 import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS } from '../core/validate.js';
-import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type Backoff, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
 type Constant = { readonly delayMs: number };
@@ -32,10 +32,7 @@ export interface ConstantOptions extends LimitOptions {
  */
 export function constant(options?: ConstantOptions): Backoff {
   const where = 'constant()';
-  const o = curveOptions(where, options, ['delayMs', 'jitter']);
-  return fromCurve(
-    where,
+  return fromCurve(where, options, ['delayMs', 'jitter'], (o) =>
     makeCurve(CONSTANT, { type: 'constant' as const, delayMs: check(where, 'delayMs', o.delayMs, DURATION_MS, 100) }),
-    o,
   );
 }

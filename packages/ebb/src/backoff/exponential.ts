@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS, type Rule } from '../core/validate.js';
-import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type Backoff, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
 type Exponential = { readonly initialDelayMs: number; readonly multiplier: number };
@@ -46,14 +46,15 @@ export interface ExponentialOptions extends LimitOptions {
  */
 export function exponential(options?: ExponentialOptions): Backoff {
   const where = 'exponential()';
-  const o = curveOptions(where, options, ['initialDelayMs', 'multiplier', 'jitter']);
   return fromCurve(
     where,
-    exponentialCurve(
-      check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100),
-      check(where, 'multiplier', o.multiplier, MULTIPLIER, 2),
-    ),
-    o,
-    o.maxIntervalMs === undefined ? 20_000 : Infinity,
+    options,
+    ['initialDelayMs', 'multiplier', 'jitter'],
+    (o) =>
+      exponentialCurve(
+        check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100),
+        check(where, 'multiplier', o.multiplier, MULTIPLIER, 2),
+      ),
+    20_000,
   );
 }

@@ -1,6 +1,6 @@
 import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS } from '../core/validate.js';
-import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type Backoff, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
 type Linear = { readonly initialDelayMs: number; readonly incrementMs: number };
@@ -37,15 +37,12 @@ export interface LinearOptions extends LimitOptions {
  */
 export function linear(options?: LinearOptions): Backoff {
   const where = 'linear()';
-  const o = curveOptions(where, options, ['initialDelayMs', 'incrementMs', 'jitter']);
-  const initialDelayMs = check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100);
-  return fromCurve(
-    where,
-    makeCurve(LINEAR, {
+  return fromCurve(where, options, ['initialDelayMs', 'incrementMs', 'jitter'], (o) => {
+    const initialDelayMs = check(where, 'initialDelayMs', o.initialDelayMs, DURATION_MS, 100);
+    return makeCurve(LINEAR, {
       type: 'linear' as const,
       initialDelayMs,
       incrementMs: check(where, 'incrementMs', o.incrementMs, DURATION_MS, initialDelayMs),
-    }),
-    o,
-  );
+    });
+  });
 }

@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import { check, DURATION_MS, invalid } from '../core/validate.js';
-import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type Backoff, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
 const SEQUENCE: CurveMaths = {
@@ -37,17 +37,17 @@ export interface SequenceOptions extends LimitOptions {
  */
 export function sequence(options: SequenceOptions): Backoff {
   const where = 'sequence()';
-  const o = curveOptions(where, options, ['delaysMs', 'jitter']);
-  const raw = o.delaysMs;
-  if (!Array.isArray(raw) || raw.length === 0) {
-    invalid(
-      where,
-      'delaysMs',
-      raw,
-      DEV ? 'a non-empty array of delays in ms' : '',
-      DEV ? 'For example [100, 500, 2000].' : '',
-    );
-  }
-  const delaysMs = Object.freeze(raw.map((d, i) => check(where, `delaysMs[${i}]`, d, DURATION_MS)));
-  return fromCurve(where, sequenceCurve(delaysMs), o);
+  return fromCurve(where, options, ['delaysMs', 'jitter'], (o) => {
+    const raw = o.delaysMs;
+    if (!Array.isArray(raw) || raw.length === 0) {
+      invalid(
+        where,
+        'delaysMs',
+        raw,
+        DEV ? 'a non-empty array of delays in ms' : '',
+        DEV ? 'For example [100, 500, 2000].' : '',
+      );
+    }
+    return sequenceCurve(Object.freeze(raw.map((d, i) => check(where, `delaysMs[${i}]`, d, DURATION_MS))));
+  });
 }

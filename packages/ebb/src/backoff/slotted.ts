@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import { brief, check, DURATION_MS, invalid } from '../core/validate.js';
-import { type Backoff, curveOptions, fromCurve, type LimitOptions } from './backoff.js';
+import { type Backoff, fromCurve, type LimitOptions } from './backoff.js';
 import { draw } from './draw.js';
 import type { Jitter } from './jitter.js';
 import { type CurveMaths, capOf, makeCurve } from './segment.js';
@@ -85,18 +85,32 @@ export interface SlottedOptions extends Omit<LimitOptions, 'jitter'> {
  */
 export function slotted(options: SlottedOptions): Backoff {
   const where = 'slotted()';
-  const o = curveOptions(where, options, ['slotMs', 'cwMin', 'cwMax']);
-  const slotMs = check(where, 'slotMs', o.slotMs, DURATION_MS);
-  if (slotMs === 0)
-    invalid(where, 'slotMs', 0, DEV ? 'a finite number > 0' : '', DEV ? 'The 802.3 slot at 10 Mb/s is 0.0512 ms.' : '');
-  const cwMin = check(where, 'cwMin', o.cwMin, { whole: true, fix: WINDOW_FIX }, 0);
-  // cwMax's bound is cwMin, known only now.
-  const cwMax = check(
+  return fromCurve(
     where,
-    'cwMax',
-    o.cwMax,
-    { whole: true, min: cwMin, fix: `${WINDOW_FIX} It must be >= cwMin (${cwMin}).` },
-    Math.max(1023, cwMin),
+    options,
+    ['slotMs', 'cwMin', 'cwMax'],
+    (o) => {
+      const slotMs = check(where, 'slotMs', o.slotMs, DURATION_MS);
+      if (slotMs === 0)
+        invalid(
+          where,
+          'slotMs',
+          0,
+          DEV ? 'a finite number > 0' : '',
+          DEV ? 'The 802.3 slot at 10 Mb/s is 0.0512 ms.' : '',
+        );
+      const cwMin = check(where, 'cwMin', o.cwMin, { whole: true, fix: WINDOW_FIX }, 0);
+      // cwMax's bound is cwMin, known only now.
+      const cwMax = check(
+        where,
+        'cwMax',
+        o.cwMax,
+        { whole: true, min: cwMin, fix: `${WINDOW_FIX} It must be >= cwMin (${cwMin}).` },
+        Math.max(1023, cwMin),
+      );
+      return makeCurve(SLOTTED, { type: 'slotted' as const, slotMs, cwMin, cwMax });
+    },
+    Infinity,
+    SLOTS,
   );
-  return fromCurve(where, makeCurve(SLOTTED, { type: 'slotted' as const, slotMs, cwMin, cwMax }), o, Infinity, SLOTS);
 }

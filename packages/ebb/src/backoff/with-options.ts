@@ -1,9 +1,17 @@
 import { DEV } from '../core/dev.js';
 import { brief, check, checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, checkSegment } from './backoff.js';
+import { Backoff } from './backoff.js';
+import { policyOf } from './chain.js';
 import { jitterOption } from './jitter.js';
 import { LIMITS, type LimitOptions } from './limits.js';
-import { SEGMENTS } from './segment.js';
+import { SEGMENTS, type Segment } from './segment.js';
+
+/** Checks the combinations a segment cannot honour, so that no option is silently ignored. */
+function checkSegment(where: string, s: Segment): Segment {
+  s.curve.check?.(where, s);
+  s.jitter.check?.(where, s);
+  return s;
+}
 
 /**
  * The key of a policy's own way to take new options (Google's and AWS's policies keep their
@@ -77,7 +85,7 @@ export function withOptions(backoff: Backoff, options: LimitOptions): Backoff {
         `${where}: \`maxElapsedMs: Infinity\` lifts the only limit of this policy, so it would never stop; give \`maxAttempts\` too (Infinity to retry until success).`,
       );
     }
-    return new Backoff(segments, maxAttempts, maxElapsedMs);
+    return policyOf(segments, maxAttempts, maxElapsedMs);
   };
   const own = (backoff as Partial<Derives>)[DERIVE];
   return own ? own.call(backoff, o, apply) : apply(backoff);
