@@ -2,7 +2,7 @@ import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
 import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffJSON, type BackoffRun } from './backoff.js';
+import { Backoff, type BackoffJSON, type BackoffRun, randomOf } from './backoff.js';
 import { draw } from './draw.js';
 import { exponentialCurve } from './exponential.js';
 import { fullJitter } from './jitter-full.js';
@@ -101,7 +101,7 @@ export class AwsStandardBackoff extends Backoff {
   }
 
   override start(random: Random = Math.random): BackoffRun {
-    return new AwsRun(AWS_DELAY_BASES[this.behaviour], this.maxAttempts, random);
+    return new AwsRun(AWS_DELAY_BASES[this.behaviour], this.maxAttempts, randomOf(random));
   }
 
   /** `AWS standard retry (2026) full jitter on 50 ms ×2 (1 s after throttling), 20 s cap, 3 attempts`. */

@@ -15,6 +15,7 @@ import { jitterNamed } from './jitter-named.js';
 import { noJitter } from './jitter-none.js';
 import { proportionalJitter } from './jitter-proportional.js';
 import { linear } from './linear.js';
+import { presets } from './presets.js';
 import { SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
 import { slotted } from './slotted.js';
@@ -467,6 +468,17 @@ describe('Backoff validation messages name the function, the option, the value a
       expect(build).toThrow(error);
     });
   }
+
+  it.each(Object.entries(presets))(
+    'start(5) of the preset %s is refused the same way, before any draw',
+    (_, policy) => {
+      expect(() => policy.start(5 as never)).toThrow(
+        new TypeError(
+          'start(): expected `random` to be a function returning a number in [0, 1), got 5. Leave it out for Math.random.',
+        ),
+      );
+    },
+  );
 
   it('random() outside [0, 1): a RangeError for a number, a TypeError for anything else', () => {
     const tail = 'expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.';

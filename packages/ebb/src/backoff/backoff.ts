@@ -168,6 +168,21 @@ export function fromCurve<T extends LimitOptions>(
 }
 
 /**
+ * `start()`'s `random`, refused unless it is a function: every policy's runs (Google's and AWS's
+ * too) check it when they start, rather than fail at their first draw. @internal
+ */
+export function randomOf(random: unknown): Random {
+  if (typeof random !== 'function') {
+    throw new TypeError(
+      DEV
+        ? `start(): expected \`random\` to be a function returning a number in [0, 1), got ${show(random)}. Leave it out for Math.random.`
+        : brief('start()', 'random', random),
+    );
+  }
+  return random as Random;
+}
+
+/**
  * The run of a one-segment policy: the wait after failure `n` is the segment's row `n`. A chained
  * policy's run (chain.ts) extends it to move from part to part. @internal
  */
@@ -179,15 +194,8 @@ export class Run implements BackoffRun {
   #previous = 0;
 
   constructor(backoff: Backoff, random: Random) {
-    if (typeof random !== 'function') {
-      throw new TypeError(
-        DEV
-          ? `start(): expected \`random\` to be a function returning a number in [0, 1), got ${show(random)}. Leave it out for Math.random.`
-          : brief('start()', 'random', random),
-      );
-    }
     this.#backoff = backoff;
-    this.#random = random;
+    this.#random = randomOf(random);
   }
 
   next(): number {

@@ -3,7 +3,7 @@ import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
 import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff, type BackoffJSON, type BackoffRun } from './backoff.js';
+import { Backoff, type BackoffJSON, type BackoffRun, randomOf } from './backoff.js';
 import { draw } from './draw.js';
 import type { Jitter, RowBounds } from './jitter.js';
 import { noJitter } from './jitter-none.js';
@@ -198,7 +198,7 @@ export class GoogleBackoff extends Backoff {
    */
   override start(random: Random = Math.random, clock?: Clock): BackoffRun {
     const p = paramsOf(this);
-    return new GoogleRun(p, this.maxAttempts, random, clock ?? p.clock);
+    return new GoogleRun(p, this.maxAttempts, randomOf(random), clock ?? p.clock);
   }
 
   /** `Google ExponentialBackOff 500 ms ×1.5, ±50 % (whole ms), 1 min interval cap, within 15 min`. */
