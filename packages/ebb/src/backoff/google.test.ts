@@ -73,6 +73,29 @@ describe("googleExponentialBackoff reproduces Google's ExponentialBackOff", () =
     expect(run.next()).toBe(-1);
   });
 
+  it('refuses what would keep its time budget from ever stopping a run: a NaN or non-number elapsed time, a clock that is no clock or reads NaN', () => {
+    const b = googleExponentialBackoff({ randomizationFactor: 0 });
+    expect(() => b.start(always(0), {} as never)).toThrow(
+      new TypeError('start(): expected `clock` to be a Clock { now(), sleep(ms, signal) }, got an object.'),
+    );
+    let now = 0;
+    const clock: Clock = { now: () => now, sleep: () => Promise.resolve() };
+    const run = b.start(always(0), clock);
+    expect(() => run.next(Number.NaN)).toThrow(
+      new RangeError(
+        'next(): expected `elapsedMs` to be a number of milliseconds, got NaN. Leave it out for the run to read its clock.',
+      ),
+    );
+    expect(() => run.next('10' as never)).toThrow(TypeError);
+    now = Number.NaN;
+    expect(() => run.next()).toThrow(
+      new TypeError('clock.now() returned NaN; expected a finite number of milliseconds.'),
+    );
+    expect(() => b.start(always(0), clock)).toThrow(TypeError);
+    now = 0;
+    expect(b.start(always(0), clock).next()).toBe(500);
+  });
+
   it('keeps an interval that stops growing constant, without looping (multiplier 1; 3 ms ×1.2; 1000 ms ×1.001)', () => {
     for (const [initialIntervalMs, multiplier] of [
       [500, 1],

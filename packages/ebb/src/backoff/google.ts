@@ -1,3 +1,4 @@
+import { readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
@@ -198,7 +199,12 @@ export class GoogleBackoff extends Backoff {
    */
   override start(random: Random = Math.random, clock?: Clock): BackoffRun {
     const p = paramsOf(this);
-    return new GoogleRun(p, this.maxAttempts, randomOf(random), clock ?? p.clock);
+    return new GoogleRun(
+      p,
+      this.maxAttempts,
+      randomOf(random),
+      clock === undefined ? p.clock : clockOption('start()', clock),
+    );
   }
 
   /** `Google ExponentialBackOff 500 ms ×1.5, ±50 % (whole ms), 1 min interval cap, within 15 min`. */
@@ -288,18 +294,29 @@ class GoogleRun implements BackoffRun {
     this.#maxAttempts = maxAttempts;
     this.#random = random;
     this.#clock = clock;
-    this.#started = clock.now();
+    this.#started = readNow(clock);
     this.#interval = p.initialIntervalMs;
   }
 
   /**
    * The next wait in whole ms, or -1 (Java's STOP). `elapsedMs` is the operation's elapsed
-   * time; without it the run reads its clock, from `start()`.
+   * time; without it the run reads its clock, from `start()`. An elapsed time or a clock reading
+   * that is not a number (NaN among them) is refused: compared with the budget it would never
+   * stop the run.
    */
   next(elapsedMs?: number): number {
     if (++this.#failures >= this.#maxAttempts) return -1;
     const p = this.#p;
-    const elapsed = typeof elapsedMs === 'number' ? elapsedMs : this.#clock.now() - this.#started;
+    const elapsed = elapsedMs === undefined ? readNow(this.#clock) - this.#started : elapsedMs;
+    if (typeof elapsed !== 'number' || Number.isNaN(elapsed)) {
+      invalid(
+        'next()',
+        'elapsedMs',
+        elapsed,
+        DEV ? 'a number of milliseconds' : '',
+        DEV ? 'Leave it out for the run to read its clock.' : '',
+      );
+    }
     // Java: (nanoTime() - start) / 1_000_000 > maxElapsedTimeMillis, a long division.
     if (Math.trunc(elapsed) > p.maxElapsedTimeMs) return -1;
     const wait = googleRandomizedInterval(p.randomizationFactor, draw(this.#random), this.#interval);
