@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clockOption, systemClock, unrefSystemClock } from './clock.js';
+import { clockOption, newTimeline, rebase, systemClock, unrefSystemClock } from './clock.js';
 import { hostQueue } from './host-queues.js';
 import { refQueue, unrefQueue } from './timer-queue.js';
 
@@ -187,5 +188,33 @@ describe('hostQueue and clockOption', () => {
         `f(): expected \`clock\` to be a Clock { now(), sleep(ms, signal) }, got ${shown}.`,
       );
     }
+  });
+});
+
+describe('rebase: a clock set back goes on from where it was', () => {
+  it("counts a step back as no time passing, then the clock's own progress (exact sequence)", () => {
+    const timeline = newTimeline();
+    expect([100, 150, 50, 60, 300, 300].map((t) => rebase(timeline, t))).toEqual([100, 150, 150, 160, 400, 400]);
+    expect(timeline.offset).toBe(100);
+  });
+
+  it('gives out times that never go back and advance by exactly what the clock advanced, a step back counting 0', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: -1e12, max: 1e12, noNaN: true }), { minLength: 1, maxLength: 50 }),
+        (readings) => {
+          const timeline = newTimeline();
+          const times = readings.map((t) => rebase(timeline, t));
+          expect(times[0]).toBe(readings[0]);
+          for (let i = 1; i < readings.length; i++) {
+            const advanced = (times[i] as number) - (times[i - 1] as number);
+            const step = (readings[i] as number) - (readings[i - 1] as number);
+            expect(advanced).toBeGreaterThanOrEqual(0);
+            // Exact up to the rounding of adding the offset.
+            expect(advanced).toBeCloseTo(Math.max(0, step), 0);
+          }
+        },
+      ),
+    );
   });
 });

@@ -21,6 +21,7 @@ import {
   Timeout,
 } from './protocol.js';
 import { Rearm } from './rearm.js';
+import { repairedClock } from './repaired-clock.js';
 
 export type { SharedEvent, SharedInspection, SharedMode, SharedProblem } from './protocol.js';
 
@@ -146,7 +147,7 @@ export class SharedState {
     this.#key = sharedKey(where, o, spec.kind);
     this.#appliedKey = `${this.#key}:applied:${processId()}`;
     this.#spec = spec;
-    this.#clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
+    this.#clock = o.clock === undefined ? unrefSystemClock : repairedClock(clockOption(where, o.clock));
     this.#timer = new Rearm(this.#clock, () => this.#send());
     this.#commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
     if (this.#commandTimeoutMs < 1)

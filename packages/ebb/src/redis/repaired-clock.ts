@@ -1,0 +1,43 @@
+import { isThenable } from '../core/boundary.js';
+import { type Clock, newTimeline, rebase, systemClock, unrefSystemClock } from '../core/clock.js';
+
+/**
+ * A shared mechanism's `clock` option, repaired where it enters. These mechanisms read their
+ * clock in timers of their own — lease renewal, batching, reconnection — where no caller could
+ * be told of a fault, and what they compute from it goes to Redis, where every process of the
+ * fleet reads it. So a reading that throws or is not a finite number is replaced by the last
+ * good one (0 before any): time stands still while the clock is broken, and resumes with it;
+ * and a clock set back goes on from where it was ({@link rebase}). A `sleep()` that throws, returns no promise or fails
+ * other than by its signal's abort waits on a host timer instead (one that does not hold the
+ * process open). Nothing the clock does reaches the host or the store. The system clocks are
+ * returned as they are. @internal
+ */
+export function repairedClock(clock: Clock): Clock {
+  if (clock === systemClock || clock === unrefSystemClock) return clock;
+  const time = newTimeline();
+  return {
+    now() {
+      let t: unknown;
+      try {
+        t = clock.now();
+      } catch {
+        // Repaired below, as any other bad reading.
+      }
+      if (typeof t === 'number' && t - t === 0) return rebase(time, t);
+      return time.last === Number.NEGATIVE_INFINITY ? 0 : time.last;
+    },
+    sleep(ms, signal) {
+      const host = () => unrefSystemClock.sleep(ms, signal);
+      let slept: unknown;
+      try {
+        slept = clock.sleep(ms, signal);
+      } catch {
+        return host();
+      }
+      if (!isThenable<void>(slept)) return host();
+      return Promise.resolve(slept).then(undefined, (error: unknown) =>
+        signal?.aborted ? Promise.reject(error) : host(),
+      );
+    },
+  };
+}
