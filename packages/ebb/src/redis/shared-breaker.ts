@@ -109,7 +109,11 @@ export interface SharedCircuitBreakerOptions<T = unknown> {
   readonly keyTtlMs?: number;
   /** Called on fallback, resync, state lost and repair (see `SharedEvent`). A throw goes no further. */
   readonly onEvent?: (event: SharedEvent) => void;
-  /** Time source. Default the unref'd system clock. */
+  /**
+   * Time source. Default the unref'd system clock. A reading that throws or is not a finite
+   * number stands for the last good one, a clock set back goes on from where it was, and a
+   * sleep that fails waits on a host timer: nothing a broken clock does reaches Redis or the host.
+   */
   readonly clock?: Clock;
   /** Randomness for the open periods' jitter. Default `Math.random`. */
   readonly random?: Random;

@@ -14,6 +14,7 @@ import type { Mechanism } from '../retry/mechanism.js';
 import { type RedisScripts, redisScripts } from './client.js';
 import { listenerOption, type SharedEvent, type SharedListener, type SharedMode, sharedKey } from './protocol.js';
 import type { SharedRateInspection } from './rate-lease.js';
+import { repairedClock } from './repaired-clock.js';
 import { checkRedisKeys, pick, validateAs } from './validate-as.js';
 
 /** Options of {@link sharedRate}. */
@@ -34,7 +35,12 @@ export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW
   readonly leaseMs?: number;
   /** Called on fallback, resync, state lost and repair (see `SharedEvent`). A throw goes no further. */
   readonly onEvent?: (event: SharedEvent) => void;
-  /** Time source for pacing, timeouts and timers; default the unref'd system clock. */
+  /**
+   * Time source for pacing, timeouts and timers; default the unref'd system clock. The rate's
+   * own timers read a broken clock repaired (a reading that throws or is not a finite number
+   * stands for the last good one, a clock set back goes on from where it was, a failed sleep
+   * waits on a host timer); a call waiting for its turn fails with the clock's error instead.
+   */
   readonly clock?: Clock;
 }
 
@@ -98,7 +104,14 @@ export interface SharedRateConfig {
   readonly key: string;
   readonly law: LawOptions;
   readonly scripts: RedisScripts;
+  /** The clock as given: the gate reads it, checked, so a broken clock fails a waiting call. */
   readonly clock: Clock;
+  /**
+   * The same clock repaired ({@link repairedClock}) for the rate's own reads — the lease's
+   * renewal, the meter, the reconnection — which run in timers where no caller could be told of a
+   * fault, and reach Redis.
+   */
+  readonly ownClock: Clock;
   readonly commandTimeoutMs: number;
   readonly leaseMs: number;
   readonly onEvent: SharedListener;
@@ -142,6 +155,7 @@ export function sharedRateOptions(options: SharedRateOptions): SharedRateConfig 
     law,
     scripts,
     clock,
+    ownClock: repairedClock(clock),
     commandTimeoutMs,
     leaseMs,
     onEvent: listenerOption(where, o.onEvent),

@@ -12,7 +12,6 @@ import { inspection, parseLease, type SharedRateInspection } from './rate-lease.
 import { Tally } from './rate-tally.js';
 import { FleetView } from './rate-view.js';
 import { Rearm } from './rearm.js';
-import { repairedClock } from './repaired-clock.js';
 import { RATE_SCRIPT } from './scripts.js';
 import { SharePacer } from './share-pacer.js';
 import {
@@ -60,11 +59,7 @@ class Shared implements SharedRate {
     const { where, key, law } = c;
     this.#where = where;
     this.#keys = [key, `${key}-members`, `${key}-leases`, `${key}-order`];
-    // Its own reads — the lease's renewal, the meter, the reconnection — repaired (repaired-clock.ts):
-    // they run in timers where no caller could be told of a fault, and they reach Redis. The gate,
-    // where callers wait, reads the clock as given, so that a broken clock fails their calls
-    // with a named error rather than keeping them waiting for time that does not pass.
-    this.#clock = repairedClock(c.clock);
+    this.#clock = c.ownClock;
     this.#timer = new Rearm(this.#clock, () => this.#renew());
     this.#commandTimeoutMs = c.commandTimeoutMs;
     this.#leaseMs = c.leaseMs;

@@ -56,7 +56,12 @@ export interface SharedOptions {
   readonly syncIntervalMs?: number;
   /** Called on fallback, resync, state lost and repair ({@link SharedEvent}). A throw is counted nowhere and goes no further. */
   readonly onEvent?: (event: SharedEvent) => void;
-  /** Time source for timeouts and timers; default the unref'd system clock (timers do not keep a process alive). */
+  /**
+   * Time source for timeouts and timers; default the unref'd system clock (timers do not keep a
+   * process alive). A reading that throws or is not a finite number stands for the last good
+   * one, a clock set back goes on from where it was, and a sleep that fails waits on a host
+   * timer: nothing a broken clock does reaches Redis or the host.
+   */
   readonly clock?: Clock;
 }
 
