@@ -62,68 +62,55 @@ const served = (p: PromiseLike<unknown>): Promise<string> =>
     (e: unknown) => `rejected: ${(e as Error)?.message}`,
   );
 
+/** A mechanism of a pipeline: a call is one `execute` through it. */
+const piped = (
+  m: Parameters<typeof pipeline>[0][number] & { readonly mode: string; close(): Promise<void> },
+): Subject => {
+  const p = pipeline([m]);
+  return {
+    call: () => served(p.execute(() => 'served')),
+    get mode() {
+      return m.mode;
+    },
+    close: () => m.close(),
+  };
+};
+
+/** A budget: a call records an outcome and asks for a retry. */
+const budgeted = (
+  m: {
+    readonly mode: string;
+    tryAcquireRetry(error?: unknown): boolean;
+    close(): Promise<void>;
+    ready(): Promise<void>;
+  },
+  record: () => void,
+): Subject => ({
+  call: () => {
+    record();
+    return served(Promise.resolve(m.tryAcquireRetry()));
+  },
+  get mode() {
+    return m.mode;
+  },
+  close: () => m.close(),
+  ready: () => m.ready(),
+});
+
 const SUBJECTS: Record<string, (name: string, clock: Clock) => Subject> = {
-  sharedRate: (name, clock) => {
-    const m = sharedRate({ client, name, clock, leaseMs: 20, initialRatePerSecond: 1_000 });
-    const p = pipeline([m]);
-    return {
-      call: () => served(p.execute(() => 'served')),
-      get mode() {
-        return m.mode;
-      },
-      close: () => m.close(),
-    };
-  },
-  sharedCircuitBreaker: (name, clock) => {
-    const m = sharedCircuitBreaker({ client, name, clock, reportMs: 20 });
-    const p = pipeline([m]);
-    return {
-      call: () => served(p.execute(() => 'served')),
-      get mode() {
-        return m.mode;
-      },
-      close: () => m.close(),
-    };
-  },
-  sharedAdaptiveThrottle: (name, clock) => {
-    const m = sharedAdaptiveThrottle({ client, name, clock, syncIntervalMs: 20 });
-    const p = pipeline([m]);
-    return {
-      call: () => served(p.execute(() => 'served')),
-      get mode() {
-        return m.mode;
-      },
-      close: () => m.close(),
-    };
-  },
+  sharedRate: (name, clock) => piped(sharedRate({ client, name, clock, leaseMs: 20, initialRatePerSecond: 1_000 })),
+  sharedCircuitBreaker: (name, clock) => piped(sharedCircuitBreaker({ client, name, clock, reportMs: 20 })),
+  sharedAdaptiveThrottle: (name, clock) => piped(sharedAdaptiveThrottle({ client, name, clock, syncIntervalMs: 20 })),
   sharedRatioBudget: (name, clock) => {
     const m = sharedRatioBudget({ client, name, clock, syncIntervalMs: 20 });
-    return {
-      call: () => {
-        m.recordRequest?.();
-        m.recordFailure?.(new Error('503'));
-        return served(Promise.resolve(m.tryAcquireRetry()));
-      },
-      get mode() {
-        return m.mode;
-      },
-      close: () => m.close(),
-      ready: () => m.ready(),
-    };
+    return budgeted(m, () => {
+      m.recordRequest?.();
+      m.recordFailure?.(new Error('503'));
+    });
   },
   sharedTokenBudget: (name, clock) => {
     const m = sharedTokenBudget({ client, name, clock, syncIntervalMs: 20 });
-    return {
-      call: () => {
-        m.recordSuccess({ attempt: 2, lastError: new Error('503') });
-        return served(Promise.resolve(m.tryAcquireRetry()));
-      },
-      get mode() {
-        return m.mode;
-      },
-      close: () => m.close(),
-      ready: () => m.ready(),
-    };
+    return budgeted(m, () => m.recordSuccess({ attempt: 2, lastError: new Error('503') }));
   },
 };
 
