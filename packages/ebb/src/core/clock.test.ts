@@ -172,10 +172,10 @@ describe('hostQueue and clockOption', () => {
     expect(hostQueue(true)).toBe(unrefQueue);
   });
 
-  it('clockOption: the system clock when omitted, the value itself when a Clock, a TypeError naming it otherwise', () => {
+  it('clockOption: the system clock when omitted, the system clocks as they are, a TypeError naming anything but a Clock', () => {
     expect(clockOption('f()', undefined)).toBe(systemClock);
-    const clock = { now: () => 0, sleep: () => Promise.resolve() };
-    expect(clockOption('f()', clock)).toBe(clock);
+    expect(clockOption('f()', systemClock)).toBe(systemClock);
+    expect(clockOption('f()', unrefSystemClock)).toBe(unrefSystemClock);
     for (const [bad, shown] of [
       [null, 'null'],
       [5, '5'],
@@ -188,6 +188,32 @@ describe('hostQueue and clockOption', () => {
         `f(): expected \`clock\` to be a Clock { now(), sleep(ms, signal) }, got ${shown}.`,
       );
     }
+  });
+});
+
+describe("clockOption: a clock of the user's, as the mechanisms read it", () => {
+  it('reads a clock set back as going on from where it was; passes other readings, throws and sleeps through', async () => {
+    const readings: unknown[] = [1_000, 1_010, 10, 20, Number.NaN, 'x', 30];
+    let i = 0;
+    const slept: number[] = [];
+    const user = {
+      now: () => readings[i++] as number,
+      sleep: (ms: number) => {
+        slept.push(ms);
+        return Promise.resolve();
+      },
+    };
+    const clock = clockOption('f()', user);
+    expect(readings.map(() => clock.now())).toEqual([1_000, 1_010, 1_010, 1_020, Number.NaN, 'x', 1_030]);
+    await clock.sleep(5);
+    expect(slept).toEqual([5]);
+    const broken = clockOption('f()', {
+      now: () => {
+        throw new Error('clock broke');
+      },
+      sleep: () => Promise.resolve(),
+    });
+    expect(() => broken.now()).toThrow('clock broke');
   });
 });
 

@@ -6,7 +6,12 @@ import { brief, invalid } from './validate.js';
  * simulators run in virtual time and nothing patches globals.
  */
 export interface Clock {
-  /** Milliseconds on a monotonic scale; only differences matter. */
+  /**
+   * Milliseconds on a monotonic scale; only differences matter. The mechanisms that take a
+   * `clock` option read a clock set back (a wall clock stepped by NTP) as going on from where it
+   * was; the executor (`retry()`, `poll()`, `retrying()`) refuses a reading that goes back,
+   * failing that call with a RangeError.
+   */
   now(): number;
   /**
    * Resolves after `ms` milliseconds. When `signal` aborts first, rejects at once with
@@ -124,12 +129,28 @@ export const unrefSystemClock: Clock = {
   sleep: (ms, signal) => timerSleep(ms, signal, true),
 };
 
-/** Validates a `clock` option: the system clock when omitted, a TypeError naming it when not a Clock. @internal */
+/**
+ * Validates a `clock` option: the system clock when omitted, a TypeError naming it when not a
+ * Clock. A clock of the user's is returned as a view that reads a clock set back as going on
+ * from where it was ({@link rebase}): a wall clock stepped back by an hour would otherwise hold
+ * a breaker open, or a paced request asleep, for that hour. Readings that are not finite numbers,
+ * and throws, pass through unchanged, for the mechanism's own checks. The system clocks are
+ * monotonic, and returned as they are. @internal
+ */
 export function clockOption(where: string, value: unknown): Clock {
   if (value === undefined) return systemClock;
   const c = value as Partial<Clock> | null;
   if (typeof c !== 'object' || c === null || typeof c.now !== 'function' || typeof c.sleep !== 'function') {
     invalid(where, 'clock', value, DEV ? 'a Clock { now(), sleep(ms, signal) }' : '');
   }
-  return value as Clock;
+  const clock = value as Clock;
+  if (clock === systemClock || clock === unrefSystemClock) return clock;
+  const time = newTimeline();
+  return {
+    now() {
+      const t = clock.now();
+      return typeof t === 'number' && t - t === 0 ? rebase(time, t) : t;
+    },
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+  };
 }

@@ -19,30 +19,6 @@ function spaced(intervalMs: number, classes = 1) {
 }
 
 describe('Gate', () => {
-  it('reads a clock set back as going on from where it was: a request waiting across the step goes when its turn comes, not a step later', async () => {
-    const v = virtualClock();
-    let back = 0;
-    const clock = { now: () => v.now() - back, sleep: (ms: number, signal?: AbortSignal) => v.sleep(ms, signal) };
-    let next = 0;
-    const gate = new Gate(clock, 1, {
-      waitMs: (now) => next - now,
-      grant: (now) => {
-        next = Math.max(next, now) + 10;
-        return now;
-      },
-    });
-    expect(gate.acquire(0, undefined)).toBe(0);
-    back = 1e9; // the clock is set back a million seconds, and stays there
-    const waiting = gate.acquire(0, undefined) as Promise<number>;
-    await v.advance(10);
-    expect(await waiting).toBe(10);
-    // Later requests keep their spacing on the clock's new timeline.
-    const third = gate.acquire(0, undefined) as Promise<number>;
-    await v.advance(10);
-    expect(await third).toBe(20);
-    expect(v.pending).toBe(0);
-  });
-
   it('grants at once when nobody waits, and queues otherwise, one wake-up at a time', async () => {
     const { clock, gate } = spaced(10);
     expect(gate.acquire(0, undefined)).toBe(1);

@@ -1,5 +1,5 @@
 import { readNow, sleepOn } from '../core/boundary.js';
-import { type Clock, newTimeline, rebase } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 
 /**
  * What a rate controller tells its {@link Gate}: how long the next request must wait, and what
@@ -39,24 +39,12 @@ export class Gate {
   #size = 0;
   #timer: AbortController | undefined;
   #timerDue = Infinity;
-  /** The clock's readings so far (see `#now`). */
-  readonly #time = newTimeline();
 
   constructor(clock: Clock, classes: number, policy: GatePolicy) {
     this.#clock = clock;
     this.#policy = policy;
     this.#queues = Array.from({ length: classes }, () => []);
     this.#heads = new Array<number>(classes).fill(0);
-  }
-
-  /**
-   * The clock's reading, checked (a reading that is not a finite number throws, naming the
-   * clock), and never before the last one: a clock set back goes on from where it was
-   * ({@link rebase}). Otherwise a wait planned after the step would be as long as the step, and
-   * the requests waiting on it would sleep that long.
-   */
-  #now(): number {
-    return rebase(this.#time, readNow(this.#clock));
   }
 
   /** Requests waiting, over every class. */
@@ -71,7 +59,7 @@ export class Gate {
    */
   acquire(cls: number, signal: AbortSignal | undefined): unknown {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const now = this.#now();
+    const now = readNow(this.#clock);
     if (this.#size === 0 && this.#policy.waitMs(now) <= 0) return this.#policy.grant(now, false);
     return new Promise<unknown>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, done: false };
@@ -167,7 +155,7 @@ export class Gate {
   }
 
   #pump(): void {
-    const now = this.#now();
+    const now = readNow(this.#clock);
     while (this.#size > 0 && this.#policy.waitMs(now) <= 0) {
       const waiter = this.#shift() as Waiter;
       this.#size--;
