@@ -184,9 +184,9 @@ export function randomOf(random: unknown): Random {
 
 /**
  * The run of a one-segment policy: the wait after failure `n` is the segment's row `n`. A chained
- * policy's run (chain.ts) extends it to move from part to part. @internal
+ * policy has a run of its own (chain.ts) that moves from part to part.
  */
-export class Run implements BackoffRun {
+class Run implements BackoffRun {
   readonly #backoff: Backoff;
   readonly #random: Random;
   #failures = 0;

@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
 import { brief, invalid } from '../core/validate.js';
-import { Backoff, type BackoffRun, Run } from './backoff.js';
+import { Backoff, type BackoffRun, randomOf } from './backoff.js';
 import { drawDelay, SEGMENTS, type Segment } from './segment.js';
 
 /**
@@ -16,7 +16,7 @@ class Chained extends Backoff {
 }
 
 /** A chained policy's run: the rows of its first segment, then of the next, each from its row 1. */
-class ChainRun extends Run {
+class ChainRun implements BackoffRun {
   readonly #backoff: Backoff;
   readonly #random: Random;
   #failures = 0;
@@ -26,13 +26,11 @@ class ChainRun extends Run {
   #previous = 0;
 
   constructor(backoff: Backoff, random: Random) {
-    // Run's constructor checks `random`.
-    super(backoff, random);
     this.#backoff = backoff;
-    this.#random = random;
+    this.#random = randomOf(random);
   }
 
-  override next(): number {
+  next(): number {
     const b = this.#backoff;
     if (++this.#failures >= b.maxAttempts) return -1;
     let s = b[SEGMENTS][this.#segment] as Segment;
