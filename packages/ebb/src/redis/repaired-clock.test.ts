@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Clock, newTimeline, rebase, systemClock, unrefSystemClock } from '../core/clock.js';
 import { virtualClock } from '../core/virtual-clock.js';
-import { repairedClock } from './repaired-clock.js';
+import { repairedClock, sharedClockOption } from './repaired-clock.js';
 
 type Reading = { readonly kind: 'value'; readonly value: unknown } | { readonly kind: 'throws' };
 
@@ -19,7 +19,7 @@ const reading: fc.Arbitrary<Reading> = fc.oneof(
 
 const never = (): Promise<void> => new Promise(() => {});
 
-describe('repairedClock: a shared mechanism reads a user clock through it', () => {
+describe('sharedClockOption and repairedClock: a shared structure reads a user clock through them', () => {
   it('repairs every reading: the last good time for one that throws or is not a finite number (0 before any), a clock set back going on from where it was', () => {
     fc.assert(
       fc.property(fc.array(reading, { maxLength: 30 }), (readings) => {
@@ -32,7 +32,7 @@ describe('repairedClock: a shared mechanism reads a user clock through it', () =
           },
           sleep: never,
         };
-        const clock = repairedClock(user);
+        const clock = sharedClockOption('t', user);
         // The model: the good readings through rebase(), the last one standing in for a bad one.
         const model = newTimeline();
         for (const r of readings) {
@@ -52,7 +52,7 @@ describe('repairedClock: a shared mechanism reads a user clock through it', () =
   it('reads a clock set back as going on from where it was (exact sequence)', () => {
     const readings = [1_000, 1_010, Number.NaN, 20, 30, 'x', 40];
     let i = 0;
-    const clock = repairedClock({ now: () => readings[i++] as number, sleep: never });
+    const clock = sharedClockOption('t', { now: () => readings[i++] as number, sleep: never });
     expect(readings.map(() => clock.now())).toEqual([1_000, 1_010, 1_010, 1_010, 1_020, 1_020, 1_030]);
   });
 

@@ -1,20 +1,28 @@
 import { isThenable } from '../core/boundary.js';
-import { type Clock, newTimeline, rebase, systemClock, unrefSystemClock } from '../core/clock.js';
+import { type Clock, clockOption, systemClock, unrefSystemClock } from '../core/clock.js';
 
 /**
- * A shared mechanism's `clock` option, repaired where it enters. These mechanisms read their
- * clock in timers of their own — lease renewal, batching, reconnection — where no caller could
- * be told of a fault, and what they compute from it goes to Redis, where every process of the
- * fleet reads it. So a reading that throws or is not a finite number is replaced by the last
- * good one (0 before any): time stands still while the clock is broken, and resumes with it;
- * and a clock set back goes on from where it was ({@link rebase}). A `sleep()` that throws, returns no promise or fails
- * other than by its signal's abort waits on a host timer instead (one that does not hold the
- * process open). Nothing the clock does reaches the host or the store. The system clocks are
- * returned as they are. @internal
+ * A shared structure's `clock` option: the unref'd system clock when omitted, else the user's
+ * clock as every mechanism takes it ({@link clockOption}: checked, and a clock set back read as
+ * going on from where it was), {@link repairedClock repaired}. @internal
+ */
+export function sharedClockOption(where: string, value: unknown): Clock {
+  return value === undefined ? unrefSystemClock : repairedClock(clockOption(where, value));
+}
+
+/**
+ * A shared structure's clock, as {@link clockOption} gave it, repaired for the structure's own
+ * reads. These run in timers of its own — lease renewal, batching, reconnection — where no
+ * caller could be told of a fault, and what they compute goes to Redis, where every process of
+ * the fleet reads it. So a reading that throws or is not a finite number is replaced by the last
+ * good one (0 before any): time stands still while the clock is broken, and resumes with it. A
+ * `sleep()` that throws, returns no promise or fails other than by its signal's abort waits on a
+ * host timer instead (one that does not hold the process open). Nothing the clock does reaches
+ * the host or the store. The system clocks are returned as they are. @internal
  */
 export function repairedClock(clock: Clock): Clock {
   if (clock === systemClock || clock === unrefSystemClock) return clock;
-  const time = newTimeline();
+  let last = 0;
   return {
     now() {
       let t: unknown;
@@ -23,8 +31,8 @@ export function repairedClock(clock: Clock): Clock {
       } catch {
         // Repaired below, as any other bad reading.
       }
-      if (typeof t === 'number' && t - t === 0) return rebase(time, t);
-      return time.last === Number.NEGATIVE_INFINITY ? 0 : time.last;
+      if (typeof t === 'number' && t - t === 0) last = t;
+      return last;
     },
     sleep(ms, signal) {
       const host = () => unrefSystemClock.sleep(ms, signal);

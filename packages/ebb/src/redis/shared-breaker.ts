@@ -1,7 +1,7 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
-import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { count, inRange, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
@@ -9,7 +9,7 @@ import { defaultIsFailure, EBB_ERROR, type FailureVerdict, prop } from '../retry
 import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
 import type { IsFailure, Outcome } from '../retry/options.js';
 import { BREAKER, type FleetRule, type KeyReport, PROBE_OPS, periodFor } from './breaker-law.js';
-import { repairedClock } from './repaired-clock.js';
+import { sharedClockOption } from './repaired-clock.js';
 import { checkRedisKeys } from './validate-as.js';
 
 export type { SharedBreakerInspection } from './breaker-wire.js';
@@ -281,7 +281,7 @@ class Breaker implements SharedCircuitBreaker {
     this.#where = where;
     this.#base = base;
     this.#scripts = redisScripts(o.client, where);
-    this.#clock = o.clock === undefined ? unrefSystemClock : repairedClock(clockOption(where, o.clock));
+    this.#clock = sharedClockOption(where, o.clock);
     this.#timeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
     if (this.#timeoutMs < 1)
       invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');

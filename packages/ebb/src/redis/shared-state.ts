@@ -1,5 +1,5 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { type Clock, clockOption, unrefSystemClock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import { invalid, nonNegative, show } from '../core/validate.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 import {
@@ -21,7 +21,7 @@ import {
   Timeout,
 } from './protocol.js';
 import { Rearm } from './rearm.js';
-import { repairedClock } from './repaired-clock.js';
+import { sharedClockOption } from './repaired-clock.js';
 
 export type { SharedEvent, SharedInspection, SharedMode, SharedProblem } from './protocol.js';
 
@@ -152,7 +152,7 @@ export class SharedState {
     this.#key = sharedKey(where, o, spec.kind);
     this.#appliedKey = `${this.#key}:applied:${processId()}`;
     this.#spec = spec;
-    this.#clock = o.clock === undefined ? unrefSystemClock : repairedClock(clockOption(where, o.clock));
+    this.#clock = sharedClockOption(where, o.clock);
     this.#timer = new Rearm(this.#clock, () => this.#send());
     this.#commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
     if (this.#commandTimeoutMs < 1)
