@@ -1,5 +1,9 @@
 import { DEV } from './dev.js';
+import { newTimeline, rebase } from './timeline.js';
 import { brief, invalid } from './validate.js';
+
+// The timeline's step lives in its own module, so that the executor carries it without the clocks.
+export { newTimeline, rebase, type Timeline } from './timeline.js';
 
 /**
  * Time, as a parameter. Every part of ebb that waits or measures takes a `Clock`, so tests and
@@ -7,10 +11,10 @@ import { brief, invalid } from './validate.js';
  */
 export interface Clock {
   /**
-   * Milliseconds on a monotonic scale; only differences matter. The mechanisms that take a
-   * `clock` option read a clock set back (a wall clock stepped by NTP) as going on from where it
-   * was; the executor (`retry()`, `poll()`, `retrying()`) refuses a reading that goes back,
-   * failing that call with a RangeError.
+   * Milliseconds on a monotonic scale; only differences matter. Every part of ebb that takes a
+   * `clock` reads a clock set back (a wall clock stepped by NTP) as no time passing, then going on
+   * from where it was: a step back neither fails a call nor holds a wait or a breaker for its
+   * length. A reading that is not a finite number fails the call that read it.
    */
   now(): number;
   /**
@@ -19,34 +23,6 @@ export interface Clock {
    * without waiting.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-/** What {@link rebase} keeps between readings. @internal */
-export interface Timeline {
-  /** The last time given out; −Infinity before the first. */
-  last: number;
-  /** Added to every reading: what the clock was set back by, in all. */
-  offset: number;
-}
-
-/** A timeline before its first reading. @internal */
-export const newTimeline = (): Timeline => ({ last: Number.NEGATIVE_INFINITY, offset: 0 });
-
-/**
- * A finite reading `t` of a clock, made monotonic on `timeline`: a reading before the last one
- * means the clock was set back (a wall clock stepped by NTP, say), and time goes on from where it
- * was — the step is added to every later reading — rather than standing still until the clock
- * catches up, which could take as long as the step. A clock that steps back and returns reads
- * as one jump forward on its return. @internal
- */
-export function rebase(timeline: Timeline, t: number): number {
-  let time = t + timeline.offset;
-  if (time < timeline.last) {
-    timeline.offset += timeline.last - time;
-    time = timeline.last;
-  }
-  timeline.last = time;
-  return time;
 }
 
 /** The longest delay one `setTimeout` accepts (2^31 - 1 ms, about 24.8 days); longer ones are chained. */

@@ -43,20 +43,14 @@ export function startRun(o: Prepared): BackoffRun {
 }
 
 /**
- * Reads the clock, refusing a reading that is not a finite number or that goes back before
- * `previous` (the last reading): a clock that does either would turn deadlines and waits into
- * nonsense.
+ * Reads the clock, refusing a reading that is not a finite number: a clock that returns one
+ * would turn deadlines and waits into nonsense. A reading may go back (a wall clock stepped by
+ * NTP): the executor reads it through `rebase()` (core/clock.ts), as going on from where it was.
  */
-export function readClock(clock: { now(): number }, previous: number): number {
+export function readClock(clock: { now(): number }): number {
   const now = clock.now();
-  if (typeof now !== 'number' || !(now >= previous && now < Infinity)) {
-    throw typeof now === 'number' && now < previous
-      ? new RangeError(
-          DEV
-            ? `clock.now() went backwards, from ${previous} to ${now}; a clock must be monotonic.`
-            : `clock.now() ${now} < ${previous}`,
-        )
-      : bad('clock.now()', now, DEV ? 'a finite number of milliseconds' : '');
+  if (typeof now !== 'number' || !(now - now === 0)) {
+    throw bad('clock.now()', now, DEV ? 'a finite number of milliseconds' : '');
   }
   return now;
 }

@@ -2,6 +2,7 @@ import type { BackoffRun } from '../backoff/backoff.js';
 import { isThenable, sleepOn, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
+import { rebase, type Timeline } from '../core/timeline.js';
 import type { Wakeup } from '../core/timer-queue.js';
 import { Attempt, type Operation } from './attempt.js';
 import { decide, readClock, startRun } from './decide.js';
@@ -35,7 +36,7 @@ const resume = ([execution]: readonly [{ resume(): void }]): void => execution.r
  * clock is read before attempt 1 fails, and the elapsed time counts from that failure.
  * @internal
  */
-export class Execution<T> implements Wakeup {
+export class Execution<T> implements Wakeup, Timeline {
   /** Wakeup fields, kept by the timer queue while this execution sleeps in it. */
   dueAt = 0;
   order = 0;
@@ -43,10 +44,14 @@ export class Execution<T> implements Wakeup {
   readonly #operation: Operation<T>;
   readonly #o: Prepared;
   readonly #source: AbortSource | undefined;
-  /** The first clock reading; NaN until attempt 1 failed, on a lazy start. */
-  #start: number;
-  /** The clock's last reading: a later one may not be smaller. */
-  #last: number;
+  /**
+   * The elapsed time's timeline ({@link Timeline}, read by `rebase()`): the last elapsed time
+   * given out (0 before the first reading: never less), and what is added to a clock reading to
+   * make it one — minus the first reading (NaN until attempt 1 failed, on a lazy start), plus
+   * whatever the clock was set back by since.
+   */
+  last = 0;
+  offset: number;
   /** The last attempt made. */
   #attempt = 0;
   #run: BackoffRun | undefined;
@@ -84,9 +89,8 @@ export class Execution<T> implements Wakeup {
   ) {
     this.#operation = operation;
     this.#o = o;
-    this.#start = start;
     this.#source = source;
-    this.#last = o.timed ? start : -Infinity;
+    this.offset = -start;
     this.#current = failed;
     this.#failure = error;
   }
@@ -166,12 +170,18 @@ export class Execution<T> implements Wakeup {
     );
   }
 
-  /** Milliseconds since the start, by the checked clock. Throws for a bad reading. */
+  /**
+   * Milliseconds since the start, by the checked clock; a clock set back reads as no time
+   * passing, then goes on from where it was. Throws for a reading that is not a finite number.
+   */
   #elapsed(): number {
-    this.#last = readClock(timeOf(this.#o), this.#last);
-    // A lazy start: this is the first reading, taken when attempt 1 failed.
-    if (Number.isNaN(this.#start)) this.#start = this.#last;
-    return this.#last - this.#start;
+    const now = readClock(timeOf(this.#o));
+    // A lazy start: this is the first reading, taken when attempt 1 failed, and time 0.
+    if (Number.isNaN(this.offset)) {
+      this.offset = -now;
+      return 0;
+    }
+    return rebase(this, now);
   }
 
   /** Calls `hook` (if any) with the frozen `context()`, then — once its promise fulfils, if it returns one — `then`, unless the run ended meanwhile. */

@@ -80,7 +80,11 @@ export interface RetryOptions<T = unknown> {
   readonly onGiveUp?: (context: GiveUpContext<T>) => void | PromiseLike<void>;
   /** Called once when the operation succeeds, before it resolves. May be async (awaited). A throw rejects the operation with that error. */
   readonly onSuccess?: (context: SuccessContext<T>) => void | PromiseLike<void>;
-  /** Time source; default the system clock. */
+  /**
+   * Time source; default the system clock. A reading that is not a finite number fails the call;
+   * one that goes back (a wall clock stepped by NTP) reads as no time passing, and the elapsed
+   * time goes on from where it was.
+   */
   readonly clock?: Clock;
   /** Randomness for jitter; default `Math.random`. */
   readonly random?: Random;

@@ -76,7 +76,7 @@ export async function poll<R extends PollResult<unknown>>(
   const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
   if (o.signal?.aborted) throw o.signal.reason;
   const clock = o.clock ?? (o.unref ? unrefSystemClock : systemClock);
-  const start = readClock(clock, -Infinity);
+  const start = readClock(clock);
   if (initialDelayMs > 0) await sleepOn(clock, initialDelayMs, o.signal);
   const own = o.isFailure ?? defaultIsFailure;
   // A value is a done check; "not done" is a NotDoneError, never shown to the caller's isFailure.

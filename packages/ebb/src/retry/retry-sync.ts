@@ -2,6 +2,7 @@ import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
 import { handled, isThenable, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
+import { rebase, type Timeline } from '../core/timeline.js';
 import { invalid } from '../core/validate.js';
 import { decide, readClock, startRun } from './decide.js';
 import {
@@ -32,7 +33,10 @@ export interface SyncAttemptContext {
 
 /** Time for `retrySync()`: a clock that blocks. */
 export interface SyncClock {
-  /** Milliseconds on a monotonic scale. */
+  /**
+   * Milliseconds; only differences matter. A reading that goes back (a wall clock stepped by
+   * NTP) reads as no time passing, and time goes on from where it was.
+   */
   now(): number;
   /** Blocks the thread for `ms` milliseconds. */
   sleepSync(ms: number): void;
@@ -123,12 +127,9 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
       `${where}: this thread may not block (a browser's main thread, or no SharedArrayBuffer without cross-origin isolation); use retry() instead.`,
     );
   }
-  const start = readClock(clock, -Infinity);
-  let last = start;
-  const elapsedNow = (): number => {
-    last = readClock(clock, last);
-    return last - start;
-  };
+  // The elapsed time's timeline: a clock set back reads as no time passing, then goes on.
+  const time: Timeline = { last: 0, offset: -readClock(clock) };
+  const elapsedNow = (): number => rebase(time, readClock(clock));
   const isFailure = (o.isFailure ?? defaultIsFailure) as (outcome: Result, context: SyncAttemptContext) => unknown;
   let run: BackoffRun | undefined;
   for (let attempt = 1; ; attempt++) {

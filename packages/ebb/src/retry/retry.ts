@@ -80,7 +80,7 @@ export function execute<T>(
     if (source?.aborted) throw source.reason;
     // Not read before attempt 1 when nothing configured reads the elapsed time during the run:
     // a success then costs no clock reading (see "Elapsed time" above).
-    if (o.timed) start = readClock(timeOf(o), -Infinity);
+    if (o.timed) start = readClock(timeOf(o));
   } catch (error) {
     return Promise.reject(error);
   }
