@@ -45,7 +45,7 @@ export function startRun(o: Prepared): BackoffRun {
 /**
  * Reads the clock, refusing a reading that is not a finite number: a clock that returns one
  * would turn deadlines and waits into nonsense. A reading may go back (a wall clock stepped by
- * NTP): the executor reads it through `rebase()` (core/clock.ts), as going on from where it was.
+ * NTP): the executor reads it through `rebase()` (core/timeline.ts), as going on from where it was.
  */
 export function readClock(clock: { now(): number }): number {
   const now = clock.now();
