@@ -7,10 +7,13 @@
 //
 //   node figures/limits.mjs [--quick] [--chart=FILE.png] [--only=PART,…] [--adaptive-only]
 //                           [--no-spread] [--no-collision] [--no-yield | --yield=N] [--trace]
+//                           [--seconds=N]
 //
 // --only runs some parts only, to iterate on one setting: a matrix setting as `nginx-10`,
 // `haproxy-500` (limiter and rate), or `halving`, `independent`, `priorities`;
 // --adaptive-only runs adaptiveRate alone in the matrix and the halving scenario;
+// --seconds=N runs each scenario N seconds instead of 20 (the independent processes report Jain's
+// index for each 15 s after the first 5 as well, to see whether their shares stay together);
 // --trace adds, per matrix run and per halving run, the 429s per second, the controller's rate
 // every 100 ms and its cuts (`results.rateTraces`), to see where a cold start's (or a doubled
 // limit's) seconds and 429s go.
@@ -36,7 +39,14 @@ const only = args
   ?.slice('--only='.length)
   .split(',');
 const part = (name) => !only || only.includes(name);
-const SECONDS = smoke ? 6 : quick ? 10 : 20;
+const secondsFlag = args.find((a) => a.startsWith('--seconds='));
+const SECONDS = secondsFlag ? Number(secondsFlag.slice('--seconds='.length)) : smoke ? 6 : quick ? 10 : 20;
+if (secondsFlag !== undefined && !(Number.isInteger(SECONDS) && SECONDS >= 10)) {
+  process.stderr.write(
+    `limits: --seconds expects a whole number of seconds ≥ 10, got ${JSON.stringify(secondsFlag)}\n`,
+  );
+  process.exit(2);
+}
 const SETTLED = smoke ? 2 : 5; // "after convergence": from second 5 on
 const CLIENTS = 40;
 const log = (text) => process.stderr.write(`limits: ${text}\n`);
@@ -262,6 +272,12 @@ if (found.includes('nginx') && part('independent')) {
     "Jain's fairness": round(jain(each), 3),
     '429 share %': round((100 * throttled) / Math.max(1, throttled + total * (SECONDS - SETTLED)), 2),
   };
+  // Each 15 s after the first 5, when the run holds two or more: whether the shares stay together.
+  const windows = [];
+  for (let from = SETTLED; from + 15 <= SECONDS; from += 15) {
+    windows.push(round(jain(docs.map((d) => sum(d.ok, from, from + 15))), 3));
+  }
+  if (windows.length > 1) results.independent["Jain's fairness, each 15 s"] = windows.join(', ');
 }
 
 // ---------- priorities ----------

@@ -45,7 +45,8 @@ export interface AdaptiveRateOptions<T = unknown> {
    * The first rise after a fall, as a fraction of the rate: 0.1 adds 10 % — near the rate last
    * throttled, of the rate up to 5 r/s only: above that, every controller probes by the same
    * `increase` × 5 r/s (0.5 r/s by default), so that independent processes sharing a limit
-   * converge to equal shares. Each rise that holds doubles the next step, up to
+   * drift toward equal shares (for tens of seconds; over minutes their shares wander, and a fleet
+   * that must share evenly uses `sharedRate`). Each rise that holds doubles the next step, up to
    * `1 / decreaseFactor − 1`, but a doubled step never passes the rate last throttled; once a
    * probe has held past it (any amount past a probe's rate that failed, a whole step past the
    * rate of any other cut), steps of the rate double again up to `2 × increase`, or up to

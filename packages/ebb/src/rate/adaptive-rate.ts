@@ -291,7 +291,8 @@ class Adaptive implements AdaptiveRate {
  * - Near the rate last throttled (not past it), a step is a fraction of the rate up to 5 r/s
  *   only: above 5 r/s, every controller probes by the same `increase` × 5 r/s (0.5 r/s). An
  *   additive increase (Chiu–Jain): processes that share a limit, each with its own controller,
- *   drift to equal shares; and against a limiter with a burst the rate creeps up to the limit
+ *   drift toward equal shares over tens of seconds (over minutes their shares wander: a fleet
+ *   that must share evenly uses `sharedRate`, docs/rate-control.md); and against a limiter with a burst the rate creeps up to the limit
  *   and is cut by about the margin when the burst drains.
  * - A throttle right after a rise is a *relapse*: the rise is undone, the next request waits two
  *   spacings at the new rate (a limiter's window that counts refused requests drains), and the

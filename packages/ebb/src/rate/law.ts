@@ -17,8 +17,10 @@ export const LAW = {
    * Near the rate last throttled, a probe rises by `increase` × the rate up to this rate (r/s), and
    * by `increase` × this rate above it: the same absolute step for every controller, Chiu and
    * Jain's additive increase ("Analysis of the Increase and Decrease Algorithms for Congestion
-   * Avoidance in Computer Networks", 1989), so that processes sharing one limit converge to equal
-   * shares. 5 gave Jain's index 0.955–0.994 for five processes sharing nginx's 50 r/s.
+   * Avoidance in Computer Networks", 1989), so that processes sharing one limit drift toward equal
+   * shares. 5 gave Jain's index 0.955–0.994 for five processes sharing nginx's 50 r/s over 20 s;
+   * over a minute the collision charge holds every process alike and their shares wander
+   * (docs/rate-control.md, "Independent processes over a minute").
    */
   additiveRate: 5,
   /**
