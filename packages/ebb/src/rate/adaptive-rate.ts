@@ -290,10 +290,9 @@ class Adaptive implements AdaptiveRate {
  *   last throttled.
  * - Near the rate last throttled (not past it), a step is a fraction of the rate up to 5 r/s
  *   only: above 5 r/s, every controller probes by the same `increase` × 5 r/s (0.5 r/s). An
- *   additive increase (Chiu–Jain): processes that share a limit, each with its own controller,
- *   drift toward equal shares over tens of seconds (over minutes their shares wander: a fleet
- *   that must share evenly uses `sharedRate`, docs/rate-control.md); and against a limiter with a burst the rate creeps up to the limit
- *   and is cut by about the margin when the burst drains.
+ *   additive increase (Chiu–Jain): processes sharing a limit, each its own controller, drift
+ *   toward equal shares for tens of seconds, then wander (`sharedRate` shares evenly); against a
+ *   limiter with a burst the rate creeps up to the limit and is cut by about the margin.
  * - A throttle right after a rise is a *relapse*: the rise is undone, the next request waits two
  *   spacings at the new rate (a limiter's window that counts refused requests drains), and the
  *   cool-off doubles (up to `maxCoolOffMs`, 8 s); a probe is judged over half the cool-off
