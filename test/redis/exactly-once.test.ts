@@ -18,7 +18,15 @@ const SECONDS = 4;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Report {
-  counts: { failures: number; quotaTaken: number; requests: number; retries: number; asked: number; accepted: number };
+  counts: {
+    failures: number;
+    quotaTaken: number;
+    requests: number;
+    retries: number;
+    asked: number;
+    accepted: number;
+    rejectedLocally: number;
+  };
   stats: Record<string, { fallbacks: number; resyncs: number; errors: number }>;
 }
 
@@ -105,6 +113,9 @@ describe.skipIf(!enabled)('each change applied exactly once (3 processes, real r
       }
     }
     expect(a.recorded.requests).toBeGreaterThan(300);
+    // Every request succeeded: the throttle, deciding from its two windows, never rejects one
+    // locally — not while one window is answered and its twin times out or resyncs later.
+    for (const r of [...withPause, ...without]) expect(r.counts.rejectedLocally).toBe(0);
     expect(a.recorded.ratio).not.toBe(0);
     expect(a.applied).toEqual(a.recorded);
     expect(b.applied).toEqual(b.recorded);

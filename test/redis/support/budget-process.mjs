@@ -7,6 +7,7 @@
 // prints one JSON line: its counts, the structures' stats and events.
 //   node budget-process.mjs <redisUrl> <name> <node-redis|ioredis> <seconds>
 // Bounded: 60 s to be told to start; a watchdog ends the process 30 s after its run.
+import { isLocalThrottleError } from 'ebb/rate';
 import { sharedAdaptiveThrottle, sharedAwsRetryQuota, sharedRatioBudget, sharedTokenBudget } from 'ebb/redis';
 import { readyForStart } from './rate-fleet.mjs';
 import { connectRedis } from './redis-server.mjs';
@@ -30,7 +31,7 @@ const start = await readyForStart();
 watchdog.refresh();
 const wait = start - Date.now();
 if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-const counts = { failures: 0, quotaTaken: 0, requests: 0, retries: 0, asked: 0, accepted: 0 };
+const counts = { failures: 0, quotaTaken: 0, requests: 0, retries: 0, asked: 0, accepted: 0, rejectedLocally: 0 };
 const transient = new Error('503');
 const end = Date.now() + Number(seconds) * 1000;
 for (let i = 0; Date.now() < end && i < 10_000; i++) {
@@ -40,10 +41,18 @@ for (let i = 0; Date.now() < end && i < 10_000; i++) {
   ratio.recordRequest();
   counts.requests++;
   if (i % 3 === 0 && ratio.tryAcquireRetry(transient)) counts.retries++;
-  throttle.acquire();
-  counts.asked++;
-  throttle.record('success');
-  counts.accepted++;
+  // Every request of the fleet succeeds, so a local rejection is the throttle's mistake: counted,
+  // and the parent asserts there is none. A rejected request is still asked (the window counts it).
+  try {
+    throttle.acquire();
+    counts.asked++;
+    throttle.record('success');
+    counts.accepted++;
+  } catch (error) {
+    if (!isLocalThrottleError(error)) throw error;
+    counts.asked++;
+    counts.rejectedLocally++;
+  }
   await new Promise((r) => setTimeout(r, 20));
 }
 // Until every structure is shared again (bounded: 10 s), then close(), which sends what is still

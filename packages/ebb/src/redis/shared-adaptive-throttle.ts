@@ -13,6 +13,7 @@ import type { Outcome } from '../retry/options.js';
 import { listenerOption } from './protocol.js';
 import { WINDOW_SCRIPT } from './scripts.js';
 import {
+  SendGroup,
   SHARED_KEYS,
   type SharedControls,
   type SharedEvent,
@@ -59,7 +60,11 @@ const BUCKETS = 60;
  * **Failure behaviour** (the shared budgets'): each call is bounded by `commandTimeoutMs`; while Redis
  * fails, the counts go on from the last fleet counts with this process's changes only, and the
  * next try waits for ebb's reconnect backoff; the first answer resyncs. `mode` is `'local'` while
- * either window is, `'syncing'` until both answered.
+ * either window is, `'syncing'` until both answered. The two windows are always sent together, and
+ * a decision uses two counts of one moment: while their last answers are not of one send (one
+ * window timed out, or resynced before its twin), the last pair that was, plus this process's own
+ * requests and accepts since — two counts of different moments can read a fleet whose every
+ * request succeeded as rejecting a quarter.
  *
  * **Gotchas:** while Redis fails, the local counts do not expire: the rejection probability is
  * then over the requests since the last answer, not over the last `windowMs`. Another process's
@@ -107,23 +112,42 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
     reported = now;
     if (report) listener?.(event);
   };
-  const requests = new SharedState(where, { ...o, onEvent }, spec('throttle-requests'));
-  const accepts = new SharedState(where, { ...o, onEvent }, spec('throttle-accepts'));
+  // Sent together, so that the two counts are of one moment.
+  const group = new SendGroup();
+  const requests = new SharedState(where, { ...o, onEvent }, spec('throttle-requests'), group);
+  const accepts = new SharedState(where, { ...o, onEvent }, spec('throttle-accepts'), group);
   function combined(): SharedMode {
     const modes = [requests.mode, accepts.mode];
     return modes.includes('local') ? 'local' : modes.includes('syncing') ? 'syncing' : 'shared';
   }
+  // One window can be answered while its twin falls back or resyncs later: one then holds the
+  // fleet's count and the other an older one plus this process's own, and their ratio can read a
+  // fleet whose every request succeeded as rejecting a quarter. So the throttle decides from one
+  // moment: both levels while their last answers are of calls sent together, else the last such
+  // pair plus this process's own requests and accepts since.
+  let base: [number, number] = [0, 0];
+  let ownRequests = 0;
+  let ownAccepts = 0;
+  const counts = (): [number, number] => {
+    if (requests.answeredWith(accepts)) {
+      base = [requests.level, accepts.level];
+      ownRequests = 0;
+      ownAccepts = 0;
+    }
+    return [base[0] + ownRequests, base[1] + ownAccepts];
+  };
   const probability = () => {
-    const p = (requests.level - k * accepts.level) / (requests.level + 1);
+    const [r, a] = counts();
+    const p = (r - k * a) / (r + 1);
     return p > 0 ? p : 0;
   };
   let mechanism: Mechanism | undefined;
   return {
     get requests() {
-      return requests.level;
+      return counts()[0];
     },
     get accepts() {
-      return accepts.level;
+      return counts()[1];
     },
     get rejectionProbability() {
       return probability();
@@ -135,6 +159,7 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
       if (signal?.aborted) throw signal.reason;
       const p = probability();
       requests.change(1, false);
+      ownRequests++;
       // Both windows are read back at each send, so that the two counts are of the same moment.
       accepts.change(0, false);
       if (p > 0) {
@@ -149,6 +174,7 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
     record(outcome: Outcome): void {
       if (outcome === 'throttled') return;
       accepts.change(1, false);
+      ownAccepts++;
       requests.change(0, false);
     },
     // As a pipeline mechanism: `acquire`, the call, `record`, by `guard()` (made at the first call).
@@ -178,8 +204,14 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
     ready: async () => {
       await Promise.all([requests.ready(), accepts.ready()]);
     },
+    // One send reads both windows back together; a twin busy with an earlier call at that moment
+    // is sent again with the other (bounded: three tries).
     flush: async () => {
-      await Promise.all([requests.flush(true), accepts.flush(true)]);
+      for (let i = 0; i < 3; i++) {
+        await requests.flush(true);
+        await accepts.flush();
+        if (requests.answeredWith(accepts)) return;
+      }
     },
     close: async () => {
       await Promise.all([requests.close(), accepts.close()]);

@@ -87,6 +87,29 @@ export interface SharedSpec {
 }
 
 /**
+ * States read together (the SRE throttle's two windows, whose ratio is its decision): a send of one
+ * sends every other member that is free in the same turn, and calls sent in one turn share a
+ * round, so {@link SharedState.answeredWith} can tell whether two levels are the fleet's at one moment.
+ */
+export class SendGroup {
+  readonly members: SharedState[] = [];
+  #round = 0;
+  #open = false;
+
+  /** The round of a call sent now: one number for every call of this synchronous turn. */
+  take(): number {
+    if (!this.#open) {
+      this.#open = true;
+      this.#round++;
+      queueMicrotask(() => {
+        this.#open = false;
+      });
+    }
+    return this.#round;
+  }
+}
+
+/**
  * The engine under every `ebb/redis` structure: a number kept in Redis (a bucket's level, a
  * window's sum), changed by deltas. Each process keeps a local `level` it can read synchronously
  * (the executor's budget calls are synchronous and must never wait for Redis), and the change not
@@ -127,6 +150,9 @@ export class SharedState {
   #seq = 0;
   /** The last level Redis returned (checked), and the generation it came with (0: none heard yet). */
   #answered: number | undefined;
+  /** The send group's round of that answer (0: no group, or none yet). */
+  #answeredRound = 0;
+  readonly #group: SendGroup | undefined;
   #generation = 0;
   #urgent = false;
   #mode: SharedMode = 'syncing';
@@ -146,8 +172,9 @@ export class SharedState {
   readonly #ready: Promise<void>;
   #readyResolve!: () => void;
 
-  constructor(where: string, o: SharedOptions, spec: SharedSpec) {
+  constructor(where: string, o: SharedOptions, spec: SharedSpec, group?: SendGroup) {
     this.#where = where;
+    this.#group = group;
     this.#scripts = redisScripts(o.client, where);
     this.#key = sharedKey(where, o, spec.kind);
     this.#appliedKey = `${this.#key}:applied:${processId()}`;
@@ -166,6 +193,7 @@ export class SharedState {
     this.#ready = new Promise((resolve) => {
       this.#readyResolve = resolve;
     });
+    group?.members.push(this);
     this.#send();
   }
 
@@ -181,6 +209,16 @@ export class SharedState {
 
   get mode(): SharedMode {
     return this.#mode;
+  }
+
+  /** Whether this state and `twin` (of one {@link SendGroup}) are shared, and their last answers are of calls sent together. */
+  answeredWith(twin: SharedState): boolean {
+    return (
+      this.#mode === 'shared' &&
+      twin.#mode === 'shared' &&
+      this.#answeredRound !== 0 &&
+      this.#answeredRound === twin.#answeredRound
+    );
   }
 
   get stats(): SharedStats {
@@ -339,7 +377,9 @@ export class SharedState {
     this.#cum += this.#pending;
     this.#pending = 0;
     this.#urgent = false;
-    this.#inflight = this.#call();
+    this.#inflight = this.#call(this.#group?.take() ?? 0);
+    // The group's other members go with it (each sends if free: not in flight, closed or backing off).
+    for (const member of this.#group?.members ?? []) member.#send();
   }
 
   #bounded(work: Promise<unknown>): Promise<unknown> {
@@ -352,7 +392,7 @@ export class SharedState {
     ]).finally(() => stop.abort());
   }
 
-  async #call(): Promise<void> {
+  async #call(round: number): Promise<void> {
     const cum = this.#cum;
     const args = this.#args('', cum - this.#ackedCum, ++this.#seq, this.#seed());
     try {
@@ -360,6 +400,7 @@ export class SharedState {
       const { value, generation, fault } = this.#parse(reply);
       this.#ackedCum = cum;
       this.#answered = value;
+      this.#answeredRound = round;
       this.#level = this.#spec.apply(value, this.#pending);
       this.#answeredAt = this.#clock.now();
       this.#nextTryMs = Number.NEGATIVE_INFINITY;
