@@ -1,7 +1,7 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
-import { type Clock, clockOption, systemClock } from '../core/clock.js';
+import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
 import type { IsFailure } from '../retry/options.js';
@@ -126,7 +126,7 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
   if (onListenerError !== undefined && typeof onListenerError !== 'function') {
     invalid(where, 'onListenerError', onListenerError, 'a function (error, change) => void');
   }
-  const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
+  const clock = clockOption(where, o.clock);
   const random = o.random;
   if (random !== undefined && typeof random !== 'function') {
     invalid(where, 'random', random, 'a function returning a number in [0, 1)');

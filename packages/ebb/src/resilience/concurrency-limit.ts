@@ -1,5 +1,5 @@
 import { readNow, sleepOn } from '../core/boundary.js';
-import { type Clock, clockOption, systemClock } from '../core/clock.js';
+import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { type FailureVerdict, prop } from '../retry/errors.js';
 import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
@@ -161,7 +161,7 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
     invalid(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
   }
   const judge = fixed === undefined ? loadSignal : (): FailureVerdict => false;
-  const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
+  const clock = clockOption(where, o.clock);
 
   let inflight = 0;
   let delivered = 0;

@@ -1,4 +1,4 @@
-import { type Clock, clockOption, systemClock } from '../core/clock.js';
+import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { AttemptContext, IsFailure, RetryBudget } from '../retry/options.js';
@@ -118,7 +118,7 @@ export function hedging<T = unknown>(options?: HedgingOptions<T>): Hedging & Mec
   const initialDelayMs = nonNegative(where, 'initialDelayMs', o.initialDelayMs, 100, false);
   const maxHedges = count(where, 'maxHedges', o.maxHedges, 1, 0, false, 'For example 1.');
   if (maxHedges > 10) invalid(where, 'maxHedges', maxHedges, 'at most 10', 'For example 1.');
-  const clock = o.clock === undefined ? systemClock : clockOption(where, o.clock);
+  const clock = clockOption(where, o.clock);
   const budget = o.budget ?? hedgeBudget({ clock });
   if (typeof budget !== 'object' || budget === null || typeof budget.tryAcquireRetry !== 'function') {
     invalid(where, 'budget', budget, 'a budget { tryAcquireRetry() }', 'Use ratioBudget() or tokenBudget().');
