@@ -89,23 +89,23 @@ export interface SharedSpec {
 /**
  * States read together (the SRE throttle's two windows, whose ratio is its decision): a send of one
  * sends every other member that is free in the same turn, and calls sent in one turn share a
- * round, so {@link SharedState.answeredWith} can tell whether two levels are the fleet's at one moment.
+ * number, so {@link SharedState.answeredWith} can tell whether two levels are the fleet's at one moment.
  */
 export class SendGroup {
   readonly members: SharedState[] = [];
-  #round = 0;
+  #turn = 0;
   #open = false;
 
-  /** The round of a call sent now: one number for every call of this synchronous turn. */
+  /** The number of a call sent now: one for every call of this synchronous turn. */
   take(): number {
     if (!this.#open) {
       this.#open = true;
-      this.#round++;
+      this.#turn++;
       queueMicrotask(() => {
         this.#open = false;
       });
     }
-    return this.#round;
+    return this.#turn;
   }
 }
 
@@ -150,8 +150,8 @@ export class SharedState {
   #seq = 0;
   /** The last level Redis returned (checked), and the generation it came with (0: none heard yet). */
   #answered: number | undefined;
-  /** The send group's round of that answer (0: no group, or none yet). */
-  #answeredRound = 0;
+  /** The send group's number of the call that answer came to (0: no group, or none yet). */
+  #answeredTurn = 0;
   readonly #group: SendGroup | undefined;
   #generation = 0;
   #urgent = false;
@@ -216,8 +216,8 @@ export class SharedState {
     return (
       this.#mode === 'shared' &&
       twin.#mode === 'shared' &&
-      this.#answeredRound !== 0 &&
-      this.#answeredRound === twin.#answeredRound
+      this.#answeredTurn !== 0 &&
+      this.#answeredTurn === twin.#answeredTurn
     );
   }
 
@@ -377,9 +377,10 @@ export class SharedState {
     this.#cum += this.#pending;
     this.#pending = 0;
     this.#urgent = false;
-    this.#inflight = this.#call(this.#group?.take() ?? 0);
+    const group = this.#group;
+    this.#inflight = this.#call(group ? group.take() : 0);
     // The group's other members go with it (each sends if free: not in flight, closed or backing off).
-    for (const member of this.#group?.members ?? []) member.#send();
+    if (group) for (const member of group.members) member.#send();
   }
 
   #bounded(work: Promise<unknown>): Promise<unknown> {
@@ -392,7 +393,7 @@ export class SharedState {
     ]).finally(() => stop.abort());
   }
 
-  async #call(round: number): Promise<void> {
+  async #call(turn: number): Promise<void> {
     const cum = this.#cum;
     const args = this.#args('', cum - this.#ackedCum, ++this.#seq, this.#seed());
     try {
@@ -400,7 +401,7 @@ export class SharedState {
       const { value, generation, fault } = this.#parse(reply);
       this.#ackedCum = cum;
       this.#answered = value;
-      this.#answeredRound = round;
+      this.#answeredTurn = turn;
       this.#level = this.#spec.apply(value, this.#pending);
       this.#answeredAt = this.#clock.now();
       this.#nextTryMs = Number.NEGATIVE_INFINITY;
