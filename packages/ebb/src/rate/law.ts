@@ -19,8 +19,8 @@ export const LAW = {
    * Jain's additive increase ("Analysis of the Increase and Decrease Algorithms for Congestion
    * Avoidance in Computer Networks", 1989), so that processes sharing one limit drift toward equal
    * shares. 5 gave Jain's index 0.955–0.994 for five processes sharing nginx's 50 r/s over 20 s;
-   * over a minute their shares wander, for a reason not yet found (docs/rate-control.md,
-   * "Independent processes over a minute").
+   * over a minute their shares wander (docs/rate-control.md, "Independent processes over a
+   * minute": what was tried).
    */
   additiveRate: 5,
   /**
