@@ -125,29 +125,34 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
   // fleet whose every request succeeded as rejecting a quarter. So the throttle decides from one
   // moment: both levels while their last answers are of calls sent together, else the last such
   // pair plus this process's own requests and accepts since.
-  let base: [number, number] = [0, 0];
+  // The counts are `requestsAt + ownRequests` and `acceptsAt + ownAccepts`, read after `settle()`.
+  let requestsAt = 0;
+  let acceptsAt = 0;
   let ownRequests = 0;
   let ownAccepts = 0;
-  const counts = (): [number, number] => {
+  const settle = (): void => {
     if (requests.answeredWith(accepts)) {
-      base = [requests.level, accepts.level];
+      requestsAt = requests.level;
+      acceptsAt = accepts.level;
       ownRequests = 0;
       ownAccepts = 0;
     }
-    return [base[0] + ownRequests, base[1] + ownAccepts];
   };
   const probability = () => {
-    const [r, a] = counts();
-    const p = (r - k * a) / (r + 1);
+    settle();
+    const r = requestsAt + ownRequests;
+    const p = (r - k * (acceptsAt + ownAccepts)) / (r + 1);
     return p > 0 ? p : 0;
   };
   let mechanism: Mechanism | undefined;
   return {
     get requests() {
-      return counts()[0];
+      settle();
+      return requestsAt + ownRequests;
     },
     get accepts() {
-      return counts()[1];
+      settle();
+      return acceptsAt + ownAccepts;
     },
     get rejectionProbability() {
       return probability();
