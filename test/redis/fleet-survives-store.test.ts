@@ -1,10 +1,15 @@
 // A fleet survives its store: five Node.js processes (three on node-redis, two on ioredis), each
 // with 10 closed loops of withRetry(fetch) paced by one sharedRate, against a real nginx limit_req
-// of 50 r/s (burst 5), while the Redis under them is restarted without persistence (SIGKILL, then
-// started again on the same port) and, later, flushed (FLUSHALL). Within 5 s after each, the fleet
-// is back under the limit with at most 3 % 429s; in no second does it send more than 1.5 × the
-// limit; and no process is unpaced at any moment (its rate, sampled every 100 ms, is finite and
-// within maxRatePerSecond). Each process hears both losses (a new generation each time).
+// of 50 r/s (burst 5), while the Redis under them is restarted without persistence (SIGKILL, down
+// 2.5 s — every member on its local controller — then started again on the same port) and, later,
+// flushed (FLUSHALL). Within 5 s of Redis answering after each, the fleet is back under the limit
+// with at most 3 % 429s and at no less than 80 % of its rate before; in no second does it send
+// more than 1.5 × the limit; and no process is unpaced at any moment (its rate, sampled every
+// 100 ms, is finite and within maxRatePerSecond). Each process hears both losses (a new
+// generation each time). The outage is long enough that what a member reports on its return
+// covers only its local controller's traffic: a member that reported only its share's (none for
+// the last seconds) made the fleet's first throttle after the restart read as the service
+// delivering half, and the fleet ran at 27–30 r/s.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { available, type Limiter, startLimiter } from '../rate/support/limiters.mjs';
@@ -14,9 +19,10 @@ import { haveRedis, type RedisServer, startRedis } from './support/redis-server.
 const enabled = haveRedis() && available().found.includes('nginx');
 const LIMIT = 50;
 const MAX = 4 * LIMIT;
-const SECONDS = 24;
+const SECONDS = 28;
 const RESTART_AT_S = 7;
-const FLUSH_AT_S = 15;
+const DOWN_S = 2.5;
+const FLUSH_AT_S = 19;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!enabled)(
@@ -48,6 +54,7 @@ describe.skipIf(!enabled)(
           faults = (async () => {
             await sleep(start + RESTART_AT_S * 1000 - Date.now());
             await redis.kill();
+            await sleep(DOWN_S * 1000);
             await redis.start();
             await sleep(start + FLUSH_AT_S * 1000 - Date.now());
             const c = new Redis(redis.url, { maxRetriesPerRequest: 0 });
@@ -61,7 +68,7 @@ describe.skipIf(!enabled)(
       const attempts = whole.ok.map((ok, s) => ok + (whole.throttled[s] ?? 0));
       const after = (at: number, to: number) => summarize(reports, LIMIT, { from: at + 5, to });
       const before = summarize(reports, LIMIT, { from: 3, to: RESTART_AT_S });
-      const afterRestart = after(RESTART_AT_S, FLUSH_AT_S);
+      const afterRestart = after(Math.ceil(RESTART_AT_S + DOWN_S), FLUSH_AT_S);
       const afterFlush = after(FLUSH_AT_S, SECONDS);
       const rates = reports.flatMap((r) => r.trace.map((t) => t.rate));
       console.info(
@@ -70,7 +77,7 @@ describe.skipIf(!enabled)(
           `429/s ${JSON.stringify(whole.throttled)}`,
           `attempts/s ${JSON.stringify(attempts)} (1.5 × the limit: ${1.5 * LIMIT})`,
           `before the restart (s 3–${RESTART_AT_S}): ${before.acceptedPerSecond.toFixed(1)} r/s, ${(100 * before.throttledShare).toFixed(2)} % 429s`,
-          `from 5 s after the restart: ${afterRestart.acceptedPerSecond.toFixed(1)} r/s, ${(100 * afterRestart.throttledShare).toFixed(2)} % 429s`,
+          `from 5 s after Redis answered again: ${afterRestart.acceptedPerSecond.toFixed(1)} r/s, ${(100 * afterRestart.throttledShare).toFixed(2)} % 429s`,
           `from 5 s after FLUSHALL: ${afterFlush.acceptedPerSecond.toFixed(1)} r/s, ${(100 * afterFlush.throttledShare).toFixed(2)} % 429s`,
           `rate samples ${rates.length}, highest ${Math.max(...rates).toFixed(1)} r/s`,
           `the fleet's rate each second, as process 0 heard it: ${JSON.stringify((reports[0]?.fleetTrace ?? []).filter((_, i) => i % 4 === 0).map((x) => x[1]))}`,
@@ -91,7 +98,7 @@ describe.skipIf(!enabled)(
       for (const r of reports) expect(r.outcome.errors).toEqual({});
       // In no second above 1.5 × the limit (after the first, which holds the start).
       for (let s = 1; s < SECONDS; s++) expect(attempts[s] ?? 0).toBeLessThanOrEqual(1.5 * LIMIT);
-      // Back under the limit within 5 s: <= 3 % 429s from then on — and not starved either: at
+      // Back under the limit within 5 s of Redis answering: <= 3 % 429s from then on — and not starved either: at
       // least 80 % of what the fleet accepted before the restart (a machine this loaded can hold
       // the processes below the limit; that is the baseline, not the limit).
       for (const x of [afterRestart, afterFlush]) {

@@ -55,11 +55,15 @@ export function fallbackSeed(law: LawOptions, heard: boolean, share: number): Fa
 export class LocalFallback {
   #controller: AdaptiveRate | undefined;
 
-  /** `options`: the law's options as the caller gave them; `seed`: where a new controller starts, requests per second. */
+  /**
+   * `options`: the law's options as the caller gave them; `seed`: where a new controller starts,
+   * requests per second; `granted`: called for each request the local controller lets go.
+   */
   constructor(
     readonly options: AdaptiveRateOptions,
     readonly clock: Clock,
     readonly seed: () => number,
+    readonly granted: () => void = () => {},
   ) {}
 
   /** The local controller, built at its first need. */
@@ -68,11 +72,18 @@ export class LocalFallback {
     return this.#controller;
   }
 
-  /** Acquires from the local controller: the ticket carries the controller, so its outcome goes back to it. */
+  /**
+   * Acquires from the local controller: the ticket carries the controller, so its outcome goes
+   * back to it; `granted` hears of the request when it is let go (not of one aborted while waiting).
+   */
   acquire(signal: AbortSignal | undefined): unknown {
     const local = this.controller();
     const inner = local.acquire(signal);
-    return inner instanceof Promise ? inner.then((t) => new LocalTicket(local, t)) : new LocalTicket(local, inner);
+    const ticket = (t: unknown) => {
+      this.granted();
+      return new LocalTicket(local, t);
+    };
+    return inner instanceof Promise ? inner.then(ticket) : ticket(inner);
   }
 
   /** The local controller while it lives, else undefined. */

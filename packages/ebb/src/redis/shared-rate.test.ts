@@ -257,6 +257,47 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     await rate.close();
   });
 
+  it('back from a fallback, reports what it sent and the service accepted on its local controller, not the gap on its share', async () => {
+    // What a member reports goes into the fleet's sum: a member that reported only its share's
+    // traffic would report, after 3 s on its local controller, a fraction of what the service
+    // accepted, and the fleet's next throttle would read as the service delivering far less.
+    const clock = virtualClock();
+    const redis = fakeRedis(() => lease(10, 10));
+    const rate = sharedRate({ client: redis.scripts, name: 'n', clock, commandTimeoutMs: 100 });
+    await rate.ready();
+    const successes: number[] = [];
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        const ticket = await rate.acquire();
+        successes.push(clock.now());
+        rate.record('success', ticket);
+      }
+    })();
+    await clock.advance(3000);
+    redis.state.mode = 'hang';
+    await clock.advance(700);
+    expect(rate.mode).toBe('local');
+    await clock.advance(3000);
+    const from = redis.calls.length;
+    redis.state.mode = 'up';
+    while (redis.calls.length === from) await clock.advance(1);
+    const sentAt = clock.now(); // the resync's call, to the millisecond
+    const resync = redis.calls[from] as Call;
+    running = false;
+    await clock.advance(200);
+    await loop;
+    expect(rate.mode).toBe('shared');
+    // Its report: the successes of the span it names, all of them the local controller's.
+    const [used, accepted, counted, spanMs] = [2, 3, 17, 18].map((i) => Number(resync.args[i]));
+    const inSpan = successes.filter((t) => t > sentAt - (spanMs as number) && t <= sentAt).length;
+    expect(counted).toBe(inSpan);
+    expect(accepted).toBeCloseTo((inSpan * 1000) / (spanMs as number), 9);
+    expect(accepted).toBeGreaterThanOrEqual(10); // the local controller kept 10 r/s or more
+    expect(used).toBeGreaterThanOrEqual(10);
+    await rate.close();
+  });
+
   it('a refused first call: a brand-new process falls back at once and serves requests locally', async () => {
     const clock = virtualClock();
     const redis = fakeRedis(() => lease(8, 40));

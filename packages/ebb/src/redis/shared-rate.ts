@@ -67,7 +67,12 @@ class Shared implements SharedRate {
     this.#tally = new Tally(c.onEvent);
     this.#view = new FleetView(law);
     this.#pacer = new SharePacer(this.#view, law.margin, c.leaseMs);
-    this.#fallback = new LocalFallback(c.localOptions, c.clock, () => this.#view.fallbackSeed().seed);
+    this.#fallback = new LocalFallback(
+      c.localOptions,
+      c.clock,
+      () => this.#view.fallbackSeed().seed,
+      () => this.#meter.grant(this.#clock.now()),
+    );
     this.#lawArgs = lawArgs(law);
     this.#id = processId();
     this.#activeSince = this.#clock.now();
@@ -145,19 +150,14 @@ class Shared implements SharedRate {
   }
 
   record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
-    if (ticket instanceof LocalTicket) {
-      ticket.controller.record(outcome, ticket.inner, detail);
-      return;
-    }
-    if (outcome === 'success') {
-      this.#meter.success(this.#clock.now());
-    } else if (outcome === 'throttled') this.#meter.throttle(this.#clock.now());
-    if (this.#mode === 'local') {
-      // A request sent on a share that answered after the fallback: the local controller learns from it.
-      this.#fallback.running?.record(outcome, undefined, detail);
-      return;
-    }
-    if (outcome !== 'throttled') return;
+    // The meter counts what the service did on a share and on the fallback: a resync reports no gap.
+    if (outcome === 'success') this.#meter.success(this.#clock.now());
+    else if (outcome === 'throttled') this.#meter.throttle(this.#clock.now());
+    const local = ticket instanceof LocalTicket;
+    if (local) ticket.controller.record(outcome, ticket.inner, detail);
+    // A request sent on a share that answered after the fallback: the local controller learns from it.
+    else if (this.#mode === 'local') this.#fallback.running?.record(outcome, undefined, detail);
+    if (local || this.#mode === 'local' || outcome !== 'throttled') return;
     // Only a throttle of a request sent in the fleet's current epoch can be news; one per epoch is sent.
     const news = this.#view.news(ticket instanceof SharedTicket ? ticket : undefined);
     if (news === 'stale') this.#tally.staleThrottles++;
