@@ -89,9 +89,9 @@ describe("googleExponentialBackoff reproduces Google's ExponentialBackOff", () =
     expect(() => run.next('10' as never)).toThrow(TypeError);
     now = Number.NaN;
     expect(() => run.next()).toThrow(
-      new TypeError('clock.now() returned NaN; expected a finite number of milliseconds.'),
+      new RangeError('clock.now() returned NaN; expected a finite number of milliseconds.'),
     );
-    expect(() => b.start(always(0), clock)).toThrow(TypeError);
+    expect(() => b.start(always(0), clock)).toThrow(RangeError);
     now = 0;
     expect(b.start(always(0), clock).next()).toBe(500);
   });

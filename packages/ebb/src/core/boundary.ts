@@ -123,15 +123,16 @@ export function isThenable<T = unknown>(value: unknown): value is PromiseLike<T>
 }
 
 /**
- * `clock.now()`, checked: a finite number, else a `TypeError` naming the clock. A mechanism reads
- * its clock this way before it changes any state, so a clock that returns `NaN`, `undefined` or a
- * string fails the call that read it and leaves the shared state as it was (NaN in a window or a
- * rate would poison every later call). A throw throws through, to the same caller.
+ * `clock.now()`, checked: a finite number, else a `RangeError` (`NaN`, `±Infinity`) or a
+ * `TypeError` (anything but a number) naming the clock. The executor and every mechanism read
+ * their clock this way before they change any state, so a clock that returns `NaN`, `undefined`
+ * or a string fails the call that read it and leaves the shared state as it was (NaN in a window,
+ * a rate or a deadline would poison every later call). A throw throws through, to the same caller.
  */
-export function readNow(clock: Clock): number {
+export function readNow(clock: Pick<Clock, 'now'>): number {
   const t: unknown = clock.now();
   if (typeof t === 'number' && t - t === 0) return t;
-  throw new TypeError(
+  throw new (typeof t === 'number' ? RangeError : TypeError)(
     DEV
       ? `clock.now() returned ${describe(t)}; expected a finite number of milliseconds.`
       : `clock.now() ${describe(t)}`,

@@ -70,27 +70,35 @@ describe('rate controllers and budgets: a clock that misbehaves fails the calls 
   });
 
   it.each([
-    ['NaN', Number.NaN],
-    ['undefined', undefined],
-    ['a string', '5'],
-    ['Infinity', Infinity],
-  ])('a now() returning %s is a TypeError naming clock.now(), and the controller state stays finite', (_, value) => {
-    const { clock, state } = breakable();
-    const rate = adaptiveRate({ initialRatePerSecond: 10, clock });
-    const throttle = adaptiveThrottle({ clock });
-    const aws = awsAdaptiveRate({ clock });
-    const budget = ratioBudget({ clock });
-    state.now = () => value;
-    const named = /^clock\.now\(\) returned .*; expected a finite number of milliseconds\.$/;
-    expect(() => rate.acquire()).toThrow(named);
-    expect(() => rate.record('throttled')).toThrow(named);
-    expect(() => throttle.acquire()).toThrow(named);
-    expect(() => aws.record('throttled')).toThrow(named);
-    expect(() => budget.recordRequest()).toThrow(named);
-    expect(() => budget.tryAcquireRetry()).toThrow(named);
-    state.now = undefined;
-    expect(Number.isFinite(rate.ratePerSecond)).toBe(true);
-    expect(throttle.requests).toBe(0);
-    expect(budget.balance).toBe(100);
-  });
+    ['NaN', Number.NaN, RangeError],
+    ['undefined', undefined, TypeError],
+    ['a string', '5', TypeError],
+    ['Infinity', Infinity, RangeError],
+  ])(
+    'a now() returning %s is a %O naming clock.now() (RangeError for a number out of range), and the controller state stays finite',
+    (_, value, kind) => {
+      const { clock, state } = breakable();
+      const rate = adaptiveRate({ initialRatePerSecond: 10, clock });
+      const throttle = adaptiveThrottle({ clock });
+      const aws = awsAdaptiveRate({ clock });
+      const budget = ratioBudget({ clock });
+      state.now = () => value;
+      const named = /^clock\.now\(\) returned .*; expected a finite number of milliseconds\.$/;
+      for (const call of [
+        () => rate.acquire(),
+        () => rate.record('throttled'),
+        () => throttle.acquire(),
+        () => aws.record('throttled'),
+        () => budget.recordRequest(),
+        () => budget.tryAcquireRetry(),
+      ]) {
+        expect(call).toThrow(named);
+        expect(call).toThrow(kind);
+      }
+      state.now = undefined;
+      expect(Number.isFinite(rate.ratePerSecond)).toBe(true);
+      expect(throttle.requests).toBe(0);
+      expect(budget.balance).toBe(100);
+    },
+  );
 });

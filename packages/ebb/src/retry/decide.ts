@@ -43,19 +43,6 @@ export function startRun(o: Prepared): BackoffRun {
 }
 
 /**
- * Reads the clock, refusing a reading that is not a finite number: a clock that returns one
- * would turn deadlines and waits into nonsense. A reading may go back (a wall clock stepped by
- * NTP): the executor reads it through `rebase()` (core/timeline.ts), as going on from where it was.
- */
-export function readClock(clock: { now(): number }): number {
-  const now = clock.now();
-  if (typeof now !== 'number' || !(now - now === 0)) {
-    throw bad('clock.now()', now, DEV ? 'a finite number of milliseconds' : '');
-  }
-  return now;
-}
-
-/**
  * After a failure (`failure`: the error thrown, or the value `isFailure` judged a failure): the
  * wait before the next attempt (a finite number >= 0), or the `RetryError` to give up with.
  * `attempt` is the attempt that failed, `elapsed` the time since the start (since attempt 1's

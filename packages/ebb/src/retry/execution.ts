@@ -1,11 +1,11 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { isThenable, sleepOn, verdict } from '../core/boundary.js';
+import { isThenable, readNow, sleepOn, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
 import { rebase, type Timeline } from '../core/timeline.js';
 import type { Wakeup } from '../core/timer-queue.js';
 import { Attempt, type Operation } from './attempt.js';
-import { decide, readClock, startRun } from './decide.js';
+import { decide, startRun } from './decide.js';
 import { defaultIsFailure, isFinal, RetryError, unwrapFinal } from './errors.js';
 import { type AbortSource, deadlineOf, type Prepared, timeOf } from './options.js';
 
@@ -175,7 +175,7 @@ export class Execution<T> implements Wakeup, Timeline {
    * passing, then goes on from where it was. Throws for a reading that is not a finite number.
    */
   #elapsed(): number {
-    const now = readClock(timeOf(this.#o));
+    const now = readNow(timeOf(this.#o));
     // A lazy start: this is the first reading, taken when attempt 1 failed, and time 0. Not
     // through rebase(), which would store a computed 0 in `last`: a retry waiting after one
     // failure holds 16 B more that way (bench: figures/memory.mjs).

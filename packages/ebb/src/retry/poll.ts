@@ -1,8 +1,7 @@
-import { isBranded, sleepOn } from '../core/boundary.js';
+import { isBranded, readNow, sleepOn } from '../core/boundary.js';
 import { systemClock, unrefSystemClock } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import { brief, nonNegative } from '../core/validate.js';
-import { readClock } from './decide.js';
 import { defaultIsFailure, type FailureVerdict, type Result } from './errors.js';
 import { Execution } from './execution.js';
 import { NotDoneError } from './not-done-error.js';
@@ -76,7 +75,7 @@ export async function poll<R extends PollResult<unknown>>(
   const initialDelayMs = nonNegative('poll()', 'initialDelayMs', options?.initialDelayMs, 0);
   if (o.signal?.aborted) throw o.signal.reason;
   const clock = o.clock ?? (o.unref ? unrefSystemClock : systemClock);
-  const start = readClock(clock);
+  const start = readNow(clock);
   if (initialDelayMs > 0) await sleepOn(clock, initialDelayMs, o.signal);
   const own = o.isFailure ?? defaultIsFailure;
   // A value is a done check; "not done" is a NotDoneError, never shown to the caller's isFailure.

@@ -1,10 +1,10 @@
 import type { BackoffPolicy, BackoffRun } from '../backoff/backoff.js';
-import { handled, isThenable, verdict } from '../core/boundary.js';
+import { handled, isThenable, readNow, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
 import { rebase, type Timeline } from '../core/timeline.js';
 import { invalid } from '../core/validate.js';
-import { decide, readClock, startRun } from './decide.js';
+import { decide, startRun } from './decide.js';
 import {
   defaultIsFailure,
   type FailureVerdict,
@@ -128,8 +128,8 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
     );
   }
   // The elapsed time's timeline: a clock set back reads as no time passing, then goes on.
-  const time: Timeline = { last: 0, offset: -readClock(clock) };
-  const elapsedNow = (): number => rebase(time, readClock(clock));
+  const time: Timeline = { last: 0, offset: -readNow(clock) };
+  const elapsedNow = (): number => rebase(time, readNow(clock));
   const isFailure = (o.isFailure ?? defaultIsFailure) as (outcome: Result, context: SyncAttemptContext) => unknown;
   let run: BackoffRun | undefined;
   for (let attempt = 1; ; attempt++) {

@@ -1,7 +1,7 @@
+import { readNow } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { invalid } from '../core/validate.js';
 import { Attempt, type Operation } from './attempt.js';
-import { readClock } from './decide.js';
 import { Execution } from './execution.js';
 import { type AbortSource, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
 
@@ -80,7 +80,7 @@ export function execute<T>(
     if (source?.aborted) throw source.reason;
     // Not read before attempt 1 when nothing configured reads the elapsed time during the run:
     // a success then costs no clock reading (see "Elapsed time" above).
-    if (o.timed) start = readClock(timeOf(o));
+    if (o.timed) start = readNow(timeOf(o));
   } catch (error) {
     return Promise.reject(error);
   }
