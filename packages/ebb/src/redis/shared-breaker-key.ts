@@ -123,6 +123,12 @@ export class KeyState {
   openUntil = 0;
   /** Fleet probes of this member running now. */
   fleetProbes = 0;
+  /**
+   * The lease of this member's last fleet probe, once that probe ended (its result sent, or the
+   * lease handed back): Redis drops it with the first op that arrives, but a reply older than that
+   * op still names it as the member's. It admits no second call.
+   */
+  spentLease = -1;
   /** Calls since the last report. */
   active = false;
   lastUsed = 0;
@@ -153,10 +159,10 @@ export class KeyState {
     return f && f.state !== 0 ? Math.max(0, f.remainingMs - (now - this.heardAt)) : 0;
   }
 
-  /** Whether this member holds the fleet's probe lease now (by its own clock). */
+  /** Whether this member holds the fleet's probe lease now (by its own clock), unspent. */
   holdsLease(now: number): boolean {
     const f = this.fleet;
-    return f !== undefined && f.lease >= 0 && now - this.heardAt < f.leaseRemainingMs;
+    return f !== undefined && f.lease >= 0 && f.lease !== this.spentLease && now - this.heardAt < f.leaseRemainingMs;
   }
 
   /** One step of the local breaker with this member's window, and a probe op. */

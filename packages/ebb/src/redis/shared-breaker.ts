@@ -653,6 +653,7 @@ class Breaker implements SharedCircuitBreaker {
     }
     if (ticket.kind === 'fleet-probe') {
       k.fleetProbes = Math.max(0, k.fleetProbes - 1);
+      k.spentLease = ticket.leaseId;
       k.pending = { op, leaseId: ticket.leaseId };
       if (failed) k.yieldAt = (k.fleet?.openings ?? 0) + 1;
       // The member knows the outcome first: its local breaker follows it at once.
@@ -678,6 +679,7 @@ class Breaker implements SharedCircuitBreaker {
       k.stepLocal(this.#localRule, this.#proposals(), this.#clock.now(), PROBE_OPS.release, ticket.leaseId);
     } else if (ticket.kind === 'fleet-probe') {
       k.fleetProbes = Math.max(0, k.fleetProbes - 1);
+      k.spentLease = ticket.leaseId;
       k.pending = { op: PROBE_OPS.release, leaseId: ticket.leaseId };
       void this.#report([k]);
     }
