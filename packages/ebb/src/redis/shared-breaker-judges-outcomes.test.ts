@@ -11,12 +11,10 @@ import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, type Result, stop } from '../retry/errors.js';
 import { pipeline } from '../retry/pipeline.js';
 import { breakerModel } from './breaker-model.js';
+import { settle } from './breaker-test-helpers.js';
 import { type SharedCircuitBreakerOptions, sharedCircuitBreaker } from './shared-breaker.js';
 
 const OPEN = constant({ delayMs: 1000, jitter: noJitter, maxAttempts: Infinity });
-const settle = async () => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-};
 const outcome = <T>(p: Promise<T>) =>
   p.then(
     (value) => ({ ok: true as const, value }),

@@ -5,25 +5,13 @@
 // behind a connection per member whose replies come a few milliseconds later, in order.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exponential } from '../backoff/exponential.js';
-import { noJitter } from '../backoff/jitter-none.js';
 import { type VirtualClock, virtualClock } from '../core/virtual-clock.js';
 import { isBrokenCircuitError } from '../resilience/errors.js';
 import { pipeline } from '../retry/pipeline.js';
 import { breakerModel } from './breaker-model.js';
+import { OPEN, settle } from './breaker-test-helpers.js';
 import type { RedisScripts } from './client.js';
 import { type SharedCircuitBreaker, sharedCircuitBreaker } from './shared-breaker.js';
-
-const settle = async () => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-};
-const OPEN = exponential({
-  initialDelayMs: 1000,
-  multiplier: 2,
-  maxDelayMs: 8000,
-  jitter: noJitter,
-  maxAttempts: Infinity,
-});
 
 /**
  * One member's connection to the model: the server runs each command when it is sent, and its

@@ -3,26 +3,14 @@
 // test/redis/fleet-breaker-law.test.ts): opening on evidence from several members, one fleet
 // probe, a partitioned member stopping alone, and a store that fails, hangs, forgets or lies.
 import { describe, expect, it } from 'vitest';
-import { exponential } from '../backoff/exponential.js';
-import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { isBrokenCircuitError } from '../resilience/errors.js';
 import { pipeline } from '../retry/pipeline.js';
 import { breakerModel } from './breaker-model.js';
+import { OPEN, settle } from './breaker-test-helpers.js';
 import type { RedisScripts } from './client.js';
 import type { SharedEvent } from './protocol.js';
 import { type SharedCircuitBreaker, type SharedCircuitBreakerOptions, sharedCircuitBreaker } from './shared-breaker.js';
-
-const settle = async () => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-};
-const OPEN = exponential({
-  initialDelayMs: 1000,
-  multiplier: 2,
-  maxDelayMs: 8000,
-  jitter: noJitter,
-  maxAttempts: Infinity,
-});
 
 function fleet(
   n: number,
