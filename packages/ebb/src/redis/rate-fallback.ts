@@ -63,7 +63,7 @@ export class LocalFallback {
     readonly options: AdaptiveRateOptions,
     readonly clock: Clock,
     readonly seed: () => number,
-    readonly granted: () => void = () => {},
+    readonly granted: () => void,
   ) {}
 
   /** The local controller, built at its first need. */

@@ -153,17 +153,17 @@ class Shared implements SharedRate {
     // The meter counts what the service did on a share and on the fallback: a resync reports no gap.
     if (outcome === 'success') this.#meter.success(this.#clock.now());
     else if (outcome === 'throttled') this.#meter.throttle(this.#clock.now());
-    const local = ticket instanceof LocalTicket;
-    if (local) ticket.controller.record(outcome, ticket.inner, detail);
+    if (ticket instanceof LocalTicket) ticket.controller.record(outcome, ticket.inner, detail);
     // A request sent on a share that answered after the fallback: the local controller learns from it.
     else if (this.#mode === 'local') this.#fallback.running?.record(outcome, undefined, detail);
-    if (local || this.#mode === 'local' || outcome !== 'throttled') return;
-    // Only a throttle of a request sent in the fleet's current epoch can be news; one per epoch is sent.
-    const news = this.#view.news(ticket instanceof SharedTicket ? ticket : undefined);
-    if (news === 'stale') this.#tally.staleThrottles++;
-    else if (news !== 'reported') {
-      this.#tally.throttlesSent++;
-      this.#send(news);
+    else if (outcome === 'throttled') {
+      // Only a throttle of a request sent in the fleet's current epoch can be news; one per epoch is sent.
+      const news = this.#view.news(ticket instanceof SharedTicket ? ticket : undefined);
+      if (news === 'stale') this.#tally.staleThrottles++;
+      else if (news !== 'reported') {
+        this.#tally.throttlesSent++;
+        this.#send(news);
+      }
     }
   }
 
