@@ -8,6 +8,7 @@
 // call; then it checks what each call ended with, the mechanism's resting values (slots, queue,
 // probes, waiters, timers, abort listeners) and that nothing reached the host.
 import { getEventListeners } from 'node:events';
+import { isPromise } from 'node:util/types';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { constant } from './backoff/constant.js';
@@ -41,8 +42,14 @@ import { retry } from './retry/retry.js';
 import { retrying } from './retry/retrying.js';
 import { timeout } from './retry/timeout.js';
 
-type Fault = 'throws' | 'NaN' | 'undefined' | 'string' | 'never';
-const FAULTS: readonly Fault[] = ['throws', 'NaN', 'undefined', 'string', 'never'];
+type Fault = 'throws' | 'NaN' | 'undefined' | 'string' | 'never' | 'bigint' | 'revoked' | 'long';
+/**
+ * What a callback does instead of answering: throws, returns `NaN`, `undefined`, a string, a
+ * promise that never settles, a bigint (arithmetic with it throws; `JSON.stringify` throws), a
+ * revoked proxy (every read of it throws, `Array.isArray` too) or a string of 100,000 characters
+ * (a message that quotes it whole is that long).
+ */
+const FAULTS: readonly Fault[] = ['throws', 'NaN', 'undefined', 'string', 'never', 'bigint', 'revoked', 'long'];
 type Call = 'A' | 'B';
 
 /**
@@ -334,7 +341,8 @@ const pipelineSites: Site[] = [
           return {
             acquire: (signal?: AbortSignal) => {
               const ticket = acquire(signal);
-              if (ticket instanceof Promise) {
+              // `isPromise`, not `instanceof`: a revoked proxy throws on the latter.
+              if (isPromise(ticket)) {
                 // A ticket is held once it is delivered (this one, never: the fault).
                 return ticket.then((t) => {
                   held++;
@@ -988,6 +996,15 @@ async function runCase(
               return 'oops' as never;
             case 'never':
               return new Promise(() => {}) as never;
+            case 'bigint':
+              return 10n as never;
+            case 'revoked': {
+              const { proxy, revoke } = Proxy.revocable({}, {});
+              revoke();
+              return proxy as never;
+            }
+            case 'long':
+              return '9'.repeat(100_000) as never;
           }
         }
         return good(...args);
@@ -1042,7 +1059,12 @@ function isFaultFailure(o: Outcome, fault: Fault, use: Use, thrown: unknown, nam
   if (fault === 'never' && use !== 'checked') return o.reason === ABORT;
   if (use === 'hook' || use === 'opaque' || use === 'result') return false;
   const r = o.reason;
-  return (r instanceof TypeError || r instanceof RangeError) && (names === undefined || names.test(r.message));
+  // Named, and short enough to read: a value is quoted in part, never whole.
+  return (
+    (r instanceof TypeError || r instanceof RangeError) &&
+    (names === undefined || names.test(r.message)) &&
+    r.message.length < 1_000
+  );
 }
 
 /** Whether `o` is a failure of `call`'s own operation: its error, or a RetryError's cause. */
@@ -1073,6 +1095,9 @@ function ownAllowed(site: Site, fault: Fault, thrown: unknown, got: Outcome, bas
         (site.stateful === true && !marked(got, thrown, site.names))
       );
     case 'result':
+      // No promise can fulfil with a revoked proxy (resolving reads its `then`, which throws):
+      // the call rejects with the engine's TypeError.
+      if (fault === 'revoked') return got.status === 'rejected' && got.reason instanceof TypeError;
       return fault === 'throws' || fault === 'never'
         ? isFaultFailure(got, fault, use, thrown, site.names)
         : got.status === 'fulfilled';
@@ -1186,19 +1211,18 @@ describe('every mechanism × every user function × every fault: only its own ca
       ),
       {
         numRuns: 3_000,
-        // Every site first with its callback faulted on its first call, in a run where both calls
-        // fail until their last attempt and in one where they succeed at once: the random cases
-        // after them then cannot leave a site unchecked by chance.
+        // Every site with every fault first, its callback faulted on its first call, in a run
+        // where both calls fail until their last attempt and in one where they succeed at once:
+        // the random cases after them then cannot leave a pair unchecked by chance.
         examples: SITES.flatMap((site) =>
-          [4, 0].map(
-            (n) =>
-              [site, FAULTS[0], thrownValues[0], 1, { A: n, B: n }] as [
-                (typeof SITES)[number],
-                (typeof FAULTS)[number],
-                unknown,
-                number,
-                { A: number; B: number },
-              ],
+          FAULTS.flatMap((fault) =>
+            [4, 0].map((n): [Site, Fault, unknown, number, Record<Call, number>] => [
+              site,
+              fault,
+              thrownValues[0],
+              1,
+              { A: n, B: n },
+            ]),
           ),
         ),
       },

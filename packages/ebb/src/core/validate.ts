@@ -18,22 +18,28 @@
 import { DEV } from './dev.js';
 
 /**
- * Renders a value the way a reader would type it: strings quoted, numbers, booleans, `null`,
- * `undefined`, symbols and bigints (`10n`) as JS writes them; objects, arrays and functions by
- * their kind (`an object`), never their contents.
+ * Renders a value the way a reader would type it: strings quoted (past 40 characters, cut with
+ * `…`, so that a megabyte a callback returned does not become a megabyte of message), numbers,
+ * booleans, `null`, `undefined`, symbols and bigints (`10n`) as JS writes them; objects, arrays
+ * and functions by their kind (`an object`; a revoked proxy too), never their contents.
  */
 export function show(value: unknown): string {
-  return typeof value === 'string'
-    ? JSON.stringify(value)
-    : typeof value === 'bigint'
-      ? `${value}n`
-      : typeof value === 'function'
-        ? 'a function'
-        : Array.isArray(value)
-          ? 'an array'
-          : typeof value === 'object' && value
-            ? 'an object'
-            : String(value);
+  try {
+    return typeof value === 'string'
+      ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+      : typeof value === 'bigint'
+        ? `${value}n`
+        : typeof value === 'function'
+          ? 'a function'
+          : Array.isArray(value)
+            ? 'an array'
+            : typeof value === 'object' && value
+              ? 'an object'
+              : String(value);
+  } catch {
+    // Only `Array.isArray` can throw here, for a revoked proxy: a message about it must not.
+    return 'an object';
+  }
 }
 
 /**

@@ -459,7 +459,9 @@ export function withRetry<F extends FetchLike = typeof fetch>(
         const answer = isFailure({ ok: true, value: response }, httpContext(context, method, url));
         failed = verdict(where, 'isFailure', isThenable(answer) ? await answer : answer);
         if (!failed) return response;
-        ms = hint(response);
+        // Checked where it enters: anything but a number >= 0 is no hint (as the executor reads one).
+        const h = hint(response);
+        ms = typeof h === 'number' && h >= 0 ? h : undefined;
       } catch (error) {
         return own(error, response);
       }

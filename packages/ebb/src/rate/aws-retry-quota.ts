@@ -1,4 +1,5 @@
-import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import { prop } from '../retry/errors.js';
 import type { BudgetSuccess, RetryBudget } from '../retry/options.js';
 
 /** The kinds of error the AWS retry quota prices differently. */
@@ -45,10 +46,9 @@ export interface AwsRetryQuota extends RetryBudget {
 
 /** The default `classify` of {@link awsRetryQuota} (also used by `ebb/redis`). */
 export function defaultClassify(error: unknown): AwsErrorKind {
-  if (typeof error !== 'object' || error === null) return 'transient';
-  const e = error as { throttled?: unknown; status?: unknown; name?: unknown };
-  if (e.throttled === true || e.status === 429) return 'throttling';
-  return e.name === 'TimeoutError' ? 'timeout' : 'transient';
+  // Read through `prop`: a property that throws (a revoked proxy, a getter) reads as absent.
+  if (prop(error, 'throttled') === true || prop(error, 'status') === 429) return 'throttling';
+  return prop(error, 'name') === 'TimeoutError' ? 'timeout' : 'transient';
 }
 
 const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
@@ -88,6 +88,35 @@ export function awsRetryQuota(options?: AwsRetryQuotaOptions): AwsRetryQuota {
   }
   const capacity = nonNegative(where, 'capacity', o.capacity, 500, false, 'For example 500, the SDKs’ quota.');
   const noRetryIncrement = nonNegative(where, 'noRetryIncrement', o.noRetryIncrement, 1, false, 'For example 1.');
+  const cost = retryCost(where, o, behaviour);
+  let available = capacity;
+  return {
+    get available() {
+      return available;
+    },
+    tryAcquireRetry(error: unknown) {
+      const c = cost(error);
+      if (available < c) return false;
+      available -= c;
+      return true;
+    },
+    recordSuccess(context: BudgetSuccess) {
+      const refund = context.attempt > 1 ? cost(context.lastError) : noRetryIncrement;
+      available = Math.min(capacity, available + refund);
+    },
+  };
+}
+
+/**
+ * What a retry after `error` costs under the quota's options (`costs`, else the `behaviour`'s;
+ * `classify`), checked: a bad option throws now, a `classify` answer that is no kind throws at
+ * the call that asked. Shared by {@link awsRetryQuota} and `ebb/redis`'s twin. @internal
+ */
+export function retryCost(
+  where: string,
+  o: AwsRetryQuotaOptions,
+  behaviour: '2026' | 'pre-2026',
+): (error: unknown) => number {
   // StandardRetryStrategy.getCapacityCost: `errorType === modifiedCostType() ? throttlingCost() : cost()`,
   // 2026: THROTTLING → 5, else 14; before: TRANSIENT → 10, else (THROTTLING) 5.
   const costs =
@@ -105,29 +134,13 @@ export function awsRetryQuota(options?: AwsRetryQuotaOptions): AwsRetryQuota {
   }
   const classify = o.classify ?? defaultClassify;
   if (typeof classify !== 'function') invalid(where, 'classify', classify, 'a function (error) => kind');
-  const cost = (error: unknown): number => {
+  return (error) => {
     const kind = classify(error);
     if (!KINDS.includes(kind)) {
       throw new TypeError(
-        `${where}: \`classify\` returned ${JSON.stringify(kind)}; expected 'throttling', 'transient' or 'timeout'.`,
+        `${where}: \`classify\` returned ${show(kind)}; expected 'throttling', 'transient' or 'timeout'.`,
       );
     }
     return costs[kind];
-  };
-  let available = capacity;
-  return {
-    get available() {
-      return available;
-    },
-    tryAcquireRetry(error: unknown) {
-      const c = cost(error);
-      if (available < c) return false;
-      available -= c;
-      return true;
-    },
-    recordSuccess(context: BudgetSuccess) {
-      const refund = context.attempt > 1 ? cost(context.lastError) : noRetryIncrement;
-      available = Math.min(capacity, available + refund);
-    },
   };
 }

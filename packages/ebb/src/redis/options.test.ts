@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
 import { LocalThrottleError } from '../rate/adaptive-throttle.js';
+import { awsRetryQuota } from '../rate/aws-retry-quota.js';
 import { ratioBudget } from '../rate/ratio-budget.js';
 import type { RedisScripts } from './client.js';
 import { sharedAdaptiveThrottle } from './shared-adaptive-throttle.js';
@@ -53,7 +54,17 @@ const builders = {
   },
   sharedAwsRetryQuota: {
     build: sharedAwsRetryQuota,
-    keys: ['capacity', 'costs', 'noRetryIncrement', 'classify', 'name', 'prefix', 'commandTimeoutMs', 'syncIntervalMs'],
+    keys: [
+      'behaviour',
+      'capacity',
+      'costs',
+      'noRetryIncrement',
+      'classify',
+      'name',
+      'prefix',
+      'commandTimeoutMs',
+      'syncIntervalMs',
+    ],
   },
   sharedRatioBudget: {
     build: sharedRatioBudget,
@@ -182,5 +193,44 @@ describe("sharedRatioBudget's arithmetic is ratioBudget's", () => {
       }
       await shared.close();
     }
+  });
+});
+
+describe("sharedAwsRetryQuota's costs are awsRetryQuota's", () => {
+  it('with each behaviour and with explicit costs, a throttle, a transient error and a timeout cost what the local quota charges; a classify answer that is no kind is named, quoted in part', async () => {
+    const errors = [
+      Object.assign(new Error('slow down'), { status: 429 }),
+      new Error('reset'),
+      Object.assign(new Error('late'), { name: 'TimeoutError' }),
+    ];
+    for (const options of [
+      {},
+      { behaviour: 'pre-2026' },
+      { behaviour: '2026' },
+      { costs: { throttling: 1, transient: 2, timeout: 3 } },
+    ] as const) {
+      const local = awsRetryQuota(options);
+      const shared = sharedAwsRetryQuota({ ...options, client: refusing, name: 'n', clock: virtualClock() });
+      await shared.ready();
+      expect(shared.mode).toBe('local');
+      for (const error of [...errors, ...errors]) {
+        expect(shared.tryAcquireRetry(error)).toBe(local.tryAcquireRetry(error));
+        expect(shared.available, JSON.stringify(options)).toBe(local.available);
+      }
+      await shared.close();
+    }
+    const odd = sharedAwsRetryQuota({
+      client: refusing,
+      name: 'n',
+      clock: virtualClock(),
+      classify: () => '9'.repeat(100_000) as never,
+    });
+    await odd.ready();
+    expect(() => odd.tryAcquireRetry(new Error('x'))).toThrow(
+      new TypeError(
+        `sharedAwsRetryQuota(): \`classify\` returned "${'9'.repeat(40)}…"; expected 'throttling', 'transient' or 'timeout'.`,
+      ),
+    );
+    await odd.close();
   });
 });

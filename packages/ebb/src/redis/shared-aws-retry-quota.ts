@@ -1,11 +1,5 @@
 import { optionsObject } from '../core/validate.js';
-import {
-  type AwsErrorKind,
-  type AwsRetryQuota,
-  type AwsRetryQuotaOptions,
-  awsRetryQuota,
-  defaultClassify,
-} from '../rate/aws-retry-quota.js';
+import { type AwsRetryQuota, type AwsRetryQuotaOptions, awsRetryQuota, retryCost } from '../rate/aws-retry-quota.js';
 import type { BudgetSuccess } from '../retry/options.js';
 import { LEVEL_SCRIPT } from './scripts.js';
 import { SHARED_KEYS, type SharedControls, type SharedOptions, SharedState, withControls } from './shared-state.js';
@@ -16,8 +10,6 @@ export interface SharedAwsRetryQuotaOptions extends AwsRetryQuotaOptions, Shared
 
 /** The quota {@link sharedAwsRetryQuota} returns. */
 export interface SharedAwsRetryQuota extends AwsRetryQuota, SharedControls {}
-
-const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
 
 /**
  * `awsRetryQuota` (the AWS SDKs' retry quota) with its tokens in Redis, shared by every process
@@ -32,23 +24,13 @@ const KINDS: readonly AwsErrorKind[] = ['throttling', 'transient', 'timeout'];
 export function sharedAwsRetryQuota(options: SharedAwsRetryQuotaOptions): SharedAwsRetryQuota {
   const where = 'sharedAwsRetryQuota()';
   const o = optionsObject(where, options) as SharedAwsRetryQuotaOptions;
-  checkRedisKeys(where, o, ['capacity', 'costs', 'noRetryIncrement', 'classify', ...SHARED_KEYS]);
+  checkRedisKeys(where, o, ['behaviour', 'capacity', 'costs', 'noRetryIncrement', 'classify', ...SHARED_KEYS]);
   const local = validateAs(where, 'awsRetryQuota()', () =>
-    awsRetryQuota(pick(o as never, ['capacity', 'costs', 'noRetryIncrement', 'classify'])),
+    awsRetryQuota(pick(o as never, ['behaviour', 'capacity', 'costs', 'noRetryIncrement', 'classify'])),
   );
   const capacity = local.available;
-  const costs = o.costs ?? { throttling: 5, transient: 14, timeout: 14 };
   const noRetryIncrement = o.noRetryIncrement ?? 1;
-  const classify = o.classify ?? defaultClassify;
-  const cost = (error: unknown): number => {
-    const kind = classify(error);
-    if (!KINDS.includes(kind)) {
-      throw new TypeError(
-        `${where}: \`classify\` returned ${JSON.stringify(kind)}; expected 'throttling', 'transient' or 'timeout'.`,
-      );
-    }
-    return costs[kind];
-  };
+  const cost = retryCost(where, o, o.behaviour ?? '2026');
   const state = new SharedState(where, o, {
     kind: 'aws-retry-quota',
     script: LEVEL_SCRIPT,

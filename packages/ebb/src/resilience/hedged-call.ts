@@ -22,10 +22,15 @@ export interface Shared {
 
 const lost = (): Error => Object.assign(new Error('Another hedged attempt won.'), { name: 'AbortError' });
 
-/** The clock's reading, or NaN when it throws: a call without a reading is neither timed nor hedged. */
-function readNow(clock: Clock): number {
+/**
+ * The clock's reading, or NaN when it throws or answers anything but a number (a bigint, a
+ * string): a call without a reading is neither timed nor hedged. Not core's `readNow()`, which
+ * fails the call: a hedge is an optimisation, and a call goes on without it.
+ */
+function readingOrNaN(clock: Clock): number {
   try {
-    return clock.now();
+    const t: unknown = clock.now();
+    return typeof t === 'number' ? t : Number.NaN;
   } catch {
     return Number.NaN;
   }
@@ -89,7 +94,7 @@ export class HedgedCall<T> implements HedgeDue {
     this.#reject = reject;
     this.#attempt = attempt;
     this.#elapsedMs = elapsedMs;
-    this.#start = readNow(shared.clock);
+    this.#start = readingOrNaN(shared.clock);
     source?.addEventListener('abort', this);
     this.#launch(0);
   }
@@ -121,7 +126,7 @@ export class HedgedCall<T> implements HedgeDue {
     }
     if (!granted) return;
     this.#shared.hedged();
-    this.#launch(readNow(this.#shared.clock) - this.#start);
+    this.#launch(readingOrNaN(this.#shared.clock) - this.#start);
   }
 
   /** Ends the call with `error`, aborting every attempt with it (a budget's throw, reported by the timer). */
@@ -161,7 +166,7 @@ export class HedgedCall<T> implements HedgeDue {
       (error: unknown) => this.#ended(attempt, false, error),
     );
     if (!this.#done && this.#idempotent && this.#started <= shared.maxHedges) {
-      const dueAt = readNow(shared.clock) + shared.delayNow();
+      const dueAt = readingOrNaN(shared.clock) + shared.delayNow();
       // A clock whose now() throws or is not a finite number gives no deadline, and one whose
       // sleep fails cannot arm the timer: the call is not hedged, and settles with its attempts.
       if (dueAt > -Infinity && dueAt < Infinity) {
@@ -239,7 +244,7 @@ export class HedgedCall<T> implements HedgeDue {
         // instead leaves out every slow first attempt a hedge beat, so the learned percentile sinks
         // below the service's and the budget goes to fast calls (docs/resilience.md, "Slow-tail
         // figure"). Finagle's BackupRequestFilter likewise records the superseded original's time.
-        this.#shared.learn(readNow(this.#shared.clock) - this.#start);
+        this.#shared.learn(readingOrNaN(this.#shared.clock) - this.#start);
       }
       this.#finish();
       if (this.#more !== undefined) this.#abortAll(attempt, undefined);

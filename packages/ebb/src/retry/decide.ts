@@ -1,6 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
-import { describe, predicate } from '../core/boundary.js';
+import { describe, predicate, prop } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { show } from '../core/validate.js';
 import { RetryError, retryAfterOf } from './errors.js';
@@ -17,28 +17,16 @@ import { deadlineOf, type Prepared } from './options.js';
  * @internal
  */
 
-/**
- * A user value in an error message: a string quoted (40 characters at most) and called one, so
- * that `"5000"` is not read as the number; anything else as the boundary's messages render it.
- */
-function describeValue(value: unknown): string {
-  return typeof value === 'string'
-    ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
-    : describe(value);
-}
-
 /** The error for a bad value from `source`: a RangeError for a number out of range (`range`), else a TypeError. */
 function bad(source: string, value: unknown, expected: string, range = typeof value === 'number'): Error {
-  const message = DEV
-    ? `${source} returned ${describeValue(value)}; expected ${expected}.`
-    : `${source} ${show(value)}`;
+  const message = DEV ? `${source} returned ${describe(value)}; expected ${expected}.` : `${source} ${show(value)}`;
   return new (range ? RangeError : TypeError)(message);
 }
 
 /** Starts the policy's run for one operation, checking that it is one. */
 export function startRun(o: Prepared): BackoffRun {
   const run = (o.backoff ?? defaultBackoff).start(o.random);
-  if (typeof run?.next !== 'function') throw bad('backoff.start()', run, DEV ? 'a run { next() }' : '', false);
+  if (typeof prop(run, 'next') !== 'function') throw bad('backoff.start()', run, DEV ? 'a run { next() }' : '', false);
   return run;
 }
 

@@ -44,7 +44,7 @@ describe('a policy run returning anything but a finite delay >= 0 or -1 fails on
       RangeError,
     ],
     [undefined, /backoff\.next\(\) returned undefined/, TypeError],
-    ['5000', /backoff\.next\(\) returned the string "5000"/, TypeError],
+    ['5000', /backoff\.next\(\) returned "5000"/, TypeError],
     [Infinity, /backoff\.next\(\) returned Infinity/, RangeError],
     [-5, /backoff\.next\(\) returned -5/, RangeError],
     [-0.5, /backoff\.next\(\) returned -0.5/, RangeError],
@@ -79,10 +79,10 @@ describe('a policy run returning anything but a finite delay >= 0 or -1 fails on
   it('a long string from next() is cut in the message (40 characters are shown whole)', async () => {
     const clock = virtualClock(1);
     const forty = await errorOf(retry(alwaysFail, { backoff: policy(['8'.repeat(40)]), clock }), clock);
-    expect((forty as Error).message).toMatch(`returned the string "${'8'.repeat(40)}";`);
+    expect((forty as Error).message).toMatch(`returned "${'8'.repeat(40)}";`);
     const error = await errorOf(retry(alwaysFail, { backoff: policy(['9'.repeat(100)]), clock }), clock);
     expect((error as Error).message).toBe(
-      `backoff.next() returned the string "${'9'.repeat(40)}…"; expected a finite number of milliseconds >= 0, or -1 to stop.`,
+      `backoff.next() returned "${'9'.repeat(40)}…"; expected a finite number of milliseconds >= 0, or -1 to stop.`,
     );
   });
 

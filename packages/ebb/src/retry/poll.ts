@@ -1,8 +1,8 @@
-import { isBranded, readNow, sleepOn } from '../core/boundary.js';
+import { isBranded, isThenable, readNow, sleepOn } from '../core/boundary.js';
 import { systemClock, unrefSystemClock } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import { brief, nonNegative } from '../core/validate.js';
-import { defaultIsFailure, type FailureVerdict, type Result } from './errors.js';
+import { defaultIsFailure, type FailureVerdict, prop, type Result } from './errors.js';
 import { Execution } from './execution.js';
 import { NotDoneError } from './not-done-error.js';
 import { type AttemptContext, KEYS, type Prepared, prepare, type RetryOptions } from './options.js';
@@ -82,15 +82,18 @@ export async function poll<R extends PollResult<unknown>>(
   const isFailure = (outcome: Result, context: AttemptContext): FailureVerdict | PromiseLike<FailureVerdict> =>
     !outcome.ok && (isNotDoneError(outcome.error) || own(outcome, context));
   const operation = async (context: AttemptContext): Promise<T> => {
-    const result = await check(context);
-    if (typeof result !== 'object' || result === null || typeof result.done !== 'boolean') {
+    const answer: unknown = check(context);
+    // Read through `isThenable` and `prop`: a revoked proxy (every read throws) is a bad answer, named.
+    const result = isThenable(answer) ? await answer : answer;
+    const done = prop(result, 'done');
+    if (typeof result !== 'object' || result === null || typeof done !== 'boolean') {
       throw new TypeError(
         DEV
           ? `poll(): the check must return { done: true, value } or { done: false }, got ${result === null ? 'null' : typeof result}.`
           : brief('poll()', 'check', result),
       );
     }
-    if (result.done) return result.value;
+    if (done) return (result as { value: T }).value;
     throw new NotDoneError(context.attempt);
   };
   const prepared: Prepared = { ...o, full: true, timed: true, isFailure };

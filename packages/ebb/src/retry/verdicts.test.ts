@@ -14,8 +14,8 @@ const fail = (): never => {
   throw new Error('down');
 };
 const BAD = [
-  ['the string "false"', 'false'],
-  ['the string "true"', 'true'],
+  ['"false"', 'false'],
+  ['"true"', 'true'],
   ['NaN', Number.NaN],
   ['undefined', undefined],
   ['1', 1],
