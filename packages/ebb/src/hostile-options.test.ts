@@ -32,7 +32,7 @@ import { simulateWifi } from './sim/wifi.js';
  * The policy, HTTP and simulator half of the hostile-input specification: every option of the
  * public API fed hostile values — fc.anything() and the boundary numbers — either throws a
  * TypeError or RangeError whose message names an option it was given (or a required one it
- * lacks), or works: the value it builds never yields a non-finite or negative delay, and nothing
+ * lacks) in under 1,000 characters, or works: the value it builds never yields a non-finite or negative delay, and nothing
  * hangs.
  */
 
@@ -65,6 +65,7 @@ const BOUNDARY: unknown[] = [
   10n,
   Symbol('hostile'),
   { valueOf: () => 5 },
+  '9'.repeat(100_000),
 ];
 
 /** A hostile value: a boundary value, any number, or anything at all. */
@@ -122,6 +123,8 @@ function outcome<T>(build: () => T, names: readonly string[]): T | undefined {
       names.some((n) => message.includes(`\`${n}\``) || message.includes(`\`${n}.`) || message.includes(n)) ||
       /options object|unknown option/.test(message);
     expect(named, message).toBe(true);
+    // A value is quoted in part, never whole (a 100,000-character string is among the values).
+    expect(message.length, message.slice(0, 200)).toBeLessThan(1_000);
     return undefined;
   }
 }

@@ -33,6 +33,7 @@ const boundary = fc.constantFrom(
   {},
   [],
   true,
+  '9'.repeat(100_000),
 );
 const hostile = fc.oneof({ arbitrary: boundary, weight: 3 }, fc.anything(), fc.double(), fc.integer());
 
@@ -45,6 +46,8 @@ const optionsOf = (keys: readonly string[], sane: Record<string, fc.Arbitrary<un
 /** True if the thrown value is a TypeError / RangeError naming one of the options given. */
 function namesAnOption(error: unknown, options: object): boolean {
   if (!(error instanceof TypeError || error instanceof RangeError)) return false;
+  // A value is quoted in part, never whole (a 100,000-character string is among the values).
+  if (error.message.length >= 1_000) return false;
   // `name`, `costs.transient`, or a nested object's own prefix ("awsRetryQuota() costs: …").
   return Object.keys(options).some((k) => error.message.includes(`\`${k}`) || error.message.includes(` ${k}: `));
 }

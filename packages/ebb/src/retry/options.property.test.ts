@@ -30,6 +30,7 @@ const boundary = fc.constantFrom<unknown>(
   true,
   {},
   [],
+  '9'.repeat(100_000),
 );
 const anyValue = fc.oneof(fc.anything(), boundary, fc.func(fc.oneof(fc.anything(), boundary)));
 
@@ -70,11 +71,14 @@ function expectWorks(outcome: { value?: unknown; error?: unknown }): void {
   if (error instanceof Error && ['first', 'second'].includes(error.message)) return;
   expect(error).toSatisfy((e: unknown) => e instanceof TypeError || e instanceof RangeError);
   expect((error as Error).message).toMatch(/backoff\.next\(\)|random|clock\.|isFailure/);
+  expect((error as Error).message.length).toBeLessThan(1_000);
 }
 
 function expectNamed(error: unknown, key: string): void {
   expect(error).toSatisfy((e: unknown) => e instanceof TypeError || e instanceof RangeError);
   expect((error as Error).message).toContain(`\`${key}`);
+  // A value is quoted in part, never whole (a 100,000-character string is among the values).
+  expect((error as Error).message.length).toBeLessThan(1_000);
 }
 
 describe('every executor option fed anything: a named refusal at the call, or a run that settles', () => {
