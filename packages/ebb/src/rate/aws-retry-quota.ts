@@ -1,5 +1,5 @@
+import { prop } from '../core/boundary.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
-import { prop } from '../retry/errors.js';
 import type { BudgetSuccess, RetryBudget } from '../retry/options.js';
 
 /** The kinds of error the AWS retry quota prices differently. */
