@@ -39,17 +39,28 @@ import type { AttemptContext, RateController, RetryOptions } from './retry/optio
 import { pipeline } from './retry/pipeline.js';
 import { poll } from './retry/poll.js';
 import { retry } from './retry/retry.js';
+import { type RetrySyncOptions, retrySync } from './retry/retry-sync.js';
 import { retrying } from './retry/retrying.js';
 import { timeout } from './retry/timeout.js';
 
-type Fault = 'throws' | 'NaN' | 'undefined' | 'string' | 'never' | 'bigint' | 'revoked' | 'long';
+type Fault = 'throws' | 'rejects' | 'NaN' | 'undefined' | 'string' | 'never' | 'bigint' | 'revoked' | 'long';
 /**
- * What a callback does instead of answering: throws, returns `NaN`, `undefined`, a string, a
- * promise that never settles, a bigint (arithmetic with it throws; `JSON.stringify` throws), a
+ * What a callback does instead of answering: throws, returns a promise that rejects (an `async`
+ * function that throws), `NaN`, `undefined`, a string, a promise that never settles, a bigint (arithmetic with it throws; `JSON.stringify` throws), a
  * revoked proxy (every read of it throws, `Array.isArray` too) or a string of 100,000 characters
  * (a message that quotes it whole is that long).
  */
-const FAULTS: readonly Fault[] = ['throws', 'NaN', 'undefined', 'string', 'never', 'bigint', 'revoked', 'long'];
+const FAULTS: readonly Fault[] = [
+  'throws',
+  'rejects',
+  'NaN',
+  'undefined',
+  'string',
+  'never',
+  'bigint',
+  'revoked',
+  'long',
+];
 type Call = 'A' | 'B';
 
 /**
@@ -70,7 +81,9 @@ type Call = 'A' | 'B';
  *   which the retry judges like any failure — the call succeeds on a later attempt, or fails with
  *   its own operation's failure or with the fault (as the error, or a `RetryError`'s cause);
  * - `result`: its value is the call's result, whatever it is (a fallback's): a throw rejects the
- *   call with it, a promise that never settles holds the call until its signal aborts.
+ *   call with it, a promise that never settles holds the call until its signal aborts;
+ * - `syncHook`: a synchronous executor's hook: a throw fails the call with it, a promise (which
+ *   it cannot wait for) with a TypeError naming the hook, any other value is ignored.
  */
 type Use =
   | 'checked'
@@ -82,7 +95,8 @@ type Use =
   | 'repaired'
   | 'operation'
   | 'attempt'
-  | 'result';
+  | 'result'
+  | 'syncHook';
 
 interface Env {
   readonly clock: VirtualClock;
@@ -304,7 +318,7 @@ const executor: Site[] = [
     mechanism: 'poll',
     callback: 'check',
     use: 'awaited',
-    useFor: { throws: 'operation' },
+    useFor: { throws: 'operation', rejects: 'operation' },
     names: /poll\(\): the check must return/,
     start: (env) => {
       const check = (call: Call) => {
@@ -320,13 +334,58 @@ const executor: Site[] = [
 ];
 
 /** A pipeline's own mechanisms and a guard of the user's (`{ acquire, record, release }`, wrapped by `guard()`) inside a retry. */
+/** Starts A and B through `retrySync()` (each in a turn of its own), on a clock that blocks for no time. */
+function blocking(env: Env, extra: Partial<Record<Call, RetrySyncOptions<unknown>>>): Pick<Started, 'a' | 'b'> {
+  const one = (call: Call) =>
+    Promise.resolve().then(() => {
+      let now = 0;
+      let n = 0;
+      const op = () => {
+        n++;
+        if (n <= env.failures[call]) throw failure(call, n);
+        return call;
+      };
+      return retrySync(op, {
+        backoff: policy,
+        clock: {
+          now: () => now,
+          sleepSync: (ms: number) => {
+            now += ms;
+          },
+        },
+        ...extra[call],
+      });
+    });
+  return { a: one('A'), b: one('B') };
+}
+
+const syncSites: Site[] = [
+  {
+    mechanism: 'retrySync',
+    callback: 'isFailure',
+    use: 'checked',
+    names: /isFailure/,
+    start: (env) => ({ ...blocking(env, { A: { isFailure: env.inject((o: Result) => !o.ok) } }), resting: () => ({}) }),
+  },
+  ...(['onRetry', 'onFailedAttempt', 'onGiveUp', 'onSuccess'] as const).map(
+    (callback): Site => ({
+      mechanism: 'retrySync',
+      callback,
+      use: 'syncHook',
+      names: new RegExp(`retrySync\\(\\): \`${callback}\``),
+      start: (env) => ({ ...blocking(env, { A: { [callback]: env.inject(() => undefined) } }), resting: () => ({}) }),
+    }),
+  ),
+];
+
 const pipelineSites: Site[] = [
   ...(['acquire', 'record'] as const).map(
     (method): Site => ({
       mechanism: 'pipeline guard',
       callback: method,
       use: method === 'acquire' ? 'opaque' : 'void',
-      useFor: { throws: 'attempt' },
+      // An acquire's rejected ticket is a refusal, as its throw is; record's and release's answers are not read.
+      useFor: method === 'acquire' ? { throws: 'attempt', rejects: 'attempt' } : { throws: 'attempt' },
       start: (env) => {
         // Tickets handed out and not yet handed back (to record or release, whatever they do then),
         // by A's guard and B's: one count, each call its own guard.
@@ -354,7 +413,8 @@ const pipelineSites: Site[] = [
             },
             record: (o, t, d) => {
               held--;
-              record(o, t, d);
+              // Its answer handed on: a promise it returns is the guard's to handle.
+              return record(o, t, d);
             },
             release: () => {
               held--;
@@ -577,7 +637,7 @@ const breakerSites: Site[] = [
       }),
       /isFailure/,
     ),
-    useFor: { throws: 'attempt' },
+    useFor: { throws: 'attempt', rejects: 'attempt' },
   },
   breakerSite('onStateChange', 'listener', (env) => ({ onStateChange: env.inject(() => undefined) })),
   breakerSite('onListenerError', 'listener', (env) => ({
@@ -669,7 +729,7 @@ const limitSites: Site[] = [
       }),
       /isFailure/,
     ),
-    useFor: { throws: 'attempt' },
+    useFor: { throws: 'attempt', rejects: 'attempt' },
   },
   limitSite('algorithm.update', 'void', (env) => ({ algorithm: algorithm(env, 'update') }), undefined, true),
   limitSite('algorithm.limit', 'repaired', (env) => ({ algorithm: algorithm(env, 'limit') })),
@@ -768,7 +828,7 @@ const mechanismSites: Site[] = [
     callback: 'isFailure',
     raced: true,
     use: 'awaited',
-    useFor: { throws: 'attempt' },
+    useFor: { throws: 'attempt', rejects: 'attempt' },
     names: /isFailure/,
     start: (env) => {
       const hedger = env.quiet(() =>
@@ -781,7 +841,7 @@ const mechanismSites: Site[] = [
     mechanism: 'adaptiveRate in a pipeline',
     callback: 'isFailure',
     use: 'awaited',
-    useFor: { throws: 'attempt' },
+    useFor: { throws: 'attempt', rejects: 'attempt' },
     names: /isFailure/,
     stateful: true,
     start: (env) => {
@@ -908,6 +968,7 @@ const budgetSites: Site[] = [
 
 const SITES: readonly Site[] = [
   ...executor,
+  ...syncSites,
   ...pipelineSites,
   ...httpSites,
   ...breakerSites,
@@ -988,6 +1049,8 @@ async function runCase(
           switch (fault) {
             case 'throws':
               throw thrown;
+            case 'rejects':
+              return Promise.reject(thrown) as never;
             case 'NaN':
               return Number.NaN as never;
             case 'undefined':
@@ -1052,7 +1115,12 @@ const useOf = (site: Site, fault: Fault): Use => site.useFor?.[fault] ?? site.us
 /** Whether `o` is the failure `fault` makes where the callback is used as `use`. */
 function isFaultFailure(o: Outcome, fault: Fault, use: Use, thrown: unknown, names: RegExp | undefined): boolean {
   if (o.status !== 'rejected') return false;
-  if (fault === 'throws') return o.reason === thrown || (o.reason as { cause?: unknown } | undefined)?.cause === thrown;
+  const isThrown = o.reason === thrown || (o.reason as { cause?: unknown } | undefined)?.cause === thrown;
+  if (fault === 'throws') return isThrown;
+  // A rejection is the callback's throw where its promise is awaited; where a value is checked, a
+  // promise is no value (named), unless the site awaits it first.
+  if (fault === 'rejects' && use !== 'checked') return isThrown;
+  if (fault === 'rejects' && isThrown) return true;
   if (use === 'void' || use === 'listener' || use === 'repaired' || use === 'operation' || use === 'attempt') {
     return false;
   }
@@ -1098,14 +1166,22 @@ function ownAllowed(site: Site, fault: Fault, thrown: unknown, got: Outcome, bas
       // No promise can fulfil with a revoked proxy (resolving reads its `then`, which throws):
       // the call rejects with the engine's TypeError.
       if (fault === 'revoked') return got.status === 'rejected' && got.reason instanceof TypeError;
-      return fault === 'throws' || fault === 'never'
+      return fault === 'throws' || fault === 'rejects' || fault === 'never'
         ? isFaultFailure(got, fault, use, thrown, site.names)
         : got.status === 'fulfilled';
     case 'void':
+      // Its return is not awaited: a rejected promise changes nothing (and reaches no host).
       return fault === 'throws' ? isFaultFailure(got, fault, use, thrown, site.names) : same;
     case 'hook':
     case 'opaque':
-      return fault === 'throws' || fault === 'never' ? isFaultFailure(got, fault, use, thrown, site.names) : same;
+      return fault === 'throws' || fault === 'rejects' || fault === 'never'
+        ? isFaultFailure(got, fault, use, thrown, site.names)
+        : same;
+    case 'syncHook':
+      if (fault === 'throws') return isFaultFailure(got, fault, use, thrown, site.names);
+      return fault === 'rejects' || fault === 'never'
+        ? got.status === 'rejected' && got.reason instanceof TypeError && site.names?.test(got.reason.message) === true
+        : same;
     case 'checked':
     case 'awaited':
       return isFaultFailure(got, fault, use, thrown, site.names);

@@ -1,6 +1,6 @@
+import { describe } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
-import { show } from '../core/validate.js';
 
 /**
  * One draw of `random`, checked: a `Random` is user code, and a value outside [0, 1) would turn
@@ -13,7 +13,7 @@ export function draw(random: Random): number {
   if (typeof r === 'number' && r >= 0 && r < 1) return r + 0;
   throw new (typeof r === 'number' ? RangeError : TypeError)(
     DEV
-      ? `random() returned ${show(r)}; expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.`
-      : `random() ${show(r)}`,
+      ? `random() returned ${describe(r)}; expected a number in [0, 1). A Random works like Math.random; seeded(42) gives a reproducible one.`
+      : `random() ${describe(r)}`,
   );
 }

@@ -1,3 +1,4 @@
+import { describe } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
 import { brief, check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
@@ -78,7 +79,7 @@ export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): num
     const d = run.next(elapsed);
     // A custom policy is user code: a wait that is not a finite number is refused, not returned.
     if (typeof d !== 'number' || !(d < Infinity)) {
-      const message = `${where}: backoff.next() returned ${show(d)}; expected a finite number of ms >= 0, or -1 to stop.`;
+      const message = `${where}: backoff.next() returned ${describe(d)}; expected a finite number of ms >= 0, or -1 to stop.`;
       throw typeof d === 'number' ? new RangeError(message) : new TypeError(message);
     }
     if (d < 0 || elapsed + d > backoff.maxElapsedMs) break;

@@ -79,9 +79,7 @@ export function isBranded(value: unknown, code: string, name: string): boolean {
  */
 export function predicate(where: string, name: string, value: unknown, expected?: string): boolean {
   if (value === true || value === false) return value;
-  // A promise refused here (an async predicate where a sync one is expected) may still reject:
-  // its rejection is this TypeError's business now, not an unhandled one.
-  if (isThenable(value)) handled(value);
+  // `describe()` marks a refused promise (an async predicate where a sync one is expected) handled.
   throw new TypeError(
     DEV
       ? `${where}: \`${name}\` returned ${describe(value)}; expected ${expected ?? 'true or false'}.`
@@ -111,9 +109,23 @@ export function handled(value: PromiseLike<unknown>): void {
   }
 }
 
-/** A user value in a message: as {@link show} renders it, a thenable named as a promise. */
+/**
+ * A user function's answer that nobody reads (a budget's `recordRequest`, a hook whose value is
+ * ignored): a promise's rejection is marked handled, so that an `async` function reaches no host.
+ */
+export function ignored(value: unknown): void {
+  if (isThenable(value)) handled(value);
+}
+
+/**
+ * A user value in a refusal's message: as {@link show} renders it, a thenable named as a promise —
+ * and that promise marked handled: refused, it may still reject, and its rejection is the
+ * refusal's business now, not an unhandled one that would reach the host.
+ */
 export function describe(value: unknown): string {
-  return isThenable(value) ? 'a promise' : show(value);
+  if (!isThenable(value)) return show(value);
+  handled(value);
+  return 'a promise';
 }
 
 /** True for anything with a callable `then`: promises of any realm and other thenables. */

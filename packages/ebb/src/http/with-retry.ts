@@ -1,4 +1,4 @@
-import { isThenable, verdict } from '../core/boundary.js';
+import { ignored, isThenable, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
 import { brief, invalid, optionsObject, show } from '../core/validate.js';
@@ -459,8 +459,10 @@ export function withRetry<F extends FetchLike = typeof fetch>(
         const answer = isFailure({ ok: true, value: response }, httpContext(context, method, url));
         failed = verdict(where, 'isFailure', isThenable(answer) ? await answer : answer);
         if (!failed) return response;
-        // Checked where it enters: anything but a number >= 0 is no hint (as the executor reads one).
+        // Checked where it enters: anything but a number >= 0 is no hint (as the executor reads
+        // one); a promise is none either, and its rejection is handled.
         const h = hint(response);
+        ignored(h);
         ms = typeof h === 'number' && h >= 0 ? h : undefined;
       } catch (error) {
         return own(error, response);

@@ -4,6 +4,7 @@
  * seed drawn from `random`. Its own module because the options are read apart from the pacer: a
  * user reads what each option means here, and the controller takes them checked and complete.
  */
+import { describe } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
@@ -179,7 +180,7 @@ export function adaptiveRateOptions<T = unknown>(options?: AdaptiveRateOptions<T
 export function drawSeed(random: Random): number {
   const u = random();
   if (typeof u !== 'number' || !(u >= 0 && u < 1)) {
-    throw new RangeError(`adaptiveRate(): \`random\` returned ${show(u)}; it must return a number in [0, 1).`);
+    throw new RangeError(`adaptiveRate(): \`random\` returned ${describe(u)}; it must return a number in [0, 1).`);
   }
   return Math.floor(u * (2 ** 31 - 1));
 }

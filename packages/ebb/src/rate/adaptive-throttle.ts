@@ -1,7 +1,7 @@
-import { isBranded, readNow } from '../core/boundary.js';
+import { describe, isBranded, readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { checkKeys, invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { IsFailure, Outcome } from '../retry/options.js';
@@ -111,7 +111,7 @@ class Throttle implements AdaptiveThrottle, Mechanism {
       const draw = this.#random();
       if (typeof draw !== 'number' || !(draw >= 0 && draw < 1)) {
         throw new RangeError(
-          `adaptiveThrottle(): \`random\` returned ${show(draw)}; it must return a number in [0, 1).`,
+          `adaptiveThrottle(): \`random\` returned ${describe(draw)}; it must return a number in [0, 1).`,
         );
       }
       if (draw < p) throw new LocalThrottleError(p);

@@ -1,5 +1,5 @@
-import { prop } from '../core/boundary.js';
-import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import { describe, prop } from '../core/boundary.js';
+import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { BudgetSuccess, RetryBudget } from '../retry/options.js';
 
 /** The kinds of error the AWS retry quota prices differently. */
@@ -138,7 +138,7 @@ export function retryCost(
     const kind = classify(error);
     if (!KINDS.includes(kind)) {
       throw new TypeError(
-        `${where}: \`classify\` returned ${show(kind)}; expected 'throttling', 'transient' or 'timeout'.`,
+        `${where}: \`classify\` returned ${describe(kind)}; expected 'throttling', 'transient' or 'timeout'.`,
       );
     }
     return costs[kind];

@@ -23,8 +23,6 @@ interface Waiter {
   done: boolean;
 }
 
-const noop = (): void => {};
-
 /**
  * The waiting room shared by ebb/rate's controllers: requests wait in one FIFO queue per
  * priority class (class 0 first), and a single clock sleep — armed only while someone waits —
@@ -185,8 +183,13 @@ export class Gate {
       // A promise reaction of the clock's sleep: nothing may escape it as an unhandled rejection.
       this.#pumpOrFail();
     };
+    // A sleep that rejects on its own (not aborted by `#disarm`, which moves `#timer` first) wakes
+    // nobody again: each waiter is refused with its error, as for a clock that throws.
+    const failed = (error: unknown): void => {
+      if (this.#timer === timer) this.#failAll(error);
+    };
     try {
-      sleepOn(this.#clock, due - now, timer.signal).then(wake, noop);
+      sleepOn(this.#clock, due - now, timer.signal).then(wake, failed);
     } catch (error) {
       this.#timer = undefined;
       this.#timerDue = Infinity;

@@ -5,6 +5,7 @@
  */
 import { exponential } from '../backoff/exponential.js';
 import { fullJitter } from '../backoff/jitter-full.js';
+import { ignored } from '../core/boundary.js';
 import { invalid, show } from '../core/validate.js';
 
 /** Where a shared structure takes its numbers from now. */
@@ -57,12 +58,12 @@ export function listenerOption(where: string, onEvent: unknown): SharedListener 
 }
 
 /**
- * Hands `event`, frozen, to `listener`. A listener's throw goes no further: the structure is
+ * Hands `event`, frozen, to `listener`. A listener's throw (or its promise's rejection) goes no further: the structure is
  * shared by every request of the process, and one caller's faulty listener must not fail them. @internal
  */
 export function sendEvent(listener: SharedListener, event: SharedEvent): void {
   try {
-    listener?.(Object.freeze(event));
+    ignored(listener?.(Object.freeze(event)));
   } catch {
     // Contained: the listener is one caller's, the structure every request's.
   }

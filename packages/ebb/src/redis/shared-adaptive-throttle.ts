@@ -1,5 +1,6 @@
+import { describe } from '../core/boundary.js';
 import type { Random } from '../core/random.js';
-import { optionsObject, show } from '../core/validate.js';
+import { optionsObject } from '../core/validate.js';
 import {
   type AdaptiveThrottle,
   type AdaptiveThrottleOptions,
@@ -170,7 +171,7 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
       if (p > 0) {
         const draw = random();
         if (typeof draw !== 'number' || !(draw >= 0 && draw < 1)) {
-          throw new RangeError(`${where}: \`random\` returned ${show(draw)}; it must return a number in [0, 1).`);
+          throw new RangeError(`${where}: \`random\` returned ${describe(draw)}; it must return a number in [0, 1).`);
         }
         if (draw < p) throw new LocalThrottleError(p);
       }

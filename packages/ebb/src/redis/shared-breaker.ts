@@ -1,9 +1,10 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
+import { describe } from '../core/boundary.js';
 import type { Clock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
-import { count, inRange, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import { count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, EBB_ERROR, type FailureVerdict, prop } from '../retry/errors.js';
 import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
@@ -514,7 +515,7 @@ class Breaker implements SharedCircuitBreaker {
       if (ms === -1) break;
       if (typeof ms !== 'number' || !(ms >= 0) || !Number.isFinite(ms)) {
         throw new RangeError(
-          `${this.#where}: openBackoff's next() returned ${show(ms)}; expected a finite number of milliseconds >= 0, or -1 to keep the last period.`,
+          `${this.#where}: openBackoff's next() returned ${describe(ms)}; expected a finite number of milliseconds >= 0, or -1 to keep the last period.`,
         );
       }
       out.push(Math.min(BREAKER.dayMs, Math.max(1, Math.round(ms))));

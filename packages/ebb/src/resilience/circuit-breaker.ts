@@ -1,6 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { isThenable } from '../core/boundary.js';
-import { invalid, optionsObject, show } from '../core/validate.js';
+import { describe, ignored, isThenable } from '../core/boundary.js';
+import { invalid, optionsObject } from '../core/validate.js';
 import { defaultIsFailure, type FailureVerdict, prop } from '../retry/errors.js';
 import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
 import type { Outcome } from '../retry/options.js';
@@ -101,7 +101,9 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
   const now = (): number => {
     const t = clock.now();
     if (typeof t !== 'number' || !Number.isFinite(t)) {
-      throw new TypeError(`circuitBreaker: clock.now() returned ${show(t)}; expected a finite number of milliseconds.`);
+      throw new TypeError(
+        `circuitBreaker: clock.now() returned ${describe(t)}; expected a finite number of milliseconds.`,
+      );
     }
     return t;
   };
@@ -112,7 +114,7 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
     const ms: unknown = run.next();
     if (ms === -1) return lastOpenMs;
     if (typeof ms !== 'number' || !(ms >= 0) || Number.isNaN(ms)) {
-      const message = `circuitBreaker: openBackoff's next() returned ${show(ms)}; expected a number of milliseconds >= 0, or -1 to keep the last period.`;
+      const message = `circuitBreaker: openBackoff's next() returned ${describe(ms)}; expected a number of milliseconds >= 0, or -1 to keep the last period.`;
       throw typeof ms === 'number' ? new RangeError(message) : new TypeError(message);
     }
     return ms;
@@ -121,7 +123,7 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
   /** What a listener threw, or its promise rejected with: to `onListenerError`, never to a caller. */
   const listenerFailed = (error: unknown, change: StateChange): void => {
     try {
-      onListenerError?.(error, change);
+      ignored(onListenerError?.(error, change));
     } catch {
       // Nobody is left to tell.
     }

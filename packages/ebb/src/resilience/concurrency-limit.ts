@@ -1,4 +1,4 @@
-import { readNow, sleepOn } from '../core/boundary.js';
+import { ignored, readNow, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import { type FailureVerdict, prop } from '../retry/errors.js';
@@ -179,7 +179,9 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
     } catch {
       return 1;
     }
-    return typeof l === 'number' && l >= 1 ? Math.floor(l) : 1;
+    if (typeof l === 'number' && l >= 1) return Math.floor(l);
+    ignored(l);
+    return 1;
   };
   /** A slot for one request; a clock that throws throws before anything is counted. */
   const take = (attempt: number): Slot => {
@@ -278,7 +280,7 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
     if (!dropped) delivered++;
     const rttMs = at - slot.start;
     srtt = srtt >= 0 ? srtt + RTT_GAIN * (rttMs - srtt) : rttMs;
-    algorithm.update({ rttMs, inflight: slot.inflight, dropped, delivered: delivered - slot.delivered });
+    ignored(algorithm.update({ rttMs, inflight: slot.inflight, dropped, delivered: delivered - slot.delivered }));
   };
 
   /**

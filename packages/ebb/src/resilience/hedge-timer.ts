@@ -1,6 +1,22 @@
-import { sleepOn } from '../core/boundary.js';
+import { ignored, sleepOn } from '../core/boundary.js';
 import { type Clock, systemClock, unrefSystemClock } from '../core/clock.js';
 import { type HeapEntry, heapAdd, heapRemove } from '../core/timer-queue.js';
+
+/**
+ * The clock's reading, or NaN when it throws or answers anything but a number (a bigint, a
+ * string): a call without a reading is neither timed nor hedged. Not core's `readNow()`, which
+ * fails the call: a hedge is an optimisation, and a call goes on without it. @internal
+ */
+export function readingOrNaN(clock: Clock): number {
+  try {
+    const t: unknown = clock.now();
+    if (typeof t === 'number') return t;
+    ignored(t);
+    return Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /** A call waiting for its hedge. Its fields are set by the timer. @internal */
 export interface HedgeDue extends HeapEntry {
@@ -98,13 +114,8 @@ export class HedgeTimer {
     this.#sleep = undefined;
     this.#armedAt = Infinity;
     this.#idle = false;
-    let t: number;
-    try {
-      t = this.#clock.now();
-    } catch {
-      // No reading, no deadline passed: the waiting calls go unhedged and settle on their own.
-      t = Number.NaN;
-    }
+    // No reading, no deadline passed: the waiting calls go unhedged and settle on their own.
+    const t = readingOrNaN(this.#clock);
     const limit = this.#order;
     const heap = this.#heap;
     for (let top = heap[0]; top !== undefined && top.dueAt <= t && top.order < limit; top = heap[0]) {
@@ -131,7 +142,7 @@ export class HedgeTimer {
   };
 
   #arm(dueAt: number): void {
-    const ms = Math.max(0, dueAt - this.#clock.now());
+    const ms = Math.max(0, dueAt - readingOrNaN(this.#clock));
     // A clock whose now() is not a number gives no wait to arm: the calls go unhedged.
     if (!(ms >= 0)) return;
     this.#armedAt = dueAt;

@@ -4,7 +4,7 @@ import { defaultIsFailure, isFinal } from '../retry/errors.js';
 import type { AbortSource } from '../retry/execution.js';
 import type { AttemptContext, IsFailure, RetryBudget } from '../retry/options.js';
 import { Scope } from '../retry/scope.js';
-import type { HedgeDue, HedgeTimer } from './hedge-timer.js';
+import { type HedgeDue, type HedgeTimer, readingOrNaN } from './hedge-timer.js';
 
 /** What a call needs of its `hedging()`. @internal */
 export interface Shared {
@@ -21,20 +21,6 @@ export interface Shared {
 }
 
 const lost = (): Error => Object.assign(new Error('Another hedged attempt won.'), { name: 'AbortError' });
-
-/**
- * The clock's reading, or NaN when it throws or answers anything but a number (a bigint, a
- * string): a call without a reading is neither timed nor hedged. Not core's `readNow()`, which
- * fails the call: a hedge is an optimisation, and a call goes on without it.
- */
-function readingOrNaN(clock: Clock): number {
-  try {
-    const t: unknown = clock.now();
-    return typeof t === 'number' ? t : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 /**
  * One call: its attempts, and its place in the hedge timer while a hedge may still start. A

@@ -1,3 +1,4 @@
+import { ignored } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { Mechanism } from '../retry/mechanism.js';
@@ -168,7 +169,7 @@ export function hedging<T = unknown>(options?: HedgingOptions<T>): Hedging & Mec
         c.idempotent !== false && (c.method === undefined || IDEMPOTENT.has(String(c.method).toUpperCase()));
       if (signal?.aborted) return Promise.reject(signal.reason);
       try {
-        budget.recordRequest?.();
+        ignored(budget.recordRequest?.());
       } catch (error) {
         // The budget's own failure fails this call, before any attempt.
         return Promise.reject(error);
@@ -182,7 +183,7 @@ export function hedging<T = unknown>(options?: HedgingOptions<T>): Hedging & Mec
       const source = sourceOf(context);
       if (source?.aborted) return Promise.reject(source.reason);
       try {
-        budget.recordRequest?.();
+        ignored(budget.recordRequest?.());
       } catch (error) {
         return Promise.reject(error);
       }

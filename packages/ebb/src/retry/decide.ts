@@ -1,8 +1,7 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
-import { describe, predicate, prop } from '../core/boundary.js';
+import { describe, ignored, predicate, prop } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
-import { show } from '../core/validate.js';
 import { RetryError, retryAfterOf } from './errors.js';
 import { deadlineOf, type Prepared } from './options.js';
 
@@ -19,7 +18,7 @@ import { deadlineOf, type Prepared } from './options.js';
 
 /** The error for a bad value from `source`: a RangeError for a number out of range (`range`), else a TypeError. */
 function bad(source: string, value: unknown, expected: string, range = typeof value === 'number'): Error {
-  const message = DEV ? `${source} returned ${describe(value)}; expected ${expected}.` : `${source} ${show(value)}`;
+  const message = DEV ? `${source} returned ${describe(value)}; expected ${expected}.` : `${source} ${describe(value)}`;
   return new (range ? RangeError : TypeError)(message);
 }
 
@@ -48,7 +47,7 @@ export function decide(
 ): number | RetryError {
   const stop = (reason: RetryError['reason'], detail?: string) =>
     new RetryError(reason, attempt, elapsed, failure, detail, fromFailure);
-  o.budget?.recordFailure?.(failure);
+  ignored(o.budget?.recordFailure?.(failure));
   // The elapsed time and the failure go to the run: Google's stop rule reads the one, the AWS
   // standard mode's throttling base and hint bound the other; other policies ignore both.
   let delay: unknown = run.next(elapsed, failure);

@@ -1,5 +1,5 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { isThenable, readNow, sleepOn, verdict } from '../core/boundary.js';
+import { ignored, isThenable, readNow, sleepOn, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
 import { rebase, type Timeline } from '../core/timeline.js';
@@ -110,7 +110,7 @@ export class Execution<T> implements Wakeup, Timeline {
     const error = this.#failure;
     this.#failure = undefined;
     this.#do(() => {
-      this.#o.budget?.recordRequest?.();
+      ignored(this.#o.budget?.recordRequest?.());
       if (failed) {
         this.#attempt = 1;
         this.#ended(failed, false, error);
@@ -268,7 +268,7 @@ export class Execution<T> implements Wakeup, Timeline {
     const o = this.#o;
     const attempt = this.#attempt;
     if (ok && !failed) {
-      o.budget?.recordSuccess(Object.freeze({ attempt, lastError: this.#failure }));
+      ignored(o.budget?.recordSuccess(Object.freeze({ attempt, lastError: this.#failure })));
       return this.#hook(
         o.onSuccess,
         () => ({ attempt, elapsedMs: this.#elapsed(), value: outcome }),

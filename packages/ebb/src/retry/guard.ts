@@ -1,4 +1,4 @@
-import { isThenable } from '../core/boundary.js';
+import { ignored, isThenable } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { invalid } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
@@ -67,7 +67,7 @@ class GuardedCall<T> implements EventListenerObject {
     if (this.#done) return;
     this.#held = false;
     try {
-      this.#guard.record(outcome, this.#ticket, detail);
+      ignored(this.#guard.record(outcome, this.#ticket, detail));
     } catch (error) {
       this.#end(false, error);
       return;
@@ -78,7 +78,7 @@ class GuardedCall<T> implements EventListenerObject {
   #release(ticket: unknown): void {
     this.#held = false;
     try {
-      this.#guard.release?.(ticket);
+      ignored(this.#guard.release?.(ticket));
     } catch (error) {
       // After the call ended there is nobody to tell; before, it fails with it.
       this.#end(false, error);
@@ -150,11 +150,11 @@ export function guard(g: RateController): Mechanism {
         const go = (t: unknown) =>
           next(context).then(
             (value) => {
-              g.record('success', t, value);
+              ignored(g.record('success', t, value));
               return value;
             },
             (error: unknown) => {
-              g.record(outcomeOf(error), t, error);
+              ignored(g.record(outcomeOf(error), t, error));
               throw error;
             },
           );

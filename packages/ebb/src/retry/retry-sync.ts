@@ -51,7 +51,11 @@ export interface RetrySyncOptions<T = unknown> {
    * returned value (`{ ok, error }` / `{ ok, value }`). Default `defaultIsFailure`.
    */
   readonly isFailure?: (outcome: Result<T>, context: SyncAttemptContext) => FailureVerdict;
-  /** Called before each wait. A throw stops the retries with that error. */
+  /**
+   * Called before each wait. A throw stops the retries with that error. Every hook here runs
+   * synchronously: one that returns a promise (an `async` function) fails the run with a
+   * `TypeError` — use `retry()` for async hooks.
+   */
   readonly onRetry?: (context: RetryContext<T>) => void;
   /** Called after every failed attempt, the last included, with what happens next. A throw ends the run with that error. */
   readonly onFailedAttempt?: (context: FailedAttemptContext<T>) => void;
@@ -160,7 +164,7 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
     }
     const failed = verdict(where, 'isFailure', answer);
     if (ok && !failed) {
-      o.onSuccess?.(Object.freeze({ attempt, elapsedMs: elapsedNow(), value: outcome }));
+      hooked('onSuccess', o.onSuccess?.(Object.freeze({ attempt, elapsedMs: elapsedNow(), value: outcome })));
       return outcome as T;
     }
     const elapsed = elapsedNow();
@@ -181,9 +185,23 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
       throw step;
     }
     failedHook(o, attempt, error, value, elapsed, 'retry', step, undefined);
-    o.onRetry?.(Object.freeze({ attempt, error, value, delayMs: step, elapsedMs: elapsed }));
+    hooked('onRetry', o.onRetry?.(Object.freeze({ attempt, error, value, delayMs: step, elapsedMs: elapsed })));
     clock.sleepSync(step);
   }
+}
+
+/**
+ * A hook's answer: a promise is refused (this executor cannot wait for it, and its rejection would
+ * reach nobody), and its rejection handled; anything else is ignored.
+ */
+function hooked(name: string, answer: unknown): void {
+  if (!isThenable(answer)) return;
+  handled(answer);
+  throw new TypeError(
+    DEV
+      ? `retrySync(): \`${name}\` returned a promise; retrySync() calls its hooks synchronously (use retry() for an async hook).`
+      : `retrySync(): \`${name}\` a promise`,
+  );
 }
 
 function failedHook(
@@ -196,7 +214,10 @@ function failedHook(
   delayMs: number | undefined,
   reason: GiveUpReason | undefined,
 ): void {
-  o.onFailedAttempt?.(Object.freeze({ attempt, error, value, elapsedMs, next, delayMs, reason }));
+  hooked(
+    'onFailedAttempt',
+    o.onFailedAttempt?.(Object.freeze({ attempt, error, value, elapsedMs, next, delayMs, reason })),
+  );
 }
 
 function giveUpHook(
@@ -207,5 +228,5 @@ function giveUpHook(
   elapsedMs: number,
   reason: GiveUpReason | 'final',
 ): void {
-  o.onGiveUp?.(Object.freeze({ attempts, error, value, elapsedMs, reason }));
+  hooked('onGiveUp', o.onGiveUp?.(Object.freeze({ attempts, error, value, elapsedMs, reason })));
 }
