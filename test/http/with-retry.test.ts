@@ -72,6 +72,25 @@ describe('statuses and Retry-After, over sockets', () => {
     await expectNoLeaks(t);
   });
 
+  it('503 with Retry-After sent twice (0 and 2) → the next request comes after the longer hint, 2 s (virtual clock)', async () => {
+    const clock = virtualClock();
+    const arrivals: number[] = [];
+    const t = await serve((_req, res) => {
+      arrivals.push(clock.now());
+      if (arrivals.length === 1) {
+        res.statusCode = 503;
+        res.setHeader('Retry-After', ['0', '2']); // two field lines; fetch joins them: "0, 2"
+        res.end('busy');
+      } else res.end('ok');
+    });
+    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }), clock });
+    const box = settle(f(`${t.origin}/x`));
+    await drive(clock, () => box.done);
+    expect((box.value as Response).status).toBe(200);
+    expect(arrivals).toEqual([0, 2000]); // not 10 (the policy's own wait) nor 0 (the first value)
+    await expectNoLeaks(t);
+  });
+
   it('the AWS predicates read x-amz-retry-after (ms) as the SDK does; the standard one ignores it', async () => {
     const arrivalsWith = async (isFailure: typeof aws) => {
       const clock = virtualClock();

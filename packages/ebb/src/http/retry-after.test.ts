@@ -191,3 +191,135 @@ describe('parseRetryAfter (RFC 9110 §10.2.3)', () => {
     );
   });
 });
+
+describe('parseRetryAfter: a repeated field, combined with ", " (RFC 9110 §5.2)', () => {
+  // 23:58:59 on 31 Dec 1999: the RFC's example date is 60 s later.
+  const NOW = Date.UTC(1999, 11, 31, 23, 58, 59);
+  const IMF = 'Fri, 31 Dec 1999 23:59:59 GMT'; // 60 s after NOW
+  const RFC850 = 'Friday, 31-Dec-99 23:59:29 GMT'; // 30 s after NOW
+  const ASCTIME = 'Fri Dec 31 23:59:49 1999'; // 50 s after NOW
+
+  it('waits for the longest value, whichever comes first', () => {
+    // What fetch hands over for two Retry-After fields.
+    const headers = new Headers();
+    headers.append('retry-after', '0');
+    headers.append('retry-after', '120');
+    expect(headers.get('retry-after')).toBe('0, 120');
+    expect(parseRetryAfter(headers.get('retry-after'))).toBe(120_000);
+    expect(parseRetryAfter('0, 120')).toBe(120_000);
+    expect(parseRetryAfter('120, 0')).toBe(120_000);
+    expect(parseRetryAfter('1, 2, 3')).toBe(3000);
+    expect(parseRetryAfter('3, 3')).toBe(3000);
+    expect(parseRetryAfter('0, 0')).toBe(0); // a hint of "now", not no hint
+  });
+
+  it('keeps a date whole across its own comma, beside a number', () => {
+    expect(parseRetryAfter(`${IMF}, 30`, NOW)).toBe(60_000);
+    expect(parseRetryAfter(`30, ${IMF}`, NOW)).toBe(60_000);
+    expect(parseRetryAfter(`${IMF}, 90`, NOW)).toBe(90_000);
+    expect(parseRetryAfter(`90, ${RFC850}`, NOW)).toBe(90_000);
+    expect(parseRetryAfter(`${ASCTIME}, 10`, NOW)).toBe(50_000);
+    // A date in the past is 0, a hint like any other: the number beside it wins.
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT, 7', NOW)).toBe(7000);
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT, 0', NOW)).toBe(0);
+  });
+
+  it('reads two dates, in any of the three formats', () => {
+    expect(parseRetryAfter(`${IMF}, ${RFC850}`, NOW)).toBe(60_000);
+    expect(parseRetryAfter(`${RFC850}, ${IMF}`, NOW)).toBe(60_000);
+    expect(parseRetryAfter(`${RFC850}, ${ASCTIME}`, NOW)).toBe(50_000);
+    expect(parseRetryAfter(`${IMF}, ${IMF}`, NOW)).toBe(60_000);
+  });
+
+  it('skips a part that is not a Retry-After and reads the others', () => {
+    expect(parseRetryAfter('soon, 5')).toBe(5000);
+    expect(parseRetryAfter('5, soon')).toBe(5000);
+    expect(parseRetryAfter('1e3, 7')).toBe(7000); // not 1000 s: "1e3" is no hint
+    expect(parseRetryAfter('-1, 2')).toBe(2000);
+    expect(parseRetryAfter('1.5, 0')).toBe(0);
+    expect(parseRetryAfter('5,')).toBe(5000); // empty list elements (RFC 9110 §5.6.1.2)
+    expect(parseRetryAfter(', , 5')).toBe(5000);
+    // A bare day name is no date, and does not swallow the number after it.
+    expect(parseRetryAfter('Sun, 120')).toBe(120_000);
+    expect(parseRetryAfter(`Sun, ${IMF}`, NOW)).toBe(60_000);
+    expect(parseRetryAfter(`soon, ${IMF}`, NOW)).toBe(60_000);
+  });
+
+  it('a part too long for a double is still "longer than anything"', () => {
+    expect(parseRetryAfter(`1, ${'9'.repeat(400)}`)).toBe(MAX_DELAY_MS);
+    expect(parseRetryAfter(`${'9'.repeat(400)}, 0`)).toBe(MAX_DELAY_MS);
+  });
+
+  it('is no hint when no part reads', () => {
+    for (const bad of [
+      'soon, later',
+      '1e3, -1',
+      '1.5, +5',
+      ',',
+      ', ',
+      ' , , ',
+      'Sun, 6 Nov 1994',
+      'Sun , 06 Nov 1994 08:49:37 GMT',
+    ]) {
+      expect(parseRetryAfter(bad, NOW), JSON.stringify(bad)).toBeUndefined();
+    }
+  });
+
+  it('ignores whitespace around each part, as around a single value', () => {
+    for (const v of ['0,120', '0 ,120', ' 0 , 120 ', '\t0,\t120\t', '0,  120', '0 ,\t 120']) {
+      expect(parseRetryAfter(v), JSON.stringify(v)).toBe(120_000);
+    }
+    expect(parseRetryAfter(` ${IMF} ,  30 `, NOW)).toBe(60_000);
+  });
+
+  it('the combined value is the longest of its parts, or no hint when none reads (property)', () => {
+    // Instants within 40 years of now, so that an RFC 850 two-digit year reads back unambiguously.
+    const now = Date.UTC(2026, 10, 21, 12, 0, 0);
+    const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+    const rfc850 = (d: Date) => {
+      const [, day, month, year, time] = d.toUTCString().split(' ') as string[];
+      return `${DAYS[d.getUTCDay()]}, ${day}-${month}-${(year as string).slice(2)} ${time} GMT`;
+    };
+    const asctime = (d: Date) => {
+      const [wd, day, month, year, time] = d.toUTCString().replace(',', '').split(' ') as string[];
+      return `${wd} ${month} ${String(Number(day)).padStart(2, ' ')} ${time} ${year}`;
+    };
+    const instant = fc
+      .integer({ min: -40 * 365 * 86_400, max: 40 * 365 * 86_400 })
+      .map((s) => new Date(Math.floor(now / 1000) * 1000 + s * 1000));
+    const valid = fc.oneof(
+      fc.integer({ min: 0, max: 1e9 }).map(String),
+      fc.constantFrom('0', '007', '9'.repeat(400)),
+      instant.map((d) => d.toUTCString()),
+      instant.map(rfc850),
+      instant.map(asctime),
+    );
+    const invalid = fc.oneof(
+      fc.constantFrom('', ' ', '1e3', '-1', '+5', '1.5', '0x10', 'NaN', 'soon', 'Sun', 'Sunday', '5s'),
+      fc.constantFrom('Sun 06 Nov 1994 08:49:37 GMT', '1994-11-06T08:49:37Z'),
+      fc.string().filter((s) => !s.includes(',') && parseRetryAfter(s, now) === undefined),
+    );
+    const space = fc.constantFrom('', ' ', '  ', '\t');
+    const part = fc
+      .tuple(
+        space,
+        fc.oneof(
+          valid.map((p) => ({ p, ok: true })),
+          invalid.map((p) => ({ p, ok: false })),
+        ),
+        space,
+      )
+      .map(([a, { p, ok }, b]) => ({ text: `${a}${p}${b}`, p, ok }));
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 2, maxLength: 6 }), (parts) => {
+        const hints = parts.map(({ p }) => parseRetryAfter(p, now));
+        // The generators are what they claim: every valid form reads alone, no invalid one does.
+        for (const [i, { p, ok }] of parts.entries()) expect(hints[i] !== undefined, p).toBe(ok);
+        const combined = parseRetryAfter(parts.map(({ text }) => text).join(','), now);
+        const read = hints.filter((ms) => ms !== undefined);
+        expect(combined).toBe(read.length === 0 ? undefined : Math.max(...read));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

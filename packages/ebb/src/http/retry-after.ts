@@ -97,6 +97,13 @@ export function parseHttpDate(value: string | null | undefined, nowMs: number = 
  *   client would retry sooner than the server asked.
  * - an HTTP-date → the time from `nowMs` (milliseconds since the epoch, a wall-clock time) to
  *   that date; a date in the past gives 0 (retry now).
+ * - a repeated field → the **longest** wait any of its values asks for. `Retry-After` is one
+ *   value, but a server that sends the field twice reaches `fetch` as one value joined with
+ *   ", " (RFC 9110 §5.2; `"0, 120"`). Each comma-separated part is read as above (an
+ *   IMF-fixdate's or RFC 850 date's own comma stays inside its date), parts that are not a
+ *   `Retry-After` are skipped, and the longest of the rest wins: the server asked for 120 s
+ *   somewhere, so retrying after 0 — or on the normal backoff — would be sooner than it asked.
+ *   A value none of whose parts reads is no hint.
  * - anything else → undefined: a hint the server did not give is no reason to wait.
  *
  * Surrounding whitespace is ignored (a field value has none, RFC 9110 §5.5). `withRetry` passes
@@ -108,10 +115,26 @@ export function parseHttpDate(value: string | null | undefined, nowMs: number = 
  * @example
  * parseRetryAfter('120');                                                    // 120000
  * parseRetryAfter('Fri, 31 Dec 1999 23:59:59 GMT', Date.UTC(1999, 11, 31, 23, 59, 0)); // 59000
+ * parseRetryAfter('0, 120');                                                 // 120000
  * parseRetryAfter('soon');                                                   // undefined
  */
 export function parseRetryAfter(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
   if (typeof value !== 'string') return undefined;
+  const parts = value.split(',');
+  let longest: number | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    // A part that reads as a date only together with the next one ("Sun" + " 06 Nov 1994 …")
+    // is one date, split at its own comma; neither half alone is a Retry-After.
+    let ms = i + 1 < parts.length ? parseOne(`${parts[i]},${parts[i + 1]}`, nowMs) : undefined;
+    if (ms === undefined) ms = parseOne(parts[i] as string, nowMs);
+    else i++;
+    if (ms !== undefined && (longest === undefined || ms > longest)) longest = ms;
+  }
+  return longest;
+}
+
+/** One `Retry-After` value (delay-seconds or an HTTP-date) as a wait in ms, or undefined. */
+function parseOne(value: string, nowMs: number): number | undefined {
   const v = value.trim();
   if (DELAY_SECONDS.test(v)) {
     const ms = Number(v) * 1000;

@@ -32,3 +32,31 @@ describe('serverHintMs', () => {
     expect(serverHintMs(response({ ratelimit: '"default";r=4;t=30' }))).toBeUndefined();
   });
 });
+
+describe('serverHintMs: a repeated Retry-After', () => {
+  const repeated = (...values: string[]) => {
+    const headers = new Headers();
+    for (const v of values) headers.append('retry-after', v);
+    return new Response(null, { status: 503, headers });
+  };
+
+  it('waits for the longest value; the combined field still takes precedence over RateLimit', () => {
+    expect(serverHintMs(repeated('0', '120'))).toBe(120_000);
+    expect(serverHintMs(repeated('120', '0'))).toBe(120_000);
+    const withRateLimit = repeated('0', '2');
+    withRateLimit.headers.set('ratelimit', '"default";r=0;t=30');
+    expect(serverHintMs(withRateLimit)).toBe(2000);
+  });
+
+  it("measures each date from the response's own Date", () => {
+    const r = repeated('Sun, 06 Nov 1994 08:49:40 GMT', '1');
+    r.headers.set('date', 'Sun, 06 Nov 1994 08:49:37 GMT');
+    expect(serverHintMs(r, Date.UTC(2026, 0, 1))).toBe(3000);
+  });
+
+  it('a combined value none of whose parts reads leaves RateLimit to stand in', () => {
+    const r = repeated('soon', '1e3');
+    r.headers.set('ratelimit', '"default";r=0;t=30');
+    expect(serverHintMs(r)).toBe(30_000);
+  });
+});
