@@ -57,7 +57,8 @@ const clients: Record<string, (o: Options) => Call> = {
     };
   },
   ky: (o) => {
-    const api = withRetryKy(ky, { budget: false, backoff: fast, ...o });
+    // ky's timeout (10 s by default) bounds the whole call, ebb's waits included.
+    const api = withRetryKy(ky.extend({ timeout: 60_000 }), { budget: false, backoff: fast, ...o });
     return async (url, init = {}) => {
       try {
         return (await api(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body })).status;
@@ -131,5 +132,77 @@ describe.each(Object.keys(clients))('%s through ebb', (name) => {
     );
     expect(isBrokenCircuitError(refused)).toBe(true);
     expect(t.seen.length).toBe(2);
+  });
+});
+
+describe("ky through ebb: ky's own errors, and ky's timeout", () => {
+  /** What a call rejected with (undefined: it resolved). */
+  const thrown = (p: Promise<unknown>): Promise<unknown> =>
+    p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  const codeOf = (e: unknown): unknown => (e as { cause?: { code?: unknown } }).cause?.code;
+
+  it('a connection reset on every attempt: ky rejects with fetch’s own error, as ky without ebb does, after the policy’s attempts', async () => {
+    t = await startServer((req) => req.socket.destroy());
+    const bare = await thrown(ky(`${t.origin}/reset`, { retry: 0 }));
+    expect(t.seen.length).toBe(1);
+    const error = await thrown(withRetryKy(ky, { budget: false, backoff: fast })(`${t.origin}/reset`));
+    expect(t.seen.length).toBe(1 + MAX);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).constructor).toBe((bare as Error).constructor);
+    expect((error as Error).message).toBe((bare as Error).message);
+    expect(codeOf(error)).toBe(codeOf(bare));
+    expect(codeOf(error)).toBe('UND_ERR_SOCKET');
+  });
+
+  it('a refused connection: fetch’s own TypeError (ECONNREFUSED), whether the attempts, the time budget or the retry budget ended the retries', async () => {
+    t = await startServer(() => {});
+    const url = `${t.origin}/refused`;
+    await t.close();
+    t = undefined;
+    let sent = 0;
+    const counting = ((input: RequestInfo | URL, init?: RequestInit) => {
+      sent++;
+      return fetch(input, init);
+    }) as typeof fetch;
+    const refuses = { tryAcquireRetry: () => false, recordSuccess: () => {} };
+    const endings: [ClientRetryOptions, number][] = [
+      [{ budget: false, backoff: fast }, MAX],
+      [{ budget: false, backoff: exponential({ initialDelayMs: 50, jitter: noJitter, maxElapsedMs: 120 }) }, 2],
+      [{ budget: refuses, backoff: fast }, 1],
+    ];
+    for (const [options, attempts] of endings) {
+      sent = 0;
+      const error = await thrown(withRetryKy(ky, options, counting)(url));
+      expect(sent).toBe(attempts);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toBe('fetch failed');
+      expect(codeOf(error)).toBe('ECONNREFUSED');
+    }
+  });
+
+  it('a Retry-After longer than ky’s timeout: the 503 at once, as ky’s HTTPError, after one request', async () => {
+    t = await startServer(script([503, { 'retry-after': '2' }], [200]));
+    const api = withRetryKy(ky.extend({ timeout: 1_000 }), { budget: false, backoff: fast });
+    const started = performance.now();
+    const error = await thrown(api.get(`${t.origin}/ra`));
+    expect(error).toBeInstanceOf(KyHTTPError);
+    expect((error as InstanceType<typeof KyHTTPError>).response.status).toBe(503);
+    expect(performance.now() - started).toBeLessThan(900);
+    expect(t.seen.length).toBe(1);
+  });
+
+  it('a maxRetryAfterMs longer than ky’s timeout is refused at once; with a longer timeout, a Retry-After within it is waited', async () => {
+    expect(() => withRetryKy(ky, { maxRetryAfterMs: 30_000 })).toThrow(RangeError);
+    expect(() => withRetryKy(ky, { maxRetryAfterMs: 30_000 })).toThrow(/`maxRetryAfterMs`.*ky's timeout, 10000 ms/);
+    expect(() => withRetryKy(ky.extend({ timeout: false }), { maxRetryAfterMs: 30_000 })).not.toThrow();
+    t = await startServer(script([503, { 'retry-after': '1' }], [200]));
+    const api = withRetryKy(ky.extend({ timeout: 5_000 }), { budget: false, backoff: fast, maxRetryAfterMs: 3_000 });
+    expect(await api.get(`${t.origin}/ra`).text()).toBe('ok');
+    expect(t.seen.length).toBe(2);
+    const [a, b] = t.seen.map((s) => s.at) as [number, number];
+    expect(b - a).toBeGreaterThanOrEqual(990);
   });
 });

@@ -10,12 +10,12 @@
  * @packageDocumentation
  */
 
-import { type FetchLike, type WithRetryOptions, withRetry } from '../http/with-retry.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Result } from '../retry/errors.js';
 import { type ClientRetryOptions, httpCaller, type ResponseHead } from './http-call.js';
 
 export type { ClientRetryOptions } from './http-call.js';
+export { type KyLike, withRetryKy } from './ky.js';
 
 type Headers_ = Readonly<Record<string, string | readonly string[] | undefined>>;
 
@@ -110,32 +110,6 @@ export function withRetryAxios<C extends AxiosConfigLike, R extends AxiosRespons
       discard,
     );
   };
-}
-
-/** What `withRetryKy` needs of ky: `extend`, as ky's own instance has it. */
-export interface KyLike<K> {
-  extend(options: { retry: number; fetch: typeof fetch }): K;
-}
-
-/**
- * A ky instance whose own retry is off (`retry: 0`) and whose `fetch` is `withRetry(fetch,
- * options)`: every request is retried by ebb (idempotency, bodies, `Retry-After`, a budget per
- * origin), under ky's hooks, `timeout` and `throwHttpErrors` — ky sees the last response when
- * the retries end and throws its `HTTPError` for it as usual. `fetch` is the fetch to wrap
- * (default the global one).
- *
- * @example
- * import ky from 'ky';
- * import { withRetryKy } from 'ebb/clients';
- * const api = withRetryKy(ky, { maxRetryAfterMs: 30_000 });
- * const items = await api.get('https://api.example.com/items').json();
- */
-export function withRetryKy<K>(
-  ky: KyLike<K>,
-  options?: WithRetryOptions,
-  fetchImpl: FetchLike & typeof fetch = globalThis.fetch,
-): K {
-  return ky.extend({ retry: 0, fetch: withRetry(fetchImpl, options) });
 }
 
 /** What `withRetryGot` reads of a got response. */
