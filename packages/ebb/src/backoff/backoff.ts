@@ -143,7 +143,7 @@ export function fromCurve<T extends LimitOptions>(
   cap = Infinity,
   own?: Jitter,
 ): Backoff {
-  const options = optionsObject(where, given) as Partial<T>;
+  const options = optionsObject(where, given, keys[0]) as Partial<T>;
   checkKeys(where, options, [...keys, ...Object.keys(LIMITS)]);
   const curve = curveOf(options);
   const limit = (name: keyof typeof LIMITS, fallback = Infinity) =>

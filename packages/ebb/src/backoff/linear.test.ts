@@ -45,6 +45,10 @@ describe('linear', () => {
         'linear(): unknown option `increment`. Did you mean `incrementMs`? Known options: initialDelayMs, incrementMs, jitter, ceiling, maxIntervalMs, maxDelayMs, maxAttempts, maxElapsedMs.',
       ),
     );
-    expect(() => linear(7 as never)).toThrow(new TypeError('linear(): expected an options object, got 7.'));
+    expect(() => linear(7 as never)).toThrow(
+      new TypeError(
+        'linear(): expected an options object, got 7. Pass an options object: linear({ initialDelayMs: … }).',
+      ),
+    );
   });
 });

@@ -177,6 +177,19 @@ describe('option validation, exactly: boundaries, defaults and every message par
       expect(e.message).toBe(`f(): expected an options object, got ${shown}.`);
     }
   });
+
+  it('optionsObject: given the main option, the fix shows the object to pass (constant(5000), sequence([…]))', () => {
+    expect(() => optionsObject('constant()', 5000 as unknown as object, 'delayMs')).toThrow(
+      new TypeError(
+        'constant(): expected an options object, got 5000. Pass an options object: constant({ delayMs: … }).',
+      ),
+    );
+    expect(() => optionsObject('sequence()', [10, 20] as unknown as object, 'delaysMs')).toThrow(
+      new TypeError(
+        'sequence(): expected an options object, got an array. Pass an options object: sequence({ delaysMs: … }).',
+      ),
+    );
+  });
 });
 
 describe("rules: one formatter reads each option's kind, bounds and fix", () => {

@@ -78,12 +78,22 @@ export function checkKeys(where: string, options: object, known: readonly string
   }
 }
 
-/** Checks that `options` is a plain options object (or undefined) and returns it. */
-export function optionsObject<T extends object>(where: string, options: T | undefined): T | Record<string, never> {
+/**
+ * Checks that `options` is a plain options object (or undefined) and returns it. `first`, the
+ * function's main option, makes the fix of the message (a number or an array passed where the
+ * object goes: `constant(5000)` → "Pass an options object: constant({ delayMs: … })").
+ */
+export function optionsObject<T extends object>(
+  where: string,
+  options: T | undefined,
+  first?: string,
+): T | Record<string, never> {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(
-      DEV ? `${where}: expected an options object, got ${show(options)}.` : brief(where, 'options', options),
+      DEV
+        ? `${where}: expected an options object, got ${show(options)}.${first ? ` Pass an options object: ${where.slice(0, -1)}{ ${first}: … }).` : ''}`
+        : brief(where, 'options', options),
     );
   }
   return options;
