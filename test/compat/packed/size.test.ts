@@ -27,11 +27,13 @@ type Entry = keyof typeof TARGET_GZIP_BYTES;
 const BUDGET_GZIP_BYTES: Record<Bundler, Record<Build, Record<Entry, number>>> = {
   esbuild: {
     development: { typical: 6_139, http: 9_071 },
-    production: { typical: 4_758, http: 7_708 },
+    // http raised from 7,708: a repeated Retry-After read (+82 B) and user values rendered bounded (+53 B).
+    production: { typical: 4_758, http: 7_856 },
   },
   rollup: {
     development: { typical: 6_078, http: 8_922 },
-    production: { typical: 4_700, http: 7_544 },
+    // http raised from 7,544, for the same two changes.
+    production: { typical: 4_700, http: 7_695 },
   },
 };
 
