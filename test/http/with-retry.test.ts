@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import type { ServerResponse } from 'node:http';
 import { constant, noJitter, RetryError, timeout, type VirtualClock, virtualClock } from 'ebb';
 import { aws, type HttpStatusError, standard, withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,41 +55,38 @@ describe('statuses and Retry-After, over sockets', () => {
     await expectNoLeaks(t);
   });
 
-  it('429 with Retry-After: 1 → the next request comes 1 s later (virtual clock), not after the 10 ms policy', async () => {
+  /** When the requests arrive (virtual clock) when the first answer is `first`'s, then 200; a 10-ms policy. */
+  async function arrivalsAfter(first: (res: ServerResponse) => void): Promise<number[]> {
     const clock = virtualClock();
     const arrivals: number[] = [];
     const t = await serve((_req, res) => {
       arrivals.push(clock.now());
-      if (arrivals.length === 1) {
-        res.writeHead(429, { 'retry-after': '1' });
-        res.end('slow down');
-      } else res.end('ok');
+      if (arrivals.length === 1) first(res);
+      else res.end('ok');
     });
     const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }), clock });
     const box = settle(f(`${t.origin}/x`));
     await drive(clock, () => box.done);
     expect((box.value as Response).status).toBe(200);
-    expect(arrivals).toEqual([0, 1000]);
     await expectNoLeaks(t);
+    return arrivals;
+  }
+
+  it('429 with Retry-After: 1 → the next request comes 1 s later (virtual clock), not after the 10 ms policy', async () => {
+    const arrivals = await arrivalsAfter((res) => {
+      res.writeHead(429, { 'retry-after': '1' });
+      res.end('slow down');
+    });
+    expect(arrivals).toEqual([0, 1000]);
   });
 
   it('503 with Retry-After sent twice (0 and 2) → the next request comes after the longer hint, 2 s (virtual clock)', async () => {
-    const clock = virtualClock();
-    const arrivals: number[] = [];
-    const t = await serve((_req, res) => {
-      arrivals.push(clock.now());
-      if (arrivals.length === 1) {
-        res.statusCode = 503;
-        res.setHeader('Retry-After', ['0', '2']); // two field lines; fetch joins them: "0, 2"
-        res.end('busy');
-      } else res.end('ok');
+    const arrivals = await arrivalsAfter((res) => {
+      res.statusCode = 503;
+      res.setHeader('Retry-After', ['0', '2']); // two field lines; fetch joins them: "0, 2"
+      res.end('busy');
     });
-    const f = withRetry(fetch, { backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }), clock });
-    const box = settle(f(`${t.origin}/x`));
-    await drive(clock, () => box.done);
-    expect((box.value as Response).status).toBe(200);
     expect(arrivals).toEqual([0, 2000]); // not 10 (the policy's own wait) nor 0 (the first value)
-    await expectNoLeaks(t);
   });
 
   it('the AWS predicates read x-amz-retry-after (ms) as the SDK does; the standard one ignores it', async () => {
