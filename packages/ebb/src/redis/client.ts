@@ -1,3 +1,4 @@
+import { describe } from '../core/boundary.js';
 import { show } from '../core/validate.js';
 
 /**
@@ -72,8 +73,10 @@ export function redisScripts(client: unknown, where = 'redisScripts()'): RedisSc
       eval: (source, keys, args) => c.eval(source, keys.length, ...keys, ...args),
     };
   }
+  // A promise (an un-awaited `createClient().connect()`) is named, and its rejection handled.
+  const got = describe(client);
   throw new TypeError(
-    `${where}: expected \`client\` to be a node-redis client (evalSha, eval), an ioredis client (evalsha, eval) or { evalSha(sha, keys, args), eval(source, keys, args) }, got ${show(client)}.`,
+    `${where}: expected \`client\` to be a node-redis client (evalSha, eval), an ioredis client (evalsha, eval) or { evalSha(sha, keys, args), eval(source, keys, args) }, got ${got}.${got === 'a promise' ? ' Await it (the client, not the promise of its connection).' : ''}`,
   );
 }
 

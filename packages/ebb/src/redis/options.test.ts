@@ -234,3 +234,26 @@ describe("sharedAwsRetryQuota's costs are awsRetryQuota's", () => {
     await odd.close();
   });
 });
+
+describe('the shared options, one message each', () => {
+  it('commandTimeoutMs and syncIntervalMs: 0, -5, NaN and Infinity are refused alike, "a finite number >= 1"', () => {
+    for (const key of ['commandTimeoutMs', 'syncIntervalMs']) {
+      for (const value of [0, -5, 0.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+        expect(() => sharedTokenBudget({ client: refusing, name: 'n', [key]: value })).toThrow(
+          new RangeError(
+            `sharedTokenBudget(): expected \`${key}\` to be a finite number >= 1, got ${value}. For example ${key === 'commandTimeoutMs' ? 100 : 1000}.`,
+          ),
+        );
+      }
+    }
+  });
+
+  it('a promise for the client (an un-awaited connect()) is named, with the fix, and its rejection handled', async () => {
+    const connecting = Promise.reject(new Error('ECONNREFUSED'));
+    expect(() => sharedTokenBudget({ client: connecting, name: 'n' })).toThrow(
+      /got a promise\. Await it \(the client, not the promise of its connection\)\./,
+    );
+    // An unhandled rejection would fail this file's run; give it a turn to surface.
+    await new Promise((r) => setImmediate(r));
+  });
+});

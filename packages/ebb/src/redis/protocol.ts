@@ -58,6 +58,16 @@ export function listenerOption(where: string, onEvent: unknown): SharedListener 
 }
 
 /**
+ * A time option of at least one millisecond (`commandTimeoutMs`, `syncIntervalMs`): `fallback` when
+ * left out, else a finite number >= 1 — one message for every value refused. @internal
+ */
+export function msOption(where: string, name: string, value: unknown, fallback: number, fix: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value === 'number' && value >= 1 && value < Number.POSITIVE_INFINITY) return value;
+  return invalid(where, name, value, 'a finite number >= 1', fix);
+}
+
+/**
  * Hands `event`, frozen, to `listener`. A listener's throw (or its promise's rejection) goes no further: the structure is
  * shared by every request of the process, and one caller's faulty listener must not fail them. @internal
  */

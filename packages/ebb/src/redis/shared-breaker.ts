@@ -26,6 +26,7 @@ import {
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 import {
   listenerOption,
+  msOption,
   newGeneration,
   processId,
   RECONNECT,
@@ -283,9 +284,7 @@ class Breaker implements SharedCircuitBreaker {
     this.#base = base;
     this.#scripts = redisScripts(o.client, where);
     this.#clock = sharedClockOption(where, o.clock);
-    this.#timeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
-    if (this.#timeoutMs < 1)
-      invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
+    this.#timeoutMs = msOption(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, 'For example 100.');
     const failureRate = inRange(where, 'failureRate', o.failureRate, 0.5, 0, 1, 'For example 0.5 for half the calls.');
     if (failureRate === 0) invalid(where, 'failureRate', 0, 'a number above 0, up to 1', 'For example 0.5.');
     const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');

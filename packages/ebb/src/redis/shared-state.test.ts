@@ -193,6 +193,28 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     await b.close();
   });
 
+  it('close() and flush() while backing off after a failure send the changes once more (bounded by commandTimeoutMs), so a short-lived process hands back what it recorded', async () => {
+    for (const end of ['close', 'flush'] as const) {
+      const clock = virtualClock();
+      const redis = fakeRedis();
+      const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock });
+      await b.ready();
+      redis.state.mode = 'refuse';
+      b.recordFailure(); // urgent: sent at once, refused; the next try waits for the reconnect backoff
+      await settle();
+      expect(b.mode).toBe('local');
+      redis.state.mode = 'up'; // Redis is back, within the backoff
+      for (let i = 0; i < 3; i++) b.recordFailure();
+      const sent = redis.calls.length;
+      await (end === 'close' ? b.close() : b.flush());
+      expect(redis.calls.length, end).toBeGreaterThan(sent);
+      // All four failures reach the fleet's level: 10 − 4 tokens.
+      expect(redis.levels.get('ebb:{n}:token-budget'), end).toBe(6000);
+      expect(b.mode, end).toBe('shared');
+      if (end === 'flush') await b.close();
+    }
+  });
+
   it('a refusing Redis before the first answer: ready() resolves, the local bucket starts full', async () => {
     const clock = virtualClock();
     const redis = fakeRedis();

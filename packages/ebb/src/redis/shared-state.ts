@@ -1,12 +1,13 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import type { Clock } from '../core/clock.js';
-import { invalid, nonNegative, show } from '../core/validate.js';
+import { show } from '../core/validate.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 import {
   APPLIED_TTL_S,
   faultOf,
   generationOf,
   listenerOption,
+  msOption,
   newGeneration,
   processId,
   quote,
@@ -181,13 +182,8 @@ export class SharedState {
     this.#spec = spec;
     this.#clock = sharedClockOption(where, o.clock);
     this.#timer = new Rearm(this.#clock, () => this.#send());
-    this.#commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
-    if (this.#commandTimeoutMs < 1)
-      invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
-    this.#syncIntervalMs = nonNegative(where, 'syncIntervalMs', o.syncIntervalMs, 1000, false, 'For example 1000.');
-    if (this.#syncIntervalMs < 1) {
-      invalid(where, 'syncIntervalMs', o.syncIntervalMs, 'a finite number >= 1', 'For example 1000.');
-    }
+    this.#commandTimeoutMs = msOption(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, 'For example 100.');
+    this.#syncIntervalMs = msOption(where, 'syncIntervalMs', o.syncIntervalMs, 1000, 'For example 1000.');
     this.#onEvent = listenerOption(where, o.onEvent);
     this.#level = spec.initial;
     this.#ready = new Promise((resolve) => {
@@ -263,19 +259,30 @@ export class SharedState {
     else this.#timer.arm(this.#syncIntervalMs);
   }
 
-  /** Sends what is pending now (bounded by `commandTimeoutMs`, or skipped while backing off); never rejects. */
+  /**
+   * Sends what is pending now, bounded by `commandTimeoutMs`; never rejects. While backing off
+   * after a failure it still tries once — a caller who flushes (or closes, before a short-lived
+   * process exits) wants the changes sent, and one call is no storm — and stops at the next failure.
+   */
   async flush(refresh = false): Promise<void> {
     // A call's end may start the next one (changes made meanwhile): wait for those too. Bounded:
     // each turn sends or awaits one call, and a failed call stops it (the backoff's wait).
     // `refresh` sends once even with nothing pending, to read the fleet's value back.
     let force = refresh;
+    let tried = false;
     for (let turn = 0; turn < 100; turn++) {
       if (this.#inflight) {
         await this.#inflight;
         continue;
       }
-      if ((!this.#owed() && !force) || this.#closed || this.#clock.now() < this.#nextTryMs) return;
+      if ((!this.#owed() && !force) || this.#closed) return;
+      if (this.#clock.now() < this.#nextTryMs) {
+        if (tried) return;
+        // The one try past the backoff.
+        this.#nextTryMs = Number.NEGATIVE_INFINITY;
+      }
       force = false;
+      tried = true;
       this.#send();
     }
   }
