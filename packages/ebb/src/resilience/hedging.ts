@@ -74,7 +74,7 @@ export interface Hedging {
    * Each attempt gets the context `retry()` gives its operation: `attempt` (1, then 2 for the
    * first hedge), `signal` (created when first read, so an operation that does not read it
    * costs no `AbortController`; read it to be cancelled when you lose), `elapsedMs` since the
-   * call began. (Up to ebb 0.1.0 the operation received the signal itself.)
+   * call began. (In ebb 0.x the operation received the signal itself.)
    */
   run<T>(operation: (attempt: AttemptContext) => PromiseLike<T> | T, options?: HedgeCallOptions): Promise<Awaited<T>>;
 }
