@@ -202,6 +202,25 @@ describe('timeout()', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it("outside a retry (the whole call's): its error names no attempt, whichever attempt was running", async () => {
+    const clock = virtualClock();
+    const call = pipeline([
+      timeout(100, { clock }),
+      retrying({ clock, backoff: constant({ delayMs: 10, maxAttempts: 5, jitter: noJitter }) }),
+    ]);
+    let attempts = 0;
+    const r = await outcome(
+      call.execute(() => {
+        attempts++;
+        return attempts < 3 ? Promise.reject(new Error('down')) : new Promise(() => {});
+      }),
+      clock,
+    );
+    expect(attempts).toBe(3);
+    expect(r.error).toMatchObject({ name: 'TimeoutError', message: 'timed out after 100 ms (timeout(100))' });
+    expect(clock.pending).toBe(0);
+  });
+
   it('makes no AbortController unless the operation reads its signal', async () => {
     const Real = globalThis.AbortController;
     let made = 0;

@@ -72,9 +72,13 @@ class TimedCall<T> implements Wakeup, EventListenerObject {
     this.#expire((this.#source as AbortSource).reason);
   }
 
-  /** The time is up. */
+  /**
+   * The time is up. The message names the attempt from the second on: a timeout outside a retry
+   * (the whole call's) always sees attempt 1, and "attempt 1 timed out" would misname it.
+   */
   wake(): void {
-    this.#expire(timeoutError(`attempt ${this.#child.attempt} timed out after ${this.#ms} ms (timeout(${this.#ms}))`));
+    const n = this.#child.attempt;
+    this.#expire(timeoutError(`${n > 1 ? `attempt ${n} ` : ''}timed out after ${this.#ms} ms (timeout(${this.#ms}))`));
   }
 
   /** Ends the call with `error`: the timer queue's report that `wake` threw, or a custom clock's failed sleep. */
