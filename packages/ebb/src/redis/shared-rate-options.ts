@@ -85,7 +85,13 @@ export interface SharedRate extends AdaptiveRateController, Mechanism {
   readonly waiting: number;
   /** Resolves once the first lease was granted or failed (bounded by `commandTimeoutMs`); never rejects. */
   ready(): Promise<void>;
-  /** Gives the share back to the fleet at once and stops the timers. Call before a process exits. */
+  /**
+   * Gives the share back to the fleet at once and stops the timers. Call before a process exits.
+   * Afterwards the member paces alone, as every ebb/redis structure's changes after `close()` stay
+   * local: requests still waiting and new ones go to its local fallback controller (an
+   * `adaptiveRate` within `maxRatePerSecond`), which starts at the rate the member last had (its
+   * share, or the fallback's rate); `mode` is `'local'` and no lease is asked for again.
+   */
   close(): Promise<void>;
   /** Reads the fleet's state without changing it and without taking a lease; rejects if Redis fails or times out. */
   inspect(): Promise<SharedRateInspection>;

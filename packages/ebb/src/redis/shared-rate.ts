@@ -176,17 +176,16 @@ class Shared implements SharedRate {
   }
 
   async close(): Promise<void> {
-    this.#timer.cancel();
-    if (this.#inflight) await this.#inflight;
-    if (!this.#closed && this.#mode === 'shared') {
-      this.#closed = true;
-      this.#timer.stop();
-      // Lease 0 leaves the fleet: the share goes back at once, not after three lease periods.
-      this.#inflight = this.#call(undefined, 0);
-      await this.#inflight;
-    }
-    this.#closed = true;
     this.#timer.stop();
+    if (this.#inflight) await this.#inflight;
+    const leave = !this.#closed && this.#mode === 'shared';
+    this.#closed = true;
+    // Closed, it paces alone at the rate it had (waiters too); lease 0 gives its share back at once.
+    this.#mode = 'local';
+    this.#fallback.controller();
+    this.#gate.poke();
+    if (leave) this.#inflight = this.#call(undefined, 0);
+    await this.#inflight;
   }
 
   async inspect(): Promise<SharedRateInspection> {
@@ -283,8 +282,9 @@ class Shared implements SharedRate {
       this.#nextTryMs = Number.NEGATIVE_INFINITY;
       this.#reconnect = undefined;
       const was = this.#mode;
-      this.#mode = 'shared';
-      if (was === 'local') this.#tally.resync(this.#clock.now());
+      // A closed member stays local: the answer to its leaving (an unlimited share) paces nothing.
+      if (!this.#closed) this.#mode = 'shared';
+      if (was === 'local' && !this.#closed) this.#tally.resync(this.#clock.now());
     } catch (error) {
       this.#tally.errors++;
       this.#reconnect ??= RECONNECT.start();
