@@ -36,7 +36,9 @@ export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW
   /** Called on fallback, resync, state lost and repair (see `SharedEvent`). A throw goes no further. */
   readonly onEvent?: (event: SharedEvent) => void;
   /**
-   * Time source for pacing, timeouts and timers; default the unref'd system clock. The rate's
+   * Time source for pacing, timeouts and timers; default the system clock, whose waits for a
+   * caller's request keep a Node.js process alive while the lease's renewals and reconnections
+   * (unref'd) do not. The rate's
    * own timers read a broken clock repaired (a reading that throws or is not a finite number
    * stands for the last good one, a clock set back goes on from where it was, a failed sleep
    * waits on a host timer); a call waiting for its turn fails with the clock's error instead.
@@ -110,7 +112,10 @@ export interface SharedRateConfig {
   readonly key: string;
   readonly law: LawOptions;
   readonly scripts: RedisScripts;
-  /** The clock as given: the gate reads it, checked, so a broken clock fails a waiting call. */
+  /**
+   * The clock as given, else the (ref'd) system clock: the gate and the fallback's controller wait
+   * on it for a caller's request; the gate reads it, checked, so a broken clock fails a waiting call.
+   */
   readonly clock: Clock;
   /**
    * The same clock repaired ({@link repairedClock}) for the rate's own reads — the lease's
@@ -146,7 +151,8 @@ export function sharedRateOptions(options: SharedRateOptions): SharedRateConfig 
   // The hash tag {name}: the state, the leases, their expiry and the join order share one Cluster slot.
   const key = sharedKey(where, o, 'rate');
   const scripts = redisScripts(o.client, where);
-  const clock = o.clock === undefined ? unrefSystemClock : clockOption(where, o.clock);
+  // A wait that holds a caller's request keeps Node.js alive, as adaptiveRate's does; the rate's own timers do not.
+  const clock = clockOption(where, o.clock);
   const commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
   if (commandTimeoutMs < 1)
     invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
@@ -161,7 +167,7 @@ export function sharedRateOptions(options: SharedRateOptions): SharedRateConfig 
     law,
     scripts,
     clock,
-    ownClock: repairedClock(clock),
+    ownClock: repairedClock(o.clock === undefined ? unrefSystemClock : clock),
     commandTimeoutMs,
     leaseMs,
     onEvent: listenerOption(where, o.onEvent),
