@@ -38,10 +38,10 @@ export interface SharedRateOptions extends Pick<AdaptiveRateOptions, (typeof LAW
   /**
    * Time source for pacing, timeouts and timers; default the system clock, whose waits for a
    * caller's request keep a Node.js process alive while the lease's renewals and reconnections
-   * (unref'd) do not. The rate's
-   * own timers read a broken clock repaired (a reading that throws or is not a finite number
-   * stands for the last good one, a clock set back goes on from where it was, a failed sleep
-   * waits on a host timer); a call waiting for its turn fails with the clock's error instead.
+   * (unref'd) do not. The rate's own timers read a broken clock repaired (a reading that throws
+   * or is not a finite number stands for the last good one, a clock set back goes on from where
+   * it was, a failed sleep waits on a host timer); a call waiting for its turn fails with the
+   * clock's error instead.
    */
   readonly clock?: Clock;
 }
