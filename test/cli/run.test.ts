@@ -143,11 +143,15 @@ describe('ebb run, against real processes', () => {
   it.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
+    // The terminal closing and Ctrl-\: the command is in its own session, out of the terminal's reach.
+    ['SIGHUP', 129],
+    ['SIGQUIT', 131],
   ] as const)('on %s it stops the command’s process group and exits %i', async (signal, status) => {
     const pidFile = join(dir, 'pid');
+    const shFile = join(dir, 'sh-pid');
     const child: ChildProcess = spawn(
       process.execPath,
-      [BIN, 'run', '--', 'sh', '-c', `sleep 1000 & echo $! > ${pidFile}; wait`],
+      [BIN, 'run', '--', 'sh', '-c', `echo $$ > ${shFile}; sleep 1000 & echo $! > ${pidFile}; wait`],
       {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -158,10 +162,12 @@ describe('ebb run, against real processes', () => {
       stderr += d;
     });
     const grandchild = await pidFrom(pidFile);
+    const command = await pidFrom(shFile);
     expect(alive(grandchild)).toBe(true);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill(signal);
     expect(await exited).toBe(status);
+    expect(await goneWithin(command)).toBe(true);
     expect(await goneWithin(grandchild)).toBe(true);
     expect(stderr).toMatch(new RegExp(`interrupted by ${signal}`));
   });

@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ebb } from '../support/cli.js';
+import { BIN, ebb, ROOT } from '../support/cli.js';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../packages/ebb-cli/package.json', import.meta.url), 'utf8')) as {
@@ -121,5 +124,59 @@ describe('the ebb command line: help, version and the limits of its input', () =
     [['schedule', '--sample', '--attempts', '-1'], /^ebb: --attempts expects a whole number of rows/],
   ])('%j: one line with a hint, exit 2', async (args, message) => {
     usageError(await ebb(args), message);
+  });
+
+  it('an --svg or --png path that cannot be written: one line naming the flag and the path, exit 2, before the simulation', async () => {
+    usageError(
+      await ebb(['simulate', 'overload', '--svg', '/nonexistent/dir/x.svg']),
+      /^ebb: --svg \/nonexistent\/dir\/x\.svg: cannot write there: no directory \/nonexistent\/dir$/,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'ebb-out-'));
+    try {
+      const svg = join(dir, 'ok.svg');
+      // Checked before anything runs or is written: the good --svg is not written either.
+      usageError(
+        await ebb(['simulate', 'delays', '--svg', svg, '--png', dir]),
+        /^ebb: --png .*: cannot write there: it is a directory$/,
+      );
+      expect(existsSync(svg)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Runs `ebb …args`, `close(child)` once it has started, and collects what is left. */
+function closedEarly(
+  args: readonly string[],
+  close: (streams: { stdout: NodeJS.ReadableStream & { destroy(): void }; stderr: { destroy(): void } }) => void,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    close({ stdout: child.stdout, stderr: child.stderr });
+    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+  });
+}
+
+describe('output into a pipe that closes early (| head -1)', () => {
+  it('stdout: a quiet exit 0, no stack trace', async () => {
+    for (const args of [
+      ['schedule', '--attempts', '10000', '--max-attempts', 'Infinity'],
+      ['help', 'run'],
+    ]) {
+      const r = await closedEarly(args, ({ stdout }) => stdout.once('data', () => stdout.destroy()));
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.code, args.join(' ')).toBe(0);
+    }
+  });
+
+  it('stderr: its reports are dropped, ebb run still ends with the command’s status', async () => {
+    const r = await closedEarly(
+      ['run', '--delay', '1ms', '--max-attempts', '3', '--', 'sh', '-c', 'exit 3'],
+      ({ stderr }) => stderr.destroy(),
+    );
+    expect(r.code).toBe(3);
   });
 });

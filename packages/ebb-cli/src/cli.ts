@@ -3,7 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { findPreset } from 'ebb';
 import { registerDemo } from './demo.js';
 import { CUSTOM_DEFAULTS } from './policy.js';
-import { type RunFlags, type RunIO, runCommand } from './run.js';
+import { type RunFlags, type RunIO, runCommand, STOP_SIGNALS } from './run.js';
 import { MAX_ROWS, type ScheduleFlags, schedule } from './schedule.js';
 import { registerSimulate } from './simulate.js';
 import { UsageError } from './usage-error.js';
@@ -165,23 +165,46 @@ export function helpRequest(root: Command, argv: readonly string[]): Command | U
   return cmd;
 }
 
+let pipesGuarded = false;
+
+/**
+ * Output into a pipe whose reader has gone (`ebb schedule … | head -1`): a quiet exit, not an
+ * unhandled 'error' event and its stack trace. Node.js ignores SIGPIPE, so a write to a closed pipe
+ * fails with EPIPE instead of killing the process as it kills `cat` or `seq` (status 141).
+ * We exit 0, as most CLIs written in Node.js do: the reader stopping early is its choice, not a
+ * failure of ebb, and a script under `set -o pipefail` should not fail because of `| head`.
+ * Stdout: exit at once, as nothing more can reach the reader. Stderr (the reader of the reports
+ * gone, or the terminal hung up: EPIPE, EIO): its errors are dropped, and the work goes on, so that
+ * `ebb run` still stops or waits for its command.
+ */
+function guardPipes(): void {
+  if (pipesGuarded) return;
+  pipesGuarded = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`ebb: cannot write to stdout: ${error.message}\n`);
+    process.exit(1);
+  });
+  process.stderr.on('error', () => {});
+}
+
 /**
  * Runs the CLI and returns the exit status: 0 on success, 2 on a usage error (one line on
  * stderr, no stack), 1 on anything unexpected.
  */
 export async function main(argv: readonly string[]): Promise<number> {
+  guardPipes();
   const env: Environment = {
     out: (text) => process.stdout.write(text),
     run: {
       report: (line) => process.stderr.write(`${line}\n`),
       onSignal: (handler) => {
-        const onInt = () => handler('SIGINT');
-        const onTerm = () => handler('SIGTERM');
-        process.on('SIGINT', onInt);
-        process.on('SIGTERM', onTerm);
+        // SIGQUIT cannot be listened to on Windows (where ebb run cannot stop a process group anyway).
+        const signals = STOP_SIGNALS.filter((s) => process.platform !== 'win32' || s !== 'SIGQUIT');
+        const listeners = signals.map((signal) => [signal, () => handler(signal)] as const);
+        for (const [signal, listener] of listeners) process.on(signal, listener);
         return () => {
-          process.off('SIGINT', onInt);
-          process.off('SIGTERM', onTerm);
+          for (const [signal, listener] of listeners) process.off(signal, listener);
         };
       },
     },

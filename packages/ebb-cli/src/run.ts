@@ -16,10 +16,19 @@ export interface RunFlags extends Omit<PolicyFlags, 'preset'> {
   readonly seed?: string;
 }
 
+/**
+ * The signals on which `ebb run` stops the command's process group and exits 128 + the signal's
+ * number: Ctrl-C, `kill`, the terminal closing (SIGHUP) and Ctrl-\ (SIGQUIT). The command runs in
+ * its own session (detached), so the terminal's hang-up or quit never reaches it unless ebb passes
+ * it on.
+ */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+export type StopSignal = (typeof STOP_SIGNALS)[number];
+
 /** Where `ebb run` writes its reports, and the signals it listens to (injectable for tests). */
 export interface RunIO {
   readonly report: (line: string) => void;
-  readonly onSignal: (handler: (signal: 'SIGINT' | 'SIGTERM') => void) => () => void;
+  readonly onSignal: (handler: (signal: StopSignal) => void) => () => void;
 }
 
 /** Exit status for an attempt that ran out of time (as GNU timeout). */
@@ -91,8 +100,9 @@ class Child {
  * `ebb run`: runs a command (without a shell unless `--shell`) until it exits 0, backing off
  * between attempts by the chosen policy. Passes stdout and stderr through; reports failed
  * attempts and waits on stderr; stops the command's process group on `--attempt-timeout` and on
- * SIGINT/SIGTERM. Returns the exit status to use: the last attempt's, 124 for a timeout, 127 for a
- * command that cannot be found, 130/143 when interrupted.
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT. Returns the exit status to use: the last attempt's, 124 for a
+ * timeout, 127 for a command that cannot be found, 128 + the signal's number when interrupted
+ * (130, 143, 129, 131).
  */
 export async function runCommand(flags: RunFlags, command: readonly string[], io: RunIO): Promise<number> {
   if (command.length === 0) throw new UsageError('run needs a command: ebb run [options] -- command args…');
@@ -108,7 +118,7 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
   const [file, ...args] = command as [string, ...string[]];
 
   const controller = new AbortController();
-  let interrupted: 'SIGINT' | 'SIGTERM' | undefined;
+  let interrupted: StopSignal | undefined;
   let current: Child | undefined;
   const unlisten = io.onSignal((signal) => {
     interrupted ??= signal;
@@ -179,7 +189,7 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
     if (interrupted) {
       await current?.stop(interrupted, graceMs);
       say(`ebb run: interrupted by ${interrupted}; stopped the command`);
-      return interrupted === 'SIGINT' ? 130 : 143;
+      return 128 + constants.signals[interrupted];
     }
     if (error instanceof RetryError) {
       const last = error.cause as AttemptFailed;

@@ -1,6 +1,7 @@
 // What every `ebb simulate` model shares: the output flags and the result shape, the flag
 // parsers for counts, ranges and the seed, the progress bar, and `emit` (table, --json, charts).
-import { writeFileSync } from 'node:fs';
+import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { ProgressCallback } from 'ebb/sim';
 import type { ChartSpec } from './charts.js';
 import { renderPng, renderSvg } from './charts-render.js';
@@ -68,17 +69,55 @@ export function seedOf(flags: OutputFlags): number {
 export const pct = (x: number, digits = 2): string => `${(x * 100).toFixed(digits)} %`;
 export const fixed = (x: number, digits = 1): string => x.toFixed(digits);
 
+/**
+ * Throws a UsageError (one line, exit 2) naming the flag and the path when `file` cannot be
+ * written: its directory missing or not a directory or not writable, or `file` a directory or a
+ * file that cannot be written. Checked before the simulation, which may take minutes.
+ */
+export function checkWritable(flag: string, file: string): void {
+  if (file === '') throw new UsageError(`${flag} needs a file name, got ""`);
+  const cannot = (why: string) => new UsageError(`${flag} ${file}: cannot write there: ${why}`);
+  const dir = dirname(resolve(file));
+  let info: ReturnType<typeof statSync> | undefined;
+  try {
+    info = statSync(file);
+  } catch {}
+  if (info?.isDirectory()) throw cannot('it is a directory');
+  try {
+    if (!statSync(dir).isDirectory()) throw cannot(`${dir} is not a directory`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw cannot(`no directory ${dir}`);
+  }
+  try {
+    accessSync(info === undefined ? dir : file, constants.W_OK);
+  } catch {
+    throw cannot(info === undefined ? `${dir} is not writable` : 'the file is not writable');
+  }
+}
+
+/** Writes an output file; a failure (a full disk, a path changed meanwhile) is one line, exit 2. */
+function writeOutput(flag: string, file: string, data: string | Buffer): void {
+  try {
+    writeFileSync(file, data);
+  } catch (error) {
+    throw new UsageError(`${flag} ${file}: cannot write there: ${(error as Error).message}`);
+  }
+}
+
 /** Runs a model's simulation and prints it: a table, or `--json`; writes `--svg` and `--png`. */
 export async function emit(
   io: SimulateIO,
   flags: OutputFlags,
   run: () => Promise<Simulation> | Simulation,
 ): Promise<void> {
+  if (flags.svg !== undefined) checkWritable('--svg', flags.svg);
+  if (flags.png !== undefined) checkWritable('--png', flags.png);
   const sim = await run();
   if (flags.svg !== undefined || flags.png !== undefined) {
     const svg = await renderSvg(sim.chart);
-    if (flags.svg !== undefined) writeFileSync(flags.svg, svg);
-    if (flags.png !== undefined) writeFileSync(flags.png, await renderPng(svg));
+    if (flags.svg !== undefined) writeOutput('--svg', flags.svg, svg);
+    if (flags.png !== undefined) writeOutput('--png', flags.png, await renderPng(svg));
   }
   io.out(flags.json ? `${JSON.stringify(sim.doc, null, 2)}\n` : sim.text);
 }
