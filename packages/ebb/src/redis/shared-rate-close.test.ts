@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
 import { sharedRate } from './shared-rate.js';
-import { fakeRedis, lease } from './shared-rate-test-helpers.js';
+import { acquireMany, fakeRedis, lease } from './shared-rate-test-helpers.js';
 
 /** A member with a share of 5 r/s (max 10); the script answers its leaving (lease 0) with no share: -1. */
 async function member() {
@@ -20,11 +20,7 @@ const gaps = (xs: readonly number[]) => xs.slice(1).map((x, i) => x - (xs[i] as 
 describe('sharedRate.close()', () => {
   it('leaves the requests waiting paced by the local controller at the share it had, not all at once', async () => {
     const { clock, redis, rate } = await member();
-    const granted: number[] = [];
-    const all = Array.from({ length: 20 }, async () => {
-      await rate.acquire();
-      granted.push(clock.now());
-    });
+    const { granted, all } = acquireMany(rate, 20, () => clock.now());
     await clock.advance(500);
     expect(granted).toEqual([0, 200, 400]);
     const closed = rate.close();
@@ -34,7 +30,7 @@ describe('sharedRate.close()', () => {
     expect(rate.mode).toBe('local');
     expect(rate.ratePerSecond).toBe(5);
     await clock.advance(10_000);
-    await Promise.all(all);
+    await all;
     expect(granted).toHaveLength(20);
     // The local controller starts at the close (the first one goes then), then 200 ms apart: 5 r/s.
     const after = granted.slice(3);
@@ -50,13 +46,9 @@ describe('sharedRate.close()', () => {
     await rate.close();
     const calls = redis.calls.length;
     expect([rate.mode, rate.ratePerSecond]).toEqual(['local', 5]);
-    const granted: number[] = [];
-    const all = Array.from({ length: 10 }, async () => {
-      await rate.acquire();
-      granted.push(clock.now());
-    });
+    const { granted, all } = acquireMany(rate, 10, () => clock.now());
     await clock.advance(5000);
-    await Promise.all(all);
+    await all;
     expect(Math.min(...gaps(granted))).toBeGreaterThanOrEqual(190);
     expect((granted.at(-1) as number) - (granted[0] as number)).toBeGreaterThanOrEqual(9 * 190);
     expect(redis.calls.length).toBe(calls);
@@ -68,13 +60,9 @@ describe('sharedRate.close()', () => {
     const redis = fakeRedis(() => lease(5, 5));
     const rate = sharedRate({ client: redis.scripts, name: 'n', clock, initialRatePerSecond: 4, maxRatePerSecond: 10 });
     await rate.close();
-    const granted: number[] = [];
-    const all = Array.from({ length: 3 }, async () => {
-      await rate.acquire();
-      granted.push(clock.now());
-    });
+    const { granted, all } = acquireMany(rate, 3, () => clock.now());
     await clock.advance(2000);
-    await Promise.all(all);
+    await all;
     expect(granted).toEqual([0, 250, 500]);
     expect(redis.calls).toHaveLength(0);
     expect(rate.mode).toBe('local');

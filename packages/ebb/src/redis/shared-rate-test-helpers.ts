@@ -1,5 +1,6 @@
 // sharedRate's unit tests' stand-in for Redis and the script's reply, shared by its test files.
 import type { RedisScripts } from './client.js';
+import type { SharedRate } from './shared-rate-options.js';
 
 export type Call = { keys: readonly string[]; args: readonly string[] };
 
@@ -55,3 +56,15 @@ export const lease = (
     '',
   ];
 };
+
+/** Starts `n` requests through `rate` at once; `granted` fills with `now()` as each is let go, `all` settles when all are. */
+export function acquireMany(rate: Pick<SharedRate, 'acquire'>, n: number, now: () => number) {
+  const granted: number[] = [];
+  const all = Promise.all(
+    Array.from({ length: n }, async () => {
+      await rate.acquire();
+      granted.push(now());
+    }),
+  );
+  return { granted, all };
+}

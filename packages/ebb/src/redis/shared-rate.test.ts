@@ -9,7 +9,7 @@ import { pipeline } from '../retry/pipeline.js';
 import type { RedisScripts } from './client.js';
 import type { SharedEvent } from './protocol.js';
 import { sharedRate } from './shared-rate.js';
-import { type Call, fakeRedis, lease, settle } from './shared-rate-test-helpers.js';
+import { acquireMany, type Call, fakeRedis, lease, settle } from './shared-rate-test-helpers.js';
 
 describe('sharedRate (virtual time, scripted Redis)', () => {
   it('holds requests until the first lease, then paces them exactly at the share', async () => {
@@ -25,14 +25,10 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       onEvent: (e) => events.push(e),
     });
     expect(rate.mode).toBe('syncing');
-    const granted: number[] = [];
-    const all = Array.from({ length: 4 }, async () => {
-      await rate.acquire();
-      granted.push(clock.now());
-    });
+    const { granted, all } = acquireMany(rate, 4, () => clock.now());
     await rate.ready();
     await clock.advance(1000);
-    await Promise.all(all);
+    await all;
     // One every 100 ms at 10 r/s, the first as soon as the lease answered.
     expect(granted).toEqual([0, 100, 200, 300]);
     expect([rate.ratePerSecond, rate.fleetRatePerSecond, rate.members]).toEqual([10, 20, 1]);
@@ -68,13 +64,9 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
         leaseMs: 60_000,
       });
       await rate.ready();
-      const at: number[] = [];
-      const all = Array.from({ length: 6 }, async () => {
-        await rate.acquire();
-        at.push(base.now());
-      });
+      const { granted: at, all } = acquireMany(rate, 6, () => base.now());
       await base.advance(2000);
-      await Promise.all(all);
+      await all;
       await rate.close();
       return at.slice(1).map((t, i) => t - (at[i] as number));
     };
@@ -99,13 +91,9 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       const redis = fakeRedis(() => lease(10, 30, 0, { members: 3, rank: 1, serverMs: base.now() + 1000 }));
       const rate = sharedRate({ client: redis.scripts, name: 'n', clock, leaseMs: 60_000 });
       await rate.ready();
-      const at: number[] = [];
-      const all = Array.from({ length: 5 }, async () => {
-        await rate.acquire();
-        at.push(base.now());
-      });
+      const { granted: at, all } = acquireMany(rate, 5, () => base.now());
       await base.advance(2000);
-      await Promise.all(all);
+      await all;
       await rate.close();
       return at;
     };
@@ -334,13 +322,9 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
       expect(events).toEqual([expect.objectContaining({ type: 'fallback', seedFrom: 'initial', seed: expected })]);
       if (Number.isFinite(expected)) {
         // Paced at it: 5 requests take 4 intervals.
-        const at: number[] = [];
-        const all = Array.from({ length: 5 }, async () => {
-          await rate.acquire();
-          at.push(clock.now());
-        });
+        const { granted: at, all } = acquireMany(rate, 5, () => clock.now());
         await clock.advance(1000);
-        await Promise.all(all);
+        await all;
         expect((at[4] as number) - (at[0] as number)).toBeCloseTo(4000 / expected, 6);
       }
       await rate.close();
