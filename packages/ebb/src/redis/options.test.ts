@@ -9,6 +9,7 @@ import { ratioBudget } from '../rate/ratio-budget.js';
 import type { RedisScripts } from './client.js';
 import { sharedAdaptiveThrottle } from './shared-adaptive-throttle.js';
 import { sharedAwsRetryQuota } from './shared-aws-retry-quota.js';
+import { sharedRate } from './shared-rate.js';
 import { sharedRatioBudget } from './shared-ratio-budget.js';
 import { sharedTokenBudget } from './shared-token-budget.js';
 
@@ -236,7 +237,7 @@ describe("sharedAwsRetryQuota's costs are awsRetryQuota's", () => {
 });
 
 describe('the shared options, one message each', () => {
-  it('commandTimeoutMs and syncIntervalMs: 0, -5, NaN and Infinity are refused alike, "a finite number >= 1"', () => {
+  it('commandTimeoutMs and syncIntervalMs: 0, -5, NaN and Infinity are refused alike, "a finite number >= 1" (sharedRate\'s commandTimeoutMs too)', () => {
     for (const key of ['commandTimeoutMs', 'syncIntervalMs']) {
       for (const value of [0, -5, 0.5, Number.NaN, Number.POSITIVE_INFINITY]) {
         expect(() => sharedTokenBudget({ client: refusing, name: 'n', [key]: value })).toThrow(
@@ -244,6 +245,13 @@ describe('the shared options, one message each', () => {
             `sharedTokenBudget(): expected \`${key}\` to be a finite number >= 1, got ${value}. For example ${key === 'commandTimeoutMs' ? 100 : 1000}.`,
           ),
         );
+        if (key === 'commandTimeoutMs') {
+          expect(() => sharedRate({ client: refusing, name: 'n', [key]: value })).toThrow(
+            new RangeError(
+              `sharedRate(): expected \`${key}\` to be a finite number >= 1, got ${value}. For example 100.`,
+            ),
+          );
+        }
       }
     }
   });

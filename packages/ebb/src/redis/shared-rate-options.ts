@@ -12,7 +12,14 @@ import type { AdaptiveRateController } from '../rate/controller.js';
 import { LAW_KEYS, type LawOptions, lawOptions } from '../rate/law-options.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import { type RedisScripts, redisScripts } from './client.js';
-import { listenerOption, type SharedEvent, type SharedListener, type SharedMode, sharedKey } from './protocol.js';
+import {
+  listenerOption,
+  msOption,
+  type SharedEvent,
+  type SharedListener,
+  type SharedMode,
+  sharedKey,
+} from './protocol.js';
 import type { SharedRateInspection } from './rate-lease.js';
 import { repairedClock } from './repaired-clock.js';
 import { checkRedisKeys, pick, validateAs } from './validate-as.js';
@@ -153,9 +160,7 @@ export function sharedRateOptions(options: SharedRateOptions): SharedRateConfig 
   const scripts = redisScripts(o.client, where);
   // A wait that holds a caller's request keeps Node.js alive, as adaptiveRate's does; the rate's own timers do not.
   const clock = clockOption(where, o.clock);
-  const commandTimeoutMs = nonNegative(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, false, 'For example 100.');
-  if (commandTimeoutMs < 1)
-    invalid(where, 'commandTimeoutMs', o.commandTimeoutMs, 'a finite number >= 1', 'For example 100.');
+  const commandTimeoutMs = msOption(where, 'commandTimeoutMs', o.commandTimeoutMs, 100, 'For example 100.');
   const leaseMs = nonNegative(where, 'leaseMs', o.leaseMs, 500, false, 'For example 500.');
   // A lease expires three leases after its renewal; the scripts take an expiry more than a day ahead for a broken one.
   if (!(leaseMs >= 10 && leaseMs <= 3_600_000)) {
