@@ -155,16 +155,10 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
         : !ok && isFinal(outcome)
           ? false
           : isFailure(ok ? { ok, value: outcome } : { ok, error: outcome }, context);
-    if (isThenable(answer)) {
-      // Refused, and its rejection (if any) handled here: nobody will await it.
-      handled(answer);
-      throw new TypeError(
-        `${where}: \`isFailure\` returned a promise; it must answer synchronously (use retry() for an async isFailure).`,
-      );
-    }
+    synchronous('isFailure', answer);
     const failed = verdict(where, 'isFailure', answer);
     if (ok && !failed) {
-      hooked('onSuccess', o.onSuccess?.(Object.freeze({ attempt, elapsedMs: elapsedNow(), value: outcome })));
+      synchronous('onSuccess', o.onSuccess?.(Object.freeze({ attempt, elapsedMs: elapsedNow(), value: outcome })));
       return outcome as T;
     }
     const elapsed = elapsedNow();
@@ -185,22 +179,21 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
       throw step;
     }
     failedHook(o, attempt, error, value, elapsed, 'retry', step, undefined);
-    hooked('onRetry', o.onRetry?.(Object.freeze({ attempt, error, value, delayMs: step, elapsedMs: elapsed })));
+    synchronous('onRetry', o.onRetry?.(Object.freeze({ attempt, error, value, delayMs: step, elapsedMs: elapsed })));
     clock.sleepSync(step);
   }
 }
 
 /**
- * A hook's answer: a promise is refused (this executor cannot wait for it, and its rejection would
- * reach nobody), and its rejection handled; anything else is ignored.
+ * An answer of `isFailure` or a hook, which this executor cannot wait for: a promise is refused
+ * with a TypeError naming the function, and its rejection (if any) handled here, since nobody will
+ * await it; anything else passes (a hook's value is ignored, `isFailure`'s is checked next).
  */
-function hooked(name: string, answer: unknown): void {
+function synchronous(name: string, answer: unknown): void {
   if (!isThenable(answer)) return;
   handled(answer);
   throw new TypeError(
-    DEV
-      ? `retrySync(): \`${name}\` returned a promise; retrySync() calls its hooks synchronously (use retry() for an async hook).`
-      : `retrySync(): \`${name}\` a promise`,
+    `retrySync(): \`${name}\` returned a promise; it must answer synchronously (use retry() for an async ${name}).`,
   );
 }
 
@@ -214,7 +207,7 @@ function failedHook(
   delayMs: number | undefined,
   reason: GiveUpReason | undefined,
 ): void {
-  hooked(
+  synchronous(
     'onFailedAttempt',
     o.onFailedAttempt?.(Object.freeze({ attempt, error, value, elapsedMs, next, delayMs, reason })),
   );
@@ -228,5 +221,5 @@ function giveUpHook(
   elapsedMs: number,
   reason: GiveUpReason | 'final',
 ): void {
-  hooked('onGiveUp', o.onGiveUp?.(Object.freeze({ attempts, error, value, elapsedMs, reason })));
+  synchronous('onGiveUp', o.onGiveUp?.(Object.freeze({ attempts, error, value, elapsedMs, reason })));
 }
