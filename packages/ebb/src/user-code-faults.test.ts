@@ -46,9 +46,9 @@ import { timeout } from './retry/timeout.js';
 type Fault = 'throws' | 'rejects' | 'NaN' | 'undefined' | 'string' | 'never' | 'bigint' | 'revoked' | 'long';
 /**
  * What a callback does instead of answering: throws, returns a promise that rejects (an `async`
- * function that throws), `NaN`, `undefined`, a string, a promise that never settles, a bigint (arithmetic with it throws; `JSON.stringify` throws), a
- * revoked proxy (every read of it throws, `Array.isArray` too) or a string of 100,000 characters
- * (a message that quotes it whole is that long).
+ * function that throws), `NaN`, `undefined`, a string, a promise that never settles, a bigint
+ * (arithmetic with it throws; `JSON.stringify` throws), a revoked proxy (every read of it throws,
+ * `Array.isArray` too) or a string of 100,000 characters (a message that quotes it whole is that long).
  */
 const FAULTS: readonly Fault[] = [
   'throws',
@@ -97,6 +97,9 @@ type Use =
   | 'attempt'
   | 'result'
   | 'syncHook';
+
+/** Where a callback's throw or rejection fails the attempt (a refusal an outer retry judges), not the call. */
+const REFUSAL: Partial<Record<Fault, Use>> = { throws: 'attempt', rejects: 'attempt' };
 
 interface Env {
   readonly clock: VirtualClock;
@@ -385,7 +388,7 @@ const pipelineSites: Site[] = [
       callback: method,
       use: method === 'acquire' ? 'opaque' : 'void',
       // An acquire's rejected ticket is a refusal, as its throw is; record's and release's answers are not read.
-      useFor: method === 'acquire' ? { throws: 'attempt', rejects: 'attempt' } : { throws: 'attempt' },
+      useFor: method === 'acquire' ? REFUSAL : { throws: 'attempt' },
       start: (env) => {
         // Tickets handed out and not yet handed back (to record or release, whatever they do then),
         // by A's guard and B's: one count, each call its own guard.
@@ -637,7 +640,7 @@ const breakerSites: Site[] = [
       }),
       /isFailure/,
     ),
-    useFor: { throws: 'attempt', rejects: 'attempt' },
+    useFor: REFUSAL,
   },
   breakerSite('onStateChange', 'listener', (env) => ({ onStateChange: env.inject(() => undefined) })),
   breakerSite('onListenerError', 'listener', (env) => ({
@@ -729,7 +732,7 @@ const limitSites: Site[] = [
       }),
       /isFailure/,
     ),
-    useFor: { throws: 'attempt', rejects: 'attempt' },
+    useFor: REFUSAL,
   },
   limitSite('algorithm.update', 'void', (env) => ({ algorithm: algorithm(env, 'update') }), undefined, true),
   limitSite('algorithm.limit', 'repaired', (env) => ({ algorithm: algorithm(env, 'limit') })),
@@ -828,7 +831,7 @@ const mechanismSites: Site[] = [
     callback: 'isFailure',
     raced: true,
     use: 'awaited',
-    useFor: { throws: 'attempt', rejects: 'attempt' },
+    useFor: REFUSAL,
     names: /isFailure/,
     start: (env) => {
       const hedger = env.quiet(() =>
@@ -841,7 +844,7 @@ const mechanismSites: Site[] = [
     mechanism: 'adaptiveRate in a pipeline',
     callback: 'isFailure',
     use: 'awaited',
-    useFor: { throws: 'attempt', rejects: 'attempt' },
+    useFor: REFUSAL,
     names: /isFailure/,
     stateful: true,
     start: (env) => {
