@@ -70,6 +70,18 @@ export function isBranded(value: unknown, code: string, name: string): boolean {
 }
 
 /**
+ * Whether `error` is a refusal by one of ebb's own mechanisms, from any copy of ebb: a full
+ * concurrency limit or bulkhead (`'EBB_LIMIT_EXCEEDED'`), an open breaker (`'EBB_CIRCUIT_OPEN'`)
+ * or `adaptiveThrottle()`'s local rejection (`'EBB_LOCAL_THROTTLE'`), known by its code so that a
+ * mechanism that only recognises one does not carry its class. The request never left the
+ * process: a breaker counts it for nothing, a retry budget charges nothing for retrying it. @internal
+ */
+export function isLocalRefusal(error: unknown): boolean {
+  const code = prop(error, 'code');
+  return code === 'EBB_LIMIT_EXCEEDED' || code === 'EBB_CIRCUIT_OPEN' || code === 'EBB_LOCAL_THROTTLE';
+}
+
+/**
  * A predicate's answer, checked: `true` or `false`, else a `TypeError` naming the predicate and
  * the value (a string `'false'`, `NaN`, `undefined` or a promise where a boolean is expected
  * would otherwise be read by its truthiness, silently).

@@ -1,12 +1,12 @@
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
-import { describe } from '../core/boundary.js';
+import { describe, isLocalRefusal } from '../core/boundary.js';
 import type { Clock } from '../core/clock.js';
 import type { Random } from '../core/random.js';
 import { count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
-import { defaultIsFailure, EBB_ERROR, type FailureVerdict, prop } from '../retry/errors.js';
+import { defaultIsFailure, EBB_ERROR, type FailureVerdict } from '../retry/errors.js';
 import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
 import type { IsFailure, Outcome } from '../retry/options.js';
 import { BREAKER, type FleetRule, type KeyReport, PROBE_OPS, periodFor } from './breaker-law.js';
@@ -205,9 +205,8 @@ const judge = (ok: boolean, detail: unknown): FailureVerdict => !ok && defaultIs
  * `adaptiveThrottle()`'s local rejection — known by their codes: the call never reached the
  * service, so it counts for nothing whatever `isFailure` said (as in `circuitBreaker`).
  */
-const REFUSALS: readonly unknown[] = ['EBB_LIMIT_EXCEEDED', 'EBB_CIRCUIT_OPEN', 'EBB_LOCAL_THROTTLE'];
 const counted = (v: FailureVerdict, ok: boolean, detail: unknown): FailureVerdict =>
-  !ok && REFUSALS.includes(prop(detail, 'code')) ? false : v;
+  !ok && isLocalRefusal(detail) ? false : v;
 
 /** The options 1.0 renamed, with what to write instead (the messages `circuitBreaker` gives). */
 const RENAMED: Readonly<Record<string, string>> = {

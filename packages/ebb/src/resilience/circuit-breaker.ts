@@ -1,7 +1,7 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { describe, ignored, isThenable } from '../core/boundary.js';
+import { describe, ignored, isLocalRefusal, isThenable } from '../core/boundary.js';
 import { invalid, optionsObject } from '../core/validate.js';
-import { defaultIsFailure, type FailureVerdict, prop } from '../retry/errors.js';
+import { defaultIsFailure, type FailureVerdict } from '../retry/errors.js';
 import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
 import type { Outcome } from '../retry/options.js';
 import { breakerConfig, checkSnapshot } from './breaker-config.js';
@@ -13,7 +13,7 @@ import {
   type StateChangeReason,
   Ticket,
 } from './breaker-types.js';
-import { BrokenCircuitError, type CircuitState, isBrokenCircuitError, isLimitExceededError } from './errors.js';
+import { BrokenCircuitError, type CircuitState } from './errors.js';
 
 export type {
   BreakerSnapshot,
@@ -247,10 +247,7 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
    * service, so it says nothing about its health.
    */
   const counted = (verdict: FailureVerdict, ok: boolean, detail: unknown): FailureVerdict =>
-    !ok &&
-    (isLimitExceededError(detail) || isBrokenCircuitError(detail) || prop(detail, 'code') === 'EBB_LOCAL_THROTTLE')
-      ? false
-      : verdict;
+    !ok && isLocalRefusal(detail) ? false : verdict;
 
   /**
    * A ticket's call is over: it holds its probe slot no longer (whatever the clock says). Returns

@@ -1,6 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
-import { describe, ignored, predicate, prop } from '../core/boundary.js';
+import { describe, ignored, isLocalRefusal, predicate, prop } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { RetryError, retryAfterOf } from './errors.js';
 import { deadlineOf, type Prepared } from './options.js';
@@ -85,7 +85,14 @@ export function decide(
       DEV ? `the next wait (${Math.round(delay as number)} ms) would end past maxElapsedMs (${deadline} ms)` : '',
     );
   }
-  if (o.budget && !predicate('retry()', 'budget.tryAcquireRetry', o.budget.tryAcquireRetry(failure))) {
+  // A retry of a local refusal (a full limit, an open breaker) is free: the refused attempt sent
+  // nothing, so between two requests that reach the service there is always a charged retry, and
+  // a call sends at most one request more than the retries its budget granted.
+  if (
+    o.budget &&
+    !isLocalRefusal(failure) &&
+    !predicate('retry()', 'budget.tryAcquireRetry', o.budget.tryAcquireRetry(failure))
+  ) {
     return stop('budget', DEV ? 'the retry budget refused another retry' : '');
   }
   return delay as number;

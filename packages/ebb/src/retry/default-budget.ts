@@ -19,6 +19,8 @@ import type { RetryBudget } from './hook-points.js';
  *   e^(−age / 10 s), so steady traffic of r calls a second counts as r × 10 (a 10-second window)
  *   in two numbers and a time, with no timer. Both counts decay alike, so their ratio is exact
  *   for steady traffic.
+ * - A retry of a local refusal (a full limit, an open breaker) is not asked for (`decide()`): it
+ *   sent nothing, and the bound is on what reaches the service.
  * - A call is counted without reading the clock (the executor's success path reads none): calls
  *   since the last reading are folded in at the next retry decision as if they had arrived
  *   evenly since that reading, which is exact for steady traffic.

@@ -1,9 +1,13 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { constant } from '../backoff/constant.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
+import { concurrencyLimit } from '../resilience/concurrency-limit.js';
+import { LimitExceededError } from '../resilience/limit-exceeded-error.js';
 import { isRetryError } from './errors.js';
 import { pipeline } from './pipeline.js';
+import { retry } from './retry.js';
 import { retrying } from './retrying.js';
 
 /*
@@ -130,5 +134,92 @@ describe('retrying() keeps a retry budget of its own', () => {
       'retrying(): expected `budget` to be an object with tryAcquireRetry() and recordSuccess(), got true.',
     );
     expect(() => retrying({ budget: {} as never })).toThrow(TypeError);
+  });
+
+  it('a retry of a local refusal is free: a full limit, an open breaker, a local throttle (any copy, by code) never ask the budget', async () => {
+    const asked: unknown[] = [];
+    const budget = {
+      tryAcquireRetry: (e: unknown) => {
+        asked.push(e);
+        return true;
+      },
+      recordSuccess: () => {},
+    };
+    const serverError = new Error('503');
+    const outcomes: unknown[] = [
+      new LimitExceededError('queue-full', 1, 'no queue'),
+      serverError,
+      { code: 'EBB_CIRCUIT_OPEN', retryAfterMs: 5 }, // another copy's BrokenCircuitError
+      { code: 'EBB_LOCAL_THROTTLE' },
+    ];
+    const clock = virtualClock();
+    let attempt = 0;
+    const done = retry(
+      () => {
+        const outcome = outcomes[attempt++];
+        if (outcome === undefined) return 'ok';
+        throw outcome;
+      },
+      { backoff: fiveAttempts, budget, clock },
+    );
+    await clock.runAll();
+    expect(await done).toBe('ok');
+    expect(attempt).toBe(5);
+    expect(asked).toEqual([serverError]);
+  });
+
+  it('so a burst on a fresh limit of 1 in flight is not refused by the budget: 10 calls of 200 ms, none gives up for it', async () => {
+    const clock = virtualClock();
+    const api = pipeline([retrying({ clock }), concurrencyLimit({ clock })]);
+    const ended = Array.from({ length: 10 }, () =>
+      api
+        .execute(() => clock.sleep(200))
+        .then(
+          () => 'ok',
+          (e: unknown) => (isRetryError(e) ? e.reason : String(e)),
+        ),
+    );
+    await clock.runAll();
+    const reasons = await Promise.all(ended);
+    // Charged for the refusals, the shared floor of 10 retries ran out at once: 9 gave up with 'budget'.
+    expect(reasons).not.toContain('budget');
+    expect(reasons.filter((r) => r === 'ok').length).toBeGreaterThan(1);
+  });
+
+  it('whatever mix of refusals and failures, a call sends at most one request more than the retries its budget granted', async () => {
+    const kinds = ['EBB_LIMIT_EXCEEDED', 'EBB_CIRCUIT_OPEN', 'EBB_LOCAL_THROTTLE', 'server', 'ok'] as const;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...kinds), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.boolean(), { maxLength: 12 }),
+        async (script, grants) => {
+          let granted = 0;
+          let asked = 0;
+          const budget = {
+            tryAcquireRetry: () => {
+              const yes = grants[asked++] ?? true;
+              if (yes) granted++;
+              return yes;
+            },
+            recordSuccess: () => {},
+          };
+          const clock = virtualClock();
+          let attempt = 0;
+          let requests = 0;
+          const done = retry(
+            () => {
+              const kind = script[attempt++ % script.length];
+              if (kind === 'ok' || kind === 'server') requests++;
+              if (kind === 'ok') return 'ok';
+              throw kind === 'server' ? new Error('503') : Object.assign(new Error('refused'), { code: kind });
+            },
+            { backoff: constant({ delayMs: 10, maxAttempts: 12, jitter: noJitter }), budget, clock },
+          ).catch(() => 'gave up');
+          await clock.runAll();
+          await done;
+          expect(requests).toBeLessThanOrEqual(1 + granted);
+        },
+      ),
+    );
   });
 });

@@ -18,7 +18,7 @@ export interface RetryingOptions<T = unknown> extends Omit<RetryOptions<T>, 'sig
    * The retry budget its calls share. Default: one of its own, kind to a struggling service —
    * retries in the last ~10 s ≤ max(20 % of the calls, 10), so that a total outage costs about
    * 1.2 requests a call while a blip that fails 10 % of requests is retried in full (see
-   * docs/rate-control.md, "The default retry budget"). A refusal gives up with `RetryError`
+   * docs/retry.md, "The default retry budget"). A refusal gives up with `RetryError`
    * reason `'budget'`. `false`: no budget (every call retries as its policy allows); or a budget of
    * `ebb/rate` (`ratioBudget()`, `tokenBudget()`, `awsRetryQuota()`) to share among mechanisms.
    */
