@@ -137,6 +137,10 @@ describe('ebb schedule, run as a process', () => {
     [['schedule', '--jitter', 'proportional:1.5'], /^ebb: --jitter proportional:FACTOR must be a number from 0 to 1/],
     [['schedule', '--initial', 'NaN'], /^ebb: --initial expects a duration/],
     [['schedule', 'sip', '--multiplier', '3'], /^ebb: --multiplier defines a custom curve/],
+    [
+      ['schedule', '--initial', '1s', '--max-delay', '10ms'],
+      /^ebb: --max-delay \(10 ms\) is below the first wait \(1 s\), so every wait would be 10 ms\. Raise it, or lower the first wait \(--initial, --delay\)\./,
+    ],
     [['schedule', '--no-such-flag'], /^ebb: unknown option '--no-such-flag'/],
     [['frobnicate'], /^ebb: unknown command 'frobnicate'/],
   ])('bad input %j exits 2 with one line on stderr and no stack trace', async (args, message) => {

@@ -12,6 +12,13 @@ describe('flagMessage', () => {
     expect(flagMessage('proportionalJitter(): expected `factor` to be a number from 0 to 1, got 2. x')).toBe(
       '--jitter proportional:FACTOR must be a number from 0 to 1, got 2. x',
     );
+    expect(
+      flagMessage(
+        'constant(): `maxIntervalMs` (10 ms) is below the first wait (1 s), so every wait would be 10 ms. Raise it, or lower the first wait; constant({ delayMs: 0 }) retries without waiting.',
+      ),
+    ).toBe(
+      '--max-interval (10 ms) is below the first wait (1 s), so every wait would be 10 ms. Raise it, or lower the first wait (--initial, --delay).',
+    );
     expect(flagMessage('something else')).toBe('something else');
   });
 });

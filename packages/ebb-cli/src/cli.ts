@@ -29,11 +29,20 @@ const FLAG_OF: Record<string, string> = {
   maxMs: '--jitter additive:DURATION',
 };
 
-/** Rewrites "exponential(): expected `multiplier` to be …" as "--multiplier must be …". */
+/**
+ * Rewrites "exponential(): expected `multiplier` to be …" as "--multiplier must be …", and
+ * "exponential(): `maxDelayMs` (10 ms) is below the first wait (1 s) …" as "--max-delay (10 ms)
+ * is below the first wait (1 s) …".
+ */
 export function flagMessage(message: string): string {
   const m = /^[\w.]+\(\): expected `([\w.]+)` to be (.*)$/s.exec(message);
   const flag = m && FLAG_OF[m[1] as string];
-  return flag ? `${flag} must be ${m[2]}` : message;
+  if (flag) return `${flag} must be ${m[2]}`;
+  const below = /^[\w.]+\(\): `(\w+)` (\(.*\) is below the first wait \(.*?\), so every wait would be [^.]*\.)/s.exec(
+    message,
+  );
+  const capFlag = below && FLAG_OF[below[1] as string];
+  return capFlag ? `${capFlag} ${below[2]} Raise it, or lower the first wait (--initial, --delay).` : message;
 }
 
 /** The policy options shared by `schedule` and `run`. */

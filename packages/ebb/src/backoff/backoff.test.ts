@@ -174,6 +174,37 @@ describe('defaults: jittered, capped and finite unless told otherwise', () => {
     expect(far(linear({ initialDelayMs: 1_000 }))).toBe(100_000);
   });
 
+  it('a cap given below the first wait is refused (every wait would be the cap: a swap, most likely); the default cap, an equal cap and withOptions() are not', () => {
+    const fix = 'Raise it, or lower the first wait; constant({ delayMs: 0 }) retries without waiting.';
+    expect(() => exponential({ initialDelayMs: 1_000, maxDelayMs: 10 })).toThrow(
+      new RangeError(
+        `exponential(): \`maxDelayMs\` (10 ms) is below the first wait (1 s), so every wait would be 10 ms. ${fix}`,
+      ),
+    );
+    // The default first wait (100 ms) counts, and so does maxIntervalMs (Google's Builder refuses it too).
+    expect(() => exponential({ maxIntervalMs: 50 })).toThrow(
+      new RangeError(
+        `exponential(): \`maxIntervalMs\` (50 ms) is below the first wait (100 ms), so every wait would be 50 ms. ${fix}`,
+      ),
+    );
+    expect(() => linear({ initialDelayMs: 500, maxDelayMs: 499 })).toThrow(RangeError);
+    expect(() => constant({ delayMs: 2_000, maxIntervalMs: 1_000 })).toThrow(RangeError);
+    expect(() => sequence({ delaysMs: [300, 10], maxDelayMs: 200 })).toThrow(RangeError);
+    // Equal is a constant wait the caller asked for; a first wait of 0 takes any cap.
+    expect(delays(exponential({ initialDelayMs: 1_000, maxDelayMs: 1_000, jitter: noJitter }), 2)).toEqual([
+      1_000, 1_000,
+    ]);
+    expect(delays(linear({ initialDelayMs: 0, incrementMs: 50, maxDelayMs: 0 }), 2)).toEqual([0, 0]);
+    // The default 20 s cap bounds a longer first wait: not refused.
+    expect(delays(exponential({ initialDelayMs: 30_000, jitter: noJitter }), 2)).toEqual([20_000, 20_000]);
+    // withOptions() narrows as told, a preset included.
+    expect(
+      delays(withOptions(exponential({ initialDelayMs: 1_000, jitter: noJitter }), { maxDelayMs: 10 }), 2),
+    ).toEqual([10, 10]);
+    // A curve that draws its own waits (slotted) has no un-randomized first wait to compare.
+    expect(() => slotted({ slotMs: 100, cwMin: 3, maxDelayMs: 50 })).not.toThrow();
+  });
+
   it('a string or 0.x object jitter is refused with the import that replaces it', () => {
     const cases: [unknown, string][] = [
       ['full', 'fullJitter'],
@@ -415,7 +446,7 @@ describe('Backoff validation messages name the function, the option, the value a
     ],
     [
       'decorrelated with both',
-      () => withOptions(exponential({ ceiling: 3, maxIntervalMs: 3 }), { jitter: decorrelatedJitter }),
+      () => withOptions(exponential({ ceiling: 3, maxIntervalMs: 300 }), { jitter: decorrelatedJitter }),
       new TypeError(
         'withOptions(): decorrelated jitter has no un-randomized curve for `ceiling` to act on; cap it with `maxDelayMs`.',
       ),

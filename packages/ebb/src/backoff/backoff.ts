@@ -157,6 +157,21 @@ export function fromCurve<T extends LimitOptions>(
     maxDelayMs: limit('maxDelayMs', options.maxIntervalMs === undefined ? cap : Infinity),
     rows: Infinity,
   };
+  // A cap below the first un-randomized wait makes every wait the cap: a swap, most likely
+  // (Google's ExponentialBackOff.Builder refuses maxIntervalMillis < initialIntervalMillis).
+  // Only caps given are compared: the default 20 s bounds a longer first wait on purpose.
+  // (The caps are checked numbers by now; one not given is undefined, never below.)
+  const first = own ? 0 : curve.at(1, Infinity);
+  for (const name of ['maxIntervalMs', 'maxDelayMs'] as const) {
+    const cap = options[name] as number;
+    if (cap < first) {
+      throw new RangeError(
+        DEV
+          ? `${where}: \`${name}\` (${formatMs(cap)}) is below the first wait (${formatMs(first)}), so every wait would be ${formatMs(cap)}. Raise it, or lower the first wait; constant({ delayMs: 0 }) retries without waiting.`
+          : brief(where, name, cap),
+      );
+    }
+  }
   // Only a jitter kind can refuse a fresh segment (decorrelated: other curves, caps before
   // jitter); a slotted curve refuses other jitter, and its options take none.
   segment.jitter.check?.(where, segment);

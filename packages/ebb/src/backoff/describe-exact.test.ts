@@ -7,7 +7,7 @@ import { noJitter } from './jitter-none.js';
 import { linear } from './linear.js';
 import { SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
-import { run } from './test-helpers.js';
+import { capped, run } from './test-helpers.js';
 
 // Exact specifications of describe.ts written against the survivors of a mutation run
 // (docs/dev/mutation-backoff.md).
@@ -29,7 +29,7 @@ describe('describePolicy() agrees with the run bit for bit', () => {
       for (const d of values) {
         for (const maxIntervalMs of limits) {
           for (const maxDelayMs of limits) {
-            const b = curve(d, { maxIntervalMs, maxDelayMs, jitter: noJitter });
+            const b = capped((limits) => curve(d, { ...limits, jitter: noJitter }), { maxIntervalMs, maxDelayMs });
             const waits = run(b, 3);
             const rows = describePolicy(b, 3).rows;
             for (const [i, row] of rows.entries()) {

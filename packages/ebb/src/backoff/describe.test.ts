@@ -8,6 +8,7 @@ import { equalJitter } from './jitter-equal.js';
 import { fullJitter } from './jitter-full.js';
 import { proportionalJitter } from './jitter-proportional.js';
 import { slotted } from './slotted.js';
+import { withOptions } from './with-options.js';
 
 describe('describe', () => {
   it('gives the un-randomized delay and the exact min, max and mean of each row', () => {
@@ -109,9 +110,10 @@ describe('describe', () => {
       meanDelayMs: 95.5,
     });
     // The cap also caps the curve: d = 40, U[20, 60] clamped at 40.
-    const low = constant({ delayMs: 100, jitter: proportionalJitter(0.5), maxDelayMs: 40 });
+    // Caps below the first wait: applied by withOptions(), as the constructors refuse them.
+    const low = withOptions(constant({ delayMs: 100, jitter: proportionalJitter(0.5) }), { maxDelayMs: 40 });
     expect(describeRow(low, 1)).toEqual({ attempt: 1, delayMs: 40, minDelayMs: 20, maxDelayMs: 40, meanDelayMs: 35 });
-    const interval = constant({ delayMs: 100, jitter: fullJitter, maxIntervalMs: 60 });
+    const interval = withOptions(constant({ delayMs: 100, jitter: fullJitter }), { maxIntervalMs: 60 });
     expect(describeRow(interval, 1)).toEqual({
       attempt: 1,
       delayMs: 60,
@@ -151,7 +153,7 @@ describe('describe', () => {
       [50, 10, 50],
     ]);
     // A cap below the initial delay: every wait is the cap.
-    const under = exponential({ initialDelayMs: 100, maxDelayMs: 50, jitter: decorrelatedJitter });
+    const under = withOptions(exponential({ initialDelayMs: 100, jitter: decorrelatedJitter }), { maxDelayMs: 50 });
     expect(describeRow(under, 2)).toEqual({ attempt: 2, delayMs: 50, minDelayMs: 50, maxDelayMs: 50, meanDelayMs: 50 });
   });
 

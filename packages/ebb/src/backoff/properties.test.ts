@@ -17,7 +17,7 @@ import { presets } from './presets.js';
 import { drawDelay, locate, SEGMENTS } from './segment.js';
 import { sequence } from './sequence.js';
 import { slotted } from './slotted.js';
-import { always, NEXT_BELOW_ONE } from './test-helpers.js';
+import { always, capped, NEXT_BELOW_ONE } from './test-helpers.js';
 
 // Durations from 0 through the absurd: overflow must saturate, never reach Infinity or NaN.
 const duration = fc.oneof(
@@ -53,14 +53,16 @@ const limits = fc.record({
 const policy: fc.Arbitrary<Backoff> = fc.oneof(
   fc
     .record({ initialDelayMs: duration, multiplier, rest: limits })
-    .map(({ rest, ...o }) => exponential({ ...o, ...rest })),
+    .map(({ rest, ...o }) => capped((limits) => exponential({ ...o, ...limits }), rest)),
   fc
     .record({ initialDelayMs: duration, incrementMs: duration, rest: limits })
-    .map(({ rest, ...o }) => linear({ ...o, ...rest })),
-  fc.record({ delayMs: duration, rest: limits }).map(({ rest, ...o }) => constant({ ...o, ...rest })),
+    .map(({ rest, ...o }) => capped((limits) => linear({ ...o, ...limits }), rest)),
+  fc
+    .record({ delayMs: duration, rest: limits })
+    .map(({ rest, ...o }) => capped((limits) => constant({ ...o, ...limits }), rest)),
   fc
     .record({ delaysMs: fc.array(duration, { minLength: 1, maxLength: 8 }), rest: limits })
-    .map(({ rest, ...o }) => sequence({ ...o, ...rest })),
+    .map(({ rest, ...o }) => capped((limits) => sequence({ ...o, ...limits }), rest)),
   fc
     .record({
       slotMs: positive,
@@ -81,7 +83,9 @@ const policy: fc.Arbitrary<Backoff> = fc.oneof(
       ),
       maxDelayMs: limit(duration),
     })
-    .map((o) => exponential({ ...o, jitter: decorrelatedJitter })),
+    .map(({ maxDelayMs, ...o }) =>
+      capped((limits) => exponential({ ...o, ...limits, jitter: decorrelatedJitter }), { maxDelayMs }),
+    ),
 );
 
 const everyPreset = Object.values(presets);
