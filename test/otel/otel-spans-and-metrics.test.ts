@@ -235,3 +235,34 @@ describe('the state of a concurrency limit and a rate controller', () => {
     t.close();
   });
 });
+
+describe('a call its caller aborts', () => {
+  it('ends as cancelled, not failure: the ebb.calls counter and the call span say so; a timeout stays a failure', async () => {
+    const t = otel({ api: sdk.api, name: 'search', tracer: sdk.tracer, meter: sdk.meter });
+    const p = pipeline([t.instrument(retrying({ backoff: fixed(10_000, 5) }))], { name: 'search' });
+    const controller = new AbortController();
+    const aborted = p.execute(
+      () => {
+        throw new Error('503');
+      },
+      { signal: controller.signal },
+    );
+    // The first attempt failed; the call waits 10 s for its retry when the user leaves the page.
+    setTimeout(() => controller.abort(), 20);
+    await expect(aborted).rejects.toMatchObject({ name: 'AbortError' });
+    const timedOut = p.execute(
+      () => {
+        throw new Error('503');
+      },
+      { signal: AbortSignal.timeout(20) },
+    );
+    await expect(timedOut).rejects.toMatchObject({ name: 'TimeoutError' });
+
+    const calls = sdk.spans().filter((s) => s.name === 'search');
+    expect(calls.map((s) => s.attributes['ebb.call.outcome'])).toEqual(['cancelled', 'failure']);
+    const m = await sdk.metrics();
+    const at = { 'ebb.pipeline.name': 'search' };
+    expect(value(m.get('ebb.calls'), { ...at, 'ebb.call.outcome': 'cancelled' })).toBe(1);
+    expect(value(m.get('ebb.calls'), { ...at, 'ebb.call.outcome': 'failure' })).toBe(1);
+  });
+});

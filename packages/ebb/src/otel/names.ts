@@ -109,7 +109,10 @@ export const ATTR = {
   number: 'ebb.attempt.number',
   /** `success`, `failure`, `refused` or `cancelled` (an attempt aborted: a hedge that lost, a timeout). */
   outcome: 'ebb.attempt.outcome',
-  /** A logical call's end: `success` (it resolved) or `failure` (it rejected). */
+  /**
+   * A logical call's end: `success` (it resolved), `cancelled` (it rejected with an `AbortError`:
+   * its caller aborted it) or `failure` (it rejected otherwise, a timeout included).
+   */
   callOutcome: 'ebb.call.outcome',
   /** Attempts a logical call made, on its span. */
   callAttempts: 'ebb.call.attempts',

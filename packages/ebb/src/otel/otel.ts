@@ -209,6 +209,9 @@ export function otel(options: OtelOptions): Otel {
   const windowAttempts = new WindowedAdder(windowMs, 10, lastReading);
   const callOk: OtelAttributes = { ...base, [ATTR.callOutcome]: 'success' };
   const callFailed: OtelAttributes = { ...base, [ATTR.callOutcome]: 'failure' };
+  // A call its caller aborted (an `AbortError`) is no failure of the service: dashboards that
+  // divide failures by calls should not see a user's cancelled page load.
+  const callCancelled: OtelAttributes = { ...base, [ATTR.callOutcome]: 'cancelled' };
   // The attribute sets the hot path hands the SDK, made once: a call builds no object for them.
   const callStart = { kind: 0, attributes: base };
   const KINDS = ['original', 'retry', 'hedge'] as const;
@@ -230,7 +233,7 @@ export function otel(options: OtelOptions): Otel {
 
   const callEnded = (call: Call, error: unknown, ok: boolean): void => {
     try {
-      const attrs = ok ? callOk : callFailed;
+      const attrs = ok ? callOk : prop(error, 'name') === 'AbortError' ? callCancelled : callFailed;
       calls.add(1, attrs);
       // The call ends as its last attempt does, when nothing runs after it: one clock reading less.
       const end = call.running === 0 && call.started > 0 ? call.lastEnd : now();
@@ -241,7 +244,7 @@ export function otel(options: OtelOptions): Otel {
       }
       const span = call.span;
       span.setAttribute(ATTR.callAttempts, call.started);
-      span.setAttribute(ATTR.callOutcome, ok ? 'success' : 'failure');
+      span.setAttribute(ATTR.callOutcome, attrs[ATTR.callOutcome] as string);
       if (!ok) {
         if (prop(error, 'code') === 'EBB_RETRY_GAVE_UP' && prop(error, 'reason') === 'budget') {
           refusals.add(1, { ...base, [ATTR.reason]: 'retry_budget' });
