@@ -96,6 +96,18 @@ describe('pipeline(): composition', () => {
     await expect(pipeline([]).execute(() => 1, { signal: {} as never })).rejects.toThrow(
       /pipeline.execute\(\): expected `signal` to be an AbortSignal, got an object\. Pass controller.signal\./,
     );
+    // cockatiel's and Polly's shape, a signal where the options go, is named rather than ignored
+    // (no abort would ever reach the call); so is an option of retry() or a typo.
+    let started = 0;
+    await expect(pipeline([]).execute(() => started++, new AbortController().signal as never)).rejects.toThrow(
+      new TypeError(
+        'pipeline.execute(): got an AbortSignal where the options go. Pass execute(operation, { signal }).',
+      ),
+    );
+    await expect(pipeline([]).execute(() => started++, { signl: AbortSignal.abort() } as never)).rejects.toThrow(
+      'pipeline.execute(): unknown option `signl`. Did you mean `signal`? Known options: signal.',
+    );
+    expect(started).toBe(0);
     const reason = new Error('already');
     let calls = 0;
     await expect(pipeline([]).execute(() => calls++, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);

@@ -1,5 +1,5 @@
 import { DEV } from '../core/dev.js';
-import { invalid, optionsObject } from '../core/validate.js';
+import { brief, checkKeys, invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { JUDGED, type JudgedEntry, type Mechanism, mechanismAt, SEALED } from './mechanism.js';
 import { Scope } from './scope.js';
@@ -171,7 +171,21 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
       try {
         if (typeof operation !== 'function')
           invalid('pipeline.execute()', 'operation', operation, DEV ? 'a function' : '');
-        const signal = options === undefined ? undefined : optionsObject('pipeline.execute()', options).signal;
+        let signal: AbortSignal | undefined;
+        if (options !== undefined) {
+          const o = optionsObject('pipeline.execute()', options);
+          // cockatiel's and Polly's shape, execute(fn, signal), would otherwise be an options
+          // object with no `signal`: a call that no abort reaches.
+          if ('aborted' in o) {
+            throw new TypeError(
+              DEV
+                ? 'pipeline.execute(): got an AbortSignal where the options go. Pass execute(operation, { signal }).'
+                : brief('pipeline.execute()', 'options', o),
+            );
+          }
+          checkKeys('pipeline.execute()', o, ['signal']);
+          signal = o.signal;
+        }
         if (signal !== undefined && (typeof signal?.addEventListener !== 'function' || !('aborted' in signal))) {
           invalid(
             'pipeline.execute()',
