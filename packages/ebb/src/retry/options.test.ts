@@ -152,6 +152,24 @@ describe('retry() options: every refusal, exactly', () => {
     ['options: an array', [], TypeError, 'retry(): expected an options object, got an array.'],
     ['retryIf (moved)', { retryIf: () => true }, TypeError, 'retry(): `retryIf` moved; use `isFailure`.'],
     [
+      "p-retry's maxRetryTime: the time budget, not maxRetryAfterMs (the first four letters' guess)",
+      { maxRetryTime: 1_000 },
+      TypeError,
+      "retry(): unknown option `maxRetryTime`, p-retry's and async-retry's; use `backoff: exponential({ maxElapsedMs })`, the time the whole call may take.",
+    ],
+    [
+      "p-retry's shouldRetry",
+      { shouldRetry: () => true },
+      TypeError,
+      "retry(): unknown option `shouldRetry`, p-retry's; use `isFailure` (it judges thrown errors and results; false ends the call with its error).",
+    ],
+    [
+      "exponential-backoff's numOfAttempts",
+      { numOfAttempts: 3 },
+      TypeError,
+      "retry(): unknown option `numOfAttempts`, exponential-backoff's; use `backoff: exponential({ maxAttempts })`.",
+    ],
+    [
       'rate (moved)',
       { rate: { acquire: noop, record: noop } },
       TypeError,

@@ -214,10 +214,37 @@ const MOVED: Record<string, string> = DEV
   ? {
       retryIf: '`isFailure`',
       retries: '`backoff: exponential({ maxAttempts })` (attempts count calls: retries + 1)',
-      maxAttempts: '`backoff: exponential({ maxAttempts })`',
+      maxAttempts:
+        "`backoff: exponential({ maxAttempts })` (it counts calls, the first included: cockatiel's `maxAttempts: 3` is 4 here)",
       maxElapsedMs: '`backoff: exponential({ maxElapsedMs })`',
       attemptTimeoutMs: '`timeout(ms)` inside a pipeline',
       rate: 'a pipeline: `pipeline([retrying(options), rate])`',
+    }
+  : {};
+
+/**
+ * Other retry libraries' option names — p-retry and async-retry (both on node-retry's names),
+ * exponential-backoff — with ebb's way to say the same: a program being ported passes them first.
+ */
+const PEERS: Record<string, string> = DEV
+  ? {
+      maxRetryTime:
+        "p-retry's and async-retry's; use `backoff: exponential({ maxElapsedMs })`, the time the whole call may take",
+      shouldRetry:
+        "p-retry's; use `isFailure` (it judges thrown errors and results; false ends the call with its error)",
+      randomize:
+        "p-retry's and async-retry's; policies are jittered unless told otherwise: `backoff: exponential({ jitter })`",
+      factor: "p-retry's and async-retry's; use `backoff: exponential({ multiplier })`",
+      minTimeout: "p-retry's and async-retry's; use `backoff: exponential({ initialDelayMs })`",
+      maxTimeout: "p-retry's and async-retry's; use `backoff: exponential({ maxDelayMs })`",
+      forever: "p-retry's; use `backoff: exponential({ maxAttempts: Infinity })`",
+      numOfAttempts: "exponential-backoff's; use `backoff: exponential({ maxAttempts })`",
+      startingDelay: "exponential-backoff's; use `backoff: exponential({ initialDelayMs })`",
+      timeMultiple: "exponential-backoff's; use `backoff: exponential({ multiplier })`",
+      maxDelay: "exponential-backoff's; use `backoff: exponential({ maxDelayMs })`",
+      jitter: "a policy's option; use `backoff: exponential({ jitter })` (full jitter by default)",
+      retry: "exponential-backoff's callback; use `isFailure`",
+      timeout: 'use `timeout(ms)` in a pipeline: `pipeline([retrying(options), timeout(ms)])` bounds each attempt',
     }
   : {};
 
@@ -266,7 +293,9 @@ export function prepare(
   const o = optionsObject(where, options) as Record<string, unknown>;
   if (DEV) {
     for (const key in o) {
-      if (!known.includes(key) && MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);
+      if (known.includes(key)) continue;
+      if (MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);
+      if (PEERS[key]) throw new TypeError(`${where}: unknown option \`${key}\`, ${PEERS[key]}.`);
     }
   }
   checkKeys(where, o, known);

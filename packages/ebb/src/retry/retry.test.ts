@@ -691,7 +691,10 @@ describe('retry: options', () => {
         'retries',
         /`retries` moved; use `backoff: exponential\(\{ maxAttempts \}\)` \(attempts count calls: retries \+ 1\)/,
       ],
-      ['maxAttempts', /`maxAttempts` moved; use `backoff: exponential\(\{ maxAttempts \}\)`/],
+      [
+        'maxAttempts',
+        /`maxAttempts` moved; use `backoff: exponential\(\{ maxAttempts \}\)` \(it counts calls, the first included: cockatiel's `maxAttempts: 3` is 4 here\)/,
+      ],
       ['maxElapsedMs', /`maxElapsedMs` moved; use `backoff: exponential\(\{ maxElapsedMs \}\)`/],
       ['attemptTimeoutMs', /`attemptTimeoutMs` moved; use `timeout\(ms\)` inside a pipeline/],
       ['rate', /`rate` moved; use a pipeline: `pipeline\(\[retrying\(options\), rate\]\)`/],
