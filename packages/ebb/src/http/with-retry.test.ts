@@ -626,6 +626,40 @@ describe('withRetry: options are checked at construction', () => {
   });
 });
 
+describe('withRetry: the hooks that report a failure are told the response', () => {
+  it('onFailedAttempt and onGiveUp get a failed response as `value` (their type says Response), beside its HttpStatusError', async () => {
+    const failed: [number, unknown, unknown][] = [];
+    const gaveUp: [string, unknown, unknown][] = [];
+    const r = await run([503, 502], {
+      backoff: constant({ delayMs: 100, maxAttempts: 2, jitter: noJitter }),
+      onFailedAttempt: (c) => {
+        failed.push([c.attempt, c.value?.status, c.error instanceof HttpStatusError]);
+      },
+      onGiveUp: (c) => {
+        gaveUp.push([c.reason, c.value?.status, Object.isFrozen(c)]);
+      },
+    });
+    expect(r.response?.status).toBe(502);
+    expect(failed).toEqual([
+      [1, 503, true],
+      [2, 502, true],
+    ]);
+    expect(gaveUp).toEqual([['attempts', 502, true]]);
+  });
+
+  it('a thrown error has no value', async () => {
+    const values: unknown[] = [];
+    const r = await run([econn('ECONNREFUSED')], {
+      backoff: constant({ delayMs: 100, maxAttempts: 2, jitter: noJitter }),
+      onFailedAttempt: (c) => {
+        values.push(c.value);
+      },
+    });
+    expect(r.error).toBeInstanceOf(RetryError);
+    expect(values).toEqual([undefined, undefined]);
+  });
+});
+
 describe('withRetry: what counts as a Request', () => {
   const clone = function (this: unknown) {
     return this;

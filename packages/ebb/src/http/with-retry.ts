@@ -1,4 +1,4 @@
-import { ignored, isThenable, verdict } from '../core/boundary.js';
+import { ignored, isA, isThenable, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
 import { brief, invalid, optionsObject, show } from '../core/validate.js';
@@ -354,7 +354,21 @@ export function withRetry<F extends FetchLike = typeof fetch>(
   }
   const { isFailure = standard, methods, onRetry, hedge, use, serverHintMs, budget, ...executorOptions } = o;
   // The executor's own checks (and its hints for options that moved), now rather than at the first request.
-  const prepared = prepare(where, budget === false ? executorOptions : { ...executorOptions, budget }, KNOWN_KEYS);
+  const checked = prepare(where, budget === false ? executorOptions : { ...executorOptions, budget }, KNOWN_KEYS);
+  // A failed response reaches the executor as the HttpStatusError that carries it; the hooks
+  // that report a failure are told the response as `value` too, as their type says.
+  const { onFailedAttempt, onGiveUp } = checked;
+  const told = <C extends { readonly error: unknown }>(
+    user: ((context: C) => void | PromiseLike<void>) | undefined,
+  ): typeof user =>
+    user &&
+    ((context: C) =>
+      user(
+        isA(context.error, HttpStatusError)
+          ? Object.freeze({ ...context, value: (context.error as HttpStatusError).response })
+          : context,
+      ));
+  const prepared: Prepared = { ...checked, onFailedAttempt: told(onFailedAttempt), onGiveUp: told(onGiveUp) };
   if (typeof isFailure !== 'function') {
     invalid(
       where,
