@@ -66,6 +66,7 @@ export {
   isFinal,
   isNotDoneError,
   isRetryError,
+  isTimeoutError,
   type Mechanism,
   type NextStep,
   NotDoneError,

@@ -27,10 +27,5 @@ export function isNotSentError(error: unknown): boolean {
   return codeIn(error, NOT_SENT_CODES, 0);
 }
 
-/**
- * True for a `TimeoutError` — what an attempt's signal aborts with when a `timeout(ms)` (or
- * `withRetry()`'s `attemptTimeoutMs`) runs out, and what `AbortSignal.timeout()` produces.
- */
-export function isTimeoutError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError';
-}
+// Where ebb/http has always exported it; it lives beside isAbortError.
+export { isTimeoutError } from '../retry/errors.js';

@@ -19,6 +19,18 @@ export function isRetryError(value: unknown): value is RetryError {
   return isBranded(value, 'EBB_RETRY_GAVE_UP', 'RetryError');
 }
 
+/**
+ * True for a `TimeoutError` — what `timeout(ms)` rejects with (and aborts the attempt's signal
+ * with) when its time runs out, and what `AbortSignal.timeout()` produces: a `DOMException`, not a
+ * class of ebb's, so recognised by its `name`. Never throws.
+ *
+ * @example
+ * try { await api.execute(op); } catch (e) { if (isTimeoutError(e)) metrics.timeouts++; }
+ */
+export function isTimeoutError(error: unknown): boolean {
+  return prop(error, 'name') === 'TimeoutError';
+}
+
 /** True for the errors aborts produce (`AbortError`), which the default classifier never retries. */
 export function isAbortError(error: unknown): boolean {
   return prop(error, 'name') === 'AbortError';

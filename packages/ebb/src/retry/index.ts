@@ -5,6 +5,7 @@ export {
   isAbortError,
   isFinal,
   isRetryError,
+  isTimeoutError,
   type Result,
   RetryError,
 } from './errors.js';
