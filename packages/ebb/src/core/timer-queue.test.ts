@@ -304,6 +304,23 @@ describe('TimerQueue: pinned by its mutation survivors', () => {
     }
     expect(cleared).toEqual([[7]]);
   });
+
+  it('where there is no setImmediate (a browser given this build by its bundler), the empty queue is cleared after a zero timeout', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    vi.stubGlobal('setImmediate', undefined);
+    try {
+      const q = new TimerQueue(false);
+      const e = entry('x', []);
+      q.add(e, q.now() + 60_000);
+      // A timeout() that ended in time, a wait aborted: the entry leaves and the queue empties.
+      expect(() => q.remove(e)).not.toThrow();
+      expect(vi.getTimerCount()).toBe(2); // the armed timer, and the zero timeout that clears it
+      await vi.advanceTimersByTimeAsync(0);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
 });
 
 describe('TimerQueue: the host timer holds the process only for the ref queue', () => {

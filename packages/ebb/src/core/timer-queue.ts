@@ -13,7 +13,7 @@ import { DEV } from './dev.js';
  *   added by a wake-up cannot starve the event loop.
  * - Delays beyond setTimeout's 2^31 − 1 ms are reached by re-arming.
  * - When the queue empties, its host timer is cleared at the end of that turn of the event loop
- *   (a `setImmediate`), unless an entry came back meanwhile: calls made back to back — a
+ *   (a `setImmediate`, a zero timeout where there is none), unless an entry came back meanwhile: calls made back to back — a
  *   `timeout()` around each — then keep one armed timer instead of clearing and re-arming it
  *   for each call (about 270 ns a call in Node.js 20, bench/). Nothing is left to hold a process
  *   open once a turn ends with the queue empty.
@@ -123,7 +123,7 @@ export class TimerQueue {
   #armedAt = Infinity;
   #order = 0;
   /** The pending end-of-turn check that clears the timer of an empty queue. */
-  #idle: ReturnType<typeof setImmediate> | undefined;
+  #idle: unknown;
 
   constructor(unref: boolean) {
     this.#unref = unref;
@@ -157,7 +157,10 @@ export class TimerQueue {
   /** Takes `entry` out of the queue if it is there. */
   remove(entry: Wakeup): void {
     if (heapRemove(this.#heap, entry) && this.#heap.length === 0 && this.#timer !== undefined) {
-      this.#idle ??= setImmediate(this.#disarmIfIdle);
+      // setImmediate is Node.js's; a bundler that gives a browser this build (Parcel by default,
+      // Rollup without `browser: true`) or a runtime without it gets a zero timeout instead.
+      this.#idle ??=
+        typeof setImmediate === 'function' ? setImmediate(this.#disarmIfIdle) : setTimeout(this.#disarmIfIdle, 0);
     }
   }
 
