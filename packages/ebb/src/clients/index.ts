@@ -10,6 +10,7 @@
  * @packageDocumentation
  */
 
+import { anySignal } from '../core/any-signal.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Result } from '../retry/errors.js';
 import { type ClientRetryOptions, httpCaller, type ResponseHead } from './http-call.js';
@@ -40,7 +41,7 @@ function plain(headers: unknown): Headers_ {
 /** Both signals: the attempt's (a timeout, the retry's end) and the caller's. */
 function both(attempt: AbortSignal, caller: unknown): AbortSignal {
   if (!(caller instanceof AbortSignal)) return attempt;
-  return AbortSignal.any([attempt, caller]);
+  return anySignal(attempt, caller);
 }
 
 /** What the axios adapter reads of a request config (axios's `InternalAxiosRequestConfig`). */

@@ -1,3 +1,4 @@
+import { anySignal } from '../core/any-signal.js';
 import { ignored, isA, isThenable, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
@@ -127,8 +128,8 @@ export interface WithRetryOptions<R = Response>
    */
   readonly serverHintMs?: (response: R) => number | undefined;
   /**
-   * The retry budget. Default: one per origin (scheme, host and port; the 256 used most recently
-   * are kept), kind to a struggling service — retries in the last ~10 s ≤ max(20 % of the calls
+   * The retry budget. Default: one per origin (scheme, host and port; 256 origins at once, an
+   * origin unused for a minute forgotten, any more in use sharing one), kind to a struggling service — retries in the last ~10 s ≤ max(20 % of the calls
    * to that origin, 10): a total outage costs about 1.2 requests a call, a blip that fails 10 % of
    * requests is retried in full, a client with little traffic keeps its few retries (see
    * docs/retry.md, "The default retry budget"). A refused retry ends the call with the last
@@ -162,8 +163,13 @@ const MOVED: Record<string, string> = {
 /** RFC 9110 §9.1: a method is a token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-/** The origins whose default budgets are kept. */
+/** The origins whose default budgets are kept, each its own. */
 const MAX_ORIGINS = 256;
+/**
+ * How long an origin goes unused before its budget may be forgotten: six of the budget's 10-s
+ * windows, after which its counts weigh e^−6 (0.25 %) of what they did.
+ */
+const IDLE_MS = 60_000;
 
 /** Scheme and authority of an absolute URL, without user info; '' for a relative one (same origin). */
 const ORIGIN = /^([a-z][a-z\d+.-]*:\/\/)(?:[^@/?#]*@)?([^/?#]*)/i;
@@ -198,30 +204,6 @@ function isRequest(input: unknown): input is Request {
     typeof (input as Request).method === 'string' &&
     typeof (input as Request).clone === 'function'
   );
-}
-
-/**
- * Both signals at once. `AbortSignal.any` (Node.js 20.3, all current browsers) ties the
- * combined signal's life to its sources; the fallback for older runtimes removes its listeners
- * when either source aborts.
- */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
-  // Stryker disable next-line StringLiteral: typeof never yields "", and the fallback behaves as AbortSignal.any.
-  if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
-  const controller = new AbortController();
-  // The first source to abort aborts the combined signal with its reason and unhooks both.
-  const on = function (this: AbortSignal): void {
-    a.removeEventListener('abort', on);
-    b.removeEventListener('abort', on);
-    controller.abort(this.reason);
-  };
-  if (a.aborted || b.aborted) controller.abort((a.aborted ? a : b).reason);
-  else {
-    a.addEventListener('abort', on);
-    b.addEventListener('abort', on);
-  }
-  return controller.signal;
 }
 
 /**
@@ -286,8 +268,11 @@ function httpContext(context: AttemptContext, method: string, url: string): Http
  * connection. When the retries end — attempts used up, the time budget, a `Retry-After` longer
  * than `maxRetryAfterMs` (default 60 s), the retry budget — you get the **last response**, as
  * `fetch` would have returned it (a 503, say, unread); check `response.ok` as with `fetch`. When
- * the last attempt threw, the promise rejects with `RetryError` (`cause`: the last error). An
- * error `isFailure` calls no failure reaches you unchanged.
+ * the last attempt threw after retries, the promise rejects with `RetryError` (`cause`: the last
+ * error). An error that is not retried reaches you unchanged, as `fetch` threw it: one
+ * `isFailure` calls no failure, and one thrown for a request that may not be repeated (a POST
+ * whose connection was reset). In a browser `fetch` gives no error code, so a POST is never
+ * known to be unsent there, and never retried.
  *
  * **Hints.** `Retry-After` (seconds or an HTTP-date) on a failed response becomes the error's
  * `retryAfterMs`: the next wait is at least that long (see `serverHintMs`). 429 and
@@ -407,20 +392,33 @@ export function withRetry<F extends FetchLike = typeof fetch>(
   // Each attempt passes the mechanisms of `use`, the first outermost: made once, shared by every request.
   const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) => mechanismAt(where, `use[${i}]`, m));
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
-  // The default budget: one per origin, kept for the origins used most recently.
-  const budgets = new Map<string, DefaultBudget>();
+  // The default budget: one per origin for MAX_ORIGINS origins, least recently used first; an
+  // origin is forgotten only once idle for IDLE_MS. Past that many origins in use at once, the
+  // rest share one budget: forgetting an active origin's budget would hand it a fresh floor of
+  // retries at every call (an outage over 257 origins cost 5 requests a call, not 1.2).
+  const budgets = new Map<string, { readonly budget: DefaultBudget; seenAt: number }>();
+  let shared: DefaultBudget | undefined;
   const now = (): number => (prepared.clock ?? hostQueue(prepared.unref)).now();
   const budgetOf = (url: string): RetryBudget => {
     const m = ORIGIN.exec(url);
     const origin = m ? `${m[1]}${m[2]}`.toLowerCase() : '';
-    let b = budgets.get(origin);
-    if (b) budgets.delete(origin);
-    else {
-      b = defaultBudget(now);
-      if (budgets.size >= MAX_ORIGINS) budgets.delete(budgets.keys().next().value as string);
+    let t: number;
+    try {
+      t = now();
+    } catch {
+      t = Number.NaN; // the budget's own reading fails the call; here it only keeps every origin
     }
-    budgets.set(origin, b);
-    return b;
+    let kept = budgets.get(origin);
+    if (kept) budgets.delete(origin);
+    else if (budgets.size >= MAX_ORIGINS) {
+      const [oldest, first] = budgets.entries().next().value as [string, { seenAt: number }];
+      if (!(t - first.seenAt >= IDLE_MS)) return (shared ??= defaultBudget(now));
+      budgets.delete(oldest);
+    }
+    kept ??= { budget: defaultBudget(now), seenAt: t };
+    kept.seenAt = t;
+    budgets.set(origin, kept);
+    return kept.budget;
   };
   // As a pipeline runs its mechanisms: `next` never throws (a mechanism holding a ticket or a
   // timer must see a rejection, not a throw past it).

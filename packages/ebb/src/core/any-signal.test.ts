@@ -1,0 +1,39 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { anySignal } from './any-signal.js';
+
+describe('anySignal: both signals at once', () => {
+  it('aborts with the reason of the first source to abort, and then leaves neither source a listener', () => {
+    for (const abortsFirst of ['a', 'b'] as const) {
+      const a = new AbortController();
+      const b = new AbortController();
+      const [first, second] = abortsFirst === 'a' ? [a, b] : [b, a];
+      const both = anySignal(a.signal, b.signal);
+      expect(both.aborted).toBe(false);
+      first.abort(`reason ${abortsFirst}`);
+      expect(both.aborted).toBe(true);
+      expect(both.reason).toBe(`reason ${abortsFirst}`);
+      second.abort('late');
+      expect(both.reason).toBe(`reason ${abortsFirst}`);
+      for (const s of [a, b]) expect(getEventListeners(s.signal, 'abort')).toHaveLength(0);
+    }
+  });
+
+  it('a source already aborted: aborted at once with its reason, no listener added', () => {
+    const live = new AbortController();
+    const both = anySignal(live.signal, AbortSignal.abort('gone'));
+    expect([both.aborted, both.reason]).toEqual([true, 'gone']);
+    expect(getEventListeners(live.signal, 'abort')).toHaveLength(0);
+    const first = anySignal(AbortSignal.abort('one'), AbortSignal.abort('two'));
+    expect(first.reason).toBe('one');
+  });
+
+  it('while neither aborts, each source holds one listener for it (taken off when it is collected)', () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    const both = anySignal(a.signal, b.signal);
+    expect(getEventListeners(a.signal, 'abort')).toHaveLength(1);
+    expect(getEventListeners(b.signal, 'abort')).toHaveLength(1);
+    expect(both.aborted).toBe(false);
+  });
+});
