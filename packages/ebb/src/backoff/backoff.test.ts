@@ -174,6 +174,14 @@ describe('defaults: jittered, capped and finite unless told otherwise', () => {
     expect(far(linear({ initialDelayMs: 1_000 }))).toBe(100_000);
   });
 
+  it("p-retry's `retries` passed to a curve points to maxAttempts, which counts calls", () => {
+    expect(() => exponential({ retries: 3 } as never)).toThrow(
+      new TypeError(
+        'exponential(): unknown option `retries`; use `maxAttempts`, which counts calls, the first included: retries + 1.',
+      ),
+    );
+  });
+
   it('a cap given below the first wait is refused (every wait would be the cap: a swap, most likely); the default cap, an equal cap and withOptions() are not', () => {
     const fix = 'Raise it, or lower the first wait; constant({ delayMs: 0 }) retries without waiting.';
     expect(() => exponential({ initialDelayMs: 1_000, maxDelayMs: 10 })).toThrow(

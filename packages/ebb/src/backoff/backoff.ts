@@ -144,6 +144,12 @@ export function fromCurve<T extends LimitOptions>(
   own?: Jitter,
 ): Backoff {
   const options = optionsObject(where, given, keys[0]) as Partial<T>;
+  // p-retry's and async-retry's name, the one a port passes first (development build).
+  if (DEV && 'retries' in options) {
+    throw new TypeError(
+      `${where}: unknown option \`retries\`; use \`maxAttempts\`, which counts calls, the first included: retries + 1.`,
+    );
+  }
   checkKeys(where, options, [...keys, ...Object.keys(LIMITS)]);
   const curve = curveOf(options);
   const limit = (name: keyof typeof LIMITS, fallback = Infinity) =>
