@@ -131,6 +131,39 @@ describe('Gate: waits, wake-ups and aborts', () => {
     expect(gate.acquire(0, undefined)).toBe(1);
   });
 
+  it('a shutdown aborting thousands of waiters, the head and every other one: the rest go in order, each grant at its turn, none to a waiter that left', async () => {
+    const { clock, gate, grants } = logged(1, 2);
+    gate.acquire(0, undefined);
+    const n = 3000;
+    const controllers = Array.from({ length: n }, () => new AbortController());
+    const served: number[] = [];
+    const outcomes = controllers.map((c, i) =>
+      (gate.acquire(i % 3 === 0 ? 0 : 1, c.signal) as Promise<unknown>).then(
+        () => served.push(i),
+        () => undefined,
+      ),
+    );
+    // The first waiter of each class, then every even one, leave before anyone is served.
+    for (let i = 0; i < n; i++) if (i < 2 || i % 2 === 0) (controllers[i] as AbortController).abort();
+    const stay = Array.from({ length: n }, (_, i) => i).filter((i) => !(i < 2 || i % 2 === 0));
+    expect(gate.waiting).toBe(stay.length);
+    await clock.runAll();
+    await Promise.all(outcomes);
+    // Class 0 (every third) first, then class 1, each in its order of arrival.
+    expect(served).toEqual([...stay.filter((i) => i % 3 === 0), ...stay.filter((i) => i % 3 !== 0)]);
+    expect(grants.length).toBe(1 + stay.length);
+    expect(gate.waiting).toBe(0);
+    // Once all left, the queues hold no one: the next request goes at once.
+    const last = new AbortController();
+    const p = gate.acquire(1, last.signal) as Promise<unknown>;
+    last.abort();
+    await p.catch(() => undefined);
+    expect(gate.waiting).toBe(0);
+    await clock.advance(1);
+    const before = grants.length;
+    expect(gate.acquire(0, undefined)).toBe(before + 1);
+  });
+
   it('an abort takes the waiter out of its place: the others keep their order, the timer stays for them', async () => {
     const { clock, gate, grants } = logged(10);
     gate.acquire(0, undefined);
