@@ -155,19 +155,19 @@ describe('retry() options: every refusal, exactly', () => {
       "p-retry's maxRetryTime: the time budget, not maxRetryAfterMs (the first four letters' guess)",
       { maxRetryTime: 1_000 },
       TypeError,
-      "retry(): unknown option `maxRetryTime`, p-retry's and async-retry's; use `backoff: exponential({ maxElapsedMs })`, the time the whole call may take.",
+      "retry(): unknown option `maxRetryTime` (another library's); use `backoff: exponential({ maxElapsedMs })`.",
     ],
     [
       "p-retry's shouldRetry",
       { shouldRetry: () => true },
       TypeError,
-      "retry(): unknown option `shouldRetry`, p-retry's; use `isFailure` (it judges thrown errors and results; false ends the call with its error).",
+      "retry(): unknown option `shouldRetry` (another library's); use `isFailure`, which judges errors and results.",
     ],
     [
       "exponential-backoff's numOfAttempts",
       { numOfAttempts: 3 },
       TypeError,
-      "retry(): unknown option `numOfAttempts`, exponential-backoff's; use `backoff: exponential({ maxAttempts })`.",
+      "retry(): unknown option `numOfAttempts` (another library's); use `backoff: exponential({ maxAttempts })`.",
     ],
     [
       'rate (moved)',

@@ -223,28 +223,26 @@ const MOVED: Record<string, string> = DEV
   : {};
 
 /**
- * Other retry libraries' option names — p-retry and async-retry (both on node-retry's names),
- * exponential-backoff — with ebb's way to say the same: a program being ported passes them first.
+ * Other retry libraries' option names — p-retry's and async-retry's (node-retry's), and
+ * exponential-backoff's — with the option of the policy that says the same ('' for `isFailure`):
+ * a program being ported passes them first, and the first four letters would guess wrong
+ * (`maxRetryTime` is no `maxRetryAfterMs`).
  */
 const PEERS: Record<string, string> = DEV
   ? {
-      maxRetryTime:
-        "p-retry's and async-retry's; use `backoff: exponential({ maxElapsedMs })`, the time the whole call may take",
-      shouldRetry:
-        "p-retry's; use `isFailure` (it judges thrown errors and results; false ends the call with its error)",
-      randomize:
-        "p-retry's and async-retry's; policies are jittered unless told otherwise: `backoff: exponential({ jitter })`",
-      factor: "p-retry's and async-retry's; use `backoff: exponential({ multiplier })`",
-      minTimeout: "p-retry's and async-retry's; use `backoff: exponential({ initialDelayMs })`",
-      maxTimeout: "p-retry's and async-retry's; use `backoff: exponential({ maxDelayMs })`",
-      forever: "p-retry's; use `backoff: exponential({ maxAttempts: Infinity })`",
-      numOfAttempts: "exponential-backoff's; use `backoff: exponential({ maxAttempts })`",
-      startingDelay: "exponential-backoff's; use `backoff: exponential({ initialDelayMs })`",
-      timeMultiple: "exponential-backoff's; use `backoff: exponential({ multiplier })`",
-      maxDelay: "exponential-backoff's; use `backoff: exponential({ maxDelayMs })`",
-      jitter: "a policy's option; use `backoff: exponential({ jitter })` (full jitter by default)",
-      retry: "exponential-backoff's callback; use `isFailure`",
-      timeout: 'use `timeout(ms)` in a pipeline: `pipeline([retrying(options), timeout(ms)])` bounds each attempt',
+      maxRetryTime: 'maxElapsedMs',
+      minTimeout: 'initialDelayMs',
+      startingDelay: 'initialDelayMs',
+      maxTimeout: 'maxDelayMs',
+      maxDelay: 'maxDelayMs',
+      factor: 'multiplier',
+      timeMultiple: 'multiplier',
+      numOfAttempts: 'maxAttempts',
+      forever: 'maxAttempts: Infinity',
+      randomize: 'jitter',
+      jitter: 'jitter',
+      shouldRetry: '',
+      retry: '',
     }
   : {};
 
@@ -295,7 +293,12 @@ export function prepare(
     for (const key in o) {
       if (known.includes(key)) continue;
       if (MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);
-      if (PEERS[key]) throw new TypeError(`${where}: unknown option \`${key}\`, ${PEERS[key]}.`);
+      const peer = PEERS[key];
+      if (peer !== undefined) {
+        throw new TypeError(
+          `${where}: unknown option \`${key}\` (another library's); use ${peer ? `\`backoff: exponential({ ${peer} })\`` : '`isFailure`, which judges errors and results'}.`,
+        );
+      }
     }
   }
   checkKeys(where, o, known);
