@@ -127,7 +127,10 @@ describe('circuitBreaker used by hand (acquire/record, run): a closed breaker re
     const breaker = circuitBreaker({ clock, consecutiveFailures: 1, openBackoff: open });
     breaker.record('success', breaker.acquire(), 'ok');
     const ticket = breaker.acquire();
-    expect(() => breaker.record('failure', ticket, new Error('503'))).toThrow(/clock\.now\(\) returned NaN/);
+    // A number out of range is a RangeError, as the executor's and every other mechanism's check says.
+    expect(() => breaker.record('failure', ticket, new Error('503'))).toThrow(
+      new RangeError('clock.now() returned NaN; expected a finite number of milliseconds.'),
+    );
     bad = false;
     expect(breaker.state).toBe('closed');
     expect(breaker.metrics.consecutiveFailures).toBe(0);
@@ -138,5 +141,14 @@ describe('circuitBreaker used by hand (acquire/record, run): a closed breaker re
     bad = true;
     const timed = circuitBreaker({ clock, consecutiveFailures: 1, slowCallMs: 50, openBackoff: open });
     expect(() => timed.acquire()).toThrow(/clock\.now\(\) returned NaN/);
+    // Anything but a number is a TypeError.
+    const stringly = circuitBreaker({
+      clock: { now: () => '5' as never, sleep: inner.sleep.bind(inner) },
+      slowCallMs: 50,
+      openBackoff: open,
+    });
+    expect(() => stringly.acquire()).toThrow(
+      new TypeError('clock.now() returned "5"; expected a finite number of milliseconds.'),
+    );
   });
 });

@@ -1,5 +1,5 @@
 import type { BackoffRun } from '../backoff/backoff.js';
-import { describe, ignored, isLocalRefusal, isThenable } from '../core/boundary.js';
+import { describe, ignored, isLocalRefusal, isThenable, readNow } from '../core/boundary.js';
 import { invalid, optionsObject } from '../core/validate.js';
 import { defaultIsFailure, type FailureVerdict } from '../retry/errors.js';
 import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
@@ -98,15 +98,8 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
   const probes: Ticket[] = [];
   let probeSuccesses = 0;
 
-  const now = (): number => {
-    const t = clock.now();
-    if (typeof t !== 'number' || !Number.isFinite(t)) {
-      throw new TypeError(
-        `circuitBreaker: clock.now() returned ${describe(t)}; expected a finite number of milliseconds.`,
-      );
-    }
-    return t;
-  };
+  // The executor's and every mechanism's check: a RangeError for NaN or ±Infinity, else a TypeError.
+  const now = (): number => readNow(clock);
 
   /** The next open period, checked before any state changes: a bad policy fails the caller, not the breaker. */
   const nextOpenMs = (): number => {
