@@ -36,6 +36,8 @@ describe('bulkhead: a fixed compartment of calls', () => {
       code: 'EBB_LIMIT_EXCEEDED',
       reason: 'queue-full',
       limit: 2,
+      // Named as what refused it, not as a concurrency limit.
+      message: 'The bulkhead (2 in flight) refused a request: 2 in flight and 1 waiting (maxQueue).',
     });
     await clock.runAll();
     expect((await Promise.all(calls.slice(0, 3))).map((r) => r.ok && r.value)).toEqual(['a', 'b', 'c']);

@@ -191,7 +191,7 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
   /** The wait a refusal suggests: the requests ahead served at the limit's rate (Little's law), 0 while no round trip is known. */
   const retryAfterMs = (): number => (srtt >= 0 ? Math.ceil((srtt * (queue.length + 1)) / limitNow()) : 0);
   const refusal = (reason: LimitExceededError['reason'], detail: string): LimitExceededError =>
-    new LimitExceededError(reason, limitNow(), detail, retryAfterMs());
+    new LimitExceededError(reason, limitNow(), detail, retryAfterMs(), fixed === undefined ? undefined : 'bulkhead');
 
   /** Hands free slots to the best waiters; a waiter whose slot cannot be taken is refused with why. */
   const serve = (): void => {

@@ -23,9 +23,16 @@ export class LimitExceededError extends Error {
    * limit`, with the limiter's smoothed round trip. 0 while no round trip has been measured.
    */
   readonly retryAfterMs: number;
-  constructor(reason: 'queue-full' | 'wait' | 'displaced', limit: number, detail: string, retryAfterMs = 0) {
+  /** @param by what refused, as the message names it: `'concurrency limit'` (the default) or `'bulkhead'`. */
+  constructor(
+    reason: 'queue-full' | 'wait' | 'displaced',
+    limit: number,
+    detail: string,
+    retryAfterMs = 0,
+    by = 'concurrency limit',
+  ) {
     super(
-      `The concurrency limit (${limit} in flight) refused a request: ${detail}${retryAfterMs > 0 ? `; a slot is likely free in ${retryAfterMs} ms` : ''}.`,
+      `The ${by} (${limit} in flight) refused a request: ${detail}${retryAfterMs > 0 ? `; a slot is likely free in ${retryAfterMs} ms` : ''}.`,
     );
     this.reason = reason;
     this.limit = limit;
