@@ -10,7 +10,18 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 
-const ENTRIES = ['index', 'http', 'rate', 'resilience', 'redis', 'sim'] as const;
+const ENTRIES = [
+  'index',
+  'http',
+  'rate',
+  'resilience',
+  'redis',
+  'sim',
+  'otel',
+  'clients',
+  'middleware',
+  'undici',
+] as const;
 const DIST = join(ROOT, 'packages', 'ebb', 'dist');
 
 /** The names each entry's declaration file exports, as the compiler resolves them. */
@@ -83,13 +94,13 @@ describe('the API reference', () => {
   }, 240_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('has one module per entry point: ebb, ebb/http, ebb/rate, ebb/resilience, ebb/redis, ebb/sim', () => {
+  it('has one module per entry point: ebb, ebb/http, ebb/rate, ebb/resilience, ebb/redis, ebb/sim, ebb/otel, ebb/clients, ebb/middleware, ebb/undici', () => {
     expect(modules.map((m) => m.name).sort()).toEqual([...ENTRIES].sort());
   });
 
   it.each(ENTRIES)('lists every export of the %s entry (the API report of its declarations)', (entry) => {
     const report = apiReport()[entry] ?? [];
-    expect(report.length).toBeGreaterThan(10);
+    expect(report.length).toBeGreaterThan(0);
     const listed = (modules.find((m) => m.name === entry)?.children ?? []).map((c) => c.name).sort();
     expect(listed).toEqual(report);
   });
