@@ -186,3 +186,40 @@ describe.each(Object.keys(frameworks))('shed under %s', (name) => {
     expect(a.stats()).toMatchObject({ admitted: 2, left: 1, shed: 0 });
   });
 });
+
+describe('a factory handed to the framework as the middleware itself (no call)', () => {
+  it('Express, Fastify and Hono each get a TypeError that says to call it, not one naming the request’s keys', async () => {
+    const said =
+      /called as the middleware itself\. Call shed(Middleware|Fastify|Hono)\(\{ maxConcurrent \}\) and pass what it returns\./;
+
+    const ex = express();
+    ex.use(shedMiddleware as never);
+    let caught: unknown;
+    ex.use((error: unknown, _req: unknown, res: { status(n: number): { send(s: string): void } }, _next: unknown) => {
+      caught = error;
+      res.status(500).send('failed');
+    });
+    const server = ex.listen(0, '127.0.0.1');
+    try {
+      const res = await fetch(`${await listen(server)}/`);
+      expect(res.status).toBe(500);
+      await res.text();
+      expect(String(caught)).toMatch(said);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+
+    const fa = Fastify();
+    await expect(fa.register(shedFastify as never).ready()).rejects.toThrow(said);
+    await fa.close();
+
+    const ho = new Hono();
+    ho.onError((error, c) => c.text(String(error), 500));
+    ho.use(shedHono as never);
+    ho.get('/', (c) => c.text('ok'));
+    const answer = await ho.request('/');
+    expect(answer.status).toBe(500);
+    expect(await answer.text()).toMatch(said);
+  });
+});

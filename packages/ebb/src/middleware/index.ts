@@ -18,6 +18,14 @@ import { shedListener } from '../http/shed.js';
 
 export type { ShedOptions, ShedStats } from '../http/admission.js';
 
+/**
+ * A factory handed to the framework as the middleware itself (`app.use(shedMiddleware)`) is called
+ * with a request: its options would be read by the request's own keys (`_events`, `addHook`).
+ */
+function notTheMiddleware(where: string, args: number, fix: string): void {
+  if (args > 1) throw new TypeError(`${where}: called as the middleware itself. Call ${fix} and pass what it returns.`);
+}
+
 /** What the Express middleware uses of a response: `node:http`'s `ServerResponse` (Express's `res`) has it. */
 export interface ShedNodeResponse {
   once(event: 'close', listener: () => void): unknown;
@@ -47,6 +55,8 @@ export interface ShedMiddleware {
  * app.use(shedMiddleware({ maxConcurrent: 64, maxQueue: 256, retryAfterMs: 2_000 }));
  */
 export function shedMiddleware(options: ShedOptions): ShedMiddleware {
+  // biome-ignore lint/complexity/noArguments: only the count is read, to tell a framework's call from the user's.
+  notTheMiddleware('shedMiddleware()', arguments.length, 'shedMiddleware({ maxConcurrent })');
   return shedListener('shedMiddleware()', options, (_req: unknown, _res: ShedNodeResponse, next: () => void) => next());
 }
 
@@ -89,6 +99,17 @@ export interface ShedFastifyPlugin {
  * await app.register(shedFastify({ maxConcurrent: 64, maxQueue: 256 }));
  */
 export function shedFastify(options: ShedOptions): ShedFastifyPlugin {
+  // Fastify calls a plugin (instance, options, done), and waits for `done`: the error goes there.
+  // biome-ignore lint/complexity/noArguments: only the framework's `done` is read, to report to it.
+  const done: unknown = arguments[2];
+  try {
+    // biome-ignore lint/complexity/noArguments: only the count is read, to tell a framework's call from the user's.
+    notTheMiddleware('shedFastify()', arguments.length, 'shedFastify({ maxConcurrent })');
+  } catch (error) {
+    if (typeof done !== 'function') throw error;
+    done(error);
+    return undefined as never;
+  }
   const gate = new Admission('shedFastify()', options);
   const retryAfter = String(gate.retryAfterSeconds);
   const message = shedMessage(gate.retryAfterSeconds);
@@ -139,6 +160,8 @@ export interface ShedHonoMiddleware {
  * app.use(shedHono({ maxConcurrent: 64, maxQueue: 256 }));
  */
 export function shedHono(options: ShedOptions): ShedHonoMiddleware {
+  // biome-ignore lint/complexity/noArguments: only the count is read, to tell a framework's call from the user's.
+  notTheMiddleware('shedHono()', arguments.length, 'shedHono({ maxConcurrent })');
   const gate = new Admission('shedHono()', options);
   const message = shedMessage(gate.retryAfterSeconds);
   const overloaded = (): Response =>

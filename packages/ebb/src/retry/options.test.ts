@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BackoffPolicy } from '../backoff/backoff.js';
 import { constant } from '../backoff/constant.js';
+import { exponential } from '../backoff/exponential.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { poll } from './poll.js';
@@ -151,6 +152,12 @@ describe('retry() options: every refusal, exactly', () => {
     ],
     ['options: an array', [], TypeError, 'retry(): expected an options object, got an array.'],
     ['retryIf (moved)', { retryIf: () => true }, TypeError, 'retry(): `retryIf` moved; use `isFailure`.'],
+    [
+      'a policy where the options go (it would be read by its own keys)',
+      exponential({ maxAttempts: 3 }),
+      TypeError,
+      'retry(): got a backoff policy where the options go. Pass { backoff: policy }.',
+    ],
     [
       "p-retry's maxRetryTime: the time budget, not maxRetryAfterMs (the first four letters' guess)",
       { maxRetryTime: 1_000 },

@@ -290,6 +290,10 @@ export function prepare(
   if (options === undefined) return NO_OPTIONS;
   const o = optionsObject(where, options) as Record<string, unknown>;
   if (DEV) {
+    // A policy passed as the options (retry(op, exponential())) would be read by its own keys.
+    if (typeof o.start === 'function') {
+      throw new TypeError(`${where}: got a backoff policy where the options go. Pass { backoff: policy }.`);
+    }
     for (const key in o) {
       if (known.includes(key)) continue;
       if (MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);
