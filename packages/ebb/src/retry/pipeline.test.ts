@@ -90,6 +90,14 @@ describe('pipeline(): composition', () => {
       'pipeline(): expected `mechanisms` to be an array of mechanisms, got "retry".',
     );
     expect(() => pipeline([], { name: 5 as never })).toThrow('pipeline(): expected `name` to be a string, got 5.');
+    // The same mechanism in two places of one pipeline (a breaker so placed never closed again).
+    const t = timeout(100);
+    expect(() => pipeline([t, retrying(), t])).toThrow(
+      new TypeError(
+        'pipeline(): `mechanisms[2]` is `mechanisms[0]` again. A mechanism takes one place in a pipeline: make one for each place (circuitBreaker() twice).',
+      ),
+    );
+    expect(() => pipeline([t, retrying()])).not.toThrow();
     await expect(pipeline([]).execute(null as never)).rejects.toThrow(
       'pipeline.execute(): expected `operation` to be a function, got null.',
     );

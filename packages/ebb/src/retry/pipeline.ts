@@ -160,6 +160,16 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
   const where = 'pipeline()';
   if (!Array.isArray(mechanisms)) invalid(where, 'mechanisms', mechanisms, DEV ? 'an array of mechanisms' : '');
   const steps = mechanisms.map((m, i) => mechanismAt(where, `mechanisms[${i}]`, m));
+  // The same breaker twice saw each call twice: its probe's own second pass found the probe slot
+  // taken, so once open it never closed. Two places take two mechanisms.
+  const again = mechanisms.findIndex((m, i) => mechanisms.indexOf(m) !== i);
+  if (again >= 0) {
+    throw new TypeError(
+      DEV
+        ? `${where}: \`mechanisms[${again}]\` is \`mechanisms[${mechanisms.indexOf(mechanisms[again] as Mechanism)}]\` again. A mechanism takes one place in a pipeline: make one for each place (circuitBreaker() twice).`
+        : brief(where, `mechanisms[${again}]`, mechanisms[again]),
+    );
+  }
   const o = optionsObject(where, options);
   const name = o.name;
   if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, DEV ? 'a string' : '');
