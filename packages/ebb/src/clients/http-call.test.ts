@@ -132,3 +132,14 @@ describe('httpCaller', () => {
     expect(() => httpCaller('test()', { retries: 3 } as never)).toThrow(/retries/);
   });
 });
+
+describe('the adapters’ options', () => {
+  it('an unknown option lists what an adapter takes: methods and use among them, signal not (it is per request)', () => {
+    const known =
+      'backoff, isFailure, maxRetryAfterMs, onRetry, onFailedAttempt, onGiveUp, onSuccess, clock, random, unref, budget, methods, use';
+    expect(() => httpCaller('withRetryGot()', { limit: 2 } as never)).toThrow(
+      new TypeError(`withRetryGot(): unknown option \`limit\`. Known options: ${known}.`),
+    );
+    expect(() => httpCaller('withRetryGot()', { methods: ['GET'], use: [] })).not.toThrow();
+  });
+});

@@ -8,7 +8,7 @@ import type { AttemptContext } from '../retry/contexts.js';
 import { type FailureVerdict, isRetryError, prop, type Result } from '../retry/errors.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import { type Pipeline, pipeline } from '../retry/pipeline.js';
-import { type RetryingOptions, retryingAs } from '../retry/retrying.js';
+import { RETRYING_KEYS, type RetryingOptions, retryingAs } from '../retry/retrying.js';
 
 /**
  * Options of the client integrations (`retryInterceptor` for undici, `withRetryAxios`,
@@ -98,6 +98,9 @@ function toResponse(head: ResponseHead): Response | undefined {
   }
 }
 
+/** The options an adapter takes, as its message for an unknown one lists them. */
+const CLIENT_KEYS: readonly string[] = [...RETRYING_KEYS, 'methods', 'use'];
+
 /** The outcome behind an error this module made for a failed response. */
 const held = new WeakMap<object, Result<unknown>>();
 
@@ -132,8 +135,14 @@ export function httpCaller(where: string, options: ClientRetryOptions | undefine
   };
   // A request that may not be repeated is retried only when it never left.
   const once = (outcome: Result): boolean => !outcome.ok && isNotSentError(outcome.error);
-  const retried: Pipeline = pipeline([retryingAs(where, { ...retryOptions, isFailure: repeatable }), ...(use ?? [])]);
-  const single: Pipeline = pipeline([retryingAs(where, { ...retryOptions, isFailure: once }), ...(use ?? [])]);
+  const retried: Pipeline = pipeline([
+    retryingAs(where, { ...retryOptions, isFailure: repeatable }, CLIENT_KEYS),
+    ...(use ?? []),
+  ]);
+  const single: Pipeline = pipeline([
+    retryingAs(where, { ...retryOptions, isFailure: once }, CLIENT_KEYS),
+    ...(use ?? []),
+  ]);
   // A stream body is read as it is sent: nothing is left to send again, so no retry at all.
   const bare: Pipeline = pipeline([...(use ?? [])]);
 

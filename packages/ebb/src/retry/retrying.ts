@@ -5,7 +5,7 @@ import type { AttemptContext } from './contexts.js';
 import { defaultBudget } from './default-budget.js';
 import type { RetryBudget } from './hook-points.js';
 import { type Mechanism, SEALED } from './mechanism.js';
-import { type Prepared, prepare, type RetryOptions } from './options.js';
+import { KEYS, type Prepared, prepare, type RetryOptions } from './options.js';
 import { execute } from './retry.js';
 import { Scope, sourceOf } from './scope.js';
 
@@ -44,8 +44,14 @@ export function retrying<T = unknown>(options?: RetryingOptions<T>): Mechanism {
   return retryingAs('retrying()', options);
 }
 
-/** {@link retrying}, its options checked under the name `where` (a simulator's). @internal */
-export function retryingAs(where: string, options: object | undefined): Mechanism {
+/** The executor's options a `retrying()` takes: all but `signal`, which each call brings. @internal */
+export const RETRYING_KEYS: readonly string[] = /* @__PURE__ */ KEYS.filter((k) => k !== 'signal');
+
+/**
+ * {@link retrying}, its options checked under the name `where` (a simulator's, a client
+ * adapter's), an unknown one refused with the list `known` (the adapters add their own). @internal
+ */
+export function retryingAs(where: string, options: object | undefined, known = RETRYING_KEYS): Mechanism {
   if (typeof options === 'object' && options !== null && 'signal' in options) {
     throw new TypeError(
       DEV
@@ -54,7 +60,7 @@ export function retryingAs(where: string, options: object | undefined): Mechanis
     );
   }
   const given = (options as { budget?: unknown } | undefined)?.budget;
-  const prepared = prepare(where, given === false ? { ...options, budget: undefined } : options);
+  const prepared = prepare(where, given === false ? { ...options, budget: undefined } : options, known);
   // Without a budget of the caller's, one of its own: calls are counted here, with no clock (the
   // success path stays as it is), and the executor asks it before each retry.
   const own =
