@@ -198,6 +198,8 @@ describe("ky through ebb: ky's own errors, and ky's timeout", () => {
     expect(() => withRetryKy(ky, { maxRetryAfterMs: 30_000 })).toThrow(RangeError);
     expect(() => withRetryKy(ky, { maxRetryAfterMs: 30_000 })).toThrow(/`maxRetryAfterMs`.*ky's timeout, 10000 ms/);
     expect(() => withRetryKy(ky.extend({ timeout: false }), { maxRetryAfterMs: 30_000 })).not.toThrow();
+    // Its messages name it, not the withRetry() it is built on.
+    expect(() => withRetryKy(ky, { retries: 3 } as never)).toThrow(/^withRetryKy\(\): `retries` moved/);
     t = await startServer(script([503, { 'retry-after': '1' }], [200]));
     const api = withRetryKy(ky.extend({ timeout: 5_000 }), { budget: false, backoff: fast, maxRetryAfterMs: 3_000 });
     expect(await api.get(`${t.origin}/ra`).text()).toBe('ok');

@@ -1,6 +1,6 @@
 import { DEV } from '../core/dev.js';
 import { invalid, optionsObject } from '../core/validate.js';
-import { type FetchLike, type WithRetryOptions, withRetry } from '../http/with-retry.js';
+import { type FetchLike, type WithRetryOptions, withRetryAs } from '../http/with-retry.js';
 import { isRetryError, prop } from '../retry/errors.js';
 
 /** What `withRetryKy` needs of ky: `extend`, as ky's own instance has it. */
@@ -65,7 +65,11 @@ export function withRetryKy<K>(
         DEV ? 'Give ky a longer one: withRetryKy(ky.extend({ timeout: 60_000 }), options), or timeout: false.' : '',
       );
     }
-    const retried = withRetry(fetchImpl, max === undefined && bound < 60_000 ? { ...o, maxRetryAfterMs: bound } : o);
+    const retried = withRetryAs(
+      where,
+      fetchImpl,
+      max === undefined && bound < 60_000 ? { ...o, maxRetryAfterMs: bound } : o,
+    );
     // A network error that outlasted the retries reaches ky as fetch's own rejection, not wrapped.
     const kyFetch = (input: RequestInfo | URL, init?: RequestInit): Promise<Response> =>
       retried(input, init).catch((error: unknown) => {

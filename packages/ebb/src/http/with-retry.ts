@@ -310,9 +310,17 @@ export function withRetry<F extends FetchLike = typeof fetch>(
   fetchImpl?: F,
   options?: WithRetryOptions<Awaited<ReturnType<F>>>,
 ): F {
+  return withRetryAs('withRetry()', fetchImpl, options);
+}
+
+/** {@link withRetry}, its messages naming `where` (an adapter built on it: `withRetryKy()`). @internal */
+export function withRetryAs<F extends FetchLike = typeof fetch>(
+  where: string,
+  fetchImpl?: F,
+  options?: WithRetryOptions<Awaited<ReturnType<F>>>,
+): F {
   // The default is read here, once: a fetch patched later (a test's mock) is not seen; pass it.
   const impl = (fetchImpl ?? globalThis.fetch) as unknown as (input: unknown, init?: RequestInit) => unknown;
-  const where = 'withRetry()';
   if (typeof impl !== 'function') {
     invalid(
       where,
@@ -412,7 +420,10 @@ export function withRetry<F extends FetchLike = typeof fetch>(
     if (kept) budgets.delete(origin);
     else if (budgets.size >= MAX_ORIGINS) {
       const [oldest, first] = budgets.entries().next().value as [string, { seenAt: number }];
-      if (!(t - first.seenAt >= IDLE_MS)) return (shared ??= defaultBudget(now));
+      if (!(t - first.seenAt >= IDLE_MS)) {
+        shared ??= defaultBudget(now);
+        return shared;
+      }
       budgets.delete(oldest);
     }
     kept ??= { budget: defaultBudget(now), seenAt: t };

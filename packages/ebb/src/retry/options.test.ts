@@ -171,6 +171,12 @@ describe('retry() options: every refusal, exactly', () => {
       "retry(): unknown option `shouldRetry` (another library's); use `isFailure`, which judges errors and results.",
     ],
     [
+      "ky's and got's retry, a count; exponential-backoff's and undici's, a callback",
+      { retry: 3 },
+      TypeError,
+      "retry(): unknown option `retry` (another library's); use `backoff: exponential({ maxAttempts: n + 1 })` for a count n, `isFailure` for a callback.",
+    ],
+    [
       "exponential-backoff's numOfAttempts",
       { numOfAttempts: 3 },
       TypeError,

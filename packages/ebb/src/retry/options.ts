@@ -223,8 +223,9 @@ const MOVED: Record<string, string> = DEV
   : {};
 
 /**
- * Other retry libraries' option names — p-retry's and async-retry's (node-retry's), and
- * exponential-backoff's — with the option of the policy that says the same ('' for `isFailure`):
+ * Other retry libraries' option names — p-retry's and async-retry's (node-retry's),
+ * exponential-backoff's, ky's and got's `retry` — with the option of the policy that says the
+ * same ('' for `isFailure`, or the whole fix in backquotes):
  * a program being ported passes them first, and the first four letters would guess wrong
  * (`maxRetryTime` is no `maxRetryAfterMs`).
  */
@@ -242,7 +243,8 @@ const PEERS: Record<string, string> = DEV
       randomize: 'jitter',
       jitter: 'jitter',
       shouldRetry: '',
-      retry: '',
+      // A count (ky, got: retries after the first call) or a callback (exponential-backoff, undici).
+      retry: '`backoff: exponential({ maxAttempts: n + 1 })` for a count n, `isFailure` for a callback',
     }
   : {};
 
@@ -300,7 +302,7 @@ export function prepare(
       const peer = PEERS[key];
       if (peer !== undefined) {
         throw new TypeError(
-          `${where}: unknown option \`${key}\` (another library's); use ${peer ? `\`backoff: exponential({ ${peer} })\`` : '`isFailure`, which judges errors and results'}.`,
+          `${where}: unknown option \`${key}\` (another library's); use ${peer.startsWith('`') ? peer : peer ? `\`backoff: exponential({ ${peer} })\`` : '`isFailure`, which judges errors and results'}.`,
         );
       }
     }
