@@ -2,13 +2,14 @@ import type { BackoffPolicy } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
 import { type Clock, clockOption } from '../core/clock.js';
+import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
 import type { IsFailure } from '../retry/options.js';
 import type { BreakerSnapshot, CircuitBreakerOptions, StateChange } from './breaker-types.js';
 import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
 import type { CircuitState } from './errors.js';
-import { renamed } from './renamed.js';
+import { elsewhere, renamed } from './renamed.js';
 
 /** The default open period: 5 s doubling to 60 s, each period in [d/2, d), for as long as the circuit keeps opening. */
 const defaultOpenBackoff = /* @__PURE__ */ exponential({
@@ -63,12 +64,40 @@ export interface BreakerConfig {
   readonly window: FailureWindow | undefined;
 }
 
+const OPEN_FOR =
+  'use `openBackoff: constant({ delayMs, jitter: noJitter, maxAttempts: Infinity })` for a fixed open period.';
+
+/** Other breakers' option names (opossum, cockatiel, Polly, resilience4j), with ebb's way to say the same. */
+const PEERS: Readonly<Record<string, string>> = DEV
+  ? {
+      failureThreshold: 'failures in a row are `consecutiveFailures`; a share of the calls is `failureRate` (0 to 1).',
+      errorThresholdPercentage: 'use `failureRate`, a share from 0 to 1 (50 % is 0.5).',
+      failureRateThreshold: 'use `failureRate`, a share from 0 to 1 (50 % is 0.5).',
+      volumeThreshold: 'use `minCalls`.',
+      minimumThroughput: 'use `minCalls`.',
+      minimumNumberOfCalls: 'use `minCalls`.',
+      rollingCountTimeout: 'use `windowMs` (or `windowCalls`, a count of calls).',
+      samplingDuration: 'use `windowMs` (or `windowCalls`, a count of calls).',
+      resetTimeout: OPEN_FOR,
+      halfOpenAfter: OPEN_FOR,
+      breakDuration: OPEN_FOR,
+      waitDurationInOpenState: OPEN_FOR,
+      timeout: 'put `timeout(ms)` inside the breaker in a pipeline: `pipeline([breaker, timeout(ms)])`.',
+      errorFilter: 'use `isFailure` (false: not a failure).',
+      shouldHandle: 'use `isFailure`.',
+      onBreak: 'use `onStateChange`.',
+      onReset: 'use `onStateChange`.',
+      onHalfOpen: 'use `onStateChange`.',
+    }
+  : {};
+
 /** Checks a breaker's options (each message names the option, the value and a fix). @internal */
 export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerConfig {
   renamed(where, o, {
     minimumCalls: 'use `minCalls`.',
     halfOpenProbes: 'use `maxHalfOpenProbes`.',
   });
+  if (DEV) elsewhere(where, o, PEERS);
   checkKeys(where, o, KEYS);
   const consecutive = count(
     where,

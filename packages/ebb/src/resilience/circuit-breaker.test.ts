@@ -468,6 +468,16 @@ describe('circuitBreaker: options', () => {
       /`minimumCalls` was renamed in 1.0: use `minCalls`/,
     );
     expect(() => circuitBreaker().record('oops' as never, undefined)).toThrow(/outcome/);
+    // Other breakers' names, with ebb's: a count of failures is not the failureRate the spelling suggests.
+    expect(() => circuitBreaker({ failureThreshold: 5 } as never)).toThrow(
+      new TypeError(
+        "circuitBreaker(): unknown option `failureThreshold` (another library's); failures in a row are `consecutiveFailures`; a share of the calls is `failureRate` (0 to 1).",
+      ),
+    );
+    expect(() => circuitBreaker({ resetTimeout: 30_000 } as never)).toThrow(
+      /`resetTimeout` \(another library's\); use `openBackoff: constant\(\{ delayMs, jitter: noJitter, maxAttempts: Infinity \}\)`/,
+    );
+    expect(() => circuitBreaker({ timeout: 3_000 } as never)).toThrow(/put `timeout\(ms\)` inside the breaker/);
   });
 });
 
