@@ -207,4 +207,14 @@ describe("ky through ebb: ky's own errors, and ky's timeout", () => {
     const [a, b] = t.seen.map((s) => s.at) as [number, number];
     expect(b - a).toBeGreaterThanOrEqual(990);
   });
+
+  it('what an adapter is given is checked when it is made: axios itself, or no function, where the adapter goes', () => {
+    // axios itself where its adapter goes called itself without end at the first request.
+    expect(() => withRetryAxios(axios as never)).toThrow(
+      new TypeError(
+        'withRetryAxios(): got axios itself where its adapter goes. Pass axios.getAdapter(axios.defaults.adapter).',
+      ),
+    );
+    expect(() => withRetryAxios('http' as never)).toThrow(/expected `adapter` to be an axios adapter/);
+  });
 });

@@ -11,6 +11,7 @@
  */
 
 import { anySignal } from '../core/any-signal.js';
+import { invalid } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Result } from '../retry/errors.js';
 import { type ClientRetryOptions, httpCaller, type ResponseHead } from './http-call.js';
@@ -62,6 +63,8 @@ export interface AxiosResponseLike {
   readonly data?: unknown;
 }
 
+const FIX_ADAPTER = 'Pass axios.getAdapter(axios.defaults.adapter).';
+
 /**
  * Wraps an axios adapter (the function that sends one request) so that each request goes
  * through ebb's retry. axios has no retry of its own; the retry sits under axios's interceptors
@@ -79,7 +82,16 @@ export function withRetryAxios<C extends AxiosConfigLike, R extends AxiosRespons
   adapter: (config: C) => PromiseLike<R>,
   options?: ClientRetryOptions,
 ): (config: C) => Promise<R> {
-  const caller = httpCaller('withRetryAxios()', options);
+  const where = 'withRetryAxios()';
+  if (typeof adapter !== 'function') {
+    invalid(where, 'adapter', adapter, 'an axios adapter, a function (config) => Promise<response>', FIX_ADAPTER);
+  }
+  // axios itself is a function too: as the adapter, each request would call axios, which calls the
+  // adapter again (a stack overflow at the first request).
+  if (typeof (adapter as { request?: unknown }).request === 'function' && 'defaults' in adapter) {
+    throw new TypeError(`${where}: got axios itself where its adapter goes. ${FIX_ADAPTER}`);
+  }
+  const caller = httpCaller(where, options);
   const head = (outcome: Result<R>): ResponseHead | undefined => {
     const response = outcome.ok ? outcome.value : (outcome.error as { response?: R } | null)?.response;
     if (response === undefined || response === null || typeof response.status !== 'number') return undefined;
