@@ -460,3 +460,15 @@ describe('responseText', () => {
     await expect(aws({ ok: true, value: r })).rejects.toBe(failure);
   });
 });
+
+describe('a predicate called where it is to be passed (isFailure: standard())', () => {
+  it('each says to pass it uncalled, not what JavaScript says of undefined.ok', async () => {
+    const said =
+      'An HTTP predicate is asked about an outcome ({ ok, value } or { ok, error }), got undefined. Pass it uncalled: isFailure: standard, not standard().';
+    for (const p of [standard, googleHttpClient]) expect(() => (p as () => unknown)()).toThrow(new TypeError(said));
+    // The ones that may read the body answer a promise: it rejects so.
+    for (const p of [aws, awsGeneralReference, googleDrive]) {
+      await expect((p as () => Promise<unknown>)()).rejects.toThrow(new TypeError(said));
+    }
+  });
+});

@@ -1,3 +1,5 @@
+import { DEV } from '../core/dev.js';
+import { show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { type FailureVerdict, prop, type Result } from '../retry/errors.js';
 import { isNetworkError, isTimeoutError } from './network-error.js';
@@ -26,6 +28,14 @@ export interface HttpPredicate {
  * `{ status }`), or a thrown error's own `status` (an `HttpStatusError`). Read without throwing. @internal
  */
 export function statusOf(outcome: Result<unknown>): number | undefined {
+  // `isFailure: standard()` calls the predicate with nothing, where it is to be passed.
+  if (typeof outcome !== 'object' || outcome === null) {
+    throw new TypeError(
+      DEV
+        ? `An HTTP predicate is asked about an outcome ({ ok, value } or { ok, error }), got ${show(outcome)}. Pass it uncalled: isFailure: standard, not standard().`
+        : `predicate: outcome ${show(outcome)}`,
+    );
+  }
   const status = prop(outcome.ok ? outcome.value : outcome.error, 'status');
   return typeof status === 'number' ? status : undefined;
 }
