@@ -47,6 +47,16 @@ describe('schedule', () => {
     expect(schedule({ preset: 'sip', sample: true, seed: '1', attempts: '3' }).stdout).toMatch(/the first 3 waits/);
   });
 
+  it('a preset changed by limit flags says what runs under its title (the title describes the preset)', () => {
+    const text = schedule({ preset: 'default', maxDelay: '300ms', maxAttempts: '3' }).stdout;
+    expect(text.split('\n').slice(0, 3)).toEqual([
+      "default — ebb's default: 100 ms ×2, 20 s cap, full jitter, 5 attempts",
+      'source: ebb (see presets.default)',
+      'with the flags given: exponential 100 ms ×2, 300 ms cap, full jitter, 3 attempts',
+    ]);
+    expect(schedule({ preset: 'default' }).stdout).not.toMatch(/with the flags given/);
+  });
+
   it('prints the table with the source, the seed note and where the policy stops', () => {
     const text = schedule({ preset: 'google-http-client' }).stdout;
     expect(text).toMatch(/^google-http-client — /);

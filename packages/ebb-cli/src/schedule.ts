@@ -44,7 +44,13 @@ export function schedule(
   if (flags.json)
     return { stdout: `${JSON.stringify({ name, rows: s.rows, stopsAfterAttempt: s.stopsAfterAttempt }, null, 2)}\n` };
   const head = info
-    ? [`${info.id} — ${info.title}`, `source: ${info.source}`, ...(info.note ? [`note: ${info.note}`] : [])]
+    ? [
+        `${info.id} — ${info.title}`,
+        `source: ${info.source}`,
+        ...(info.note ? [`note: ${info.note}`] : []),
+        // Limit flags changed the preset: the title describes the preset, this line what runs.
+        ...(backoff !== info.backoff ? [`with the flags given: ${String(backoff)}`] : []),
+      ]
     : [`${name} — ${summary}`];
   const body = table(
     ['attempt', 'delay', 'min', 'max', 'mean'],
