@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import axios, { isAxiosError } from 'axios';
-import { exponential, noJitter } from 'ebb';
+import { exponential, noJitter, retrying } from 'ebb';
 import { type ClientRetryOptions, withRetryAxios, withRetryGot, withRetryKy } from 'ebb/clients';
 import { circuitBreaker, isBrokenCircuitError } from 'ebb/resilience';
 import got, { HTTPError as GotHTTPError } from 'got';
@@ -135,6 +135,16 @@ describe.each(Object.keys(clients))('%s through ebb', (name) => {
   });
 });
 
+describe('got through ebb: its own retry stays off', () => {
+  it(`a request that asks got to retry (retry: { limit: 2 }) still sends ${MAX} requests, not ${MAX} × 3`, async () => {
+    t = await startServer(script([503]));
+    const call = withRetryGot(got, { budget: false, backoff: fast });
+    const res = await call(`${t.origin}/g`, { retry: { limit: 2 }, throwHttpErrors: false });
+    expect(res.statusCode).toBe(503);
+    expect(t.seen.length).toBe(MAX);
+  });
+});
+
 describe("ky through ebb: ky's own errors, and ky's timeout", () => {
   /** What a call rejected with (undefined: it resolved). */
   const thrown = (p: Promise<unknown>): Promise<unknown> =>
@@ -206,6 +216,14 @@ describe("ky through ebb: ky's own errors, and ky's timeout", () => {
     expect(t.seen.length).toBe(2);
     const [a, b] = t.seen.map((s) => s.at) as [number, number];
     expect(b - a).toBeGreaterThanOrEqual(990);
+  });
+
+  it('a retrying() in use is refused: use runs inside the adapter’s own retry, where a second multiplies the attempts', () => {
+    expect(() => withRetryGot(got, { use: [retrying()] })).toThrow(
+      new TypeError(
+        "withRetryGot(): `use[0]` is a retrying(): `use` runs inside withRetryGot()'s own retry, where a second one multiplies the attempts. Give its options to withRetryGot() instead.",
+      ),
+    );
   });
 
   it('what an adapter is given is checked when it is made: axios itself, or no function, where the adapter goes', () => {

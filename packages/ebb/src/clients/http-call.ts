@@ -6,7 +6,7 @@ import { serverHintMs } from '../http/server-hint.js';
 import { HttpStatusError } from '../http/status-error.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { type FailureVerdict, isRetryError, prop, type Result } from '../retry/errors.js';
-import type { Mechanism } from '../retry/mechanism.js';
+import { innerAt, type Mechanism } from '../retry/mechanism.js';
 import { type Pipeline, pipeline } from '../retry/pipeline.js';
 import { RETRYING_KEYS, type RetryingOptions, retryingAs } from '../retry/retrying.js';
 
@@ -123,6 +123,7 @@ export function httpCaller(where: string, options: ClientRetryOptions | undefine
     invalid(where, 'methods', methods, "an array of method names such as ['GET', 'PUT']");
   }
   if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, 'an array of mechanisms');
+  const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) => innerAt(where, `use[${i}]`, m));
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
   const hint = isFailure.serverHintMs ?? serverHintMs;
 
@@ -137,14 +138,11 @@ export function httpCaller(where: string, options: ClientRetryOptions | undefine
   const once = (outcome: Result): boolean => !outcome.ok && isNotSentError(outcome.error);
   const retried: Pipeline = pipeline([
     retryingAs(where, { ...retryOptions, isFailure: repeatable }, CLIENT_KEYS),
-    ...(use ?? []),
+    ...inner,
   ]);
-  const single: Pipeline = pipeline([
-    retryingAs(where, { ...retryOptions, isFailure: once }, CLIENT_KEYS),
-    ...(use ?? []),
-  ]);
+  const single: Pipeline = pipeline([retryingAs(where, { ...retryOptions, isFailure: once }, CLIENT_KEYS), ...inner]);
   // A stream body is read as it is sent: nothing is left to send again, so no retry at all.
-  const bare: Pipeline = pipeline([...(use ?? [])]);
+  const bare: Pipeline = pipeline([...inner]);
 
   return {
     call<T>(

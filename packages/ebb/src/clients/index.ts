@@ -185,7 +185,13 @@ export function withRetryGot(
       signal: options.signal,
     };
     const send = async (context: AttemptContext): Promise<GotResponseLike<unknown>> =>
-      (await once(url, { ...options, signal: both(context.signal, options.signal) })) as GotResponseLike<unknown>;
+      // got's own retry stays off for every request, whatever the request's options say: ebb's
+      // retry around it would multiply the attempts (3 × 3 for retry: { limit: 2 }).
+      (await once(url, {
+        ...options,
+        retry: { limit: 0 },
+        signal: both(context.signal, options.signal),
+      })) as GotResponseLike<unknown>;
     return caller.call(request, send, head) as Promise<GotResponseLike<T>>;
   };
 }

@@ -9,6 +9,7 @@ import type { HedgeCallOptions, Hedging } from '../resilience/hedging.js';
 import { RetryError } from '../retry/errors.js';
 import { guard } from '../retry/guard.js';
 import type { AttemptContext, Outcome } from '../retry/options.js';
+import { retrying } from '../retry/retrying.js';
 import { timeout } from '../retry/timeout.js';
 import { aws } from './aws.js';
 import { responseText } from './response-text.js';
@@ -616,6 +617,12 @@ describe('withRetry: options are checked at construction', () => {
       'withRetry(): `retryOn` moved; use `isFailure`.',
     );
     expect(() => withRetry(f, { rate: {} } as never)).toThrow('withRetry(): `rate` moved; use `use: [rate]`.');
+    // A retry inside withRetry's own multiplies the attempts.
+    expect(() => withRetry(f, { use: [retrying()] })).toThrow(
+      new TypeError(
+        "withRetry(): `use[0]` is a retrying(): `use` runs inside withRetry()'s own retry, where a second one multiplies the attempts. Give its options to withRetry() instead.",
+      ),
+    );
     expect(() => withRetry(f, { attemptTimeoutMs: 5_000 } as never)).toThrow(
       'withRetry(): `attemptTimeoutMs` moved; use `use: [timeout(ms)]`.',
     );

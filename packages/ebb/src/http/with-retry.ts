@@ -8,7 +8,7 @@ import type { AttemptContext, RetryContext } from '../retry/contexts.js';
 import { type DefaultBudget, defaultBudget } from '../retry/default-budget.js';
 import { type FailureVerdict, isRetryError, prop, type Result } from '../retry/errors.js';
 import type { RetryBudget } from '../retry/hook-points.js';
-import { type Mechanism, mechanismAt } from '../retry/mechanism.js';
+import { innerAt, type Mechanism } from '../retry/mechanism.js';
 import { KEYS, type Prepared, prepare, type RetryOptions } from '../retry/options.js';
 import { execute } from '../retry/retry.js';
 import { Scope } from '../retry/scope.js';
@@ -398,7 +398,7 @@ export function withRetryAs<F extends FetchLike = typeof fetch>(
   }
   if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, DEV ? 'an array of mechanisms' : '');
   // Each attempt passes the mechanisms of `use`, the first outermost: made once, shared by every request.
-  const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) => mechanismAt(where, `use[${i}]`, m));
+  const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) => innerAt(where, `use[${i}]`, m));
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
   // The default budget: one per origin for MAX_ORIGINS origins, least recently used first; an
   // origin is forgotten only once idle for IDLE_MS. Past that many origins in use at once, the

@@ -45,6 +45,25 @@ export function mechanismAt(where: string, name: string, m: unknown): Mechanism 
   );
 }
 
+/** The mechanisms `retrying()` made: refused where another retry runs them (`use`). @internal */
+export const RETRIES: WeakSet<Mechanism> = /* @__PURE__ */ new WeakSet();
+
+/**
+ * `use[i]` of `withRetry` and the client adapters, checked: a mechanism, and no retry — `use`
+ * runs inside their own retry, where a second one multiplies the attempts. @internal
+ */
+export function innerAt(where: string, name: string, m: unknown): Mechanism {
+  const mechanism = mechanismAt(where, name, m);
+  if (RETRIES.has(mechanism)) {
+    throw new TypeError(
+      DEV
+        ? `${where}: \`${name}\` is a retrying(): \`use\` runs inside ${where}'s own retry, where a second one multiplies the attempts. Give its options to ${where} instead.`
+        : brief(where, name, m),
+    );
+  }
+  return mechanism;
+}
+
 /**
  * Mechanisms that never hand the context they are given to `next` (they make their own: a retry
  * one per attempt, a timeout a child): the pipeline gives such a first mechanism a shared root

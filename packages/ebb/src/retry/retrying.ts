@@ -4,7 +4,7 @@ import { brief } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { defaultBudget } from './default-budget.js';
 import type { RetryBudget } from './hook-points.js';
-import { type Mechanism, SEALED } from './mechanism.js';
+import { type Mechanism, RETRIES, SEALED } from './mechanism.js';
 import { KEYS, type Prepared, prepare, type RetryOptions } from './options.js';
 import { execute } from './retry.js';
 import { Scope, sourceOf } from './scope.js';
@@ -80,5 +80,6 @@ export function retryingAs(where: string, options: object | undefined, known = R
   };
   // Each attempt runs with a context of its own: the one it is given goes no further.
   SEALED.add(mechanism);
+  RETRIES.add(mechanism);
   return mechanism;
 }
