@@ -4,7 +4,7 @@ import { equalJitter } from '../backoff/jitter-equal.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
-import { checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
+import { brief, checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
 import type { IsFailure } from '../retry/options.js';
 import type { BreakerSnapshot, CircuitBreakerOptions, StateChange } from './breaker-types.js';
 import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
@@ -116,6 +116,18 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
   const minCalls = count(where, 'minCalls', o.minCalls, 20, 1, false, 'For example 20.');
   if (o.windowCalls !== undefined && o.windowMs !== undefined) {
     throw new TypeError(`${where}: give \`windowCalls\` or \`windowMs\`, not both.`);
+  }
+  // The window's options count only for a failure rate: without one they would be ignored.
+  if (o.failureRate === undefined) {
+    for (const windowed of ['minCalls', 'windowCalls', 'windowMs'] as const) {
+      if (o[windowed] !== undefined) {
+        throw new TypeError(
+          DEV
+            ? `${where}: \`${windowed}\` counts only with \`failureRate\`, which is not given. Add failureRate (such as 0.5), or leave ${windowed} out.`
+            : brief(where, windowed, o[windowed]),
+        );
+      }
+    }
   }
   const windowCalls = count(where, 'windowCalls', o.windowCalls, 100, 1, false, 'For example 100.');
   if (windowCalls > 1_000_000) invalid(where, 'windowCalls', windowCalls, 'at most 1000000', 'For example 100.');

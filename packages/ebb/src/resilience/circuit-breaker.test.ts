@@ -478,6 +478,14 @@ describe('circuitBreaker: options', () => {
       /`resetTimeout` \(another library's\); use `openBackoff: constant\(\{ delayMs, jitter: noJitter, maxAttempts: Infinity \}\)`/,
     );
     expect(() => circuitBreaker({ timeout: 3_000 } as never)).toThrow(/put `timeout\(ms\)` inside the breaker/);
+    // The window's options without a failure rate would be ignored: refused, naming the missing option.
+    expect(() => circuitBreaker({ minCalls: 20 })).toThrow(
+      new TypeError(
+        'circuitBreaker(): `minCalls` counts only with `failureRate`, which is not given. Add failureRate (such as 0.5), or leave minCalls out.',
+      ),
+    );
+    expect(() => circuitBreaker({ windowMs: 10_000 })).toThrow(/`windowMs` counts only with `failureRate`/);
+    expect(() => circuitBreaker({ failureRate: 0.5, minCalls: 20, windowMs: 10_000 })).not.toThrow();
   });
 });
 

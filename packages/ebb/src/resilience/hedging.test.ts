@@ -224,3 +224,15 @@ describe('hedging', () => {
     );
   });
 });
+
+describe('hedging(): options', () => {
+  it('a fixed delayMs beside an option of the learned delay is refused: the other would be ignored', () => {
+    expect(() => hedging({ delayMs: 50, percentile: 0.95 })).toThrow(
+      new TypeError('hedging(): `percentile` is for a learned delay, and `delayMs` fixes it. Give one or the other.'),
+    );
+    expect(() => hedging({ delayMs: 50, minSamples: 10 })).toThrow(/`minSamples` is for a learned delay/);
+    expect(() => hedging({ delayMs: 50, initialDelayMs: 10 })).toThrow(/`initialDelayMs` is for a learned delay/);
+    expect(() => hedging({ percentile: 0.9, minSamples: 10, initialDelayMs: 10 })).not.toThrow();
+    expect(() => hedging({ delayMs: 50 })).not.toThrow();
+  });
+});

@@ -1,6 +1,7 @@
 import { ignored } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
-import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { DEV } from '../core/dev.js';
+import { brief, checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { AttemptContext, IsFailure, RetryBudget } from '../retry/options.js';
 import { sourceOf } from '../retry/scope.js';
@@ -113,6 +114,16 @@ export function hedging<T = unknown>(options?: HedgingOptions<T>): Hedging & Mec
     'clock',
   ]);
   const fixed = o.delayMs === undefined ? undefined : nonNegative(where, 'delayMs', o.delayMs, 0, false);
+  // The learned delay's options mean nothing beside a fixed one: say so rather than ignore them.
+  for (const learned of ['percentile', 'minSamples', 'initialDelayMs'] as const) {
+    if (fixed !== undefined && o[learned] !== undefined) {
+      throw new TypeError(
+        DEV
+          ? `${where}: \`${learned}\` is for a learned delay, and \`delayMs\` fixes it. Give one or the other.`
+          : brief(where, learned, o[learned]),
+      );
+    }
+  }
   const percentile = inRange(where, 'percentile', o.percentile, 0.95, 0, 1, 'For example 0.95.');
   const minSamples = count(where, 'minSamples', o.minSamples, 20, 1, false, 'For example 20.');
   if (minSamples > SAMPLES) invalid(where, 'minSamples', minSamples, `at most ${SAMPLES}`, 'For example 20.');
