@@ -106,6 +106,10 @@ describe('otel() refuses bad options at construction, naming the option and the 
       "otel(): expected `api` to be the @opentelemetry/api module, got undefined. Pass `import * as api from '@opentelemetry/api'`.",
     );
     expect(() => otel({ api: { trace: {} } as never })).toThrow(/expected `api` to be the @opentelemetry\/api module/);
+    // The module itself where the options go (otel(api)) is named, not read by its own keys.
+    expect(() => otel(fakeApi().api as never)).toThrow(
+      new TypeError('otel(): got the OpenTelemetry API where the options go. Pass otel({ api, name }).'),
+    );
   });
   it('a name that is not a string, a window under 10 ms, an unknown option, a breaker without subscribe()', () => {
     const { api } = fakeApi();

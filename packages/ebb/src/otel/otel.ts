@@ -148,6 +148,10 @@ function errorType(error: unknown): string {
 export function otel(options: OtelOptions): Otel {
   const where = 'otel()';
   const o = optionsObject(where, options) as OtelOptions;
+  // The API module passed where the options go (otel(api)) would be read by its own keys.
+  if (typeof (o as { trace?: { getTracer?: unknown } }).trace?.getTracer === 'function') {
+    throw new TypeError(`${where}: got the OpenTelemetry API where the options go. Pass otel({ api, name }).`);
+  }
   checkKeys(where, o, ['api', 'name', 'tracer', 'meter', 'breaker', 'limit', 'rate', 'budget', 'windowMs', 'clock']);
   const api = o.api;
   if (

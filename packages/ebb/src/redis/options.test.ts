@@ -265,3 +265,17 @@ describe('the shared options, one message each', () => {
     await new Promise((r) => setImmediate(r));
   });
 });
+
+describe('a Redis client where the options go', () => {
+  it('is named as such (sharedTokenBudget(redis, …)), not by one of its own keys', () => {
+    // ioredis's evalsha, node-redis's evalSha and sendCommand: a client of either kind.
+    for (const client of [
+      { evalsha: () => 0, options: {} },
+      { evalSha: () => 0, sendCommand: () => 0 },
+    ]) {
+      for (const make of [sharedTokenBudget, sharedRatioBudget, sharedRate] as ((o: unknown) => unknown)[]) {
+        expect(() => make(client)).toThrow(/: got a Redis client where the options go\. Pass \{ client, name, … \}\.$/);
+      }
+    }
+  });
+});

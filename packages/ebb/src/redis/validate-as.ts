@@ -32,6 +32,12 @@ const RENAMED: Readonly<Record<string, readonly [name: string, about: string]>> 
  * `TypeError` naming the new name; then every other unknown option.
  */
 export function checkRedisKeys(where: string, options: object, known: readonly string[]): void {
+  // A client passed where the options go (sharedTokenBudget(redis, 'api')) would be read by its
+  // own keys ("unknown option `options`").
+  const o = options as { evalsha?: unknown; evalSha?: unknown; sendCommand?: unknown };
+  if (typeof o.evalsha === 'function' || typeof o.evalSha === 'function' || typeof o.sendCommand === 'function') {
+    throw new TypeError(`${where}: got a Redis client where the options go. Pass { client, name, … }.`);
+  }
   for (const key of Object.keys(options)) {
     const now = RENAMED[key];
     if (now !== undefined && !known.includes(key)) {
