@@ -1,9 +1,8 @@
 import { getEventListeners } from 'node:events';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { constant, noJitter } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { gc } from './support/gc.js';
 import { startServer, type TestServer } from './support/server.js';
 
 /*
@@ -13,9 +12,6 @@ import { startServer, type TestServer } from './support/server.js';
  * combined signal until the source aborts: 100,000 requests kept 100,000 entries). The signal
  * must still abort a request in flight.
  */
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 let server: TestServer | undefined;
 afterEach(async () => {

@@ -1,8 +1,7 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { timeout } from 'ebb';
 import { withRetry } from 'ebb/http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { gc } from './support/gc.js';
 import { startServer, type TestServer } from './support/server.js';
 
 /*
@@ -13,9 +12,6 @@ import { startServer, type TestServer } from './support/server.js';
  * forever (10 of 10 reads with a collection every 20 ms). Plain `fetch` has no such problem (its
  * listener keeps the signal alive): the first test checks that this test's setup does abort.
  */
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 let server: TestServer | undefined;
 afterEach(async () => {

@@ -1,4 +1,6 @@
 import { getEventListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { anySignal } from './any-signal.js';
 
@@ -35,5 +37,18 @@ describe('anySignal: both signals at once', () => {
     expect(getEventListeners(a.signal, 'abort')).toHaveLength(1);
     expect(getEventListeners(b.signal, 'abort')).toHaveLength(1);
     expect(both.aborted).toBe(false);
+  });
+
+  it('held alone — its controller held by nobody else, as when a response keeps it for its body — it still aborts after collections', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const a = new AbortController();
+    const both = anySignal(a.signal, new AbortController().signal);
+    for (let i = 0; i < 5; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    a.abort('late');
+    expect([both.aborted, both.reason]).toEqual([true, 'late']);
   });
 });
