@@ -133,4 +133,19 @@ describe('two copies of the packed ebb in one process (two names, ESM and Common
       expect(r.others, where).toBe(0);
     }
   }, 60_000);
+
+  it("a policy of the CommonJS copy runs under the ESM retry(), and describePolicy() of the ESM copy says it is another copy's", async () => {
+    const out = await inApp(`${LOAD}
+      const policy = copies.cjs.root.constant({ delayMs: 1, maxAttempts: 2 });
+      let calls = 0;
+      await copies.esm.root.retry(() => { calls++; throw new Error('x'); }, { backoff: policy }).catch(() => {});
+      let message = '';
+      try { copies.esm.root.describePolicy(policy, 2); } catch (e) { message = e.message; }
+      console.log(JSON.stringify({ calls, message }));
+    `);
+    expect(out.calls).toBe(2);
+    expect(out.message).toMatch(
+      /not another copy's.*It comes from another copy of ebb \(its CommonJS build beside the ESM one, or another version\): import both from one\.$/,
+    );
+  }, 60_000);
 });

@@ -1,7 +1,8 @@
+import { prop } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
-import { brief, check, checkKeys, optionsObject, show } from '../core/validate.js';
+import { brief, check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
 import { type Jitter, jitterOption } from './jitter.js';
 import { fullJitter } from './jitter-full.js';
 import { DEFAULT_ATTEMPTS, LIMITS, type LimitOptions } from './limits.js';
@@ -227,4 +228,25 @@ class Run implements BackoffRun {
     if (s.jitter.chained) this.#previous = delay;
     return delay;
   }
+}
+
+/**
+ * Refuses what is not this copy's {@link Backoff} where one is read through (describePolicy,
+ * withOptions, chain): another copy's — the CommonJS build beside the ESM one, another version —
+ * is said to be one, since "build one with exponential()" is what its caller did. @internal
+ */
+export function notABackoff(where: string, name: string, value: unknown): never {
+  const other =
+    typeof (value as Backoff | null)?.start === 'function' && prop(prop(value, 'constructor'), 'name') === 'Backoff';
+  invalid(
+    where,
+    name,
+    value,
+    DEV ? (other ? "this copy of ebb's Backoff, not another copy's" : 'a Backoff value') : '',
+    DEV
+      ? other
+        ? 'It comes from another copy of ebb (its CommonJS build beside the ESM one, or another version): import both from one.'
+        : 'Build one with exponential() or take a preset.'
+      : '',
+  );
 }

@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
-import { brief, invalid } from '../core/validate.js';
-import { Backoff, type BackoffRun, randomOf } from './backoff.js';
+import { brief } from '../core/validate.js';
+import { Backoff, type BackoffRun, notABackoff, randomOf } from './backoff.js';
 import { drawDelay, SEGMENTS, type Segment } from './segment.js';
 
 /**
@@ -64,14 +64,7 @@ export function chain(first: Backoff, second: Backoff): Backoff {
     ['first', first],
     ['second', second],
   ] as const) {
-    if (!(value instanceof Backoff))
-      invalid(
-        'chain()',
-        name,
-        value,
-        DEV ? 'a Backoff value' : '',
-        DEV ? 'Build one with exponential() or take a preset.' : '',
-      );
+    if (!(value instanceof Backoff)) notABackoff('chain()', name, value);
   }
   if (first.maxAttempts === Infinity) {
     throw new TypeError(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { chain } from './chain.js';
 import { constant } from './constant.js';
 import { decorrelatedJitter } from './decorrelated.js';
 import { clampedUniformMean, describePolicy, describeRow, MAX_ROWS } from './describe.js';
@@ -69,8 +70,29 @@ describe('describe', () => {
 
   it('names the function, the argument, the value and the fix in each message', () => {
     expect(() => describePolicy({} as never, 1)).toThrow(
-      new TypeError('describePolicy(): expected `backoff` to be a Backoff value (from exponential(), presets, …).'),
+      new TypeError(
+        'describePolicy(): expected `backoff` to be a Backoff value, got an object. Build one with exponential() or take a preset.',
+      ),
     );
+    // Another copy's policy (the CommonJS build beside the ESM one): its caller did build one.
+    class Backoff {
+      start() {
+        return { next: () => -1 };
+      }
+    }
+    const other =
+      'It comes from another copy of ebb (its CommonJS build beside the ESM one, or another version): import both from one.';
+    for (const call of [
+      () => describePolicy(new Backoff() as never, 1),
+      () => withOptions(new Backoff() as never, {}),
+      () => chain(new Backoff() as never, exponential()),
+    ]) {
+      expect(call).toThrow(
+        new RegExp(
+          `expected \`(backoff|first)\` to be this copy of ebb's Backoff, not another copy's, got an object. ${other.replace(/[().]/g, '\\$&')}$`,
+        ),
+      );
+    }
     const rows = 'It is the number of rows, such as 10.';
     expect(() => describePolicy(exponential(), -1)).toThrow(
       new RangeError(`describePolicy(): expected \`count\` to be a whole number >= 0, got -1. ${rows}`),

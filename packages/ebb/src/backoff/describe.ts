@@ -1,6 +1,5 @@
-import { DEV } from '../core/dev.js';
-import { brief, check, invalid, type Rule } from '../core/validate.js';
-import { Backoff } from './backoff.js';
+import { check, invalid, type Rule } from '../core/validate.js';
+import { Backoff, notABackoff } from './backoff.js';
 import { capped, clampOf, locate } from './segment.js';
 
 /** One row of a schedule: the wait after attempt `attempt` failed. All values in milliseconds. */
@@ -52,13 +51,7 @@ const ATTEMPT: Rule = { whole: true, min: 1, fix: 'Row 1 is the wait after the f
  * // [[250, 750], [375, 1125], [562.5, 1687.5]]
  */
 export function describePolicy(backoff: Backoff, rows: number): Schedule {
-  if (!(backoff instanceof Backoff)) {
-    throw new TypeError(
-      DEV
-        ? 'describePolicy(): expected `backoff` to be a Backoff value (from exponential(), presets, …).'
-        : brief('describePolicy()', 'backoff', backoff),
-    );
-  }
+  if (!(backoff instanceof Backoff)) notABackoff('describePolicy()', 'backoff', backoff);
   const n = check('describePolicy()', 'count', rows, ROWS, 0);
   if (n > MAX_ROWS) {
     invalid(

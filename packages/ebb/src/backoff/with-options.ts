@@ -1,6 +1,6 @@
 import { DEV } from '../core/dev.js';
-import { brief, check, checkKeys, invalid, optionsObject } from '../core/validate.js';
-import { Backoff } from './backoff.js';
+import { brief, check, checkKeys, optionsObject } from '../core/validate.js';
+import { Backoff, notABackoff } from './backoff.js';
 import { policyOf } from './chain.js';
 import { jitterOption } from './jitter.js';
 import { LIMITS, type LimitOptions } from './limits.js';
@@ -44,15 +44,7 @@ export type Derives = Backoff & {
  */
 export function withOptions(backoff: Backoff, options: LimitOptions): Backoff {
   const where = 'withOptions()';
-  if (!(backoff instanceof Backoff)) {
-    invalid(
-      where,
-      'backoff',
-      backoff,
-      DEV ? 'a Backoff value' : '',
-      DEV ? 'Build one with exponential() or take a preset.' : '',
-    );
-  }
+  if (!(backoff instanceof Backoff)) notABackoff(where, 'backoff', backoff);
   const o = optionsObject(where, options) as LimitOptions;
   checkKeys(where, o, ['jitter', ...Object.keys(LIMITS)]);
   const limit = (name: keyof typeof LIMITS, now: number) => check(where, name, o[name], LIMITS[name], now);

@@ -3,6 +3,8 @@ import { constant } from '../backoff/constant.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { refQueue } from '../core/timer-queue.js';
 import { virtualClock } from '../core/virtual-clock.js';
+import { circuitBreaker } from '../resilience/circuit-breaker.js';
+import { concurrencyLimit } from '../resilience/concurrency-limit.js';
 import type { AttemptContext } from './contexts.js';
 import { RetryError } from './errors.js';
 import { fallback } from './fallback.js';
@@ -98,6 +100,12 @@ describe('pipeline(): composition', () => {
       ),
     );
     expect(() => pipeline([t, retrying()])).not.toThrow();
+    // A mechanism's execute called by hand, as cockatiel's policy.execute(fn): no context.
+    const said =
+      'A mechanism’s execute(next, context) is called by a pipeline. Run one call through it with pipeline([mechanism]).execute(operation).';
+    for (const m of [circuitBreaker(), concurrencyLimit(), timeout(100), retrying()]) {
+      expect(() => (m.execute as (f: unknown) => unknown)(() => 1)).toThrow(new TypeError(said));
+    }
     await expect(pipeline([]).execute(null as never)).rejects.toThrow(
       'pipeline.execute(): expected `operation` to be a function, got null.',
     );

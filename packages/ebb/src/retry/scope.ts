@@ -1,3 +1,4 @@
+import { DEV } from '../core/dev.js';
 import { Attempt } from './attempt.js';
 import type { AbortSource } from './execution.js';
 
@@ -67,5 +68,14 @@ export class Scope extends Attempt implements AbortSource {
  * @internal
  */
 export function sourceOf(context: { readonly signal: AbortSignal }): AbortSource | undefined {
-  return context instanceof Scope ? (context.abortable ? context : undefined) : context.signal;
+  if (context instanceof Scope) return context.abortable ? context : undefined;
+  // A mechanism's execute(operation) called by hand (cockatiel's policy.execute(fn)): no context.
+  if (context === undefined) {
+    throw new TypeError(
+      DEV
+        ? 'A mechanism’s execute(next, context) is called by a pipeline. Run one call through it with pipeline([mechanism]).execute(operation).'
+        : 'execute(): context undefined',
+    );
+  }
+  return context.signal;
 }
