@@ -129,10 +129,11 @@ export interface WithRetryOptions<R = Response>
   readonly serverHintMs?: (response: R) => number | undefined;
   /**
    * The retry budget. Default: one per origin (scheme, host and port; 256 origins at once, an
-   * origin unused for a minute forgotten, any more in use sharing one), kind to a struggling service — retries in the last ~10 s ≤ max(20 % of the calls
-   * to that origin, 10): a total outage costs about 1.2 requests a call, a blip that fails 10 % of
-   * requests is retried in full, a client with little traffic keeps its few retries (see
-   * docs/retry.md, "The default retry budget"). A refused retry ends the call with the last
+   * origin unused for a minute forgotten, any more in use sharing one), kind to a struggling
+   * service — retries in the last ~10 s ≤ max(20 % of the calls to that origin, 10): a total
+   * outage costs about 1.2 requests a call, a blip that fails 10 % of requests is retried in
+   * full, a client with little traffic keeps its few retries (see docs/retry.md, "The default
+   * retry budget"). A refused retry ends the call with the last
    * response. `false`: none. A budget of `ebb/rate` is shared by every origin.
    */
   readonly budget?: RetryBudget | false;
@@ -208,12 +209,12 @@ function isRequest(input: unknown): input is Request {
 
 /**
  * The signals behind each response's abort, held for as long as the response or its body can
- * still be read. On Node.js 20 `AbortSignal.any([attempt, caller])` registers with its sources
- * without an `abort` listener, so nothing keeps a caller's `AbortSignal.timeout(…)` alive once
- * `withRetry` has resolved: a collection frees it, its timer fires on nothing, and a body still
- * arriving from a server that stalls is never aborted (measured: 10 of 10 such reads hung with
- * a collection every 20 ms; plain `fetch`, whose listener keeps the timeout signal alive: 0).
- * Keyed weakly, so a response dropped frees its signals.
+ * still be read: the joined signal (`anySignal`, whose controller it keeps) and the caller's.
+ * When the attempt's signal was joined with `AbortSignal.any`, nothing kept a caller's
+ * `AbortSignal.timeout(…)` alive once `withRetry` had resolved: a collection freed it, its timer
+ * fired on nothing, and a body still arriving from a server that stalls was never aborted
+ * (measured: 10 of 10 such reads hung with a collection every 20 ms; test/http/signal-gc.test.ts
+ * holds every way of joining to it). Keyed weakly, so a response dropped frees its signals.
  */
 const signalsOfResponse = /* @__PURE__ */ new WeakMap<object, readonly AbortSignal[]>();
 function pinSignals<T>(response: T, signals: readonly AbortSignal[]): T {
