@@ -231,22 +231,16 @@ class Run implements BackoffRun {
 }
 
 /**
- * Refuses what is not this copy's {@link Backoff} where one is read through (describePolicy,
- * withOptions, chain): another copy's — the CommonJS build beside the ESM one, another version —
- * is said to be one, since "build one with exponential()" is what its caller did. @internal
+ * Refuses what is not this copy's {@link Backoff} (describePolicy, withOptions, chain), naming
+ * another copy's as such: "build one with exponential()" is what its caller did. @internal
  */
 export function notABackoff(where: string, name: string, value: unknown): never {
-  const other =
-    typeof (value as Backoff | null)?.start === 'function' && prop(prop(value, 'constructor'), 'name') === 'Backoff';
-  invalid(
-    where,
-    name,
-    value,
-    DEV ? (other ? "this copy of ebb's Backoff, not another copy's" : 'a Backoff value') : '',
-    DEV
-      ? other
-        ? 'It comes from another copy of ebb (its CommonJS build beside the ESM one, or another version): import both from one.'
-        : 'Build one with exponential() or take a preset.'
-      : '',
-  );
+  const other = typeof prop(value, 'start') === 'function' && prop(prop(value, 'constructor'), 'name') === 'Backoff';
+  const [expected, fix] = other
+    ? [
+        "this copy of ebb's Backoff, not another copy's",
+        'It comes from another copy of ebb (its CommonJS build beside the ESM one, or another version): import both from one.',
+      ]
+    : ['a Backoff value', 'Build one with exponential() or take a preset.'];
+  invalid(where, name, value, DEV ? expected : '', DEV ? fix : '');
 }
