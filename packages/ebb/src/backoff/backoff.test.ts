@@ -462,7 +462,7 @@ describe('Backoff validation messages name the function, the option, the value a
     [
       'withOptions of a non-Backoff',
       () => withOptions(5 as never, {}),
-      new RangeError(
+      new TypeError(
         'withOptions(): expected `backoff` to be a Backoff value, got 5. Build one with exponential() or take a preset.',
       ),
     ],
@@ -483,7 +483,7 @@ describe('Backoff validation messages name the function, the option, the value a
     [
       'chain of a non-Backoff second',
       () => chain(constant({ maxAttempts: 2 }), 5 as never),
-      new RangeError(
+      new TypeError(
         'chain(): expected `second` to be a Backoff value, got 5. Build one with exponential() or take a preset.',
       ),
     ],

@@ -2,7 +2,7 @@ import { prop } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
-import { brief, check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { brief, check, checkKeys, optionsObject, show } from '../core/validate.js';
 import { type Jitter, jitterOption } from './jitter.js';
 import { fullJitter } from './jitter-full.js';
 import { DEFAULT_ATTEMPTS, LIMITS, type LimitOptions } from './limits.js';
@@ -242,5 +242,8 @@ export function notABackoff(where: string, name: string, value: unknown): never 
         'It comes from another copy of ebb (its CommonJS build beside the ESM one, or another version): import both from one.',
       ]
     : ['a Backoff value', 'Build one with exponential() or take a preset.'];
-  invalid(where, name, value, DEV ? expected : '', DEV ? fix : '');
+  // A TypeError whatever the value: a number where a policy goes is of the wrong kind.
+  throw new TypeError(
+    DEV ? `${where}: expected \`${name}\` to be ${expected}, got ${show(value)}. ${fix}` : brief(where, name, value),
+  );
 }

@@ -74,6 +74,8 @@ describe('describe', () => {
         'describePolicy(): expected `backoff` to be a Backoff value, got an object. Build one with exponential() or take a preset.',
       ),
     );
+    // A number where the policy goes is of the wrong kind: a TypeError, not a RangeError.
+    expect(() => describePolicy(5 as never, 1)).toThrow(TypeError);
     // Another copy's policy (the CommonJS build beside the ESM one): its caller did build one.
     class Backoff {
       start() {
