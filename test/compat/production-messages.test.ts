@@ -38,7 +38,7 @@ describe('withRetry() options: the production build words each refusal as where,
     [
       'fetchImpl not a function',
       (h) => h.withRetry(42 as never),
-      RangeError,
+      TypeError,
       'withRetry(): expected `fetchImpl` to be a function with the signature of fetch, got 42. Pass fetch, or leave it out.',
       'withRetry(): `fetchImpl` 42',
     ],

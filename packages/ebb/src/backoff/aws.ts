@@ -1,7 +1,7 @@
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
 import type { Random } from '../core/random.js';
-import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { check, checkKeys, mistyped, optionsObject } from '../core/validate.js';
 import { Backoff, type BackoffJSON, type BackoffRun, randomOf } from './backoff.js';
 import { draw } from './draw.js';
 import { exponentialCurve } from './exponential.js';
@@ -176,7 +176,7 @@ export function awsStandardBackoff(options?: AwsStandardBackoffOptions): AwsStan
   checkKeys(where, o, ['behaviour', 'maxAttempts']);
   const behaviour = o.behaviour === undefined ? '2026' : o.behaviour;
   if (behaviour !== '2026' && behaviour !== 'pre-2026') {
-    invalid(
+    mistyped(
       where,
       'behaviour',
       o.behaviour,

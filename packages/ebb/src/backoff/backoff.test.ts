@@ -234,7 +234,7 @@ describe('defaults: jittered, capped and finite unless told otherwise', () => {
         ),
       );
     }
-    expect(() => constant({ jitter: 5 as never })).toThrow(RangeError);
+    expect(() => constant({ jitter: 5 as never })).toThrow(TypeError);
   });
 });
 

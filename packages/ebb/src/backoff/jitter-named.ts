@@ -1,5 +1,5 @@
 import { DEV } from '../core/dev.js';
-import { invalid } from '../core/validate.js';
+import { mistyped } from '../core/validate.js';
 import { decorrelatedJitter } from './decorrelated.js';
 import type { Jitter } from './jitter.js';
 import { additiveJitter } from './jitter-additive.js';
@@ -42,7 +42,7 @@ export function jitterNamed(name: string): Jitter {
     // An empty or blank parameter is not 0: Number('') would be.
     return (WITH_PARAMETER[kind] as (n: number) => Jitter)(parameter.trim() === '' ? Number.NaN : Number(parameter));
   }
-  return invalid(
+  return mistyped(
     'jitterNamed()',
     'name',
     name,

@@ -151,7 +151,7 @@ describe('jitterNamed(): the catalogue of every kind, by name', () => {
         ),
       );
     }
-    expect(() => jitterNamed(5 as never)).toThrow(RangeError);
+    expect(() => jitterNamed(5 as never)).toThrow(TypeError);
     expect(() => jitterNamed(null as never)).toThrow(/got null/);
     expect(() => jitterNamed('proportional:2')).toThrow(/proportionalJitter\(\): expected `factor`.*got 2\./);
     expect(() => jitterNamed('proportional:')).toThrow(/got NaN/);

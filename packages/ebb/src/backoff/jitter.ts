@@ -1,6 +1,6 @@
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
-import { invalid } from '../core/validate.js';
+import { mistyped } from '../core/validate.js';
 import type { Segment } from './segment.js';
 
 /**
@@ -69,10 +69,10 @@ export function jitterOption(where: string, value: unknown, fallback: Jitter): J
   const j = value as Jitter | null;
   // ebb's own values, from this copy of ebb or another: a draw, and bounds or rows to describe it.
   if (typeof j?.draw === 'function' && (j.span || j.row)) return j;
-  if (!DEV) return invalid(where, 'jitter', value, '');
+  if (!DEV) return mistyped(where, 'jitter', value, '');
   const kind = String(typeof value === 'object' ? (value as { kind?: unknown } | null)?.kind : value);
   const name = /^(equal|decorrelated|proportional|additive)$/.test(kind) ? kind : kind === 'none' ? 'no' : 'full';
-  return invalid(
+  return mistyped(
     where,
     'jitter',
     value,

@@ -61,7 +61,7 @@ describe('sample', () => {
   it('names the argument, the value and the fix in each message', () => {
     const policy = 'Build one with exponential() or take one from presets.';
     expect(() => sample(5 as never)).toThrow(
-      new RangeError(`sample(): expected \`backoff\` to be a backoff policy, got 5. ${policy}`),
+      new TypeError(`sample(): expected \`backoff\` to be a backoff policy, got 5. ${policy}`),
     );
     expect(() => sample({ start: 5 } as never)).toThrow(
       new TypeError(`sample(): expected \`backoff\` to be a backoff policy, got an object. ${policy}`),
@@ -84,7 +84,7 @@ describe('sample', () => {
     );
     expect(() => sample(presets.default, { random: 5 as never })).toThrow(
       new TypeError(
-        'sample(): expected `random` to be a function returning a number in [0, 1), got 5. Leave it out for Math.random.',
+        'sample(): expected `random` to be a function returning a number in [0, 1), got 5. Leave it out for Math.random, or pass seeded(1) from ebb for a repeatable run.',
       ),
     );
     expect(() => sample(presets.default, { random: null as never })).toThrow(TypeError);

@@ -1,7 +1,7 @@
 import { describe } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
-import type { Random } from '../core/random.js';
-import { brief, check, checkKeys, invalid, optionsObject, show } from '../core/validate.js';
+import { type Random, randomOption } from '../core/random.js';
+import { brief, check, checkKeys, mistyped, optionsObject } from '../core/validate.js';
 import { Backoff, type BackoffPolicy } from './backoff.js';
 import { MAX_ROWS } from './describe.js';
 
@@ -31,7 +31,7 @@ export interface SampleOptions {
 export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): number[] {
   const where = 'sample()';
   if (!(backoff instanceof Backoff) && !isPolicy(backoff)) {
-    invalid(
+    mistyped(
       where,
       'backoff',
       backoff,
@@ -64,14 +64,7 @@ export function sample(backoff: BackoffPolicy, options: SampleOptions = {}): num
         : brief(where, 'count', most),
     );
   }
-  if (o.random !== undefined && typeof o.random !== 'function') {
-    throw new TypeError(
-      DEV
-        ? `${where}: expected \`random\` to be a function returning a number in [0, 1), got ${show(o.random)}. Leave it out for Math.random.`
-        : brief(where, 'random', o.random),
-    );
-  }
-  const run = backoff.start(o.random);
+  const run = backoff.start(randomOption(where, o.random));
   const delays: number[] = [];
   let elapsed = 0;
   while (delays.length < limit) {

@@ -1,6 +1,6 @@
 import { DEV } from '../core/dev.js';
 import { formatMs } from '../core/format-ms.js';
-import { check, DURATION_MS, invalid } from '../core/validate.js';
+import { check, DURATION_MS, mistyped } from '../core/validate.js';
 import { type Backoff, fromCurve, type LimitOptions } from './backoff.js';
 import { type CurveMaths, makeCurve } from './segment.js';
 
@@ -40,7 +40,7 @@ export function sequence(options: SequenceOptions): Backoff {
   return fromCurve(where, options, ['delaysMs', 'jitter'], (o) => {
     const raw = o.delaysMs;
     if (!Array.isArray(raw) || raw.length === 0) {
-      invalid(
+      mistyped(
         where,
         'delaysMs',
         raw,

@@ -1,4 +1,4 @@
-import { invalid, optionsObject } from '../core/validate.js';
+import { mistyped, optionsObject } from '../core/validate.js';
 import { isReplayableBody } from '../http/body.js';
 import { isNotSentError } from '../http/network-error.js';
 import { type HttpPredicate, standard } from '../http/predicates.js';
@@ -114,15 +114,15 @@ export function httpCaller(where: string, options: ClientRetryOptions | undefine
   if ('signal' in o) throw new TypeError(`${where}: \`signal\` is per request: pass it with each request.`);
   const { isFailure = standard, methods, use, ...retryOptions } = o;
   if (typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, 'a function (outcome, context)', 'Such as standard from ebb/http.');
+    mistyped(where, 'isFailure', isFailure, 'a function (outcome, context)', 'Such as standard from ebb/http.');
   }
   if (
     methods !== undefined &&
     (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || !TOKEN.test(m)))
   ) {
-    invalid(where, 'methods', methods, "an array of method names such as ['GET', 'PUT']");
+    mistyped(where, 'methods', methods, "an array of method names such as ['GET', 'PUT']");
   }
-  if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, 'an array of mechanisms');
+  if (use !== undefined && !Array.isArray(use)) mistyped(where, 'use', use, 'an array of mechanisms');
   const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) => innerAt(where, `use[${i}]`, m));
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));
   const hint = isFailure.serverHintMs ?? serverHintMs;

@@ -11,7 +11,7 @@
  */
 
 import { anySignal } from '../core/any-signal.js';
-import { invalid } from '../core/validate.js';
+import { mistyped } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Result } from '../retry/errors.js';
 import { type ClientRetryOptions, httpCaller, type ResponseHead } from './http-call.js';
@@ -84,7 +84,7 @@ export function withRetryAxios<C extends AxiosConfigLike, R extends AxiosRespons
 ): (config: C) => Promise<R> {
   const where = 'withRetryAxios()';
   if (typeof adapter !== 'function') {
-    invalid(where, 'adapter', adapter, 'an axios adapter, a function (config) => Promise<response>', FIX_ADAPTER);
+    mistyped(where, 'adapter', adapter, 'an axios adapter, a function (config) => Promise<response>', FIX_ADAPTER);
   }
   // axios itself is a function too: as the adapter, each request would call axios, which calls the
   // adapter again (a stack overflow at the first request).

@@ -1,6 +1,6 @@
 import { DEV } from './dev.js';
 import { newTimeline, rebase } from './timeline.js';
-import { brief, invalid } from './validate.js';
+import { brief, mistyped } from './validate.js';
 
 // The timeline's step lives in its own module, so that the executor carries it without the clocks.
 export { newTimeline, rebase, type Timeline } from './timeline.js';
@@ -117,7 +117,7 @@ export function clockOption(where: string, value: unknown): Clock {
   if (value === undefined) return systemClock;
   const c = value as Partial<Clock> | null;
   if (typeof c !== 'object' || c === null || typeof c.now !== 'function' || typeof c.sleep !== 'function') {
-    invalid(where, 'clock', value, DEV ? 'a Clock { now(), sleep(ms, signal) }' : '');
+    mistyped(where, 'clock', value, DEV ? 'a Clock { now(), sleep(ms, signal) }' : '');
   }
   const clock = value as Clock;
   if (clock === systemClock || clock === unrefSystemClock) return clock;

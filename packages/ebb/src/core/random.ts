@@ -1,5 +1,5 @@
 import { DEV } from './dev.js';
-import { brief } from './validate.js';
+import { brief, mistyped } from './validate.js';
 /**
  * A source of randomness: a function returning a number in [0, 1), like `Math.random`.
  *
@@ -7,6 +7,23 @@ import { brief } from './validate.js';
  * A `Random` must never return 1: the jitter formulas rely on the half-open interval.
  */
 export type Random = () => number;
+
+/**
+ * Checks a `random` option: left out (`undefined`), it stays so and the caller uses
+ * `Math.random`; anything else must be a function, or a `TypeError` names `where`. @internal
+ */
+export function randomOption(where: string, value: unknown): Random | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    mistyped(
+      where,
+      'random',
+      value,
+      DEV ? 'a function returning a number in [0, 1)' : '',
+      DEV ? 'Leave it out for Math.random, or pass seeded(1) from ebb for a repeatable run.' : '',
+    );
+  }
+  return value as Random | undefined;
+}
 
 const MASK64 = 0xffff_ffff_ffff_ffffn;
 

@@ -50,16 +50,30 @@ export function brief(where: string, name: string, value: unknown): string {
   return `${where}: \`${name}\` ${show(value)}`;
 }
 
-/**
- * Throws a `TypeError` or `RangeError` naming `where`, the option, the value and a fix. In the
- * production build, the short form ({@link brief}): `expected` and `fix` are not read there, so a
- * caller may pass them as `DEV ? '…' : ''` and ship no text.
- */
-export function invalid(where: string, name: string, value: unknown, expected: string, fix?: string): never {
-  const message = DEV
+/** The message of {@link invalid} and {@link mistyped}. */
+function said(where: string, name: string, value: unknown, expected: string, fix?: string): string {
+  return DEV
     ? `${where}: expected \`${name}\` to be ${expected}, got ${show(value)}.${fix ? ` ${fix}` : ''}`
     : brief(where, name, value);
-  throw new (typeof value === 'number' ? RangeError : TypeError)(message);
+}
+
+/**
+ * Throws, for an option that takes a number, a `RangeError` when `value` is a number (out of the
+ * option's domain, NaN included) and a `TypeError` when it is not, naming `where`, the option,
+ * the value and a fix. In the production build, the short form ({@link brief}): `expected` and
+ * `fix` are not read there, so a caller may pass them as `DEV ? '…' : ''` and ship no text.
+ */
+export function invalid(where: string, name: string, value: unknown, expected: string, fix?: string): never {
+  throw new (typeof value === 'number' ? RangeError : TypeError)(said(where, name, value, expected, fix));
+}
+
+/**
+ * Throws a `TypeError` for an option that takes something other than a number — a function, a
+ * policy, a string, an array, an object, one of some names — whatever `value` is: a number there
+ * is of the wrong kind, not out of range. Message as {@link invalid}'s.
+ */
+export function mistyped(where: string, name: string, value: unknown, expected: string, fix?: string): never {
+  throw new TypeError(said(where, name, value, expected, fix));
 }
 
 /**

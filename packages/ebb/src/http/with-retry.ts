@@ -2,7 +2,7 @@ import { anySignal } from '../core/any-signal.js';
 import { ignored, isA, isThenable, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
-import { brief, invalid, optionsObject, show } from '../core/validate.js';
+import { brief, mistyped, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
 import type { AttemptContext, RetryContext } from '../retry/contexts.js';
 import { type DefaultBudget, defaultBudget } from '../retry/default-budget.js';
@@ -323,7 +323,7 @@ export function withRetryAs<F extends FetchLike = typeof fetch>(
   // The default is read here, once: a fetch patched later (a test's mock) is not seen; pass it.
   const impl = (fetchImpl ?? globalThis.fetch) as unknown as (input: unknown, init?: RequestInit) => unknown;
   if (typeof impl !== 'function') {
-    invalid(
+    mistyped(
       where,
       'fetchImpl',
       impl,
@@ -364,7 +364,7 @@ export function withRetryAs<F extends FetchLike = typeof fetch>(
       ));
   const prepared: Prepared = { ...checked, onFailedAttempt: told(onFailedAttempt), onGiveUp: told(onGiveUp) };
   if (typeof isFailure !== 'function') {
-    invalid(
+    mistyped(
       where,
       'isFailure',
       isFailure,
@@ -378,12 +378,13 @@ export function withRetryAs<F extends FetchLike = typeof fetch>(
       ? ['serverHintMs', serverHintMs]
       : ['isFailure.serverHintMs', (isFailure as HttpPredicate).serverHintMs ?? retryAfterMs]
   ) as [string, (response: ResponseLike) => number | undefined];
-  if (typeof hint !== 'function') invalid(where, hintName, hint, DEV ? 'a function (response) => ms or undefined' : '');
+  if (typeof hint !== 'function')
+    mistyped(where, hintName, hint, DEV ? 'a function (response) => ms or undefined' : '');
   if (onRetry !== undefined && typeof onRetry !== 'function') {
-    invalid(where, 'onRetry', onRetry, DEV ? 'a function (context) => void' : '');
+    mistyped(where, 'onRetry', onRetry, DEV ? 'a function (context) => void' : '');
   }
   if (hedge !== undefined && (typeof hedge !== 'object' || hedge === null || typeof hedge.run !== 'function')) {
-    invalid(
+    mistyped(
       where,
       'hedge',
       hedge,
@@ -395,9 +396,9 @@ export function withRetryAs<F extends FetchLike = typeof fetch>(
     methods !== undefined &&
     (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || !TOKEN.test(m)))
   ) {
-    invalid(where, 'methods', methods, DEV ? "an array of method names such as ['GET', 'PUT']" : '');
+    mistyped(where, 'methods', methods, DEV ? "an array of method names such as ['GET', 'PUT']" : '');
   }
-  if (use !== undefined && !Array.isArray(use)) invalid(where, 'use', use, DEV ? 'an array of mechanisms' : '');
+  if (use !== undefined && !Array.isArray(use)) mistyped(where, 'use', use, DEV ? 'an array of mechanisms' : '');
   // Each attempt passes the mechanisms of `use`, the first outermost: made once, shared by every request.
   const inner: Mechanism[] = (use ?? []).map((m: unknown, i: number) => innerAt(where, `use[${i}]`, m));
   const allowed = new Set((methods ?? IDEMPOTENT_METHODS).map((m) => m.toUpperCase()));

@@ -1,5 +1,5 @@
 import { type Clock, clockOption } from '../core/clock.js';
-import { check, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { check, checkKeys, mistyped, optionsObject } from '../core/validate.js';
 import type { AdaptiveRateController } from '../rate/controller.js';
 import { WindowedAdder } from '../rate/windowed-adder.js';
 import type { CircuitBreaker } from '../resilience/breaker-types.js';
@@ -162,23 +162,23 @@ export function otel(options: OtelOptions): Otel {
     typeof api.metrics?.getMeter !== 'function' ||
     typeof api.createContextKey !== 'function'
   ) {
-    invalid(where, 'api', api, 'the @opentelemetry/api module', "Pass `import * as api from '@opentelemetry/api'`.");
+    mistyped(where, 'api', api, 'the @opentelemetry/api module', "Pass `import * as api from '@opentelemetry/api'`.");
   }
   const name = o.name;
-  if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, 'a string');
+  if (name !== undefined && typeof name !== 'string') mistyped(where, 'name', name, 'a string');
   for (const key of ['breaker', 'limit', 'rate', 'budget'] as const) {
     const v = o[key];
-    if (v !== undefined && (typeof v !== 'object' || v === null)) invalid(where, key, v, 'an object');
+    if (v !== undefined && (typeof v !== 'object' || v === null)) mistyped(where, key, v, 'an object');
   }
   if (o.breaker && typeof o.breaker.subscribe !== 'function') {
-    invalid(where, 'breaker', o.breaker, 'a circuit breaker { state, subscribe() }', 'Pass circuitBreaker().');
+    mistyped(where, 'breaker', o.breaker, 'a circuit breaker { state, subscribe() }', 'Pass circuitBreaker().');
   }
   const windowMs = check(where, 'windowMs', o.windowMs, { min: 10, fix: 'For example 60000.' }, 60_000);
   const clock = clockOption(where, o.clock);
   const tracer = o.tracer ?? api.trace.getTracer('ebb');
   const meter = o.meter ?? api.metrics.getMeter('ebb');
-  if (typeof tracer?.startSpan !== 'function') invalid(where, 'tracer', tracer, 'a Tracer { startSpan() }');
-  if (typeof meter?.createCounter !== 'function') invalid(where, 'meter', meter, 'a Meter { createCounter() }');
+  if (typeof tracer?.startSpan !== 'function') mistyped(where, 'tracer', tracer, 'a Tracer { startSpan() }');
+  if (typeof meter?.createCounter !== 'function') mistyped(where, 'meter', meter, 'a Meter { createCounter() }');
 
   /** The clock, read safely: a throw or a non-finite or backward reading repeats the last one. */
   let last = 0;

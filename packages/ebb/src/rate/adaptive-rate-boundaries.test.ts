@@ -278,7 +278,7 @@ describe('adaptiveRate: options, exact messages', () => {
     [
       'defaultPriority a number',
       { priorities: ['1', '2'], defaultPriority: 1 },
-      'RangeError',
+      'TypeError',
       'adaptiveRate(): expected `defaultPriority` to be one of the priorities ("1", "2"), got 1.',
     ],
     [

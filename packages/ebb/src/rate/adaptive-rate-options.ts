@@ -6,8 +6,8 @@
  */
 import { describe } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
-import type { Random } from '../core/random.js';
-import { checkKeys, invalid, nonNegative, optionsObject, show } from '../core/validate.js';
+import { type Random, randomOption } from '../core/random.js';
+import { checkKeys, mistyped, nonNegative, optionsObject, show } from '../core/validate.js';
 import type { IsFailure } from '../retry/options.js';
 import { isFailureOption } from './controller.js';
 import { LAW_KEYS, type LawOptions, lawOptions } from './law-options.js';
@@ -140,11 +140,11 @@ export function adaptiveRateOptions<T = unknown>(options?: AdaptiveRateOptions<T
     priorities.some((p) => typeof p !== 'string' || p === '') ||
     new Set(priorities).size !== priorities.length
   ) {
-    invalid(where, 'priorities', priorities, 'a non-empty array of distinct names', "For example ['high', 'low'].");
+    mistyped(where, 'priorities', priorities, 'a non-empty array of distinct names', "For example ['high', 'low'].");
   }
   const defaultPriority = o.defaultPriority === undefined ? 'normal' : o.defaultPriority;
   if (typeof defaultPriority !== 'string' || !priorities.includes(defaultPriority)) {
-    invalid(
+    mistyped(
       where,
       'defaultPriority',
       defaultPriority,
@@ -161,10 +161,7 @@ export function adaptiveRateOptions<T = unknown>(options?: AdaptiveRateOptions<T
       : nonNegative(where, 'maxServerWaitMs', o.maxServerWaitMs, 60_000);
   const isFailure = isFailureOption(where, o.isFailure);
   const clock = clockOption(where, o.clock);
-  const random = o.random === undefined ? Math.random : o.random;
-  if (typeof random !== 'function') {
-    invalid(where, 'random', random, 'a function returning a number in [0, 1)', 'For example seeded(1) from ebb.');
-  }
+  const random = randomOption(where, o.random) ?? Math.random;
   return {
     ...law,
     priorities,

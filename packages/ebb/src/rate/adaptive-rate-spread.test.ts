@@ -67,8 +67,8 @@ describe('adaptiveRate: `random` spreads the waits for a rise', () => {
       );
     }
     expect(() => make({ random: 0.5 as never })).toThrow(
-      new RangeError(
-        'adaptiveRate(): expected `random` to be a function returning a number in [0, 1), got 0.5. For example seeded(1) from ebb.',
+      new TypeError(
+        'adaptiveRate(): expected `random` to be a function returning a number in [0, 1), got 0.5. Leave it out for Math.random, or pass seeded(1) from ebb for a repeatable run.',
       ),
     );
   });

@@ -363,13 +363,13 @@ describe('adaptiveThrottle: option messages', () => {
       ],
       [
         { random: 0.5 },
-        RangeError,
-        'expected `random` to be a function returning a number in [0, 1), got 0.5. For example seeded(1) from ebb.',
+        TypeError,
+        'expected `random` to be a function returning a number in [0, 1), got 0.5. Leave it out for Math.random, or pass seeded(1) from ebb for a repeatable run.',
       ],
       [
         { random: 'x' },
         TypeError,
-        'expected `random` to be a function returning a number in [0, 1), got "x". For example seeded(1) from ebb.',
+        'expected `random` to be a function returning a number in [0, 1), got "x". Leave it out for Math.random, or pass seeded(1) from ebb for a repeatable run.',
       ],
     ];
     for (const [options, type, message] of cases) {

@@ -1,6 +1,6 @@
 import { describe, isBranded, readNow } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
-import type { Random } from '../core/random.js';
+import { type Random, randomOption } from '../core/random.js';
 import { checkKeys, invalid, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import type { Mechanism } from '../retry/mechanism.js';
@@ -200,10 +200,7 @@ export function adaptiveThrottle<T = unknown>(options?: AdaptiveThrottleOptions<
   if (typeof windowMs !== 'number' || !(windowMs > 0) || windowMs === Number.POSITIVE_INFINITY) {
     invalid(where, 'windowMs', windowMs, 'a finite number > 0', 'For example 60000 (one minute).');
   }
-  const random = o.random === undefined ? Math.random : o.random;
-  if (typeof random !== 'function') {
-    invalid(where, 'random', random, 'a function returning a number in [0, 1)', 'For example seeded(1) from ebb.');
-  }
+  const random = randomOption(where, o.random) ?? Math.random;
   const isFailure = isFailureOption(where, o.isFailure);
   const clock = clockOption(where, o.clock);
   return new Throttle(clock, random, k, windowMs, isFailure);

@@ -181,7 +181,7 @@ describe('awsRetryQuota: behaviours, the default classifier and messages', () =>
         TypeError,
         'expected `costs.timeout` to be a finite number >= 0, got undefined. Costs are tokens, such as 5.',
       ],
-      [{ classify: 5 }, RangeError, 'expected `classify` to be a function (error) => kind, got 5.'],
+      [{ classify: 5 }, TypeError, 'expected `classify` to be a function (error) => kind, got 5.'],
     ];
     for (const [options, type, message] of cases) {
       let error: unknown;

@@ -1,5 +1,5 @@
 import { describe, prop } from '../core/boundary.js';
-import { checkKeys, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import type { BudgetSuccess, RetryBudget } from '../retry/options.js';
 
 /** The kinds of error the AWS retry quota prices differently. */
@@ -84,7 +84,7 @@ export function awsRetryQuota(options?: AwsRetryQuotaOptions): AwsRetryQuota {
   checkKeys(where, o, ['behaviour', 'capacity', 'costs', 'noRetryIncrement', 'classify']);
   const behaviour = o.behaviour === undefined ? '2026' : o.behaviour;
   if (behaviour !== '2026' && behaviour !== 'pre-2026') {
-    invalid(where, 'behaviour', o.behaviour, "'2026' or 'pre-2026'", "'2026' is what the SDK does today.");
+    mistyped(where, 'behaviour', o.behaviour, "'2026' or 'pre-2026'", "'2026' is what the SDK does today.");
   }
   const capacity = nonNegative(where, 'capacity', o.capacity, 500, false, 'For example 500, the SDKs’ quota.');
   const noRetryIncrement = nonNegative(where, 'noRetryIncrement', o.noRetryIncrement, 1, false, 'For example 1.');
@@ -126,14 +126,14 @@ export function retryCost(
         : { throttling: 5, transient: 10, timeout: 10 }
       : o.costs;
   if (typeof costs !== 'object' || costs === null || Array.isArray(costs)) {
-    invalid(where, 'costs', costs, 'an object { throttling, transient, timeout }');
+    mistyped(where, 'costs', costs, 'an object { throttling, transient, timeout }');
   }
   checkKeys(`${where} costs`, costs, KINDS);
   for (const kind of KINDS) {
     nonNegative(where, `costs.${kind}`, costs[kind], Number.NaN, false, 'Costs are tokens, such as 5.');
   }
   const classify = o.classify ?? defaultClassify;
-  if (typeof classify !== 'function') invalid(where, 'classify', classify, 'a function (error) => kind');
+  if (typeof classify !== 'function') mistyped(where, 'classify', classify, 'a function (error) => kind');
   return (error) => {
     const kind = classify(error);
     if (!KINDS.includes(kind)) {

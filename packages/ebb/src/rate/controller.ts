@@ -1,4 +1,4 @@
-import { invalid } from '../core/validate.js';
+import { mistyped } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, type FailureVerdict } from '../retry/errors.js';
 import { type Judged, judgedExecute } from '../retry/judged-guard.js';
@@ -70,7 +70,7 @@ export function controllerMechanism(
 /** Checks a controller's `isFailure` option. @internal */
 export function isFailureOption(where: string, value: unknown): IsFailure | undefined {
   if (value !== undefined && typeof value !== 'function') {
-    invalid(where, 'isFailure', value, "a function (outcome, context) => true, false or 'throttled'");
+    mistyped(where, 'isFailure', value, "a function (outcome, context) => true, false or 'throttled'");
   }
   return value as IsFailure | undefined;
 }

@@ -6,7 +6,7 @@
 import { exponential } from '../backoff/exponential.js';
 import { fullJitter } from '../backoff/jitter-full.js';
 import { ignored } from '../core/boundary.js';
-import { invalid, show } from '../core/validate.js';
+import { invalid, mistyped, show } from '../core/validate.js';
 
 /** Where a shared structure takes its numbers from now. */
 export type SharedMode = 'syncing' | 'shared' | 'local';
@@ -52,7 +52,7 @@ export type SharedListener = ((event: SharedEvent) => void) | undefined;
 /** Checks a shared structure's `onEvent` option: a function, or undefined for none. @internal */
 export function listenerOption(where: string, onEvent: unknown): SharedListener {
   if (onEvent !== undefined && typeof onEvent !== 'function') {
-    invalid(where, 'onEvent', onEvent, 'a function (event) => void');
+    mistyped(where, 'onEvent', onEvent, 'a function (event) => void');
   }
   return onEvent as SharedListener;
 }
@@ -165,12 +165,12 @@ export const RECONNECT = exponential({
 export function sharedKey(where: string, o: { name?: unknown; prefix?: unknown }, kind: string): string {
   const name = o.name;
   if (typeof name !== 'string' || name === '' || /[{}]/.test(name)) {
-    invalid(where, 'name', name, 'a non-empty string without { or }', "For example 'payments-api'.");
+    mistyped(where, 'name', name, 'a non-empty string without { or }', "For example 'payments-api'.");
   }
   // null is a bad value like any other, not "the default".
   const prefix = o.prefix === undefined ? 'ebb' : o.prefix;
   if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-    invalid(where, 'prefix', prefix, 'a string without { or }', "Leave it out for 'ebb'.");
+    mistyped(where, 'prefix', prefix, 'a string without { or }', "Leave it out for 'ebb'.");
   }
   return `${prefix === '' ? '' : `${prefix}:`}{${name}}:${kind}`;
 }

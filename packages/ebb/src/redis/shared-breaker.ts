@@ -3,8 +3,8 @@ import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
 import { describe, isLocalRefusal } from '../core/boundary.js';
 import type { Clock } from '../core/clock.js';
-import type { Random } from '../core/random.js';
-import { count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { type Random, randomOption } from '../core/random.js';
+import { count, inRange, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { defaultIsFailure, EBB_ERROR, type FailureVerdict } from '../retry/errors.js';
 import { type Judged, judgedExecute, recordedVerdict } from '../retry/judged-guard.js';
@@ -338,11 +338,11 @@ class Breaker implements SharedCircuitBreaker {
     this.#slowCallMs = nonNegative(where, 'slowCallMs', o.slowCallMs, Infinity, true, 'For example 2000.');
     const openBackoff = o.openBackoff ?? defaultOpenBackoff;
     if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
-      invalid(where, 'openBackoff', openBackoff, 'a backoff policy', 'Build one with exponential().');
+      mistyped(where, 'openBackoff', openBackoff, 'a backoff policy', 'Build one with exponential().');
     }
     this.#openBackoff = openBackoff;
     if (o.isFailure !== undefined && typeof o.isFailure !== 'function') {
-      invalid(where, 'isFailure', o.isFailure, "a function (outcome, context) => true, false or 'throttled'");
+      mistyped(where, 'isFailure', o.isFailure, "a function (outcome, context) => true, false or 'throttled'");
     }
     this.#isFailure = o.isFailure;
     this.#reportMs = nonNegative(where, 'reportMs', o.reportMs, 1000, false, 'For example 1000.');
@@ -371,10 +371,7 @@ class Breaker implements SharedCircuitBreaker {
       );
     }
     this.#onEvent = listenerOption(where, o.onEvent);
-    if (o.random !== undefined && typeof o.random !== 'function') {
-      invalid(where, 'random', o.random, 'a function returning a number in [0, 1)');
-    }
-    this.#random = o.random;
+    this.#random = randomOption(where, o.random);
     this.#timer = new Rearm(this.#clock, () => {
       this.#due = Number.POSITIVE_INFINITY;
       void this.#tick();
@@ -463,7 +460,7 @@ class Breaker implements SharedCircuitBreaker {
 
   #checkKey(method: string, key: unknown): void {
     if (typeof key !== 'string' || key.length > 200 || /[{}]/.test(key)) {
-      invalid(`${this.#where}.${method}()`, 'key', key, 'a string of at most 200 characters without { or }');
+      mistyped(`${this.#where}.${method}()`, 'key', key, 'a string of at most 200 characters without { or }');
     }
   }
 
@@ -618,7 +615,7 @@ class Breaker implements SharedCircuitBreaker {
   #record(outcome: Outcome, ticket: unknown, detail: unknown): void {
     if (!OUTCOMES.includes(outcome)) {
       if (ticket instanceof SharedTicket) this.#release(ticket);
-      invalid(`${this.#where}.record()`, 'outcome', outcome, "'success', 'throttled' or 'failure'");
+      mistyped(`${this.#where}.record()`, 'outcome', outcome, "'success', 'throttled' or 'failure'");
     }
     if (!(ticket instanceof SharedTicket) || ticket.done) return;
     let v: FailureVerdict;

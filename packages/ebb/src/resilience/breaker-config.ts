@@ -3,8 +3,8 @@ import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
-import type { Random } from '../core/random.js';
-import { brief, checkKeys, count, inRange, invalid, nonNegative } from '../core/validate.js';
+import { type Random, randomOption } from '../core/random.js';
+import { brief, checkKeys, count, inRange, invalid, mistyped, nonNegative } from '../core/validate.js';
 import type { IsFailure } from '../retry/options.js';
 import type { BreakerSnapshot, CircuitBreakerOptions, StateChange } from './breaker-types.js';
 import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
@@ -152,26 +152,23 @@ export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerC
   const successesToClose = count(where, 'successesToClose', o.successesToClose, 1, 1, false, 'For example 1.');
   const openBackoff = o.openBackoff ?? defaultOpenBackoff;
   if (typeof openBackoff !== 'object' || openBackoff === null || typeof openBackoff.start !== 'function') {
-    invalid(where, 'openBackoff', openBackoff, 'a backoff policy', 'Build one with exponential().');
+    mistyped(where, 'openBackoff', openBackoff, 'a backoff policy', 'Build one with exponential().');
   }
   const retriesOnly = o.retriesOnly ?? false;
-  if (typeof retriesOnly !== 'boolean') invalid(where, 'retriesOnly', retriesOnly, 'a boolean');
+  if (typeof retriesOnly !== 'boolean') mistyped(where, 'retriesOnly', retriesOnly, 'a boolean');
   const isFailure = o.isFailure;
   if (isFailure !== undefined && typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
+    mistyped(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
   }
   if (o.onStateChange !== undefined && typeof o.onStateChange !== 'function') {
-    invalid(where, 'onStateChange', o.onStateChange, 'a function (change) => void');
+    mistyped(where, 'onStateChange', o.onStateChange, 'a function (change) => void');
   }
   const onListenerError = o.onListenerError;
   if (onListenerError !== undefined && typeof onListenerError !== 'function') {
-    invalid(where, 'onListenerError', onListenerError, 'a function (error, change) => void');
+    mistyped(where, 'onListenerError', onListenerError, 'a function (error, change) => void');
   }
   const clock = clockOption(where, o.clock);
-  const random = o.random;
-  if (random !== undefined && typeof random !== 'function') {
-    invalid(where, 'random', random, 'a function returning a number in [0, 1)');
-  }
+  const random = randomOption(where, o.random);
 
   const window: FailureWindow | undefined = Number.isNaN(failureRate)
     ? undefined
@@ -207,10 +204,10 @@ export function checkSnapshot(
   readonly consecutiveFailures: number;
 } {
   if (typeof snapshot !== 'object' || snapshot === null) {
-    invalid(where, 'restore', snapshot, 'a snapshot from breaker.snapshot()');
+    mistyped(where, 'restore', snapshot, 'a snapshot from breaker.snapshot()');
   }
   if (!STATES.includes(snapshot.state)) {
-    invalid(where, 'restore.state', snapshot.state, `one of ${STATES.join(', ')}`);
+    mistyped(where, 'restore.state', snapshot.state, `one of ${STATES.join(', ')}`);
   }
   const n = count(where, 'restore.openings', snapshot.openings, Number.NaN, 0, false, 'Pass a snapshot unchanged.');
   if (n > MAX_RESTORED_OPENINGS) {

@@ -1,6 +1,6 @@
 import type { BackoffRun } from '../backoff/backoff.js';
 import { describe, ignored, isLocalRefusal, isThenable, readNow } from '../core/boundary.js';
-import { invalid, optionsObject } from '../core/validate.js';
+import { mistyped, optionsObject } from '../core/validate.js';
 import { defaultIsFailure, type FailureVerdict } from '../retry/errors.js';
 import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
 import type { Outcome } from '../retry/options.js';
@@ -389,7 +389,7 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
     record(outcome: Outcome, ticket?: unknown, detail?: unknown): void {
       if (!OUTCOMES.includes(outcome)) {
         if (ticket instanceof Ticket && !ticket.done) finish(ticket);
-        invalid('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
+        mistyped('circuitBreaker.record()', 'outcome', outcome, "'success', 'throttled' or 'failure'");
       }
       if (!(ticket instanceof Ticket) || ticket.done) return;
       const ok = outcome === 'success';
@@ -423,7 +423,7 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
       }
     },
     async run<T>(operation: () => T | PromiseLike<T>): Promise<Awaited<T>> {
-      if (typeof operation !== 'function') invalid('circuitBreaker.run()', 'operation', operation, 'a function');
+      if (typeof operation !== 'function') mistyped('circuitBreaker.run()', 'operation', operation, 'a function');
       const ticket = breaker.acquire(undefined, 1);
       let value: Awaited<T>;
       try {
@@ -463,7 +463,7 @@ export function circuitBreaker<T = unknown>(options?: CircuitBreakerOptions<T>):
     },
     execute: judgedExecutor(judged),
     subscribe(listener: (change: StateChange) => void): () => void {
-      if (typeof listener !== 'function') invalid('circuitBreaker.subscribe()', 'listener', listener, 'a function');
+      if (typeof listener !== 'function') mistyped('circuitBreaker.subscribe()', 'listener', listener, 'a function');
       listeners.push(listener);
       return () => {
         const i = listeners.indexOf(listener);

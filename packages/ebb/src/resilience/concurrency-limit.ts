@@ -1,6 +1,6 @@
 import { ignored, readNow, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
-import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import { type FailureVerdict, prop } from '../retry/errors.js';
 import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
 import type { Mechanism } from '../retry/mechanism.js';
@@ -152,13 +152,13 @@ export function limiter(where: string, options: object | undefined, fixed: numbe
   );
   const algorithm: LimitAlgorithm = fixed === undefined ? (o.algorithm ?? bdp()) : { limit: fixed, update() {} };
   if (typeof algorithm !== 'object' || algorithm === null || typeof algorithm.update !== 'function') {
-    invalid(where, 'algorithm', algorithm, 'a limit algorithm', 'Use aimd(), vegas() or gradient2().');
+    mistyped(where, 'algorithm', algorithm, 'a limit algorithm', 'Use aimd(), vegas() or gradient2().');
   }
   const maxQueue = count(where, 'maxQueue', o.maxQueue, 0, 0, true, 'For example 100, or 0 for no queue.');
   const maxWaitMs = nonNegative(where, 'maxWaitMs', o.maxWaitMs, 1_000, true, 'For example 1000.');
   const isFailure = o.isFailure;
   if (isFailure !== undefined && typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
+    mistyped(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
   }
   const judge = fixed === undefined ? loadSignal : (): FailureVerdict => false;
   const clock = clockOption(where, o.clock);

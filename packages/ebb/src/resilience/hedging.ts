@@ -1,7 +1,7 @@
 import { ignored } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
-import { brief, checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { brief, checkKeys, count, inRange, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import type { Mechanism } from '../retry/mechanism.js';
 import type { AttemptContext, IsFailure, RetryBudget } from '../retry/options.js';
 import { sourceOf } from '../retry/scope.js';
@@ -133,11 +133,11 @@ export function hedging<T = unknown>(options?: HedgingOptions<T>): Hedging & Mec
   const clock = clockOption(where, o.clock);
   const budget = o.budget ?? hedgeBudget({ clock });
   if (typeof budget !== 'object' || budget === null || typeof budget.tryAcquireRetry !== 'function') {
-    invalid(where, 'budget', budget, 'a budget { tryAcquireRetry() }', 'Use ratioBudget() or tokenBudget().');
+    mistyped(where, 'budget', budget, 'a budget { tryAcquireRetry() }', 'Use ratioBudget() or tokenBudget().');
   }
   const isFailure = o.isFailure;
   if (isFailure !== undefined && typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
+    mistyped(where, 'isFailure', isFailure, "a function (outcome, context) => true, false or 'throttled'");
   }
 
   const window = new LatencyWindow(SAMPLES);
@@ -173,7 +173,7 @@ export function hedging<T = unknown>(options?: HedgingOptions<T>): Hedging & Mec
     },
     run<V>(operation: (attempt: AttemptContext) => PromiseLike<V> | V, call?: HedgeCallOptions): Promise<Awaited<V>> {
       if (typeof operation !== 'function')
-        invalid('hedging.run()', 'operation', operation, 'a function ({ signal }) => promise');
+        mistyped('hedging.run()', 'operation', operation, 'a function ({ signal }) => promise');
       const c = optionsObject('hedging.run()', call) as HedgeCallOptions;
       const signal = c.signal;
       const idempotent =

@@ -1,4 +1,4 @@
-import type { Random } from '../core/random.js';
+import { type Random, randomOption } from '../core/random.js';
 import { checkKeys, count, inRange, invalid, optionsObject } from '../core/validate.js';
 import { bounds, type LimitAlgorithm } from './limit-algorithm.js';
 
@@ -34,8 +34,7 @@ export function vegas(options?: VegasOptions): LimitAlgorithm {
   const smoothing = inRange(where, 'smoothing', o.smoothing, 1, 0, 1, 'For example 1.');
   if (smoothing === 0) invalid(where, 'smoothing', 0, 'a number above 0, up to 1', 'For example 1.');
   const probeMultiplier = count(where, 'probeMultiplier', o.probeMultiplier, 30, 1, false, 'For example 30.');
-  const random = o.random ?? Math.random;
-  if (typeof random !== 'function') invalid(where, 'random', random, 'a function returning a number in [0, 1)');
+  const random = randomOption(where, o.random) ?? Math.random;
   let estimate = initial;
   let rttNoLoad = 0;
   let probeCount = 0;

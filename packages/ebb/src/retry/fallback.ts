@@ -1,6 +1,6 @@
 import { isThenable, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
-import { checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { checkKeys, mistyped, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { defaultIsFailure, type Result } from './errors.js';
 import type { Mechanism } from './mechanism.js';
@@ -36,7 +36,7 @@ export function fallback<T>(
   checkKeys(where, o, ['isFailure']);
   const isFailure = o.isFailure;
   if (isFailure !== undefined && typeof isFailure !== 'function')
-    invalid(where, 'isFailure', isFailure, DEV ? 'a function' : '');
+    mistyped(where, 'isFailure', isFailure, DEV ? 'a function' : '');
   return {
     execute<V>(next: (context: AttemptContext) => Promise<V>, context: AttemptContext): Promise<V> {
       const source = sourceOf(context);

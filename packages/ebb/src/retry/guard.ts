@@ -1,6 +1,6 @@
 import { ignored, isThenable } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
-import { invalid } from '../core/validate.js';
+import { mistyped } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { prop } from './errors.js';
 import type { AbortSource } from './execution.js';
@@ -129,7 +129,7 @@ const outcomeOf = (error: unknown): 'throttled' | 'failure' =>
  */
 export function guard(g: RateController): Mechanism {
   if (typeof prop(g, 'acquire') !== 'function' || typeof prop(g, 'record') !== 'function') {
-    invalid(
+    mistyped(
       'guard()',
       'guard',
       g,

@@ -45,7 +45,7 @@ describe('retry() options: every refusal, exactly', () => {
     [
       'backoff: a number',
       { backoff: 5 },
-      RangeError,
+      TypeError,
       `retry(): expected \`backoff\` to be an object with start(), got 5. ${BACKOFF_FIX}`,
     ],
     [
@@ -78,7 +78,7 @@ describe('retry() options: every refusal, exactly', () => {
       TypeError,
       'retry(): expected `backoff.maxElapsedMs` to be a number >= 0 (or Infinity for no limit), got undefined. A policy without a time budget has maxElapsedMs: Infinity.',
     ],
-    ['isFailure: 5', { isFailure: 5 }, RangeError, 'retry(): expected `isFailure` to be a function, got 5.'],
+    ['isFailure: 5', { isFailure: 5 }, TypeError, 'retry(): expected `isFailure` to be a function, got 5.'],
     ['onRetry', { onRetry: 'x' }, TypeError, 'retry(): expected `onRetry` to be a function, got "x".'],
     [
       'onFailedAttempt',
@@ -86,7 +86,7 @@ describe('retry() options: every refusal, exactly', () => {
       TypeError,
       'retry(): expected `onFailedAttempt` to be a function, got an object.',
     ],
-    ['onGiveUp', { onGiveUp: 1 }, RangeError, 'retry(): expected `onGiveUp` to be a function, got 1.'],
+    ['onGiveUp', { onGiveUp: 1 }, TypeError, 'retry(): expected `onGiveUp` to be a function, got 1.'],
     ['onSuccess', { onSuccess: null }, TypeError, 'retry(): expected `onSuccess` to be a function, got null.'],
     [
       'signal: a plain object',
@@ -106,7 +106,7 @@ describe('retry() options: every refusal, exactly', () => {
       TypeError,
       'retry(): expected `clock` to be an object with now() and sleep(), got an object.',
     ],
-    ['random: 0.5', { random: 0.5 }, RangeError, 'retry(): expected `random` to be a function, got 0.5.'],
+    ['random: 0.5', { random: 0.5 }, TypeError, 'retry(): expected `random` to be a function, got 0.5.'],
     ['unref: "yes"', { unref: 'yes' }, TypeError, 'retry(): expected `unref` to be a boolean, got "yes".'],
     [
       'unref with a clock',

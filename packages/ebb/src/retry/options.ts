@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import { type HostQueue, hostQueue } from '../core/host-queues.js';
 import type { Random } from '../core/random.js';
-import { brief, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { brief, checkKeys, invalid, mistyped, optionsObject } from '../core/validate.js';
 import type { Attempt } from './attempt.js';
 import type {
   AttemptContext,
@@ -176,7 +176,7 @@ export type Spec = Readonly<Record<string, readonly [kind: readonly string[] | s
  * >= 0 (Infinity for no limit) — and its flags, written as numbers (a named constant survives
  * minification as a variable): 1 (FULL) it needs the executor from attempt 1, no success path;
  * 2 (TIMED) it reads the elapsed time during the run, so the clock is read before attempt 1;
- * 3 both. One formatter (`invalid()`) writes every message from it: the option, the value,
+ * 3 both. One formatter (`invalid()`, `mistyped()` for the kinds that are not numbers) writes every message from it: the option, the value,
  * what it must be, and for some a fix ({@link FIXES}). The first nine are `retrySync()`'s too,
  * its clock's kind aside (retry/retry-sync.ts). @internal
  */
@@ -259,7 +259,7 @@ function checkKind(where: string, name: string, value: unknown, kind: readonly s
           value === null ||
           !kind.every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
   ) {
-    invalid(
+    (kind === 'ms' ? invalid : mistyped)(
       where,
       name,
       value,

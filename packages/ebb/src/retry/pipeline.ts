@@ -1,5 +1,5 @@
 import { DEV } from '../core/dev.js';
-import { brief, checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { brief, checkKeys, mistyped, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { JUDGED, type JudgedEntry, type Mechanism, mechanismAt, SEALED } from './mechanism.js';
 import { Scope } from './scope.js';
@@ -158,7 +158,7 @@ const ROOT = /* @__PURE__ */ new Scope(1, 0);
  */
 export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOptions): Pipeline {
   const where = 'pipeline()';
-  if (!Array.isArray(mechanisms)) invalid(where, 'mechanisms', mechanisms, DEV ? 'an array of mechanisms' : '');
+  if (!Array.isArray(mechanisms)) mistyped(where, 'mechanisms', mechanisms, DEV ? 'an array of mechanisms' : '');
   const steps = mechanisms.map((m, i) => mechanismAt(where, `mechanisms[${i}]`, m));
   // The same breaker twice saw each call twice: its probe's own second pass found the probe slot
   // taken, so once open it never closed. Two places take two mechanisms.
@@ -172,7 +172,7 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
   }
   const o = optionsObject(where, options);
   const name = o.name;
-  if (name !== undefined && typeof name !== 'string') invalid(where, 'name', name, DEV ? 'a string' : '');
+  if (name !== undefined && typeof name !== 'string') mistyped(where, 'name', name, DEV ? 'a string' : '');
   const sealed = steps.length > 0 && SEALED.has(steps[0] as Mechanism);
   const plan = planOf(steps);
   return {
@@ -180,7 +180,7 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
     execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions) {
       try {
         if (typeof operation !== 'function')
-          invalid('pipeline.execute()', 'operation', operation, DEV ? 'a function' : '');
+          mistyped('pipeline.execute()', 'operation', operation, DEV ? 'a function' : '');
         let signal: AbortSignal | undefined;
         if (options !== undefined) {
           const o = optionsObject('pipeline.execute()', options);
@@ -197,7 +197,7 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
           signal = o.signal;
         }
         if (signal !== undefined && (typeof signal?.addEventListener !== 'function' || !('aborted' in signal))) {
-          invalid(
+          mistyped(
             'pipeline.execute()',
             'signal',
             signal,

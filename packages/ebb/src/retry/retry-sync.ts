@@ -3,7 +3,7 @@ import { handled, isThenable, readNow, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import type { Random } from '../core/random.js';
 import { rebase, type Timeline } from '../core/timeline.js';
-import { invalid } from '../core/validate.js';
+import { mistyped } from '../core/validate.js';
 import { decide, startRun } from './decide.js';
 import {
   defaultIsFailure,
@@ -123,7 +123,7 @@ const SYNC_SPEC: Spec = { ...SPEC, clock: [['now', 'sleepSync'], 2] };
  */
 export function retrySync<T>(operation: (context: SyncAttemptContext) => T, options?: RetrySyncOptions<T>): T {
   const where = 'retrySync()';
-  if (typeof operation !== 'function') invalid(where, 'operation', operation, DEV ? 'a function' : '');
+  if (typeof operation !== 'function') mistyped(where, 'operation', operation, DEV ? 'a function' : '');
   const o = prepare(where, options, SYNC_KEYS, SYNC_SPEC);
   const clock = options?.clock ?? atomicsClock;
   if (clock === atomicsClock && !canBlock()) {

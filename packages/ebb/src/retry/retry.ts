@@ -1,6 +1,6 @@
 import { readNow } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
-import { invalid } from '../core/validate.js';
+import { mistyped } from '../core/validate.js';
 import { Attempt, type Operation } from './attempt.js';
 import { Execution } from './execution.js';
 import { type AbortSource, type Prepared, prepare, type RetryOptions, timeOf } from './options.js';
@@ -59,7 +59,7 @@ export { Attempt, Execution };
  */
 export function retry<T>(operation: Operation<T>, options?: RetryOptions<Awaited<T>>): Promise<Awaited<T>> {
   try {
-    if (typeof operation !== 'function') invalid('retry()', 'operation', operation, DEV ? 'a function' : '');
+    if (typeof operation !== 'function') mistyped('retry()', 'operation', operation, DEV ? 'a function' : '');
     return execute(operation, prepare('retry()', options));
   } catch (error) {
     return Promise.reject(error);

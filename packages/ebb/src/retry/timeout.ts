@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
 import type { Wakeup } from '../core/timer-queue.js';
-import { checkKeys, invalid, optionsObject } from '../core/validate.js';
+import { checkKeys, invalid, mistyped, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
 import { timeoutError } from './errors.js';
 import type { AbortSource } from './execution.js';
@@ -130,7 +130,7 @@ export function timeout(ms: number, options?: TimeoutOptions): Mechanism {
   checkKeys(where, o, ['clock']);
   const clock = o.clock;
   if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock.sleep !== 'function')) {
-    invalid(where, 'clock', clock, DEV ? 'an object with now() and sleep()' : '');
+    mistyped(where, 'clock', clock, DEV ? 'an object with now() and sleep()' : '');
   }
   return timeoutOn(ms, clock, false);
 }

@@ -1,6 +1,6 @@
 import { Backoff } from '../backoff/backoff.js';
 import { describePolicy, describeRow, type ScheduleRow } from '../backoff/describe.js';
-import { count, invalid } from '../core/validate.js';
+import { count, mistyped } from '../core/validate.js';
 import { slotLengthOf } from './slots.js';
 
 /**
@@ -74,7 +74,7 @@ export function scheduleBounds(backoff: Backoff, rows: number): BoundsRow[] {
 /** The slot length of a slotted policy, or a TypeError naming the caller. @internal */
 export function slottedOnly(where: string, backoff: unknown): number {
   if (!(backoff instanceof Backoff)) {
-    invalid(where, 'backoff', backoff, 'a Backoff value', 'Build one with slotted() or take presets.ethernet.');
+    mistyped(where, 'backoff', backoff, 'a Backoff value', 'Build one with slotted() or take presets.ethernet.');
   }
   const slotMs = slotLengthOf(backoff);
   if (slotMs === undefined) {

@@ -1,7 +1,7 @@
 import { exponential } from '../backoff/exponential.js';
 import { fullJitter } from '../backoff/jitter-full.js';
 import { seeded } from '../core/random.js';
-import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import type { CircuitBreaker, StateChange } from '../resilience/circuit-breaker.js';
 import { isBrokenCircuitError } from '../resilience/errors.js';
 import { defaultIsFailure } from '../retry/errors.js';
@@ -138,7 +138,7 @@ export async function simulateBreakerOutage(options?: BreakerOutageOptions): Pro
   const env: SimEnvironment = Object.freeze({ clock, random });
   const breaker = typeof o.breaker === 'function' ? o.breaker(env) : o.breaker;
   if (breaker !== undefined && (typeof breaker !== 'object' || breaker === null || !('subscribe' in breaker))) {
-    invalid(where, 'breaker', breaker, 'a circuitBreaker() or a factory ({ clock, random }) => circuitBreaker()');
+    mistyped(where, 'breaker', breaker, 'a circuitBreaker() or a factory ({ clock, random }) => circuitBreaker()');
   }
   const delay = networkDelay(where, o.network ?? { meanMs: 1, sdMs: 0.2 }, random);
   // Two attempts, 50 ms full-jitter backoff, the breaker inside the retry. Its refusal ends the

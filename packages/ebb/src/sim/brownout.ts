@@ -1,5 +1,5 @@
 import { seeded } from '../core/random.js';
-import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import { isLimitExceededError } from '../resilience/errors.js';
 import { asMechanism } from '../retry/guard.js';
 import type { RateController } from '../retry/options.js';
@@ -124,7 +124,7 @@ export async function simulateBrownout(options?: BrownoutOptions): Promise<Brown
   const seed = count(where, 'seed', o.seed, 1, 0, false, 'Any whole number; equal seeds give equal runs.');
   const onProgress = progressOption(where, o.onProgress);
   if (o.limit !== undefined && typeof o.limit !== 'function' && (typeof o.limit !== 'object' || o.limit === null)) {
-    invalid(where, 'limit', o.limit, 'a guard or a factory ({ clock, random }) => guard', 'Use concurrencyLimit().');
+    mistyped(where, 'limit', o.limit, 'a guard or a factory ({ clock, random }) => guard', 'Use concurrencyLimit().');
   }
 
   const clock = new SimClock();

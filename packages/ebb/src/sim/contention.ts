@@ -6,7 +6,7 @@ import { equalJitter } from '../backoff/jitter-equal.js';
 import { fullJitter } from '../backoff/jitter-full.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { seeded } from '../core/random.js';
-import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
 import { atMost, SIM_LIMITS } from './limits.js';
@@ -135,10 +135,16 @@ export function simulateContention(options?: ContentionOptions): ContentionResul
   const onProgress = progressOption(where, o.onProgress);
   const strategies = o.strategies ?? brookerStrategies();
   const entries = Object.entries(optionsObject(where, strategies));
-  if (entries.length === 0) invalid(where, 'strategies', strategies, 'an object with at least one policy');
+  if (entries.length === 0) mistyped(where, 'strategies', strategies, 'an object with at least one policy');
   for (const [name, policy] of entries) {
     if (!(policy instanceof Backoff) && !(typeof policy === 'object' && policy && typeof policy.start === 'function')) {
-      invalid(where, `strategies.${name}`, policy, 'a backoff policy', 'Take one from brookerStrategies() or presets.');
+      mistyped(
+        where,
+        `strategies.${name}`,
+        policy,
+        'a backoff policy',
+        'Take one from brookerStrategies() or presets.',
+      );
     }
   }
   networkDelay(where, o.network, Math.random); // validates before any run

@@ -1,7 +1,7 @@
 import { Backoff } from '../backoff/backoff.js';
 import { describePolicy } from '../backoff/describe.js';
 import { seeded } from '../core/random.js';
-import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
+import { checkKeys, count, mistyped, optionsObject } from '../core/validate.js';
 import { atMost, SIM_LIMITS } from './limits.js';
 
 /** Options of {@link delayDistribution}. */
@@ -42,7 +42,7 @@ export interface DelayDistributionRow {
  */
 export function delayDistribution(backoff: Backoff, options?: DelayDistributionOptions): DelayDistributionRow[] {
   const where = 'delayDistribution()';
-  if (!(backoff instanceof Backoff)) invalid(where, 'backoff', backoff, 'a Backoff value', 'Take one from presets.');
+  if (!(backoff instanceof Backoff)) mistyped(where, 'backoff', backoff, 'a Backoff value', 'Take one from presets.');
   const o = optionsObject(where, options) as DelayDistributionOptions;
   checkKeys(where, o, ['runs', 'rows', 'seed']);
   const runs = atMost(

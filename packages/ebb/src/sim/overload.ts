@@ -2,7 +2,7 @@ import type { BackoffPolicy } from '../backoff/backoff.js';
 import { defaultBackoff } from '../backoff/default.js';
 import type { Clock } from '../core/clock.js';
 import { type Random, seeded } from '../core/random.js';
-import { checkKeys, count, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import { defaultIsFailure, isRetryError, type Result } from '../retry/errors.js';
 import { asMechanism } from '../retry/guard.js';
 import type { AttemptContext, RateController, RetryBudget, RetryOptions } from '../retry/options.js';
@@ -196,7 +196,7 @@ function settingsOf(where: string, options: OverloadOptions | undefined) {
   if (attemptTimeoutMs === 0) invalid(where, 'attemptTimeoutMs', 0, 'a number > 0', 'Leave it out for no limit.');
   const isFailure = o.isFailure;
   if (isFailure !== undefined && typeof isFailure !== 'function') {
-    invalid(where, 'isFailure', isFailure, 'a function (outcome, context) => boolean');
+    mistyped(where, 'isFailure', isFailure, 'a function (outcome, context) => boolean');
   }
   networkDelay(where, o.network, Math.random); // checks the model before anything runs
   const backoff = o.backoff ?? defaultBackoff;
@@ -270,7 +270,7 @@ export async function simulateOverload(options?: OverloadOptions): Promise<Overl
   // The executor's own checks, once and under this function's name: a bad policy, budget, rate
   // or timeout must not turn into every client "giving up" inside the simulation.
   if (rate !== undefined && (typeof rate?.acquire !== 'function' || typeof rate.record !== 'function')) {
-    invalid(where, 'rate', rate, 'a rate controller { acquire(), record() }');
+    mistyped(where, 'rate', rate, 'a rate controller { acquire(), record() }');
   }
   const retry = retryingAs(where, {
     backoff,

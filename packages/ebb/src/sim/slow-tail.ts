@@ -1,5 +1,5 @@
 import { seeded } from '../core/random.js';
-import { checkKeys, count, inRange, invalid, nonNegative, optionsObject } from '../core/validate.js';
+import { checkKeys, count, inRange, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
 import { detached } from './detached.js';
 import { type LatencySummary, summarize } from './latency.js';
@@ -105,7 +105,7 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
   const env: SimEnvironment = Object.freeze({ clock, random });
   const hedger = typeof o.hedging === 'function' ? o.hedging(env) : o.hedging;
   if (hedger !== undefined && (typeof hedger !== 'object' || hedger === null || typeof hedger.run !== 'function')) {
-    invalid(where, 'hedging', hedger, 'a hedging() or a factory ({ clock }) => hedging()', 'Use hedging({ clock }).');
+    mistyped(where, 'hedging', hedger, 'a hedging() or a factory ({ clock }) => hedging()', 'Use hedging({ clock }).');
   }
   const delay = networkDelay(where, o.network ?? { meanMs: 1, sdMs: 0.2 }, random);
   // e^(σZ) by Box–Muller (one deviate a draw; 1 − u keeps the logarithm finite). Without a

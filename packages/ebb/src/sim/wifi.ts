@@ -2,7 +2,7 @@ import { Backoff, type BackoffRun } from '../backoff/backoff.js';
 import { chain } from '../backoff/chain.js';
 import { slotted } from '../backoff/slotted.js';
 import { seeded } from '../core/random.js';
-import { checkKeys, count, invalid, optionsObject } from '../core/validate.js';
+import { checkKeys, count, invalid, mistyped, optionsObject } from '../core/validate.js';
 import { bianchiTiming, checkTiming, type DcfTiming } from './bianchi.js';
 import { detached } from './detached.js';
 import { EventQueue } from './event-queue.js';
@@ -153,7 +153,7 @@ export function simulateWifi(options?: WifiOptions): WifiResult {
         `${where}: \`backoff\` replaces \`cwMin\`, \`stages\` and \`retryLimit\`; give one or the other.`,
       );
     }
-    if (!(o.backoff instanceof Backoff)) invalid(where, 'backoff', o.backoff, 'a Backoff value', 'See dcfBackoff().');
+    if (!(o.backoff instanceof Backoff)) mistyped(where, 'backoff', o.backoff, 'a Backoff value', 'See dcfBackoff().');
     backoff = o.backoff;
   } else {
     const b: { -readonly [K in keyof DcfBackoffOptions]: DcfBackoffOptions[K] } = { slotMs };
