@@ -2,6 +2,7 @@ import { anySignal } from '../core/any-signal.js';
 import { ignored, isA, isThenable, verdict } from '../core/boundary.js';
 import { DEV } from '../core/dev.js';
 import { hostQueue } from '../core/host-queues.js';
+import { MOVED, refuseNamed } from '../core/option-names.js';
 import { brief, mistyped, optionsObject, show } from '../core/validate.js';
 import type { Hedging } from '../resilience/hedging.js';
 import type { AttemptContext, RetryContext } from '../retry/contexts.js';
@@ -155,11 +156,13 @@ const KNOWN_KEYS = /* @__PURE__ */ KEYS.filter((key) => key !== 'signal').concat
 ]);
 
 /** Options of 0.1 and where they went. */
-const MOVED: Record<string, string> = {
-  retryOn: 'isFailure',
-  rate: 'use: [rate]',
-  attemptTimeoutMs: 'use: [timeout(ms)]',
-};
+const MOVED_OPTIONS: Record<string, string> = DEV
+  ? {
+      retryOn: 'use `isFailure`.',
+      rate: 'use `use: [rate]`.',
+      attemptTimeoutMs: 'use `use: [timeout(ms)]`.',
+    }
+  : {};
 
 /** RFC 9110 §9.1: a method is a token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -334,11 +337,7 @@ export function withRetryAs<F extends FetchLike = typeof fetch>(
   const o = optionsObject(where, options) as WithRetryOptions<ResponseLike> & Record<string, unknown>;
   // The production build leaves these to prepare(), which refuses them as unknown options with
   // the same short message.
-  if (DEV) {
-    for (const key in MOVED) {
-      if (key in o) throw new TypeError(`${where}: \`${key}\` moved; use \`${MOVED[key]}\`.`);
-    }
-  }
+  if (DEV) refuseNamed(where, o, MOVED_OPTIONS, MOVED);
   if ('signal' in o) {
     throw new TypeError(
       DEV

@@ -1,6 +1,6 @@
+import { RENAMED, refuseNamed } from '../core/option-names.js';
 import { checkKeys, inRange, invalid, optionsObject } from '../core/validate.js';
 import { bounds, type LimitAlgorithm } from './limit-algorithm.js';
-import { renamed } from './renamed.js';
 
 /** Options of {@link aimd}. */
 export interface AimdOptions {
@@ -25,7 +25,7 @@ export interface AimdOptions {
 export function aimd(options?: AimdOptions): LimitAlgorithm {
   const where = 'aimd()';
   const o = optionsObject(where, options) as AimdOptions;
-  renamed(where, o, { timeoutMs: 'use `slowCallMs` (a request slower than this counts as a drop).' });
+  refuseNamed(where, o, { timeoutMs: 'use `slowCallMs` (a request slower than this counts as a drop).' }, RENAMED);
   checkKeys(where, o, ['initialLimit', 'minLimit', 'maxLimit', 'backoffRatio', 'slowCallMs']);
   const { min, max, initial } = bounds(where, o, 1, 200, 20);
   const ratio = inRange(where, 'backoffRatio', o.backoffRatio, 0.9, 0.5, 1, 'For example 0.9.');

@@ -3,13 +3,13 @@ import { exponential } from '../backoff/exponential.js';
 import { equalJitter } from '../backoff/jitter-equal.js';
 import { type Clock, clockOption } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
+import { ELSEWHERE, RENAMED, refuseNamed } from '../core/option-names.js';
 import { type Random, randomOption } from '../core/random.js';
 import { brief, checkKeys, count, inRange, invalid, mistyped, nonNegative } from '../core/validate.js';
 import type { IsFailure } from '../retry/options.js';
 import type { BreakerSnapshot, CircuitBreakerOptions, StateChange } from './breaker-types.js';
 import { CountWindow, type FailureWindow, TimeWindow } from './breaker-window.js';
 import type { CircuitState } from './errors.js';
-import { elsewhere, renamed } from './renamed.js';
 
 /** The default open period: 5 s doubling to 60 s, each period in [d/2, d), for as long as the circuit keeps opening. */
 const defaultOpenBackoff = /* @__PURE__ */ exponential({
@@ -93,11 +93,8 @@ const PEERS: Readonly<Record<string, string>> = DEV
 
 /** Checks a breaker's options (each message names the option, the value and a fix). @internal */
 export function breakerConfig(where: string, o: CircuitBreakerOptions): BreakerConfig {
-  renamed(where, o, {
-    minimumCalls: 'use `minCalls`.',
-    halfOpenProbes: 'use `maxHalfOpenProbes`.',
-  });
-  if (DEV) elsewhere(where, o, PEERS);
+  refuseNamed(where, o, { minimumCalls: 'use `minCalls`.', halfOpenProbes: 'use `maxHalfOpenProbes`.' }, RENAMED);
+  if (DEV) refuseNamed(where, o, PEERS, ELSEWHERE);
   checkKeys(where, o, KEYS);
   const consecutive = count(
     where,

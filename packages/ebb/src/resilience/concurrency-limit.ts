@@ -1,5 +1,6 @@
 import { ignored, readNow, sleepOn } from '../core/boundary.js';
 import { type Clock, clockOption } from '../core/clock.js';
+import { RENAMED, refuseNamed } from '../core/option-names.js';
 import { checkKeys, count, invalid, mistyped, nonNegative, optionsObject } from '../core/validate.js';
 import { type FailureVerdict, prop } from '../retry/errors.js';
 import { type Judged, judgedExecutor, recordedVerdict } from '../retry/judged-guard.js';
@@ -8,7 +9,6 @@ import type { IsFailure, Outcome, RateController } from '../retry/options.js';
 import { bdp } from './bdp.js';
 import { LimitExceededError } from './errors.js';
 import type { LimitAlgorithm } from './limit-algorithm.js';
-import { renamed } from './renamed.js';
 
 // The refusal lives with the breaker's in errors.ts; importers of this module keep finding it here.
 export { isLimitExceededError, LimitExceededError } from './errors.js';
@@ -139,10 +139,15 @@ export function concurrencyLimit<T = unknown>(options?: ConcurrencyLimitOptions<
  */
 export function limiter(where: string, options: object | undefined, fixed: number | undefined): ConcurrencyLimit {
   const o = optionsObject(where, options) as ConcurrencyLimitOptions;
-  renamed(where, o, {
-    isDrop:
-      "use `isFailure: (outcome, context) => …`, asked about every outcome (`{ ok: false, error }` or `{ ok: true, value }`); `true` or `'throttled'` is a drop.",
-  });
+  refuseNamed(
+    where,
+    o,
+    {
+      isDrop:
+        "use `isFailure: (outcome, context) => …`, asked about every outcome (`{ ok: false, error }` or `{ ok: true, value }`); `true` or `'throttled'` is a drop.",
+    },
+    RENAMED,
+  );
   checkKeys(
     where,
     o,

@@ -3,6 +3,7 @@ import { defaultBackoff } from '../backoff/default.js';
 import type { Clock } from '../core/clock.js';
 import { DEV } from '../core/dev.js';
 import { type HostQueue, hostQueue } from '../core/host-queues.js';
+import { ELSEWHERE, MOVED, refuseNamed } from '../core/option-names.js';
 import type { Random } from '../core/random.js';
 import { brief, checkKeys, invalid, mistyped, optionsObject } from '../core/validate.js';
 import type { Attempt } from './attempt.js';
@@ -210,17 +211,20 @@ const FIXES: Record<string, string> = DEV
  * Options of 0.x that moved, with where they went: an unknown option is usually one of these,
  * and the message says where it belongs now.
  */
-const MOVED: Record<string, string> = DEV
+const MOVED_OPTIONS: Record<string, string> = DEV
   ? {
-      retryIf: '`isFailure`',
-      retries: '`backoff: exponential({ maxAttempts })` (attempts count calls: retries + 1)',
+      retryIf: 'use `isFailure`.',
+      retries: 'use `backoff: exponential({ maxAttempts })` (attempts count calls: retries + 1).',
       maxAttempts:
-        "`backoff: exponential({ maxAttempts })` (it counts calls, the first included: cockatiel's `maxAttempts: 3` is 4 here)",
-      maxElapsedMs: '`backoff: exponential({ maxElapsedMs })`',
-      attemptTimeoutMs: '`timeout(ms)` inside a pipeline',
-      rate: 'a pipeline: `pipeline([retrying(options), rate])`',
+        "use `backoff: exponential({ maxAttempts })` (it counts calls, the first included: cockatiel's `maxAttempts: 3` is 4 here).",
+      maxElapsedMs: 'use `backoff: exponential({ maxElapsedMs })`.',
+      attemptTimeoutMs: 'use `timeout(ms)` inside a pipeline.',
+      rate: 'use a pipeline: `pipeline([retrying(options), rate])`.',
     }
   : {};
+
+/** The advice for another library's name of a curve's option: `backoff: exponential({ name })`. */
+const curve = (name: string): string => `use \`backoff: exponential({ ${name} })\`.`;
 
 /**
  * Other retry libraries' option names — p-retry's and async-retry's (node-retry's),
@@ -231,20 +235,20 @@ const MOVED: Record<string, string> = DEV
  */
 const PEERS: Record<string, string> = DEV
   ? {
-      maxRetryTime: 'maxElapsedMs',
-      minTimeout: 'initialDelayMs',
-      startingDelay: 'initialDelayMs',
-      maxTimeout: 'maxDelayMs',
-      maxDelay: 'maxDelayMs',
-      factor: 'multiplier',
-      timeMultiple: 'multiplier',
-      numOfAttempts: 'maxAttempts',
-      forever: 'maxAttempts: Infinity',
-      randomize: 'jitter',
-      jitter: 'jitter',
-      shouldRetry: '',
+      maxRetryTime: curve('maxElapsedMs'),
+      minTimeout: curve('initialDelayMs'),
+      startingDelay: curve('initialDelayMs'),
+      maxTimeout: curve('maxDelayMs'),
+      maxDelay: curve('maxDelayMs'),
+      factor: curve('multiplier'),
+      timeMultiple: curve('multiplier'),
+      numOfAttempts: curve('maxAttempts'),
+      forever: curve('maxAttempts: Infinity'),
+      randomize: curve('jitter'),
+      jitter: curve('jitter'),
+      shouldRetry: 'use `isFailure`, which judges errors and results.',
       // A count (ky, got: retries after the first call) or a callback (exponential-backoff, undici).
-      retry: '`backoff: exponential({ maxAttempts: n + 1 })` for a count n, `isFailure` for a callback',
+      retry: 'use `backoff: exponential({ maxAttempts: n + 1 })` for a count n, `isFailure` for a callback.',
     }
   : {};
 
@@ -296,16 +300,8 @@ export function prepare(
     if (typeof o.start === 'function') {
       throw new TypeError(`${where}: got a backoff policy where the options go. Pass { backoff: policy }.`);
     }
-    for (const key in o) {
-      if (known.includes(key)) continue;
-      if (MOVED[key]) throw new TypeError(`${where}: \`${key}\` moved; use ${MOVED[key]}.`);
-      const peer = PEERS[key];
-      if (peer !== undefined) {
-        throw new TypeError(
-          `${where}: unknown option \`${key}\` (another library's); use ${peer.startsWith('`') ? peer : peer ? `\`backoff: exponential({ ${peer} })\`` : '`isFailure`, which judges errors and results'}.`,
-        );
-      }
-    }
+    refuseNamed(where, o, MOVED_OPTIONS, MOVED);
+    refuseNamed(where, o, PEERS, ELSEWHERE);
   }
   checkKeys(where, o, known);
   const p: Record<string, unknown> = {};
