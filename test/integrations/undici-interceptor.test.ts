@@ -177,6 +177,22 @@ describe('retryInterceptor, the defaults and the caller', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(t.seen.length).toBe(1);
   });
+
+  it('a signal aborted before the call: undici.request rejects with its reason at once and sends nothing, as without ebb', async () => {
+    t = await startServer(script(status(200)));
+    install({});
+    const reason = new Error('aborted before the call');
+    const call = request(`${t.origin}/p`, { signal: AbortSignal.abort(reason) });
+    const settled = await Promise.race([
+      call.then(
+        () => 'resolved',
+        (error: unknown) => error,
+      ),
+      new Promise((r) => setTimeout(() => r('still pending after 2 s'), 2_000)),
+    ]);
+    expect(settled).toBe(reason);
+    expect(t.seen.length).toBe(0);
+  });
 });
 
 const FILE = Buffer.from('0123456789'.repeat(20_000)); // 200,000 bytes

@@ -274,7 +274,10 @@ class Call implements Controller {
 
   start(): void {
     this.#up.start(this);
-    if (!this.#aborted) this.#run(this.#opts);
+    // A caller's handler aborts in its onConnect when its signal has already aborted: nothing is
+    // sent, and the abort is its error, as undici reports it without the interceptor.
+    if (this.#aborted) this.#fail(this.#reason);
+    else this.#run(this.#opts);
   }
 
   #run(opts: Options): void {
