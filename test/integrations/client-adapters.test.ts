@@ -236,3 +236,33 @@ describe("ky through ebb: ky's own errors, and ky's timeout", () => {
     expect(() => withRetryAxios('http' as never)).toThrow(/expected `adapter` to be an axios adapter/);
   });
 });
+
+describe("axios through ebb: responseType 'stream'", () => {
+  it('the streams of the retried responses are closed, the 503s axios rejected as well: the server holds only the one the caller got', async () => {
+    // Each response sends 64 KiB and never ends: only the client closing it frees its connection.
+    t = await startServer((req, res) => {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.alloc(64 * 1024));
+    });
+    const api = axios.create({
+      adapter: withRetryAxios(axios.getAdapter(axios.defaults.adapter), { budget: false, backoff: fast }),
+    });
+    const error: unknown = await api.get(`${t.origin}/s`, { responseType: 'stream' }).then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    if (!isAxiosError(error) || !error.response) throw new Error(`expected axios's error with a response, got ${error}`);
+    expect(error.response.status).toBe(503);
+    expect(t.seen.length).toBe(MAX);
+    const server = t;
+    // Waits up to 2 s for the open responses to come down to `n`.
+    const openAfter = async (n: number) => {
+      for (let i = 0; i < 100 && server.openResponses() > n; i++) await new Promise((r) => setTimeout(r, 20));
+      return server.openResponses();
+    };
+    expect(await openAfter(1)).toBe(1);
+    (error.response.data as { destroy(): void }).destroy();
+    expect(await openAfter(0)).toBe(0);
+  });
+});

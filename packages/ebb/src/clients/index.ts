@@ -92,14 +92,18 @@ export function withRetryAxios<C extends AxiosConfigLike, R extends AxiosRespons
     throw new TypeError(`${where}: got axios itself where its adapter goes. ${FIX_ADAPTER}`);
   }
   const caller = httpCaller(where, options);
+  // The response of an attempt: resolved, or inside the AxiosError its `validateStatus` refused it with.
+  const responseOf = (outcome: Result<R>): R | null | undefined =>
+    outcome.ok ? outcome.value : (outcome.error as { response?: R } | null)?.response;
   const head = (outcome: Result<R>): ResponseHead | undefined => {
-    const response = outcome.ok ? outcome.value : (outcome.error as { response?: R } | null)?.response;
+    const response = responseOf(outcome);
     if (response === undefined || response === null || typeof response.status !== 'number') return undefined;
     return { status: response.status, statusText: response.statusText, headers: plain(response.headers) };
   };
-  // A failed response of `responseType: 'stream'` holds its socket until read: close it.
+  // A failed response of `responseType: 'stream'` holds its socket until read, whether axios
+  // resolved with it or rejected with it (a 503 under the default `validateStatus`): close it.
   const discard = (outcome: Result<R>): void => {
-    const data = outcome.ok ? outcome.value.data : undefined;
+    const data = responseOf(outcome)?.data;
     const destroy = (data as { destroy?: unknown } | null | undefined)?.destroy;
     if (typeof destroy === 'function') destroy.call(data);
   };
