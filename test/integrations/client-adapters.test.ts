@@ -143,6 +143,18 @@ describe('got through ebb: its own retry stays off', () => {
     expect(res.statusCode).toBe(503);
     expect(t.seen.length).toBe(MAX);
   });
+
+  it('isStream: true is refused with a TypeError and sends nothing (it resolved undefined, and a 503 crashed the process)', async () => {
+    t = await startServer(script([503]));
+    const call = withRetryGot(got, { budget: false, backoff: fast });
+    await expect(call(`${t.origin}/s`, { isStream: true } as never)).rejects.toThrow(
+      new TypeError(
+        'withRetryGot(): `isStream: true` is not supported: a stream reaches you before its response is known, so no attempt could be judged or retried. Call got.stream() without ebb, or leave isStream out.',
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    expect(t.seen.length).toBe(0);
+  });
 });
 
 describe("ky through ebb: ky's own errors, and ky's timeout", () => {

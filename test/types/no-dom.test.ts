@@ -28,3 +28,11 @@ describe("ebb's declarations in a Node-only project without the DOM lib, every d
     expect(code).toBe(0);
   });
 });
+
+describe("ebb's declarations in a project with the DOM lib, whose Response is not undici's", () => {
+  it('the ready-made HTTP predicates fit withRetry over undici’s fetch as over the global one', async () => {
+    const { code, output } = await tsc(join(ROOT, 'test', 'types', 'dom', 'tsconfig.json'));
+    expect(output).toBe('');
+    expect(code).toBe(0);
+  });
+});

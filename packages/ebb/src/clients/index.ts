@@ -143,6 +143,12 @@ export interface GotRequestOptions {
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
   readonly body?: unknown;
   readonly signal?: AbortSignal;
+  /**
+   * Not supported: got's stream is handed to its caller before its response is known, so an
+   * attempt could not be judged nor retried (refused with a `TypeError`). Call `got.stream()`
+   * without ebb.
+   */
+  readonly isStream?: false;
   readonly [option: string]: unknown;
 }
 
@@ -180,6 +186,14 @@ export function withRetryGot(
     return { status: response.statusCode, statusText: response.statusMessage, headers: response.headers };
   };
   return <T = string>(url: string | URL, options: GotRequestOptions = {}): Promise<GotResponseLike<T>> => {
+    // Through ebb, the call resolved with undefined and the orphaned stream's error went unhandled.
+    if (options.isStream) {
+      return Promise.reject(
+        new TypeError(
+          'withRetryGot(): `isStream: true` is not supported: a stream reaches you before its response is known, so no attempt could be judged or retried. Call got.stream() without ebb, or leave isStream out.',
+        ),
+      );
+    }
     const headers = plain(options.headers);
     const request = {
       method: (options.method ?? 'GET').toUpperCase(),

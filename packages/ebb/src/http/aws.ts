@@ -1,6 +1,7 @@
 import type { Result } from '../retry/errors.js';
 import { type HttpPredicate, isTransientError, responseOf, statusOf } from './predicates.js';
 import { responseText } from './response-text.js';
+import type { HasHeaders } from './server-hint.js';
 
 /**
  * The throttling error codes of the AWS SDKs: `THROTTLING_ERROR_CODES` in
@@ -116,7 +117,7 @@ async function classify(outcome: Result<unknown>, every5xx: boolean): Promise<bo
  */
 export const aws: HttpPredicate = /* @__PURE__ */ Object.assign(
   (outcome: Result<unknown>) => classify(outcome, false),
-  { serverHintMs: (response: Response) => awsServerHintMs(response) },
+  { serverHintMs: (response: HasHeaders) => awsServerHintMs(response) },
 );
 
 /**
@@ -127,7 +128,7 @@ export const aws: HttpPredicate = /* @__PURE__ */ Object.assign(
  */
 export const awsGeneralReference: HttpPredicate = /* @__PURE__ */ Object.assign(
   (outcome: Result<unknown>) => classify(outcome, true),
-  { serverHintMs: (response: Response) => awsServerHintMs(response) },
+  { serverHintMs: (response: HasHeaders) => awsServerHintMs(response) },
 );
 
 /**
@@ -139,7 +140,7 @@ export const awsGeneralReference: HttpPredicate = /* @__PURE__ */ Object.assign(
  * bounds the hint to 5 s past its own wait (`presets.awsStandard`).
  */
 export function awsServerHintMs(
-  response: { readonly headers: { get(name: string): string | null } },
+  response: HasHeaders,
   nowMs: number = Date.now(),
 ): number | undefined {
   const amz = response.headers.get('x-amz-retry-after');

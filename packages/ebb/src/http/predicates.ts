@@ -3,6 +3,7 @@ import { show } from '../core/validate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { type FailureVerdict, prop, type Result } from '../retry/errors.js';
 import { isNetworkError, isTimeoutError } from './network-error.js';
+import type { HasHeaders } from './server-hint.js';
 
 /**
  * A failure predicate over what `fetch` produced — the `isFailure` of `withRetry()`, and of any
@@ -18,9 +19,10 @@ export interface HttpPredicate {
   /**
    * How the system this predicate stands for reads a server's hint off a failed response, in ms
    * (`aws`: `x-amz-retry-after`, then `Retry-After`). `withRetry` uses it unless given its own
-   * `serverHintMs`; without either it reads `Retry-After`.
+   * `serverHintMs`; without either it reads `Retry-After`. It reads only the headers, so that it
+   * fits any fetch's response (undici's as well as the global one).
    */
-  serverHintMs?(response: Response): number | undefined;
+  serverHintMs?(response: HasHeaders): number | undefined;
 }
 
 /**
