@@ -235,6 +235,12 @@ describe('ebb run, against real processes', () => {
     [['run', '--attempt-timeout', 'soon', '--', 'true'], /^ebb: --attempt-timeout expects a duration/],
     [['run', '--retry-on-exit', '0', '--', 'true'], /^ebb: --retry-on-exit expects exit statuses from 1 to 255/],
     [['run', '--preset', 'nope', '--', 'true'], /^ebb: unknown preset "nope"/],
+    // Longer than a Node.js timer keeps: it would fire after 1 ms (SIGKILL at once).
+    [
+      ['run', '--kill-after', '1000h', '--', 'true'],
+      /^ebb: --kill-after must be at most 596h \(2147483647 ms, the longest timer Node\.js keeps\), got "1000h"$/m,
+    ],
+    [['run', '--attempt-timeout', '597h', '--', 'true'], /^ebb: --attempt-timeout must be at most 596h/],
   ])('bad input %j exits 2 with one line', async (args, message) => {
     const r = await ebb(args);
     expect(r.code).toBe(2);

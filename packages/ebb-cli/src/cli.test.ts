@@ -19,6 +19,14 @@ describe('flagMessage', () => {
     ).toBe(
       '--max-interval (10 ms) is below the first wait (1 s), so every wait would be 10 ms. Raise it, or lower the first wait (--initial, --delay).',
     );
+    // A wait with a decimal point is quoted whole, not cut at its point.
+    expect(
+      flagMessage(
+        'exponential(): `maxDelayMs` (1.5 s) is below the first wait (2 s), so every wait would be 1.5 s. Raise it, or lower the first wait; constant({ delayMs: 0 }) retries without waiting.',
+      ),
+    ).toBe(
+      '--max-delay (1.5 s) is below the first wait (2 s), so every wait would be 1.5 s. Raise it, or lower the first wait (--initial, --delay).',
+    );
     expect(flagMessage('something else')).toBe('something else');
   });
 });

@@ -38,9 +38,10 @@ export function flagMessage(message: string): string {
   const m = /^[\w.]+\(\): expected `([\w.]+)` to be (.*)$/s.exec(message);
   const flag = m && FLAG_OF[m[1] as string];
   if (flag) return `${flag} must be ${m[2]}`;
-  const below = /^[\w.]+\(\): `(\w+)` (\(.*\) is below the first wait \(.*?\), so every wait would be [^.]*\.)/s.exec(
-    message,
-  );
+  const below =
+    /^[\w.]+\(\): `(\w+)` (\(.*\) is below the first wait \(.*?\), so every wait would be .*?\.(?=\s|$))/s.exec(
+      message,
+    );
   const capFlag = below && FLAG_OF[below[1] as string];
   return capFlag ? `${capFlag} ${below[2]} Raise it, or lower the first wait (--initial, --delay).` : message;
 }
