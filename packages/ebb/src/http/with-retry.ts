@@ -265,8 +265,10 @@ function httpContext(context: AttemptContext, method: string, url: string): Http
  *
  * **Bodies.** A string, `ArrayBuffer`, typed array, `Blob`, `URLSearchParams` or `FormData`
  * body is sent again intact; a `Request` with a body is replayed from `request.clone()` (the
- * bytes stay in memory until the call settles). A `ReadableStream` body is never retried: it
- * is consumed as it is sent, and keeping a copy would hold an upload of unknown size in memory.
+ * bytes stay in memory until the call settles), whatever made its body — a stream too, since a
+ * `Request` does not tell: ky calls with a `Request`, so under `withRetryKy` a streamed upload is
+ * buffered and sent again. A `ReadableStream` given as `init.body` is never retried: it is
+ * consumed as it is sent, and keeping a copy would hold an upload of unknown size in memory.
  *
  * **Responses.** A retried response's body is cancelled before the next attempt, so it holds no
  * connection. When the retries end — attempts used up, the time budget, a `Retry-After` longer
