@@ -2,7 +2,7 @@
 // factory, with no cast: the listener it returns is the one each server asks for. Compile-time
 // checks only (test/types/no-dom.test.ts runs tsc on this folder).
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import { shed } from 'ebb/http';
+import { type SheddingListener, shed } from 'ebb/http';
 import { shedMiddleware } from 'ebb/middleware';
 import express from 'express';
 import fastify from 'fastify';
@@ -22,6 +22,10 @@ const handler = (req: IncomingMessage, res: ServerResponse): void => {
 };
 export const annotated: Server = createServer(shed(handler, limits));
 export const counters: number = shed(handler, limits).stats().running;
+// Where nothing asks for a listener type, the handler's own types: not widened to unknown.
+export const own: SheddingListener<IncomingMessage, ServerResponse> = shed(handler, limits);
+// @ts-expect-error: a listener of IncomingMessage takes no string (it would, typed over unknown).
+export const notWidened: SheddingListener<string, ServerResponse> = shed(handler, limits);
 
 // An Express app, bare: it is a request listener for node:http's own types, though its last
 // call signature is a router's (req, res, next) over Express's richer types. No type arguments,
@@ -29,6 +33,9 @@ export const counters: number = shed(handler, limits).stats().running;
 const app = express();
 app.get('/', (_req, res) => void res.send('ok'));
 export const viaExpress: Server = createServer(shed(app, limits));
+// The same with nothing typed around it, as shed's own example writes it: createServer is generic,
+// so the listener's types are not fixed before shed is called.
+createServer(shed(app, { maxConcurrent: 64, maxQueue: 256, retryAfterMs: 2_000 })).listen(8080);
 // Given to a server's 'request' event, and kept in a variable typed as node:http's listener.
 export const onRequest: Server = createServer().on('request', shed(app, limits));
 export const asListener: RequestListener = shed(app, limits);

@@ -65,6 +65,17 @@ export function shed<Req, Res extends ShedResponse>(
   options: ShedOptions,
 ): SheddingListener<Req, Res>;
 /**
+ * {@link shed} of an Express app where the listener's type is not fixed before the call
+ * (`createServer(shed(app, …)).listen(…)`: `createServer` is generic). An app has two call
+ * signatures, node:http's listener over either request type and its router's `(req, res, next)`;
+ * `Req` and `Res` are read off the first (a union of node:http's and Express's types), which
+ * every `node:http` server accepts.
+ */
+export function shed<Req, Res extends ShedResponse>(
+  handler: { (req: Req, res: Res): unknown; (req: never, res: never, next: never): unknown },
+  options: ShedOptions,
+): SheddingListener<Req, Res>;
+/**
  * {@link shed} where nothing asks for a listener type (`const listener = shed(handler, …)`): `Req`
  * and `Res` are the handler's own.
  */
