@@ -17,11 +17,23 @@ export interface FallbackOptions<T = unknown> {
 }
 
 /**
+ * The mechanism {@link fallback} makes: it may resolve a call with a value of type `F` instead of
+ * the operation's, so a {@link pipeline} that holds it resolves with `T | F`.
+ */
+export interface Fallback<F> extends Mechanism {
+  /** Type only, never set: the type of the value it may resolve a call with, read by `pipeline()`'s types. */
+  readonly fallsBackTo?: F;
+}
+
+/**
  * A fallback, as a pipeline mechanism: when what is inside it fails — by `isFailure` — the call
  * resolves with `value` instead, or with what `value(outcome, context)` returns when it is a
  * function (it may be async; what it throws is the call's error). An abort is never replaced:
  * the call rejects with its reason. Outermost in Microsoft's order, so it also answers for a
  * timeout, a retry that gave up, an open breaker.
+ *
+ * The pipeline's `execute` is typed to resolve with the operation's value or this one:
+ * `pipeline([fallback(null), retrying()]).execute(getUser)` is a `Promise<User | null>`.
  *
  * @example
  * const prices = pipeline([fallback(cachedPrices), retrying(), circuitBreaker()]);
@@ -30,7 +42,7 @@ export interface FallbackOptions<T = unknown> {
 export function fallback<T>(
   value: T | ((outcome: Result<T>, context: AttemptContext) => T | PromiseLike<T>),
   options?: FallbackOptions<T>,
-): Mechanism {
+): Fallback<T> {
   const where = 'fallback()';
   const o = optionsObject(where, options);
   checkKeys(where, o, ['isFailure']);

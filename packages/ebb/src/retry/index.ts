@@ -9,7 +9,7 @@ export {
   type Result,
   RetryError,
 } from './errors.js';
-export { type FallbackOptions, fallback } from './fallback.js';
+export { type Fallback, type FallbackOptions, fallback } from './fallback.js';
 export { FinalError, stop } from './final-error.js';
 export { guard } from './guard.js';
 export type { Mechanism } from './mechanism.js';
@@ -27,7 +27,7 @@ export type {
   RetryOptions,
   SuccessContext,
 } from './options.js';
-export { type ExecuteOptions, type Pipeline, type PipelineOptions, pipeline } from './pipeline.js';
+export { type ExecuteOptions, type FallbackValue, type Pipeline, type PipelineOptions, pipeline } from './pipeline.js';
 export { isNotDoneError, NotDoneError, type PollOptions, type PollResult, poll } from './poll.js';
 export { retry } from './retry.js';
 export { type RetrySyncOptions, retrySync, type SyncAttemptContext, type SyncClock } from './retry-sync.js';

@@ -1,6 +1,7 @@
 import { DEV } from '../core/dev.js';
 import { brief, checkKeys, mistyped, optionsObject } from '../core/validate.js';
 import type { AttemptContext } from './contexts.js';
+import type { Fallback } from './fallback.js';
 import { JUDGED, type JudgedEntry, type Mechanism, mechanismAt, SEALED } from './mechanism.js';
 import { Scope } from './scope.js';
 
@@ -16,8 +17,17 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Mechanisms composed around one call (see {@link pipeline}). */
-export interface Pipeline {
+/**
+ * What the fallbacks among the mechanisms `M` may resolve a call with: `F` for each
+ * `Fallback<F>`, `never` when there is none.
+ */
+export type FallbackValue<M> = M extends Fallback<infer F> ? ('fallsBackTo' extends keyof M ? F : never) : never;
+
+/**
+ * Mechanisms composed around one call (see {@link pipeline}); `F`: what its fallbacks may resolve
+ * a call with (`never` without one).
+ */
+export interface Pipeline<F = never> {
   /** The name given to `pipeline()`, or undefined. */
   readonly name: string | undefined;
   /**
@@ -25,7 +35,10 @@ export interface Pipeline {
    * context of its attempt: `{ attempt, signal, elapsedMs }` (the signal aborts when the call's
    * signal does or a timeout around it runs out; pass it to `fetch`).
    */
-  execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<Awaited<T>>;
+  execute<T>(
+    operation: (context: AttemptContext) => T | PromiseLike<T>,
+    options?: ExecuteOptions,
+  ): Promise<Awaited<T> | F>;
 }
 
 /**
@@ -156,7 +169,10 @@ const ROOT = /* @__PURE__ */ new Scope(1, 0);
  * ], { name: 'prices' });
  * const prices = await api.execute(({ signal }) => fetch(url, { signal }).then((r) => r.json()));
  */
-export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOptions): Pipeline {
+export function pipeline<const M extends readonly Mechanism[]>(
+  mechanisms: M,
+  options?: PipelineOptions,
+): Pipeline<FallbackValue<M[number]>> {
   const where = 'pipeline()';
   if (!Array.isArray(mechanisms)) mistyped(where, 'mechanisms', mechanisms, DEV ? 'an array of mechanisms' : '');
   const steps = mechanisms.map((m, i) => mechanismAt(where, `mechanisms[${i}]`, m));
@@ -177,7 +193,10 @@ export function pipeline(mechanisms: readonly Mechanism[], options?: PipelineOpt
   const plan = planOf(steps);
   return {
     name,
-    execute<T>(operation: (context: AttemptContext) => T | PromiseLike<T>, options?: ExecuteOptions) {
+    execute<T>(
+      operation: (context: AttemptContext) => T | PromiseLike<T>,
+      options?: ExecuteOptions,
+    ): Promise<Awaited<T>> {
       try {
         if (typeof operation !== 'function')
           mistyped('pipeline.execute()', 'operation', operation, DEV ? 'a function' : '');
