@@ -264,7 +264,8 @@ describe("axios through ebb: responseType 'stream'", () => {
       () => 'resolved',
       (e: unknown) => e,
     );
-    if (!isAxiosError(error) || !error.response) throw new Error(`expected axios's error with a response, got ${error}`);
+    if (!isAxiosError(error) || !error.response)
+      throw new Error(`expected axios's error with a response, got ${error}`);
     expect(error.response.status).toBe(503);
     expect(t.seen.length).toBe(MAX);
     const server = t;

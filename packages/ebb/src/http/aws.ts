@@ -139,10 +139,7 @@ export const awsGeneralReference: HttpPredicate = /* @__PURE__ */ Object.assign(
  * header comes first on the wire, ebb prefers `x-amz-retry-after`. The standard mode then
  * bounds the hint to 5 s past its own wait (`presets.awsStandard`).
  */
-export function awsServerHintMs(
-  response: HasHeaders,
-  nowMs: number = Date.now(),
-): number | undefined {
+export function awsServerHintMs(response: HasHeaders, nowMs: number = Date.now()): number | undefined {
   const amz = response.headers.get('x-amz-retry-after');
   if (amz !== null) {
     const ms = Number(amz);
