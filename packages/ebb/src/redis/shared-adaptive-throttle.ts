@@ -101,8 +101,11 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
   const listener = listenerOption(where, o.onEvent);
   // One event per change of the throttle's mode, not one per window: 'fallback' when the first
   // window falls back, 'resync' when the last one is shared again. Repairs and lost states are
-  // each window's own (they name its key).
+  // each window's own (they name its key). `stats` counts the throttle's fallbacks and resyncs
+  // as these events do.
   let reported: SharedMode = 'syncing';
+  let fallbacks = 0;
+  let resyncs = 0;
   const onEvent = (event: SharedEvent) => {
     if (event.type === 'repair' || event.type === 'state-lost') {
       listener?.(event);
@@ -111,7 +114,10 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
     const now = combined();
     const report = event.type === 'fallback' ? reported !== 'local' && now === 'local' : now === 'shared';
     reported = now;
-    if (report) listener?.(event);
+    if (!report) return;
+    if (event.type === 'fallback') fallbacks++;
+    else resyncs++;
+    listener?.(event);
   };
   // Sent together, so that the two counts are of one moment.
   const group = new SendGroup();
@@ -198,8 +204,8 @@ export function sharedAdaptiveThrottle(options: SharedAdaptiveThrottleOptions): 
         mode: this.mode,
         commands: a.commands + b.commands,
         errors: a.errors + b.errors,
-        fallbacks: a.fallbacks + b.fallbacks,
-        resyncs: a.resyncs + b.resyncs,
+        fallbacks,
+        resyncs,
         repairs: a.repairs + b.repairs,
         stateLosses: a.stateLosses + b.stateLosses,
       };
