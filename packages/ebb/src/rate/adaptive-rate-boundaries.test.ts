@@ -1484,6 +1484,31 @@ describe('adaptiveRate: a rise applied late', () => {
   });
 });
 
+describe('adaptiveRate: a rise applied after a long silence', () => {
+  it('5 s without a call: one rise at the next, and the next rise a cool-off after that, not a second at once', async () => {
+    const { clock, rate } = make({ initialRatePerSecond: 10 });
+    rate.acquire();
+    const waiting = rate.acquire(); // kept waiting until 100: demand reaches the rate
+    await clock.advance(50);
+    rate.record('success'); // the evidence is complete; the rise falls due at 1000
+    await clock.advance(6050 - clock.now()); // no call from 100 to 6050
+    await waiting;
+    rate.record('success'); // applies the rise, 5 s late
+    const first = rate.ratePerSecond;
+    expect(first).toBeGreaterThan(10);
+    // The evidence that comes with it was gathered at the old rate: no second rise now (counted
+    // from 1000, the next would have been due at 2000, long past).
+    rate.record('success');
+    rate.acquire();
+    const more = rate.acquire();
+    expect(rate.ratePerSecond).toBe(first);
+    await clock.advance(rate.currentCoolOffMs - 1);
+    expect(rate.ratePerSecond).toBe(first);
+    await clock.runAll();
+    await more;
+  });
+});
+
 describe('adaptiveRate: at maxRatePerSecond', () => {
   it('no rise is planned, so a throttle there is no relapse: noted (three base steps given back), the cool-off kept', async () => {
     const { clock, rate } = make({ initialRatePerSecond: 10, maxRatePerSecond: 10 });

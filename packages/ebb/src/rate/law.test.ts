@@ -131,6 +131,28 @@ describe('[rise] a rise needs both kinds of evidence', () => {
   });
 });
 
+describe('[rise.late] a rise applied long after it fell due', () => {
+  // Ready at 0, due at 1000 (one base cool-off). Applied at `now`, then handed the evidence that
+  // arrived with it (a success and a wait, at the old rate): when does the next rise fall due?
+  const next = (now: number) => {
+    const s = rise(ready(initialState(p, 40, 0)), p, now);
+    const plan = planRise(waited(succeeded(s, now), now), p, Infinity);
+    return { changedAt: s.changedAt, rate: s.rate, nextAt: plan?.at };
+  };
+
+  it('within a base cool-off of falling due: counted from then (the same schedule however late a call applies it)', () => {
+    expect(next(1000)).toEqual({ changedAt: 1000, rate: 44, nextAt: 2000 });
+    expect(next(2000)).toEqual({ changedAt: 1000, rate: 44, nextAt: 2000 });
+  });
+
+  it('more than a base cool-off late (nothing heard for that long): counted from now, so the next waits a cool-off at the new rate', () => {
+    // Counted from 1000, the next rise would be due at 2000, long past: applied with the evidence
+    // that came with the news, two rises at once.
+    expect(next(2001)).toEqual({ changedAt: 2001, rate: 44, nextAt: 3001 });
+    expect(next(6000)).toEqual({ changedAt: 6000, rate: 44, nextAt: 7000 });
+  });
+});
+
 describe('[fall.relapse] and [rise.held]: the backoff of relapses', () => {
   it('relapses back the cool-off off up to maxRelapses (3 with 1 s → 8 s) and no further', () => {
     let s = initialState(p, 40, 0);

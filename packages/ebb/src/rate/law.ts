@@ -371,12 +371,20 @@ function change(s: LawState, p: LawParams, at: number, rose: boolean): LawState 
   return { ...s, changedAt: at, rose, evidence: false, saturated: false, readyAt: Infinity, seed };
 }
 
-/** Applies the rise due at `now`, if any (see {@link planRise}); the same state if none. */
+/**
+ * Applies the rise due at `now`, if any (see {@link planRise}); the same state if none. [rise.late]
+ * The wait for the next rise counts from when this one fell due, not from when something happened
+ * to apply it — unless that was more than a base cool-off ago: then the law heard nothing for that
+ * long (a stalled store, a blocked event loop), nothing has yet run at the new rate, and it counts
+ * from now. Counted from the past, the evidence that arrives with the news — sent at the old rate —
+ * would make the next rise due at once, and a fleet back from a 5-s stall of its store rose two
+ * or three times in 100 ms, to 2.7–4× its limit.
+ */
 export function rise(s: LawState, p: LawParams, now: number, notBefore = -Infinity): LawState {
   const plan = planRise(s, p, now, notBefore);
   if (!plan) return s;
-  // Counted from when the rise fell due, not from when something happened to apply it.
-  return change({ ...s, before: s.rate, rate: plan.rate, step: plan.step, relapses: plan.relapses }, p, plan.at, true);
+  const at = now - plan.at > p.coolOffMs ? now : plan.at;
+  return change({ ...s, before: s.rate, rate: plan.rate, step: plan.step, relapses: plan.relapses }, p, at, true);
 }
 
 /** [evidence] A success since the last change. */

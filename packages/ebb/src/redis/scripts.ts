@@ -299,6 +299,8 @@ local function rise(sent, others)
   s.pr = s.r
   s.r = rate
   s.st, s.rl = step, rl
+  -- [rise.late] A rise applied more than a base cool-off after it fell due counts from now.
+  if now - at > base then at = now end
   change(at, 1)
 end
 local function succeeded()
