@@ -57,6 +57,25 @@ describe('schedule', () => {
     expect(schedule({ preset: 'default' }).stdout).not.toMatch(/with the flags given/);
   });
 
+  it('a time budget beside maxAttempts: where each ends the run, never past the last attempt', () => {
+    const stop = (flags: Parameters<typeof schedule>[0]) =>
+      /stops: rather than wait past .*\n {7}(.*)/.exec(schedule(flags).stdout)?.[1];
+    // Longest waits: 100 + 200 + 400 ms, then 800 ms passes 1 s; shortest (0): never, so attempt 5 (maxAttempts).
+    expect(stop({ maxElapsed: '1s' })).toBe('with attempts that fail at once, the last attempt is between 4 and 5');
+    expect(stop({ maxElapsed: '1ms' })).toBe('with attempts that fail at once, the last attempt is between 1 and 5');
+    // 100 + 200 + 400 + 800 ms = 1.5 s: a 10-s budget never ends a run of 5 attempts.
+    expect(stop({ maxElapsed: '10s', jitter: 'none' })).toBe(
+      'with attempts that fail at once, it never does: maxAttempts ends the run first',
+    );
+    expect(stop({ maxElapsed: '500ms', jitter: 'none' })).toBe(
+      'with attempts that fail at once, attempt 3 is the last',
+    );
+    // No maxAttempts: with waits that may be 0, no attempt is the last for sure.
+    expect(stop({ maxElapsed: '1s', maxAttempts: 'Infinity' })).toBe(
+      'with attempts that fail at once, the last attempt is between 4 and later',
+    );
+  });
+
   it('prints the table with the source, the seed note and where the policy stops', () => {
     const text = schedule({ preset: 'google-http-client' }).stdout;
     expect(text).toMatch(/^google-http-client — /);

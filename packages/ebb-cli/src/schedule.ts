@@ -117,13 +117,16 @@ function stops(b: Backoff, s: Schedule): string {
   const parts: string[] = [];
   if (s.stopsAfterAttempt !== null) parts.push(`stops: after attempt ${s.stopsAfterAttempt} (maxAttempts)`);
   if (b.maxElapsedMs !== Infinity) {
-    const [early, late] = budgetEnds(b);
+    // Where the budget never binds in the rows, maxAttempts (when there is one) ends the run first.
+    const [early = b.maxAttempts, late = b.maxAttempts] = budgetEnds(b);
     const when =
-      early === undefined
+      early === Infinity
         ? ''
-        : early === late
-          ? `;\n       with attempts that fail at once, attempt ${early} is the last`
-          : `;\n       with attempts that fail at once, the last attempt is between ${early} and ${late ?? 'later'}`;
+        : early === b.maxAttempts && late === b.maxAttempts
+          ? `;\n       with attempts that fail at once, it never does: maxAttempts ends the run first`
+          : early === late
+            ? `;\n       with attempts that fail at once, attempt ${early} is the last`
+            : `;\n       with attempts that fail at once, the last attempt is between ${early} and ${late === Infinity ? 'later' : late}`;
     parts.push(`stops: rather than wait past ${formatDuration(b.maxElapsedMs)} in all (maxElapsedMs)${when}`);
   }
   if (b instanceof GoogleBackoff && b.maxElapsedTimeMs !== Infinity) {
