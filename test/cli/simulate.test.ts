@@ -104,4 +104,22 @@ describe('ebb simulate, run as a process', () => {
       expect(r.stdout).toBe('');
     }
   });
+
+  it.each([
+    [['contention', '--base', '0ms'], 'ebb: --base must be a number > 0, got 0. The post uses 5 ms.'],
+    [
+      ['overload', '--clients', '10', '--capacity', '0'],
+      'ebb: --capacity must be a number > 0, got 0. Requests per second, such as 100.',
+    ],
+    [['brownout', '--slowdown', '0.5'], 'ebb: --slowdown must be a number >= 1, got 0.5. Such as 10.'],
+    [['slow-tail', '--spread', '-1'], 'ebb: --spread must be a number from 0 to 3, got -1. Such as 1.'],
+    [
+      ['contention', '--clients', '10', '--runs', '2', '--base', '1s', '--cap', '1ms'],
+      'ebb: --cap (1 ms) is below the first wait (2 s, twice --base), so every wait would be 1 ms. Raise --cap, or lower --base.',
+    ],
+  ])('a model’s bad value names the flag typed, not the library’s option: %j', async (args, message) => {
+    const r = await ebb(['simulate', ...args]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`${message}\n`);
+  });
 });

@@ -28,6 +28,12 @@ export function strategiesFrom(
   capMs: number,
   maxAttempts?: number,
 ): Record<string, Backoff> {
+  // Brooker's curves wait base × 2^attempt from attempt 1: a cap below twice --base caps every wait.
+  if (baseMs > 0 && capMs < 2 * baseMs) {
+    throw new UsageError(
+      `--cap (${formatDuration(capMs)}) is below the first wait (${formatDuration(2 * baseMs)}, twice --base), so every wait would be ${formatDuration(capMs)}. Raise --cap, or lower --base.`,
+    );
+  }
   const brooker = brookerStrategies({ baseMs, capMs });
   const out: Record<string, Backoff> = {};
   for (const name of text.split(',').map((s) => s.trim())) {

@@ -90,8 +90,8 @@ export async function simulateSlowTail(options?: SlowTailOptions): Promise<SlowT
   const workers = count(where, 'workers', o.workers, 8, 1, false, 'Such as 8.');
   const serviceMs = nonNegative(where, 'serviceMs', o.serviceMs, 10, false);
   if (serviceMs === 0) invalid(where, 'serviceMs', 0, 'a number > 0', 'Such as 10.');
-  const sigma = nonNegative(where, 'serviceSigma', o.serviceSigma, 0, false);
-  if (sigma > 3) invalid(where, 'serviceSigma', sigma, 'a number from 0 to 3', 'Such as 1.');
+  // A spread, not a duration: the same message below 0 and above 3.
+  const sigma = inRange(where, 'serviceSigma', o.serviceSigma, 0, 0, 3, 'Such as 1.');
   const slowShare = inRange(where, 'slowShare', o.slowShare, 0.05, 0, 1, 'Such as 0.05 for 5 %.');
   const slowFactor = nonNegative(where, 'slowFactor', o.slowFactor, 20, false);
   if (slowFactor < 1) invalid(where, 'slowFactor', slowFactor, 'a number >= 1', 'Such as 20.');
