@@ -1459,51 +1459,47 @@ describe('adaptiveRate: relapses beyond what maxCoolOffMs needs', () => {
 });
 
 describe('adaptiveRate: a rise applied late', () => {
-  it('counts from when it fell due: the next one comes a cool-off after that, not after the success that applied it', async () => {
+  /**
+   * A controller at 10 r/s whose rise falls due at 1000 (demand reached the rate at 100, a success
+   * at 50), applied by a success at `at`, then given the evidence for the next: a success and a
+   * request kept waiting. Returns the rate after the first rise and the controller.
+   */
+  async function riseAppliedAt(at: number) {
     const { clock, rate } = make({ initialRatePerSecond: 10 });
     rate.acquire();
     const waiting = rate.acquire(); // kept waiting until 100: demand reaches the rate
     await clock.advance(50);
     rate.record('success'); // the evidence is complete; the rise falls due at 1000
-    await clock.advance(1050 - clock.now());
+    await clock.advance(at - clock.now());
     await waiting;
-    rate.record('success'); // applies it, 50 ms late
+    rate.record('success'); // applies it
     const first = rate.ratePerSecond;
     expect(first).toBeGreaterThan(10);
-    const cool = rate.currentCoolOffMs;
-    // Evidence for the next rise: a success, and a request kept waiting.
     rate.record('success');
     rate.acquire();
     const more = rate.acquire();
-    await clock.advance(1000 + cool - 1 - clock.now());
+    return { clock, rate, first, more };
+  }
+
+  it('50 ms late: counts from when it fell due, so the next one comes a cool-off after that, not after the success that applied it', async () => {
+    const { clock, rate, first, more } = await riseAppliedAt(1050);
+    await clock.advance(1000 + rate.currentCoolOffMs - 1 - clock.now());
     expect(rate.ratePerSecond).toBe(first);
     await clock.advance(1);
     expect(rate.ratePerSecond).toBeGreaterThan(first);
     await clock.runAll();
     await more;
   });
-});
 
-describe('adaptiveRate: a rise applied after a long silence', () => {
-  it('5 s without a call: one rise at the next, and the next rise a cool-off after that, not a second at once', async () => {
-    const { clock, rate } = make({ initialRatePerSecond: 10 });
-    rate.acquire();
-    const waiting = rate.acquire(); // kept waiting until 100: demand reaches the rate
-    await clock.advance(50);
-    rate.record('success'); // the evidence is complete; the rise falls due at 1000
-    await clock.advance(6050 - clock.now()); // no call from 100 to 6050
-    await waiting;
-    rate.record('success'); // applies the rise, 5 s late
-    const first = rate.ratePerSecond;
-    expect(first).toBeGreaterThan(10);
-    // The evidence that comes with it was gathered at the old rate: no second rise now (counted
-    // from 1000, the next would have been due at 2000, long past).
-    rate.record('success');
-    rate.acquire();
-    const more = rate.acquire();
+  it('5 s late (no call from 100 to 6050): one rise, and the next a cool-off after it was applied, not a second at once', async () => {
+    const { clock, rate, first, more } = await riseAppliedAt(6050);
+    // The evidence that came with it was gathered at the old rate: counted from 1000, the next
+    // rise would have been due at 2000, long past.
     expect(rate.ratePerSecond).toBe(first);
     await clock.advance(rate.currentCoolOffMs - 1);
     expect(rate.ratePerSecond).toBe(first);
+    await clock.advance(1);
+    expect(rate.ratePerSecond).toBeGreaterThan(first);
     await clock.runAll();
     await more;
   });
