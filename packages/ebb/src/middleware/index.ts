@@ -22,8 +22,10 @@ export type { ShedOptions, ShedStats } from '../http/admission.js';
  * A factory handed to the framework as the middleware itself (`app.use(shedMiddleware)`) is called
  * with a request: its options would be read by the request's own keys (`_events`, `addHook`).
  */
-function notTheMiddleware(where: string, args: number, fix: string): void {
-  if (args > 1) throw new TypeError(`${where}: called as the middleware itself. Call ${fix} and pass what it returns.`);
+function notTheMiddleware(where: string, args: number, fix: string): TypeError | undefined {
+  return args > 1
+    ? new TypeError(`${where}: called as the middleware itself. Call ${fix} and pass what it returns.`)
+    : undefined;
 }
 
 /** What the Express middleware uses of a response: `node:http`'s `ServerResponse` (Express's `res`) has it. */
@@ -56,7 +58,8 @@ export interface ShedMiddleware {
  */
 export function shedMiddleware(options: ShedOptions): ShedMiddleware {
   // biome-ignore lint/complexity/noArguments: only the count is read, to tell a framework's call from the user's.
-  notTheMiddleware('shedMiddleware()', arguments.length, 'shedMiddleware({ maxConcurrent })');
+  const wrong = notTheMiddleware('shedMiddleware()', arguments.length, 'shedMiddleware({ maxConcurrent })');
+  if (wrong) throw wrong;
   return shedListener('shedMiddleware()', options, (_req: unknown, _res: ShedNodeResponse, next: () => void) => next());
 }
 
@@ -102,12 +105,11 @@ export function shedFastify(options: ShedOptions): ShedFastifyPlugin {
   // Fastify calls a plugin (instance, options, done), and waits for `done`: the error goes there.
   // biome-ignore lint/complexity/noArguments: only the framework's `done` is read, to report to it.
   const done: unknown = arguments[2];
-  try {
-    // biome-ignore lint/complexity/noArguments: only the count is read, to tell a framework's call from the user's.
-    notTheMiddleware('shedFastify()', arguments.length, 'shedFastify({ maxConcurrent })');
-  } catch (error) {
-    if (typeof done !== 'function') throw error;
-    done(error);
+  // biome-ignore lint/complexity/noArguments: only the count is read, to tell a framework's call from the user's.
+  const wrong = notTheMiddleware('shedFastify()', arguments.length, 'shedFastify({ maxConcurrent })');
+  if (wrong) {
+    if (typeof done !== 'function') throw wrong;
+    done(wrong);
     return undefined as never;
   }
   const gate = new Admission('shedFastify()', options);
@@ -161,7 +163,8 @@ export interface ShedHonoMiddleware {
  */
 export function shedHono(options: ShedOptions): ShedHonoMiddleware {
   // biome-ignore lint/complexity/noArguments: only the count is read, to tell a framework's call from the user's.
-  notTheMiddleware('shedHono()', arguments.length, 'shedHono({ maxConcurrent })');
+  const wrong = notTheMiddleware('shedHono()', arguments.length, 'shedHono({ maxConcurrent })');
+  if (wrong) throw wrong;
   const gate = new Admission('shedHono()', options);
   const message = shedMessage(gate.retryAfterSeconds);
   const overloaded = (): Response =>
