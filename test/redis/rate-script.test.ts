@@ -31,6 +31,8 @@ interface Lease {
   ticketGeneration?: number;
   /** The members the caller last heard of (default 0: none). */
   heard?: number;
+  /** minRatePerSecond (default LAW's 1). */
+  min?: number;
 }
 interface Reply {
   share: number;
@@ -59,7 +61,7 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
       String(l.leaseMs ?? 500),
       String(l.cut ?? -1),
       String(l.seed ?? -1),
-      ...LAW,
+      ...(l.min === undefined ? LAW : [...LAW.slice(0, 6), String(l.min), ...LAW.slice(7)]),
       l.ok === true ? '1' : '0',
       String(l.successes ?? ((l.accepted ?? -1) >= 0 ? 100 : -1)),
       String(l.spanMs ?? 1000),
@@ -151,6 +153,20 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
     expect((await call({ id: 'b', saturated: false, used: 40 })).share).toBe(15);
     expect((await call({ id: 'a' })).share).toBe(50);
     expect((await call({ id: 'b', saturated: false, used: 40 })).share).toBe(50);
+  });
+
+  it('never leases nothing: a waiting member whose fair part is 0 (the others hold the whole rate) gets the minimum and asks again soon', async () => {
+    // a and b do not wait; each holds the equal part it was given while nobody waited, and their
+    // wants sum to the whole 60 r/s — as when a member comes back from a fallback.
+    await call({ id: 'a', seed: 60, saturated: false, used: 10 });
+    await call({ id: 'b', saturated: false, used: 10 });
+    await call({ id: 'a', saturated: false, used: 10 });
+    expect(await call({ id: 'c' })).toMatchObject({ share: 1, short: true, members: 3 });
+    // A minimum above an equal part: 3 members of a 6 r/s fleet with minRatePerSecond 5 get 2 each.
+    await c.del(...KEYS);
+    await call({ id: 'a', seed: 6, saturated: false, used: 1, min: 5 });
+    await call({ id: 'b', saturated: false, used: 1, min: 5 });
+    expect(await call({ id: 'c', min: 5 })).toMatchObject({ share: 2, fleet: 6, short: true });
   });
 
   it('leaves a member not kept waiting its fair share while nobody else waits either', async () => {
@@ -385,7 +401,10 @@ describe.skipIf(!enabled)('RATE_SCRIPT on a real redis-server', () => {
               // the highest rate they were issued at by more than the minimum each newcomer gets.
               expect(r.share).toBeLessThanOrEqual(Math.max(1, r.fleet) * (1 + 1e-9));
               expect(s.ia).toBeLessThanOrEqual((highest + 4) * (1 + 1e-9));
-              if (step.leaseMs > 0) expect(r.share).toBeGreaterThanOrEqual(0);
+              // Never nothing: the minimum, or an equal part of the fleet's rate when that is less.
+              if (step.leaseMs > 0) {
+                expect(r.share).toBeGreaterThanOrEqual(Math.min(1, r.fleet / r.members) * (1 - 1e-9));
+              }
             } else expect(r.share).toBe(-1); // an unlimited fleet leases unlimited shares
             expect(Number.isFinite(s.ia) && Number.isFinite(s.ns) && s.ns >= 0 && s.ns <= 4).toBe(true);
             expect(r.members).toBeLessThanOrEqual(4);

@@ -71,7 +71,8 @@ export function parseLease(where: string, reply: unknown, minRate: number, maxRa
       (x) => rate(x) || (leaving && x === -1),
       `a rate from 0 to maxRatePerSecond (${maxRate}), or -1 for unlimited without one`,
     ],
-    // The fleet's rate never goes below the minimum (a share may: everything leased to others).
+    // The fleet's rate never goes below the minimum (a share may: an equal part of a fleet too slow
+    // for every member to have it; a 0 from a script that knows no better is paced as a wait).
     [
       'fleet rate',
       (x) => rate(x) && (x === -1 || x >= minRate),

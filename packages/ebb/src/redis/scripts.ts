@@ -474,7 +474,9 @@ export const LAW_FIELDS: { readonly [K in keyof LawState]: string } = {
  * Shares: max-min fair — members not kept waiting keep an equal share while nobody waits, and
  * what they use plus half once someone does; waiting members split the rest equally. A member's
  * share grows only into what no other lease holds (ghosts included), so a newcomer starts small
- * and asks again soon, and the shares never sum above the rate they were issued at.
+ * and asks again soon, and the shares never sum above the rate they were issued at by more than
+ * that start: never nothing, at least the minimum rate (or an equal part of the fleet's rate,
+ * when that is less).
  */
 export const RATE_SCRIPT = `local H, M, Z, J = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local t = redis.call('TIME')
@@ -718,7 +720,12 @@ if lease > 0 then
     share = want
     if want > mine then share = math.max(mine, math.min(want, s.r - s.ia - gres)) end
     if share < math.min(want, lo) then share = math.min(want, lo) end
-    if share < want * 0.99 then short = 1 end
+    -- Never nothing: a member whose fair part is 0 for now (the others' leases hold the whole
+    -- rate, as after a resync while they did not wait) still gets the minimum rate, or an equal
+    -- part of the fleet's rate when that is less, and asks again soon.
+    local least = math.min(lo, s.r / (present + 1 + s.gn))
+    if share < least then share = least end
+    if share < want * 0.99 or (sat == 1 and want < least) then short = 1 end
   end
   local a = share
   if a < 0 then a = 0 end
