@@ -196,7 +196,11 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     // traffic would report, after 3 s on its local controller, a fraction of what the service
     // accepted, and the fleet's next throttle would read as the service delivering far less.
     const clock = virtualClock();
-    const redis = fakeRedis(() => lease(10, 10));
+    const sentAt: number[] = []; // when each call reached Redis
+    const redis = fakeRedis(() => {
+      sentAt.push(clock.now());
+      return lease(10, 10);
+    });
     const rate = sharedRate({ client: redis.scripts, name: 'n', clock, commandTimeoutMs: 100 });
     await rate.ready();
     const successes: number[] = [];
@@ -216,15 +220,15 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     const from = redis.calls.length;
     redis.state.mode = 'up';
     while (redis.calls.length === from) await clock.advance(1);
-    const sentAt = clock.now(); // the resync's call, to the millisecond
     const resync = redis.calls[from] as Call;
+    const resyncAt = sentAt.at(-1) as number; // the resync's (a hanging Redis answers none), not the end of the 1-ms step
     running = false;
     await clock.advance(200);
     await loop;
     expect(rate.mode).toBe('shared');
     // Its report: the successes of the span it names, all of them the local controller's.
     const [used, accepted, counted, spanMs] = [2, 3, 17, 18].map((i) => Number(resync.args[i]));
-    const inSpan = successes.filter((t) => t > sentAt - (spanMs as number) && t <= sentAt).length;
+    const inSpan = successes.filter((t) => t > resyncAt - (spanMs as number) && t <= resyncAt).length;
     expect(counted).toBe(inSpan);
     expect(accepted).toBeCloseTo((inSpan * 1000) / (spanMs as number), 9);
     expect(accepted).toBeGreaterThanOrEqual(10); // the local controller kept 10 r/s or more
