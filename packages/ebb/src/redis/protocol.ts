@@ -3,6 +3,7 @@
  * inspection it returns, the ids and generations it draws, how it reads a script's reply (a
  * generation, a fault), the key it names, its timeout and its reconnect backoff.
  */
+import type { BackoffRun } from '../backoff/backoff.js';
 import { exponential } from '../backoff/exponential.js';
 import { fullJitter } from '../backoff/jitter-full.js';
 import { ignored } from '../core/boundary.js';
@@ -148,6 +149,22 @@ export class Timeout extends Error {
   override name = 'TimeoutError';
 }
 
+/**
+ * Answers in a row that found the fleet's state gone after which a member paces on its local
+ * controller, as if Redis had failed: a state lost at every renewal (Redis evicting it under
+ * memory pressure) keeps no rate, no cut and no cool-off, so the fleet would pace blind. One or
+ * two losses (a restart, a flush, a failover) are relearned in place. @internal
+ */
+export const LOSSES_TO_FALL_BACK = 3;
+
+/** The error a `'fallback'` event carries when the state was gone at `losses` answers in a row. @internal */
+export function stateNotKept(where: string, losses: number): Error {
+  return new Error(
+    `${where}: the fleet's state was gone at ${losses} answers in a row (is Redis evicting it? Give ebb's keys ` +
+      'memory: maxmemory-policy noeviction); pacing on the local controller until it stays',
+  );
+}
+
 /** ebb's own backoff between tries to reach Redis again: 100 ms doubling to 2 s, full jitter. @internal */
 export const RECONNECT = exponential({
   initialDelayMs: 100,
@@ -156,6 +173,34 @@ export const RECONNECT = exponential({
   jitter: fullJitter,
   maxAttempts: Infinity,
 });
+
+/** When a shared structure may try Redis again: at once, or one {@link RECONNECT} wait after a failed call. @internal */
+export class Reconnect {
+  #run: BackoffRun | undefined;
+  #at = Number.NEGATIVE_INFINITY;
+
+  /** A call failed (or its answer is no use) at `now`: the next try waits the backoff's next wait. */
+  failed(now: number): void {
+    this.#run ??= RECONNECT.start();
+    this.#at = now + this.#run.next();
+  }
+
+  /** A call answered: the backoff starts over. */
+  answered(): void {
+    this.#run = undefined;
+    this.#at = Number.NEGATIVE_INFINITY;
+  }
+
+  /** The next try may go now, its backoff kept for the one after (a flush's one try past it). */
+  skip(): void {
+    this.#at = Number.NEGATIVE_INFINITY;
+  }
+
+  /** Milliseconds until the next try may go (≤ 0: now). */
+  waitMs(now: number): number {
+    return this.#at - now;
+  }
+}
 
 /**
  * The key of a shared structure: `<prefix>:{<name>}:<kind>`, after checking `name` and `prefix`.

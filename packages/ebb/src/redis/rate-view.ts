@@ -8,6 +8,7 @@
  * what the last answer told and what follows from it.
  */
 import type { LawOptions } from '../rate/law-options.js';
+import { LOSSES_TO_FALL_BACK } from './protocol.js';
 import { type FallbackSeed, fallbackSeed, SharedTicket } from './rate-fallback.js';
 import type { Lease } from './rate-lease.js';
 import { type Grids, memberTurns, ServerClock, type Turns } from './time-division.js';
@@ -35,6 +36,13 @@ export class FleetView {
   short = false;
   /** The last epoch this member reported a throttle in (-1: none since the state it knew). */
   reported = -1;
+  /** Answers in a row that found the state this member knew gone (another generation). */
+  lostInRow = 0;
+
+  /** Whether Redis keeps no state for long (gone at {@link LOSSES_TO_FALL_BACK} answers in a row): pace locally. */
+  get notKept(): boolean {
+    return this.lostInRow >= LOSSES_TO_FALL_BACK;
+  }
   readonly serverClock = new ServerClock();
 
   constructor(readonly law: LawOptions) {
@@ -64,6 +72,7 @@ export class FleetView {
     this.members = lease.members;
     this.rank = lease.rank;
     this.grids = lease.grids;
+    this.lostInRow = lost ? this.lostInRow + 1 : 0;
     return lost ? 'generation' : rewound ? 'epoch' : undefined;
   }
 

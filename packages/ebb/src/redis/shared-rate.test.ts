@@ -395,6 +395,52 @@ describe('sharedRate (virtual time, scripted Redis)', () => {
     await rate.close();
   });
 
+  it('a state gone at three answers in a row (Redis evicting it) falls back to the local controller; one that stays brings it back', async () => {
+    const clock = virtualClock();
+    let generation = 1;
+    let evicting = false;
+    // Evicting, every answer comes from a state made anew: another generation each time.
+    const redis = fakeRedis(() => lease(8, 40, 0, { generation: evicting ? ++generation : generation }));
+    const events: SharedEvent[] = [];
+    const rate = sharedRate({ client: redis.scripts, name: 'n', clock, onEvent: (e) => events.push(e) });
+    const renewal = async () => {
+      rate.record('success', await rate.acquire());
+      await clock.advance(500);
+      await settle();
+    };
+    await rate.ready();
+    // One or two losses in a row (a restart, a flush) are relearned in place.
+    for (const gone of [true, true, false, true, false]) {
+      evicting = gone;
+      await renewal();
+    }
+    expect(rate.mode).toBe('shared');
+    expect(rate.stats).toMatchObject({ stateLosses: 3, fallbacks: 0 });
+    evicting = true;
+    await renewal();
+    await renewal();
+    expect(rate.mode).toBe('shared');
+    await renewal();
+    expect(rate.mode).toBe('local');
+    const fallback = events.find((e) => e.type === 'fallback');
+    expect(String(fallback?.error)).toMatch(/state was gone at 3 answers in a row .*maxmemory-policy noeviction/);
+    expect(fallback).toMatchObject({ seedFrom: 'fleet', seed: 8 }); // the last share heard
+    expect(rate.stats).toMatchObject({ stateLosses: 6, fallbacks: 1, errors: 0, resyncs: 0 });
+    // Still evicting: the tries on ebb's backoff (≤ 2 s apart) find it gone again and it stays local.
+    const calls = redis.calls.length;
+    for (let i = 0; i < 20; i++) {
+      await renewal();
+      expect(rate.mode).toBe('local');
+    }
+    expect(redis.calls.length).toBeGreaterThanOrEqual(calls + 5);
+    // The eviction ends: the first answer of the same generation as the last brings it back.
+    evicting = false;
+    for (let i = 0; i < 5; i++) await renewal();
+    expect(rate.mode).toBe('shared');
+    expect(rate.stats).toMatchObject({ fallbacks: 1, resyncs: 1, errors: 0 });
+    await rate.close();
+  });
+
   it('a repair named in a reply is an event with the key, field and value, counted; not a loss', async () => {
     const clock = virtualClock();
     let reply: string[] = lease(10, 20, 0, { generation: 5 });

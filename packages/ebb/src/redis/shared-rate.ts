@@ -1,11 +1,10 @@
-import type { BackoffRun } from '../backoff/backoff.js';
 import type { Clock } from '../core/clock.js';
 import { Gate } from '../rate/gate.js';
 import type { AttemptContext } from '../retry/contexts.js';
 import { guard } from '../retry/guard.js';
 import type { Outcome } from '../retry/options.js';
 import { lawArgs, MemberMeter } from './member-report.js';
-import { generationOf, processId, RECONNECT, type SharedMode } from './protocol.js';
+import { generationOf, processId, Reconnect, type SharedMode, stateNotKept } from './protocol.js';
 import { adminArgs, leaseArgs, RateLink } from './rate-call.js';
 import { FORWARD, LocalFallback, LocalTicket, SharedTicket } from './rate-fallback.js';
 import { inspection, parseLease, type SharedRateInspection } from './rate-lease.js';
@@ -14,13 +13,8 @@ import { FleetView } from './rate-view.js';
 import { Rearm } from './rearm.js';
 import { RATE_SCRIPT } from './scripts.js';
 import { SharePacer } from './share-pacer.js';
-import {
-  type SharedRate,
-  type SharedRateConfig,
-  type SharedRateOptions,
-  type SharedRateStats,
-  sharedRateOptions,
-} from './shared-rate-options.js';
+import type { SharedRate, SharedRateConfig, SharedRateOptions, SharedRateStats } from './shared-rate-options.js';
+import { sharedRateOptions } from './shared-rate-options.js';
 
 export type { SharedRateInspection, SharedRateMember } from './rate-lease.js';
 export type { SharedRate, SharedRateOptions, SharedRateStats } from './shared-rate-options.js';
@@ -49,8 +43,7 @@ class Shared implements SharedRate {
   readonly #fallback: LocalFallback;
   #inflight: Promise<void> | undefined;
   readonly #timer: Rearm;
-  #reconnect: BackoffRun | undefined;
-  #nextTryMs = Number.NEGATIVE_INFINITY;
+  readonly #reconnect = new Reconnect();
   #closed = false;
   readonly #ready: Promise<void>;
   #readyResolve!: () => void;
@@ -237,7 +230,7 @@ class Shared implements SharedRate {
       if (cut) this.#pendingCut = cut;
       return;
     }
-    const wait = this.#nextTryMs - this.#clock.now();
+    const wait = this.#reconnect.waitMs(this.#clock.now());
     if (wait > 0) {
       this.#timer.arm(wait);
       return;
@@ -279,21 +272,15 @@ class Shared implements SharedRate {
       this.#pacer.heard(received);
       if (lease.fault) this.#tally.repair(lease.fault, this.#clock.now());
       else if (lost) this.#tally.stateLost(this.key, lost, this.#clock.now());
-      this.#nextTryMs = Number.NEGATIVE_INFINITY;
-      this.#reconnect = undefined;
+      if (view.notKept) return this.#local(stateNotKept(this.#where, view.lostInRow));
+      this.#reconnect.answered();
       const was = this.#mode;
       // A closed member stays local: the answer to its leaving (an unlimited share) paces nothing.
       if (!this.#closed) this.#mode = 'shared';
       if (was === 'local' && !this.#closed) this.#tally.resync(this.#clock.now());
     } catch (error) {
       this.#tally.errors++;
-      this.#reconnect ??= RECONNECT.start();
-      this.#nextTryMs = this.#clock.now() + this.#reconnect.next();
-      if (this.#mode !== 'local') {
-        this.#mode = 'local';
-        this.#fallback.controller();
-        this.#tally.fallback(error, this.#clock.now(), view.fallbackSeed());
-      }
+      this.#local(error);
     } finally {
       this.#inflight = undefined;
       this.#readyResolve();
@@ -302,12 +289,21 @@ class Shared implements SharedRate {
         const cut = this.#mode === 'shared' ? view.stillNews(this.#pendingCut) : undefined;
         this.#pendingCut = undefined;
         if (cut) this.#send(cut);
-        else if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+        else if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#reconnect.waitMs(this.#clock.now())));
         // A share below what was asked for is asked again soon: it grows as other leases shrink.
         else this.#timer.arm(view.short ? Math.min(100, this.#leaseMs) : this.#leaseMs);
       }
       if (this.#mode === 'shared') this.#fallback.settle();
     }
+  }
+
+  /** Paces on the local controller (once: the event and its seed on the way in) and tries Redis again on ebb's backoff. */
+  #local(error: unknown): void {
+    this.#reconnect.failed(this.#clock.now());
+    if (this.#mode === 'local') return;
+    this.#mode = 'local';
+    this.#fallback.controller();
+    this.#tally.fallback(error, this.#clock.now(), this.#view.fallbackSeed());
   }
 }
 
@@ -332,7 +328,8 @@ class Shared implements SharedRate {
  * or times out switches the process to a local `adaptiveRate` seeded with its last share
  * (`mode: 'local'`, event `'fallback'`), Redis is tried again on ebb's own backoff (100 ms doubling
  * to 2 s, full jitter), and the first answer resyncs (event `'resync'`). Before the first answer,
- * requests wait for it (at most `commandTimeoutMs`).
+ * requests wait for it (at most `commandTimeoutMs`). A state gone at three answers in a row (Redis
+ * evicting it: give ebb's keys `noeviction`) is a fallback too, until one stays.
  *
  * **Gotchas:** the control-law options are the fleet's and are sent with every call: give every
  * process of one `name` the same ones. No priority classes; `Retry-After` and `RateLimit` hints

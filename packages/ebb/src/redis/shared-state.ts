@@ -1,4 +1,3 @@
-import type { BackoffRun } from '../backoff/backoff.js';
 import type { Clock } from '../core/clock.js';
 import { show } from '../core/validate.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
@@ -11,7 +10,7 @@ import {
   newGeneration,
   processId,
   quote,
-  RECONNECT,
+  Reconnect,
   type SharedEvent,
   type SharedInspection,
   type SharedListener,
@@ -159,8 +158,7 @@ export class SharedState {
   #mode: SharedMode = 'syncing';
   #inflight: Promise<void> | undefined;
   readonly #timer: Rearm;
-  #reconnect: BackoffRun | undefined;
-  #nextTryMs = Number.NEGATIVE_INFINITY;
+  readonly #reconnect = new Reconnect();
   /** When Redis last answered: the fleet's part of the level is that old. */
   #answeredAt = Number.NEGATIVE_INFINITY;
   #closed = false;
@@ -276,10 +274,10 @@ export class SharedState {
         continue;
       }
       if ((!this.#owed() && !force) || this.#closed) return;
-      if (this.#clock.now() < this.#nextTryMs) {
+      if (this.#reconnect.waitMs(this.#clock.now()) > 0) {
         if (tried) return;
         // The one try past the backoff.
-        this.#nextTryMs = Number.NEGATIVE_INFINITY;
+        this.#reconnect.skip();
       }
       force = false;
       tried = true;
@@ -374,7 +372,7 @@ export class SharedState {
 
   #send(): void {
     if (this.#inflight || this.#closed) return;
-    const wait = this.#nextTryMs - this.#clock.now();
+    const wait = this.#reconnect.waitMs(this.#clock.now());
     if (wait > 0) {
       this.#timer.arm(wait);
       return;
@@ -411,8 +409,7 @@ export class SharedState {
       this.#answeredTurn = turn;
       this.#level = this.#spec.apply(value, this.#pending);
       this.#answeredAt = this.#clock.now();
-      this.#nextTryMs = Number.NEGATIVE_INFINITY;
-      this.#reconnect = undefined;
+      this.#reconnect.answered();
       const was = this.#mode;
       this.#mode = 'shared';
       if (was === 'local') {
@@ -435,8 +432,7 @@ export class SharedState {
       this.#generation = generation;
     } catch (error) {
       this.#errors++;
-      this.#reconnect ??= RECONNECT.start();
-      this.#nextTryMs = this.#clock.now() + this.#reconnect.next();
+      this.#reconnect.failed(this.#clock.now());
       if (this.#mode !== 'local') {
         this.#mode = 'local';
         this.#fallbacks++;
@@ -447,7 +443,7 @@ export class SharedState {
       // Cleared before anyone awaiting ready() or flush() runs, so their next change is sent.
       this.#inflight = undefined;
       if (this.#owed()) {
-        if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+        if (this.#mode === 'local') this.#timer.arm(Math.max(0, this.#reconnect.waitMs(this.#clock.now())));
         else if (this.#urgent || this.#cum !== this.#ackedCum) this.#send();
         else this.#timer.arm(this.#syncIntervalMs);
       }
