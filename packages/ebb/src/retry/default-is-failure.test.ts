@@ -3,9 +3,11 @@ import { constant } from '../backoff/constant.js';
 import { noJitter } from '../backoff/jitter-none.js';
 import { virtualClock } from '../core/virtual-clock.js';
 import { defaultIsFailure, isAbortError, type Result, stop } from './errors.js';
+import { pipeline } from './pipeline.js';
 import { poll } from './poll.js';
 import { retry } from './retry.js';
 import { retrySync } from './retry-sync.js';
+import { retrying } from './retrying.js';
 
 /** The default's answer for a thrown `error`. */
 const defaultRetryIf = (error: unknown) => defaultIsFailure({ ok: false, error }) !== false;
@@ -174,5 +176,48 @@ describe('defaultIsFailure: errors from the caller’s own code are no failure (
     await clock.runAll();
     expect(await p).toBe(own);
     expect(checks).toBe(2);
+  });
+
+  it('a stop(error) returned instead of thrown ends the run at once with that error, as a thrown one does', async () => {
+    const clock = virtualClock(5);
+    const own = new Error('no such item');
+    const seen: string[] = [];
+    let calls = 0;
+    const p = retry(
+      async () => {
+        calls++;
+        return stop(own);
+      },
+      {
+        clock,
+        isFailure: () => true,
+        onFailedAttempt: ({ next, error }) => void seen.push(`${next}:${error === own}`),
+      },
+    ).catch((e: unknown) => e);
+    await clock.runAll();
+    expect(await p).toBe(own);
+    expect(calls).toBe(1);
+    expect(seen).toEqual(['final:true']);
+    let syncCalls = 0;
+    expect(() =>
+      retrySync(
+        () => {
+          syncCalls++;
+          return stop(own);
+        },
+        { isFailure: () => true },
+      ),
+    ).toThrow(own);
+    expect(syncCalls).toBe(1);
+    let piped = 0;
+    const q = pipeline([retrying({ clock, isFailure: () => true })])
+      .execute(async () => {
+        piped++;
+        return stop(own);
+      })
+      .catch((e: unknown) => e);
+    await clock.runAll();
+    expect(await q).toBe(own);
+    expect(piped).toBe(1);
   });
 });

@@ -249,11 +249,13 @@ export class Execution<T> implements Wakeup, Timeline {
 
   /**
    * Attempt `context` ended: with a value (`ok`) or a thrown error. Asks `isFailure` (by default
-   * no value is one; a `FinalError` of any copy of ebb never is), whose answer is checked.
+   * no value is one; a `FinalError` of any copy of ebb, thrown or returned, never is), whose answer is checked.
    */
   #ended(context: Attempt, ok: boolean, outcome: unknown) {
     if (this.#current !== context || !this.#resolve) return;
     this.#current = undefined;
+    // A FinalError returned instead of thrown (`return stop(error)`) ends the run as a thrown one does.
+    if (ok && outcome instanceof Error && isFinal(outcome)) ok = false;
     const isFailure = this.#o.isFailure;
     if (ok ? !isFailure : isFinal(outcome)) return this.#judged(ok, outcome, false);
     const answer = (isFailure ?? defaultIsFailure)(ok ? { ok, value: outcome } : { ok, error: outcome }, context);

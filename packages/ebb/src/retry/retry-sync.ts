@@ -149,6 +149,8 @@ export function retrySync<T>(operation: (context: SyncAttemptContext) => T, opti
     if (ok && isThenable(outcome)) {
       throw new TypeError(`${where}: the operation returned a promise; use retry() for asynchronous work.`);
     }
+    // A FinalError returned instead of thrown (`return stop(error)`) ends the run as a thrown one does.
+    if (ok && outcome instanceof Error && isFinal(outcome)) ok = false;
     const answer =
       ok && !o.isFailure
         ? false
