@@ -23,6 +23,10 @@ process.env[SKIPS_FILE_ENV] = skips;
 // the integration tests under test/ (the CLI as a process, real sockets, the packed tarball).
 // A file that runs longer than any should (10 min) is taken to be stuck where its own timeout
 // cannot fire: the run names it and ends (test/support/stall-guard.ts).
+// Unit tests run virtual time, but their properties and simulations are CPU-bound: a test of 2–4 s
+// alone took over 5 s (the default) on a 2-core machine running builds beside it. 20 s each.
+const UNIT_TIMEOUT_MS = 20_000;
+
 export default defineConfig({
   test: {
     reporters: ['default', new SkipSummary(skips), new StallGuard()],
@@ -32,6 +36,7 @@ export default defineConfig({
           name: 'ebb',
           root: 'packages/ebb',
           include: ['src/**/*.test.ts'],
+          testTimeout: UNIT_TIMEOUT_MS,
           setupFiles: [setup, leaks, properties],
         },
       },
@@ -40,6 +45,7 @@ export default defineConfig({
           name: 'ebb-cli',
           root: 'packages/ebb-cli',
           include: ['src/**/*.test.ts'],
+          testTimeout: UNIT_TIMEOUT_MS,
           setupFiles: [setup, leaks, properties],
         },
       },
