@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   BREAKER,
+  boundOpen,
   type FleetKey,
   type FleetRule,
   type KeyReport,
@@ -97,10 +98,15 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
   });
 
   let run = 0;
+  /** The fields a step shortened, so the traces of differing options are known to reach the bound. */
+  const shortened = new Set<string>();
   /** How often each reason of a change was seen, so the traces are known to reach every rule. */
   const seen = new Map<number, number>();
-  /** Runs one trace on a fresh key through both, comparing every reply. */
-  async function trace(rule: FleetRule, periods: number[], steps: readonly Step[]): Promise<number[]> {
+  /**
+   * Runs one trace on a fresh key through both, comparing every reply: `periods` are every
+   * member's proposals, or each member's own (a fleet whose options differ).
+   */
+  async function trace(rule: FleetRule, periods: number[] | number[][], steps: readonly Step[]): Promise<number[]> {
     const states: number[] = [];
     run++;
     const key = `k${run}`;
@@ -121,6 +127,7 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
       // A claim asks with a new lease id; a result or a release names the lease it holds (or an old one).
       let leaseId = m.lease >= 0 ? m.lease : m.nextLease - 1;
       if (s.op === PROBE_OPS.claim) leaseId = m.nextLease++;
+      const proposed = (Array.isArray(periods[0]) ? periods[who] : periods) as number[];
       const report: KeyReport = {
         generation: s.stale === 2 ? m.g + 7 : m.g,
         epoch: s.stale === 1 ? m.e - 1 : m.e,
@@ -129,7 +136,8 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         op: s.op as KeyReport['op'],
         leaseId,
         seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
-        periods,
+        periods: proposed,
+        longestMs: Math.max(...proposed),
       };
       const args = [...reportArgs('', member, String(generation), rule, 86_400_000, m.seq, [report]), String(now)];
       const lua = (
@@ -139,8 +147,15 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
         })) as string[]
       ).slice();
       model ??= { state: seeded(report.seed, generation, now), members: new Map() };
+      // The fields the step shortens (none while every member proposes the same periods): the
+      // reply names the first.
+      const cut = boundOpen(structuredClone(model.state), rule, report.longestMs, now);
       const ts = stepKey(rule, model, member, m.seq, report, now);
-      expect(lua.slice(14), `step ${i}: no repair`).toEqual(['', '', '']);
+      const first = cut[0];
+      expect(lua.slice(14), `step ${i}: what was shortened`).toEqual(
+        first ? [KEYS[0], first.field, first.value] : ['', '', ''],
+      );
+      for (const b of cut) shortened.add(b.field);
       expect(lua.slice(0, 14).map(Number), `step ${i} (${member} at +${now - T0} ms)`).toEqual(replyValues(ts));
       if (ts.epoch !== m.e) seen.set(ts.reason, (seen.get(ts.reason) ?? 0) + 1);
       states.push(ts.state);
@@ -263,6 +278,64 @@ describe.skipIf(!enabled)("the fleet breaker's Lua and its TypeScript step agree
       );
     }
     for (const reason of [1, 3]) expect(seen.get(reason) ?? 0, `reason ${reason}`).toBeGreaterThan(0);
+  });
+
+  it('every reply is the same when members propose different periods (a rolling deploy): the same open states shortened, the same field named', async () => {
+    const step = (member: number, dt: number, op: number, calls = 0, failRatio = 0): Step => ({
+      member,
+      dt,
+      calls,
+      failRatio,
+      op,
+      stale: 0,
+      repeat: 0,
+    });
+    shortened.clear();
+    // a and b propose 1 s at most, c and d up to 3 s; the rule's lease is the open period.
+    const states = await trace(
+      TRACE_RULE,
+      [[500], [1000], [3000], [2000, 3000]],
+      [
+        step(0, 0, 0),
+        step(1, 0, 0),
+        step(2, 0, 0),
+        step(3, 0, 0),
+        step(2, 10, 0, 4, 1),
+        step(3, 10, 0, 4, 1),
+        step(1, 10, 0, 4, 1), // b is a third: open for b's 1 s
+        step(2, 100, 0), // c (3 s) leaves it as it is
+        step(3, 900, 1), // half-open: d claims, a lease as long as the 1-s period
+        step(3, 10, 3), // d's probe failed: open for d's 3 s (opening 2)
+        step(0, 100, 0), // a (0.5 s) shortens it: 0.5 s left, a 0.5-s period
+        step(2, 100, 0), // c leaves it
+        step(2, 400, 1), // half-open: c claims, a 0.5-s lease
+        step(0, 600, 0), // the lease lapsed: open for a's 0.5 s (opening 3)
+        step(3, 10, 0), // d leaves it
+        step(2, 400, 1), // half-open: c claims
+        step(2, 10, 3), // c's probe failed: open for c's 3 s (opening 4)
+        step(3, 3000, 1), // half-open: d claims, a 3-s lease
+        step(0, 100, 0), // a shortens the period and d's lease to 0.5 s
+        step(1, 600, 0), // the lease lapsed: open for b's 1 s (opening 5)
+      ],
+    );
+    expect(states).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 2, 1, 1, 1, 2, 1, 1, 2, 1, 2, 2, 1]);
+    expect([...shortened].sort()).toEqual(['l', 'om', 'ou']);
+  });
+
+  it('every reply is the same for random traces of members whose periods differ', async () => {
+    shortened.clear();
+    await fc.assert(
+      fc.asyncProperty(
+        ruleArb,
+        fc.array(periodsArb, { minLength: MEMBERS.length, maxLength: MEMBERS.length }),
+        fc.array(stepArb, { minLength: 5, maxLength: 80 }),
+        async (rule, periods, steps) => {
+          await trace(rule, periods, steps);
+        },
+      ),
+      { numRuns: 80 },
+    );
+    expect(shortened.has('ou')).toBe(true);
   });
 
   let cachedSha: string | undefined;

@@ -32,6 +32,9 @@
  *   moment it expired. A result is applied once: its lease goes with it.
  * - Every change of state moves the epoch on and clears the snapshots; a closing also counts one
  *   more closing `k`, by which members know the service answered a probe again.
+ * - **Bounds.** An open state holds the reporting member no longer than the longest open period it
+ *   would ever propose: longer time left, a longer period or a longer probe lease is shortened to
+ *   it in place, before the step (`boundOpen`).
  */
 
 /** The constants of the fleet rule, read by the Lua text too (breaker-script.ts). */
@@ -53,7 +56,7 @@ export const BREAKER = {
   /** `maxHalfOpenProbes` at most. */
   maxProbes: 100,
   /** Each key of a report takes this many ARGV entries, and its reply this many values. */
-  argsPerKey: 11,
+  argsPerKey: 12,
   replyPerKey: 17,
   /** ARGV entries before the keys' own. */
   headArgs: 13,
@@ -162,6 +165,12 @@ export interface KeyReport {
   readonly seed: FleetSeed;
   /** Open periods the member proposes for openings 1, 2, … (the last one for any later). */
   readonly periods: readonly number[];
+  /**
+   * The longest open period the member would ever propose (its `openBackoff`'s largest draw over
+   * those openings, at most a day; 0: none known, a day bounds): a stored open state binds it no
+   * longer than this (see {@link boundOpen}).
+   */
+  readonly longestMs: number;
 }
 
 /** What the fleet answers about one key. */
@@ -211,6 +220,49 @@ export const opens = (rule: FleetRule, st: Pick<FleetState, 'C' | 'F' | 'M'>, me
 export function periodFor(periods: readonly number[], n: number, fallback: number): number {
   if (periods.length === 0) return fallback;
   return periods[Math.min(n, periods.length) - 1] as number;
+}
+
+/** A field {@link boundOpen} shortened, and the value it held (as the Lua quotes it). */
+export interface BoundedField {
+  readonly field: 'ou' | 'om' | 'l';
+  readonly value: string;
+}
+
+/**
+ * Bounds an open state by what the reporting member would ever choose, as the Lua does before
+ * each report's step: what is left of the open period (`ou - now`) and the period itself (`om`)
+ * at most `longestMs` (a day when 0), each probe lease at most `probeTimeoutMs` from now (or
+ * `longestMs` without one: a lease then lasts the open period). Returns the fields it shortened,
+ * in that order; an empty list leaves the state as it was.
+ *
+ * Why a clamp and not a repair (a new generation from the member's seed): a longer state can be
+ * sound — a member with a longer `openBackoff` opened it, as happens throughout a rolling deploy
+ * of new options. A repair would close the fleet under a new generation, its evidence dropped and
+ * every member calling the service again, each time such a member opened it; and the seed it
+ * repairs from mirrors the fleet's last state, so it can hold the same long period. A clamp keeps
+ * the state open, with its generation, epoch and evidence, and converges: each member shortens
+ * only what would bind it beyond its own bound, so the fleet ends at the narrowest bound of its
+ * members, and a state within every bound is left as it is.
+ */
+export function boundOpen(st: FleetState, rule: FleetRule, longestMs: number, now: number): BoundedField[] {
+  const out: BoundedField[] = [];
+  if (st.s !== 1) return out;
+  const most = longestMs >= 1 && longestMs < BREAKER.dayMs ? longestMs : BREAKER.dayMs;
+  if (st.ou > now + most) {
+    out.push({ field: 'ou', value: String(st.ou) });
+    st.ou = now + most;
+  }
+  if (st.om > most) {
+    out.push({ field: 'om', value: String(st.om) });
+    st.om = most;
+  }
+  const lease = rule.probeTimeoutMs > 0 ? Math.min(rule.probeTimeoutMs, BREAKER.dayMs) : most;
+  st.leases = st.leases.map((l) => {
+    if (l.expiry <= now + lease) return l;
+    out.push({ field: 'l', value: `${l.member}:${l.id}:${l.expiry}` });
+    return { member: l.member, id: l.id, expiry: now + lease };
+  });
+  return out;
 }
 
 /** A fresh state from a member's seed (an open seed resumes its openings and what was left of its period). */
@@ -300,6 +352,7 @@ export function stepKey(
   now: number,
 ): KeyReply {
   const st = key.state;
+  boundOpen(st, rule, report.longestMs, now);
   prune(rule, key, now);
   // A lease that lapsed without a result: its probe failed as of that moment.
   if (st.s === 1 && st.leases.length > 0) {

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import {
   BREAKER,
+  boundOpen,
   type FleetKey,
   type FleetRule,
   type KeyReport,
@@ -60,6 +61,7 @@ export function breakerModel(clock: Clock): RedisScripts & BreakerModelControls 
         leaseId: at(5),
         seed: { s: at(6) === 1 ? 1 : 0, n: at(7), remainingMs: at(8), om: at(9) },
         periods: (a[b + 10] ?? '').split(',').filter(Boolean).map(Number),
+        longestMs: at(11),
       };
       const name = keysOf[3 * i] as string;
       let key = keys.get(name);
@@ -67,8 +69,10 @@ export function breakerModel(clock: Clock): RedisScripts & BreakerModelControls 
         key = { state: seeded(report.seed, Number(a[2]), now), members: new Map() };
         keys.set(name, key);
       }
+      // The step bounds the state too; bounding it first names what was shortened, as the Lua does.
+      const first = boundOpen(key.state, rule, report.longestMs, now)[0];
       const r = stepKey(rule, key, member, seq, report, now);
-      out.push(...replyValues(r).map(String), '', '', '');
+      out.push(...replyValues(r).map(String), ...(first ? [name, first.field, first.value] : ['', '', '']));
     }
     return out;
   };

@@ -42,6 +42,7 @@ function report(g: number, e: number, calls: number, failures: number, op = 0, l
     leaseId,
     seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
     periods: [100],
+    longestMs: 100,
   };
 }
 

@@ -17,8 +17,9 @@ import { BREAKER, FLEET_REASONS, PROBE_OPS } from './breaker-law.js';
  * [11] memberFailureRate, [12] the keys' idle expiry in ms, [13] the report's sequence number; then for each key BREAKER.argsPerKey
  * entries: the generation and epoch the snapshot belongs to, its calls and failures, the probe op
  * (breaker-law.ts PROBE_OPS) and its lease id, the seed (state 0/1, openings, remaining ms, open
- * period ms: the caller's last good view, to recreate a missing or broken state from), and the
- * open periods it proposes for openings 1, 2, … (comma-separated).
+ * period ms: the caller's last good view, to recreate a missing or broken state from), the
+ * open periods it proposes for openings 1, 2, … (comma-separated), and the longest open period it
+ * would ever propose (ms; 0: a day). 'inspect' takes one key's entries too, for that last one.
  *
  * Returns, for each key, BREAKER.replyPerKey values: state (0 closed, 1 open, 2 half-open),
  * openings, remaining ms, open period ms, epoch, closings, generation, the caller's lease id (or
@@ -34,6 +35,14 @@ import { BREAKER, FLEET_REASONS, PROBE_OPS } from './breaker-law.js';
  * with their index and with the sums; each one read must be four numbers in their domains: if not,
  * the fleet's evidence is dropped (the members send theirs again within a report period) and the
  * state kept.
+ *
+ * Bounds (breaker-law.ts `boundOpen`, the same rule): a sound open state binds the caller no longer
+ * than the longest open period it would ever propose — what is left of the period (`ou`) and the
+ * period (`om`) are shortened to it, and each probe lease to `probeTimeoutMs` (else that period) —
+ * and written back with the same generation, epoch and evidence: a clamp, not a repair, so that
+ * members whose `openBackoff` differ (a rolling deploy) converge on the narrowest bound instead of
+ * resetting the fleet at each opening. The reply names the first field shortened as it names a
+ * repaired one; 'inspect' lists each one it would shorten.
  */
 export const BREAKER_SCRIPT = `local function exact(x) return string.format('%.17g', x) end
 local function whole(x, a, b) return x ~= nil and x == math.floor(x) and x >= a and x <= b end
@@ -62,6 +71,29 @@ local function periodFor(periods, n, fallback)
   if #periods == 0 then return fallback end
   if n > #periods then n = #periods end
   return periods[n]
+end
+-- A sound open state shortened to the caller's bounds: the longest period it would propose (ARGV
+-- at base + 12; 0 or none: a day), and its probe lease.
+local function bound(H, st, base)
+  if st.s ~= 1 then return end
+  local most = tonumber(ARGV[base + 12])
+  if not (most ~= nil and most >= 1 and most < DAY) then most = DAY end
+  if st.ou > now + most then
+    fault(H, 'ou', exact(st.ou))
+    st.ou = now + most
+  end
+  if st.om > most then
+    fault(H, 'om', exact(st.om))
+    st.om = most
+  end
+  local lease = most
+  if probeMs > 0 then lease = math.min(probeMs, DAY) end
+  for _, x in ipairs(st.leases) do
+    if x.expiry > now + lease then
+      fault(H, 'l', x.member .. ':' .. exact(x.id) .. ':' .. exact(x.expiry))
+      x.expiry = now + lease
+    end
+  end
 end
 
 -- The stored state of H, checked: the state (nil when missing or unsound) and the raw fields.
@@ -199,7 +231,10 @@ if mode == 'inspect' then
   local H, MB = KEYS[1], KEYS[2]
   local st, raw = load(H)
   local values = {}
-  if st then reply(st, values) end
+  if st then
+    reply(st, values)
+    bound(H, st, HEAD)
+  end
   local held = 0
   if kind(MB) == 'hash' then held = redis.call('HLEN', MB) end
   return { values, raw, held, faults }
@@ -267,6 +302,7 @@ for i = 1, nkeys do
   end
   local periods = {}
   for p in string.gmatch(ARGV[base + 11], '[^,]+') do periods[#periods + 1] = tonumber(p) end
+  bound(H, st, base)
   local function open(n, at, reason)
     st.s, st.n = 1, n
     st.om = periodFor(periods, n, st.om)

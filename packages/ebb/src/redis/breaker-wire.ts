@@ -36,6 +36,7 @@ export function keyArgs(k: KeyReport): string[] {
     String(Math.max(0, Math.round(k.seed.remainingMs))),
     String(Math.max(0, Math.round(k.seed.om))),
     k.periods.map((p) => String(Math.max(1, Math.round(p)))).join(','),
+    String(Math.max(0, Math.round(k.longestMs))),
   ];
 }
 

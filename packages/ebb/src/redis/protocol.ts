@@ -27,7 +27,9 @@ export type SharedMode = 'syncing' | 'shared' | 'local';
  * - `'repair'`: this process found a stored value outside its own bounds (or a key of another
  *   type or layout, or a field missing) and rewrote the state from its last good view, else its
  *   initial state: `key`, `field` and `value` name the first bad one (`field` `'(type)'`,
- *   `'(layout)'`, … for a whole key).
+ *   `'(layout)'`, … for a whole key). The fleet circuit breaker also names a field of an open
+ *   state that held this process longer than its longest open period, which it shortened in place
+ *   (`'ou'`, `'om'`, `'l'`: same generation, evidence kept).
  */
 export interface SharedEvent {
   readonly type: 'fallback' | 'resync' | 'state-lost' | 'repair';

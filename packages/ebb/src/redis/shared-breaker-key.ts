@@ -165,8 +165,15 @@ export class KeyState {
     return f !== undefined && f.lease >= 0 && f.lease !== this.spentLease && now - this.heardAt < f.leaseRemainingMs;
   }
 
-  /** One step of the local breaker with this member's window, and a probe op. */
-  stepLocal(rule: FleetRule, periods: readonly number[], now: number, op: ProbeOp, leaseId: number): KeyReply {
+  /** One step of the local breaker with this member's window, and a probe op; `longestMs` bounds its open state. */
+  stepLocal(
+    rule: FleetRule,
+    periods: readonly number[],
+    longestMs: number,
+    now: number,
+    op: ProbeOp,
+    leaseId: number,
+  ): KeyReply {
     const st = this.local.state;
     const [calls, failures] = this.localWindow.sums(now);
     const before = st.e;
@@ -179,6 +186,7 @@ export class KeyState {
       leaseId,
       seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
       periods,
+      longestMs,
     };
     const r = stepKey(rule, this.local, 'self', ++this.#localSeq, report, now);
     if (r.epoch !== before) {

@@ -186,6 +186,22 @@ const defaultOpenBackoff = /* @__PURE__ */ exponential({
 
 const OUTCOMES: readonly string[] = ['success', 'throttled', 'failure'];
 
+/** The largest number a `Random` returns: 1 − 2^-53. */
+const LARGEST_DRAW = 1 - 2 ** -53;
+
+/** A key's entries that say nothing of a key: what 'reset' sends ('inspect' adds its longest period). */
+const CLOSED: KeyReport = {
+  generation: 0,
+  epoch: -1,
+  calls: 0,
+  failures: 0,
+  op: PROBE_OPS.none,
+  leaseId: 0,
+  seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
+  periods: [],
+  longestMs: 0,
+};
+
 let knownSha: string | undefined;
 /**
  * The script's SHA-1, computed once per process. The digest runs off the main thread, so a
@@ -257,6 +273,7 @@ class Breaker implements SharedCircuitBreaker {
   readonly #timer: Rearm;
   #due = Number.POSITIVE_INFINITY;
   #periods: number[] | undefined;
+  #envelope: number | undefined;
   #seq = 0;
   /** The latest command answered: an older one's failure arriving after it changes no mode. */
   #answeredSeq = 0;
@@ -425,23 +442,15 @@ class Breaker implements SharedCircuitBreaker {
   async inspect(key = ''): Promise<SharedBreakerInspection> {
     this.#checkKey('inspect', key);
     const keys = this.#redisKeysOf(key);
-    const args = reportArgs('inspect', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, []);
+    // One key's entries, for the longest open period: inspect() lists what this member would shorten.
+    const bound: KeyReport = { ...CLOSED, longestMs: this.#longest() };
+    const args = reportArgs('inspect', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, [bound]);
     return parseInspection(this.#where, keys[0] as string, await this.#bounded(this.#run(keys, args)));
   }
 
   async reset(key = ''): Promise<void> {
     this.#checkKey('reset', key);
-    const closed: KeyReport = {
-      generation: 0,
-      epoch: -1,
-      calls: 0,
-      failures: 0,
-      op: PROBE_OPS.none,
-      leaseId: 0,
-      seed: { s: 0, n: 0, remainingMs: 0, om: 0 },
-      periods: [],
-    };
-    const args = reportArgs('reset', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, [closed]);
+    const args = reportArgs('reset', this.#id, newGeneration(), this.#rule, this.#keyTtlMs, 0, [CLOSED]);
     const reply = await this.#bounded(this.#run(this.#redisKeysOf(key), args));
     const r = parseReply(this.#where, reply, 1)[0] as CheckedReply;
     // This member goes on from the reset state at once (its own reset is no lost state to it).
@@ -502,8 +511,27 @@ class Breaker implements SharedCircuitBreaker {
 
   /** The open periods this member proposes for openings 1, 2, …: drawn once per state change it hears. */
   #proposals(): number[] {
-    if (this.#periods) return this.#periods;
-    const run = this.#openBackoff.start(this.#random);
+    this.#periods ??= this.#draw(this.#random);
+    return this.#periods;
+  }
+
+  /**
+   * The longest open period this member would ever propose, which bounds the fleet's open state
+   * for it (breaker-law.ts `boundOpen`): its `openBackoff` run with the largest draw a `Random`
+   * can give (1 − 2^-53), so that each jittered step is at the top of its range, over the
+   * openings it proposes for — and never below one of its own proposals (a policy whose waits do
+   * not grow with its draws). Not the longest of its proposals: those are draws, and a member of
+   * the same options can draw longer; bounded by its own draws, each member would shorten the
+   * others' periods in a fleet whose options agree.
+   */
+  #longest(): number {
+    this.#envelope ??= Math.max(...this.#draw(() => LARGEST_DRAW));
+    return Math.max(this.#envelope, ...this.#proposals());
+  }
+
+  /** `openBackoff`'s first waits with `random`, each within [1 ms, a day]; 5 s when it gives none. */
+  #draw(random: Random | undefined): number[] {
+    const run = this.#openBackoff.start(random);
     const out: number[] = [];
     for (let i = 0; i < BREAKER.maxPeriods; i++) {
       const ms: unknown = run.next();
@@ -516,7 +544,6 @@ class Breaker implements SharedCircuitBreaker {
       out.push(Math.min(BREAKER.dayMs, Math.max(1, Math.round(ms))));
     }
     if (out.length === 0) out.push(5000);
-    this.#periods = out;
     return out;
   }
 
@@ -549,7 +576,7 @@ class Breaker implements SharedCircuitBreaker {
       throw new FleetRefusal('open', Math.max(0, k.local.state.ou - now), 'local', k.name);
     }
     const id = k.newLeaseId();
-    const r = k.stepLocal(this.#localRule, this.#proposals(), now, PROBE_OPS.claim, id);
+    const r = k.stepLocal(this.#localRule, this.#proposals(), this.#longest(), now, PROBE_OPS.claim, id);
     if (r.lease === id) {
       this.#s.refusedByLocal--;
       return new SharedTicket(k, 'local-probe', now, fleetEpoch, r.epoch, id);
@@ -644,7 +671,7 @@ class Breaker implements SharedCircuitBreaker {
     const k = ticket.key;
     const op = failed ? PROBE_OPS.failure : PROBE_OPS.success;
     if (ticket.kind === 'local-probe') {
-      k.stepLocal(this.#localRule, this.#proposals(), now, op, ticket.leaseId);
+      k.stepLocal(this.#localRule, this.#proposals(), this.#longest(), now, op, ticket.leaseId);
       return;
     }
     if (ticket.kind === 'fleet-probe') {
@@ -662,7 +689,7 @@ class Breaker implements SharedCircuitBreaker {
     if (ticket.fleetEpoch === (k.fleet?.epoch ?? -1)) k.fleetWindow.add(failed, now);
     if (ticket.localEpoch === k.local.state.e && k.local.state.s === 0) {
       k.localWindow.add(failed, now);
-      k.stepLocal(this.#localRule, this.#proposals(), now, PROBE_OPS.none, 0);
+      k.stepLocal(this.#localRule, this.#proposals(), this.#longest(), now, PROBE_OPS.none, 0);
     }
     if (failed) this.#arm(this.#reportMs / 4);
   }
@@ -672,7 +699,14 @@ class Breaker implements SharedCircuitBreaker {
     ticket.done = true;
     const k = ticket.key;
     if (ticket.kind === 'local-probe') {
-      k.stepLocal(this.#localRule, this.#proposals(), this.#clock.now(), PROBE_OPS.release, ticket.leaseId);
+      k.stepLocal(
+        this.#localRule,
+        this.#proposals(),
+        this.#longest(),
+        this.#clock.now(),
+        PROBE_OPS.release,
+        ticket.leaseId,
+      );
     } else if (ticket.kind === 'fleet-probe') {
       k.fleetProbes = Math.max(0, k.fleetProbes - 1);
       k.spentLease = ticket.leaseId;
@@ -759,6 +793,7 @@ class Breaker implements SharedCircuitBreaker {
         leaseId: op?.leaseId ?? 0,
         seed: k.seed(now),
         periods,
+        longestMs: this.#longest(),
       };
     });
     const seq = ++this.#seq;
