@@ -29,7 +29,7 @@ import {
   msOption,
   newGeneration,
   processId,
-  RECONNECT,
+  Reconnect,
   type SharedEvent,
   type SharedListener,
   type SharedMode,
@@ -280,8 +280,7 @@ class Breaker implements SharedCircuitBreaker {
   #sha: string | undefined;
   #mode: SharedMode = 'syncing';
   #reporting: Promise<void> | undefined;
-  #reconnect: ReturnType<typeof RECONNECT.start> | undefined;
-  #nextTryMs = Number.NEGATIVE_INFINITY;
+  readonly #reconnect = new Reconnect();
   #closed = false;
   #s = {
     commands: 0,
@@ -732,7 +731,7 @@ class Breaker implements SharedCircuitBreaker {
       this.#arm(this.#reportMs / 4);
       return;
     }
-    const wait = this.#nextTryMs - this.#clock.now();
+    const wait = this.#reconnect.waitMs(this.#clock.now());
     if (wait > 0) {
       this.#arm(wait);
       return;
@@ -806,8 +805,7 @@ class Breaker implements SharedCircuitBreaker {
       this.#s.errors++;
       // A later command was answered already: this failure is old news (a reply lost in a race).
       if (seq < this.#answeredSeq) return;
-      this.#reconnect ??= RECONNECT.start();
-      this.#nextTryMs = this.#clock.now() + this.#reconnect.next();
+      this.#reconnect.failed(this.#clock.now());
       // A claim that timed out may have been granted: the lease is handed back with the next report.
       if (claim && claim.key.pending === undefined)
         claim.key.pending = { op: PROBE_OPS.release, leaseId: claim.leaseId };
@@ -816,13 +814,12 @@ class Breaker implements SharedCircuitBreaker {
         this.#s.fallbacks++;
         this.#emit({ type: 'fallback', error, atMs: this.#clock.now() });
       }
-      this.#arm(Math.max(0, this.#nextTryMs - this.#clock.now()));
+      this.#arm(Math.max(0, this.#reconnect.waitMs(this.#clock.now())));
       return;
     }
     const received = this.#clock.now();
     this.#answeredSeq = Math.max(this.#answeredSeq, seq);
-    this.#reconnect = undefined;
-    this.#nextTryMs = Number.NEGATIVE_INFINITY;
+    this.#reconnect.answered();
     if (this.#mode === 'local') {
       this.#s.resyncs++;
       this.#emit({ type: 'resync', error: undefined, atMs: received });
