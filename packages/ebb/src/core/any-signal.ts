@@ -16,18 +16,25 @@
  */
 export function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
   const controller = new AbortController();
+  const signal = controller.signal;
   if (a.aborted || b.aborted) {
     controller.abort((a.aborted ? a : b).reason);
-    return controller.signal;
+    return signal;
   }
   const link: Link = [new WeakRef(controller), a, b];
-  follow(a, link);
-  follow(b, link);
+  for (const source of [a, b]) {
+    const links = dependants.get(source);
+    if (links) links.add(link);
+    else {
+      dependants.set(source, new Set([link]));
+      source.addEventListener('abort', aborted);
+    }
+  }
   // The controller lives as long as its signal does (whoever holds the signal: a fetch, a body
   // still read), not longer: the sources reach it only through the WeakRef.
-  controllerOf.set(controller.signal, controller);
-  unhook.register(controller.signal, link, link);
-  return controller.signal;
+  controllerOf.set(signal, controller);
+  unhook.register(signal, link);
+  return signal;
 }
 
 /** One combined signal: its controller (weakly) and its two sources. */
@@ -39,37 +46,24 @@ const dependants = /* @__PURE__ */ new WeakMap<AbortSignal, Set<Link>>();
 /** Each combined signal's controller, held by the signal (a WeakMap's entry lives as its key does). */
 const controllerOf = /* @__PURE__ */ new WeakMap<AbortSignal, AbortController>();
 
-/** Takes a collected combined signal off its sources' lists. */
+/** Takes a collected combined signal off its sources' lists (a no-op once either aborted). */
 const unhook = /* @__PURE__ */ new FinalizationRegistry<Link>(drop);
 
-function follow(source: AbortSignal, link: Link): void {
-  const links = dependants.get(source);
-  if (links !== undefined) links.add(link);
-  else {
-    dependants.set(source, new Set([link]));
-    source.addEventListener('abort', aborted);
-  }
-}
-
-/** A dependant aborted or was collected: it leaves both sources' lists. */
+/** A dependant aborted or was collected: it leaves both sources' lists, and a source left with none loses the listener. */
 function drop(link: Link): void {
-  leave(link[1], link);
-  leave(link[2], link);
-}
-
-function leave(source: AbortSignal, link: Link): void {
-  const links = dependants.get(source);
-  if (links?.delete(link) && links.size === 0) {
-    dependants.delete(source);
-    source.removeEventListener('abort', aborted);
+  for (const source of [link[1], link[2]]) {
+    const links = dependants.get(source);
+    if (links?.delete(link) && links.size === 0) {
+      dependants.delete(source);
+      source.removeEventListener('abort', aborted);
+    }
   }
 }
 
-/** A source aborted: every live dependant aborts with its reason, and leaves both lists first. */
+/** A source aborted: every live dependant leaves both lists and aborts with the source's reason. */
 function aborted(this: AbortSignal): void {
   for (const link of dependants.get(this) ?? []) {
     drop(link);
-    unhook.unregister(link);
     link[0].deref()?.abort(this.reason);
   }
 }
