@@ -507,6 +507,44 @@ describe('withRetry: the caller signal', () => {
     expect(given.aborted).toBe(true);
   });
 
+  it('one signal shared by 50 calls, each retried once, carries one listener (none once it aborts) and raises no MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const listen = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on('warning', listen);
+    try {
+      const clock = virtualClock();
+      // Each call: a 503, then a 200.
+      const s = scripted(clock, [(call) => new Response('x', { status: s.calls.indexOf(call) % 2 === 0 ? 503 : 200 })]);
+      const shared = new AbortController();
+      const f = withRetry(s.fetchImpl, {
+        backoff: constant({ delayMs: 10, maxAttempts: 2, jitter: noJitter }),
+        budget: false,
+        clock,
+      });
+      // Held, as a caller holds responses whose bodies it still reads: their signals stay live.
+      const responses: Response[] = [];
+      for (let i = 0; i < 50; i++) {
+        const p = f('http://127.0.0.1/x', { signal: shared.signal });
+        await clock.runAll();
+        responses.push(await p);
+      }
+      expect(s.calls).toHaveLength(100);
+      expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
+      expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+      await new Promise((resolve) => setImmediate(resolve)); // Node.js emits its warnings on a later tick
+      expect(warnings.filter((name) => name === 'MaxListenersExceededWarning')).toEqual([]);
+      // Still followed: the caller's abort reaches every held response's fetch signal.
+      shared.abort(new Error('shutting down'));
+      const given = s.calls.slice(1).filter((_, i) => i % 2 === 0);
+      expect(given.filter((c) => c.init?.signal?.aborted === true)).toHaveLength(50);
+      expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    } finally {
+      process.off('warning', listen);
+    }
+  });
+
   it("a Request's own signal counts as the caller's", async () => {
     const clock = virtualClock();
     const s = scripted(clock, [503]);

@@ -22,17 +22,21 @@ export function isRetryError(value: unknown): value is RetryError {
 /**
  * True for a `TimeoutError` — what `timeout(ms)` rejects with (and aborts the attempt's signal
  * with) when its time runs out, and what `AbortSignal.timeout()` produces: a `DOMException`, not a
- * class of ebb's, so recognised by its `name`. Never throws.
+ * class of ebb's, so recognised by its `name`. Never throws. A type guard to what it checks, an
+ * object whose `name` is `'TimeoutError'` (not `DOMException`: any error may carry that name).
  *
  * @example
  * try { await api.execute(op); } catch (e) { if (isTimeoutError(e)) metrics.timeouts++; }
  */
-export function isTimeoutError(error: unknown): boolean {
+export function isTimeoutError(error: unknown): error is { readonly name: 'TimeoutError' } {
   return prop(error, 'name') === 'TimeoutError';
 }
 
-/** True for the errors aborts produce (`AbortError`), which the default classifier never retries. */
-export function isAbortError(error: unknown): boolean {
+/**
+ * True for the errors aborts produce (`AbortError`), which the default classifier never retries.
+ * A type guard to what it checks, an object whose `name` is `'AbortError'`.
+ */
+export function isAbortError(error: unknown): error is { readonly name: 'AbortError' } {
   return prop(error, 'name') === 'AbortError';
 }
 

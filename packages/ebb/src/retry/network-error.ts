@@ -83,6 +83,10 @@ export function codeIn(error: unknown, codes: ReadonlySet<string>, depth: number
  * runtime's shape). Aborts and timeouts of the caller's own making are not network errors. Never
  * throws: a hostile value (a throwing getter, a revoked proxy) is not a network error.
  *
+ * A `boolean`, not a type guard: what it recognises has no one shape (the code may sit deep in
+ * the `cause` chain), and a guard to `object` would tell TypeScript, where it answers `false`,
+ * that the value is no object — an `Error` it rejects would be narrowed away.
+ *
  * @example
  * try { await fetch(url); } catch (e) { if (isNetworkError(e)) scheduleRetry(); else throw e; }
  */
