@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, parseNumber } from './duration.js';
+import { formatDuration, MAX_TIMER_MS, parseDuration, parseNumber, timerMs } from './duration.js';
 
 describe('parseDuration', () => {
   it('reads every unit into milliseconds', () => {
@@ -30,6 +30,29 @@ describe('parseDuration', () => {
         `--initial expects a duration such as 500ms, 1.5s, 2m or 51.2us, got "${bad}"`,
       );
     }
+  });
+});
+
+describe('timerMs', () => {
+  it('reads a duration up to the longest timer Node.js keeps, 2^31 − 1 ms', () => {
+    expect(MAX_TIMER_MS).toBe(2 ** 31 - 1);
+    expect(timerMs('--kill-after', '1.5s')).toBe(1_500);
+    expect(timerMs('--kill-after', '596h')).toBe(2_145_600_000);
+    expect(timerMs('--kill-after', '2147483647ms')).toBe(MAX_TIMER_MS);
+  });
+
+  it('refuses a longer one, naming the flag and the value as typed', () => {
+    expect(() => timerMs('--kill-after', '2147483648ms')).toThrow(
+      '--kill-after must be at most 596h (2147483647 ms, the longest timer Node.js keeps), got "2147483648ms"',
+    );
+    expect(() => timerMs('--attempt-timeout', '597h')).toThrow(
+      '--attempt-timeout must be at most 596h (2147483647 ms, the longest timer Node.js keeps), got "597h"',
+    );
+  });
+
+  it('refuses what parseDuration refuses, with its message', () => {
+    expect(() => timerMs('--attempt-timeout', 'soon')).toThrow(/^--attempt-timeout expects a duration/);
+    expect(() => timerMs('--attempt-timeout', 'Infinity')).toThrow(/^--attempt-timeout expects a duration/);
   });
 });
 

@@ -1,12 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { RetryError, retry, seeded, systemClock } from 'ebb';
-import { formatDuration, parseDuration, parseNumber, parseSeed } from './duration.js';
+import { formatDuration, parseNumber, parseSeed, timerMs } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { UsageError } from './usage-error.js';
-
-/** The longest delay Node.js's timers keep, 2^31 − 1 ms (about 596 h). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** Flags of `ebb run`. */
 export interface RunFlags extends Omit<PolicyFlags, 'preset'> {
@@ -112,21 +109,9 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
   // The same builder as `ebb schedule`: the schedule of these flags is what this run does.
   const { backoff } = policyFromFlags(flags);
   const seed = flags.seed === undefined ? undefined : parseSeed(flags.seed);
-  const timeoutMs =
-    flags.attemptTimeout === undefined ? Infinity : parseDuration('--attempt-timeout', flags.attemptTimeout);
+  const timeoutMs = flags.attemptTimeout === undefined ? Infinity : timerMs('--attempt-timeout', flags.attemptTimeout);
   if (timeoutMs <= 0) throw new UsageError('--attempt-timeout must be longer than 0');
-  const graceMs = flags.killAfter === undefined ? 1_000 : parseDuration('--kill-after', flags.killAfter);
-  // Node.js runs a longer timer at once (after 1 ms, with a TimeoutOverflowWarning).
-  for (const [flag, ms] of [
-    ['--attempt-timeout', timeoutMs],
-    ['--kill-after', graceMs],
-  ] as const) {
-    if (ms > MAX_TIMER_MS && ms !== Infinity) {
-      throw new UsageError(
-        `${flag} must be at most 596h (${MAX_TIMER_MS} ms, the longest timer Node.js keeps), got "${flag === '--kill-after' ? flags.killAfter : flags.attemptTimeout}"`,
-      );
-    }
-  }
+  const graceMs = flags.killAfter === undefined ? 1_000 : timerMs('--kill-after', flags.killAfter);
   const retryOn = flags.retryOnExit === undefined ? undefined : parseExitCodes(flags.retryOnExit);
   const say = flags.quiet ? () => {} : io.report;
   const [file, ...args] = command as [string, ...string[]];
