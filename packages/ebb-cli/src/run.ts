@@ -40,7 +40,10 @@ class AttemptFailed extends Error {
   constructor(
     readonly status: number,
     message: string,
-    /** Spawning failed (command not found, not executable): retrying will not help. */
+    /**
+     * Retrying will not help: spawning failed (command not found, not executable), or the
+     * command's output goes nowhere (SIGPIPE).
+     */
     readonly permanent = false,
   ) {
     super(message);
@@ -102,7 +105,8 @@ class Child {
  * attempts and waits on stderr; stops the command's process group on `--attempt-timeout` and on
  * SIGINT/SIGTERM/SIGHUP/SIGQUIT. Returns the exit status to use: the last attempt's, 124 for a
  * timeout, 127 for a command that cannot be found, 128 + the signal's number when interrupted
- * (130, 143, 129, 131).
+ * (130, 143, 129, 131) or when the command was killed by a signal (141 for SIGPIPE, which is not
+ * retried).
  */
 export async function runCommand(flags: RunFlags, command: readonly string[], io: RunIO): Promise<number> {
   if (command.length === 0) throw new UsageError('run needs a command: ebb run [options] -- command args…');
@@ -160,6 +164,15 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
       if (outcome.code !== null)
         throw new AttemptFailed(outcome.code, `attempt ${attempt} exited with ${outcome.code}`);
       const number = constants.signals[outcome.signal as NodeJS.Signals] ?? 0;
+      // The reader of its output has gone (`ebb run -- yes | head -1`): another attempt would
+      // write into the same closed pipe, so the run ends as the command did.
+      if (outcome.signal === 'SIGPIPE') {
+        throw new AttemptFailed(
+          128 + number,
+          `attempt ${attempt} was killed by SIGPIPE: the reader of its output has gone; not retried`,
+          true,
+        );
+      }
       throw new AttemptFailed(128 + number, `attempt ${attempt} was killed by ${outcome.signal}`);
     } finally {
       timer.abort();
