@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, MAX_TIMER_MS, parseDuration, parseNumber, timerMs } from './duration.js';
+import { formatDuration, MAX_TIMER_MS, parseDuration, parseNumber, positiveDuration, timerMs } from './duration.js';
 
 describe('parseDuration', () => {
   it('reads every unit into milliseconds', () => {
@@ -30,6 +30,19 @@ describe('parseDuration', () => {
         `--initial expects a duration such as 500ms, 1.5s, 2m or 51.2us, got "${bad}"`,
       );
     }
+  });
+});
+
+describe('positiveDuration', () => {
+  it('reads a duration longer than 0, and refuses 0 with the value typed and one to use', () => {
+    expect(positiveDuration('--service', '1us', '10ms')).toBeCloseTo(0.001, 12);
+    expect(positiveDuration('--service', '2s', '10ms')).toBe(2_000);
+    for (const zero of ['0', '0ms', '0.0s', '1e-400ms']) {
+      expect(() => positiveDuration('--service', zero, '10ms')).toThrow(
+        `--service must be longer than 0, got "${zero}": such as 10ms`,
+      );
+    }
+    expect(() => positiveDuration('--service', 'soon', '10ms')).toThrow(/^--service expects a duration/);
   });
 });
 

@@ -33,6 +33,16 @@ export function parseDuration(flag: string, text: string, allowInfinity = false)
   return value;
 }
 
+/**
+ * Parses a duration that must be longer than 0, such as a service time that a simulation's size
+ * is divided by; `example` is a value to suggest (`10ms`).
+ */
+export function positiveDuration(flag: string, text: string, example: string): number {
+  const ms = parseDuration(flag, text);
+  if (ms === 0) throw new UsageError(`${flag} must be longer than 0, got "${text}": such as ${example}`);
+  return ms;
+}
+
 /** The longest delay Node.js's timers keep, 2^31 − 1 ms (about 596 h). */
 export const MAX_TIMER_MS = 2_147_483_647;
 
