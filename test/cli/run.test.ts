@@ -277,6 +277,10 @@ describe('ebb run, against real processes', () => {
   it.each([
     [['run'], /^ebb: missing required argument 'command'/],
     [['run', '--attempt-timeout', 'soon', '--', 'true'], /^ebb: --attempt-timeout expects a duration/],
+    [
+      ['run', '--attempt-timeout', '0ms', '--', 'true'],
+      /^ebb: --attempt-timeout must be longer than 0, got "0ms": such as 30s$/m,
+    ],
     [['run', '--retry-on-exit', '0', '--', 'true'], /^ebb: --retry-on-exit expects exit statuses from 1 to 255/],
     [['run', '--preset', 'nope', '--', 'true'], /^ebb: unknown preset "nope"/],
     // Longer than a Node.js timer keeps: it would fire after 1 ms (SIGKILL at once).

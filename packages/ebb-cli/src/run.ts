@@ -114,7 +114,9 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
   const { backoff } = policyFromFlags(flags);
   const seed = flags.seed === undefined ? undefined : parseSeed(flags.seed);
   const timeoutMs = flags.attemptTimeout === undefined ? Infinity : timerMs('--attempt-timeout', flags.attemptTimeout);
-  if (timeoutMs <= 0) throw new UsageError('--attempt-timeout must be longer than 0');
+  if (timeoutMs === 0) {
+    throw new UsageError(`--attempt-timeout must be longer than 0, got "${flags.attemptTimeout}": such as 30s`);
+  }
   const graceMs = flags.killAfter === undefined ? 1_000 : timerMs('--kill-after', flags.killAfter);
   const retryOn = flags.retryOnExit === undefined ? undefined : parseExitCodes(flags.retryOnExit);
   const say = flags.quiet ? () => {} : io.report;
