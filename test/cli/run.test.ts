@@ -172,6 +172,50 @@ describe('ebb run, against real processes', () => {
     expect(stderr).toMatch(new RegExp(`interrupted by ${signal}`));
   });
 
+  it('a command killed by SIGPIPE, the reader of its output gone, is not retried and ebb exits 141', async () => {
+    const count = join(dir, 'count');
+    const child = spawn(
+      process.execPath,
+      [BIN, 'run', '--delay', '10ms', '--max-attempts', '3', '--', 'sh', '-c', counting(count, 'exec yes')],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    // Read the first line, then go away as `head -1` does: yes's next write meets a closed pipe.
+    child.stdout?.once('data', () => child.stdout?.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(141);
+    expect(readFileSync(count, 'utf8').trim()).toBe('1');
+    expect(stderr.trim().split('\n')).toEqual([
+      'ebb run: attempt 1 was killed by SIGPIPE: the reader of its output has gone; not retried',
+    ]);
+  });
+
+  it('a command killed by another signal is retried, and its status is 128 + the signal', async () => {
+    const count = join(dir, 'count');
+    const r = await ebb([
+      'run',
+      '--delay',
+      '1ms',
+      '--jitter',
+      'none',
+      '--max-attempts',
+      '2',
+      '--',
+      'sh',
+      '-c',
+      counting(count, 'kill -USR1 $$'),
+    ]);
+    expect(r.code).toBe(138);
+    expect(readFileSync(count, 'utf8').trim()).toBe('2');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'ebb run: attempt 1 was killed by SIGUSR1; retrying in 1 ms (attempt 2 of 2)',
+      'ebb run: attempt 2 was killed by SIGUSR1; giving up after 2 attempts (maxAttempts)',
+    ]);
+  });
+
   it('--retry-on-exit retries only the listed statuses', async () => {
     const count = join(dir, 'count');
     const stop = await ebb([
@@ -233,6 +277,10 @@ describe('ebb run, against real processes', () => {
   it.each([
     [['run'], /^ebb: missing required argument 'command'/],
     [['run', '--attempt-timeout', 'soon', '--', 'true'], /^ebb: --attempt-timeout expects a duration/],
+    [
+      ['run', '--attempt-timeout', '0ms', '--', 'true'],
+      /^ebb: --attempt-timeout must be longer than 0, got "0ms": such as 30s$/m,
+    ],
     [['run', '--retry-on-exit', '0', '--', 'true'], /^ebb: --retry-on-exit expects exit statuses from 1 to 255/],
     [['run', '--preset', 'nope', '--', 'true'], /^ebb: unknown preset "nope"/],
     // Longer than a Node.js timer keeps: it would fire after 1 ms (SIGKILL at once).

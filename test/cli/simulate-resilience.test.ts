@@ -53,4 +53,14 @@ describe('ebb simulate outage | brownout | slow-tail, run as a process', () => {
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toContain('--budget');
   });
+
+  it.each([
+    ['brownout', '100ms'],
+    ['slow-tail', '10ms'],
+  ])('%s --service 0ms: the usage error alone, before any estimate of the run', async (model, example) => {
+    const r = await ebb(['simulate', model, '--service', '0ms', '--duration', '1h']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`ebb: --service must be longer than 0, got "0ms": such as ${example}\n`);
+  });
 });

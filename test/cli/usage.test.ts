@@ -126,6 +126,30 @@ describe('the ebb command line: help, version and the limits of its input', () =
     usageError(await ebb(args), message);
   });
 
+  it.each([
+    [
+      ['schedule', '--initial', '1s', '--initial', '2s'],
+      /^ebb: --initial given twice \("1s", then "2s"\); give it once$/,
+    ],
+    [
+      ['run', '--max-attempts', '3', '--max-attempts=5', '--', 'true'],
+      /^ebb: --max-attempts given twice \("3", then "5"\)/,
+    ],
+    [['simulate', 'overload', '--clients', '10', '--clients', '20'], /^ebb: --clients given twice \("10", then "20"\)/],
+    [['demo', '--seed', '1', '--seed', '2'], /^ebb: --seed given twice \("1", then "2"\)/],
+  ])('%j: a flag given twice is refused, one line, exit 2', async (args, message) => {
+    usageError(await ebb(args), message);
+  });
+
+  it('a flag without a value may be given twice; the command after ebb run -- keeps its own flags', async () => {
+    const json = await ebb(['schedule', 'sip', '--json', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).name).toBe('sip');
+    const run = await ebb(['run', '--delay', '1ms', '--quiet', '--', 'echo', '--delay', '2ms', '--delay']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('--delay 2ms --delay\n');
+  });
+
   it('an --svg or --png path that cannot be written: one line naming the flag and the path, exit 2, before the simulation', async () => {
     usageError(
       await ebb(['simulate', 'overload', '--svg', '/nonexistent/dir/x.svg']),

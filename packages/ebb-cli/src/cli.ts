@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { findPreset } from 'ebb';
 import { registerDemo } from './demo.js';
 import { CUSTOM_DEFAULTS } from './policy.js';
+import { refuseRepeatedFlags } from './repeated-flags.js';
 import { type RunFlags, type RunIO, runCommand, STOP_SIGNALS } from './run.js';
 import { MAX_ROWS, type ScheduleFlags, schedule } from './schedule.js';
 import { registerSimulate } from './simulate.js';
@@ -171,6 +172,7 @@ export function program(env: Environment): Command {
     });
   registerSimulate(root, env);
   registerDemo(root, env);
+  refuseRepeatedFlags(root);
   return root;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, parseNumber } from './duration.js';
+import { formatDuration, MAX_TIMER_MS, parseDuration, parseNumber, positiveDuration, timerMs } from './duration.js';
 
 describe('parseDuration', () => {
   it('reads every unit into milliseconds', () => {
@@ -30,6 +30,42 @@ describe('parseDuration', () => {
         `--initial expects a duration such as 500ms, 1.5s, 2m or 51.2us, got "${bad}"`,
       );
     }
+  });
+});
+
+describe('positiveDuration', () => {
+  it('reads a duration longer than 0, and refuses 0 with the value typed and one to use', () => {
+    expect(positiveDuration('--service', '1us', '10ms')).toBeCloseTo(0.001, 12);
+    expect(positiveDuration('--service', '2s', '10ms')).toBe(2_000);
+    for (const zero of ['0', '0ms', '0.0s', '1e-400ms']) {
+      expect(() => positiveDuration('--service', zero, '10ms')).toThrow(
+        `--service must be longer than 0, got "${zero}": such as 10ms`,
+      );
+    }
+    expect(() => positiveDuration('--service', 'soon', '10ms')).toThrow(/^--service expects a duration/);
+  });
+});
+
+describe('timerMs', () => {
+  it('reads a duration up to the longest timer Node.js keeps, 2^31 − 1 ms', () => {
+    expect(MAX_TIMER_MS).toBe(2 ** 31 - 1);
+    expect(timerMs('--kill-after', '1.5s')).toBe(1_500);
+    expect(timerMs('--kill-after', '596h')).toBe(2_145_600_000);
+    expect(timerMs('--kill-after', '2147483647ms')).toBe(MAX_TIMER_MS);
+  });
+
+  it('refuses a longer one, naming the flag and the value as typed', () => {
+    expect(() => timerMs('--kill-after', '2147483648ms')).toThrow(
+      '--kill-after must be at most 596h (2147483647 ms, the longest timer Node.js keeps), got "2147483648ms"',
+    );
+    expect(() => timerMs('--attempt-timeout', '597h')).toThrow(
+      '--attempt-timeout must be at most 596h (2147483647 ms, the longest timer Node.js keeps), got "597h"',
+    );
+  });
+
+  it('refuses what parseDuration refuses, with its message', () => {
+    expect(() => timerMs('--attempt-timeout', 'soon')).toThrow(/^--attempt-timeout expects a duration/);
+    expect(() => timerMs('--attempt-timeout', 'Infinity')).toThrow(/^--attempt-timeout expects a duration/);
   });
 });
 

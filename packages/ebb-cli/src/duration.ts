@@ -33,6 +33,34 @@ export function parseDuration(flag: string, text: string, allowInfinity = false)
   return value;
 }
 
+/**
+ * Parses a duration that must be longer than 0, such as a service time that a simulation's size
+ * is divided by; `example` is a value to suggest (`10ms`).
+ */
+export function positiveDuration(flag: string, text: string, example: string): number {
+  const ms = parseDuration(flag, text);
+  if (ms === 0) throw new UsageError(`${flag} must be longer than 0, got "${text}": such as ${example}`);
+  return ms;
+}
+
+/** The longest delay Node.js's timers keep, 2^31 − 1 ms (about 596 h). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Parses a duration that the CLI arms a Node.js timer with (`--attempt-timeout`, `--kill-after`):
+ * as {@link parseDuration}, and refused above {@link MAX_TIMER_MS}, since Node.js fires a longer
+ * timer at once (after 1 ms, with a TimeoutOverflowWarning).
+ */
+export function timerMs(flag: string, text: string): number {
+  const ms = parseDuration(flag, text);
+  if (ms > MAX_TIMER_MS) {
+    throw new UsageError(
+      `${flag} must be at most 596h (${MAX_TIMER_MS} ms, the longest timer Node.js keeps), got "${text}"`,
+    );
+  }
+  return ms;
+}
+
 /** Parses a plain number option (`--multiplier 1.5`), refusing anything that is not one. */
 export function parseNumber(flag: string, text: string, allowInfinity = false): number {
   const t = text.trim();

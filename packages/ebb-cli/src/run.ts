@@ -1,12 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { RetryError, retry, seeded, systemClock } from 'ebb';
-import { formatDuration, parseDuration, parseNumber, parseSeed } from './duration.js';
+import { formatDuration, parseNumber, parseSeed, timerMs } from './duration.js';
 import { type PolicyFlags, policyFromFlags } from './policy.js';
 import { UsageError } from './usage-error.js';
-
-/** The longest delay Node.js's timers keep, 2^31 − 1 ms (about 596 h). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** Flags of `ebb run`. */
 export interface RunFlags extends Omit<PolicyFlags, 'preset'> {
@@ -43,7 +40,10 @@ class AttemptFailed extends Error {
   constructor(
     readonly status: number,
     message: string,
-    /** Spawning failed (command not found, not executable): retrying will not help. */
+    /**
+     * Retrying will not help: spawning failed (command not found, not executable), or the
+     * command's output goes nowhere (SIGPIPE).
+     */
     readonly permanent = false,
   ) {
     super(message);
@@ -105,28 +105,19 @@ class Child {
  * attempts and waits on stderr; stops the command's process group on `--attempt-timeout` and on
  * SIGINT/SIGTERM/SIGHUP/SIGQUIT. Returns the exit status to use: the last attempt's, 124 for a
  * timeout, 127 for a command that cannot be found, 128 + the signal's number when interrupted
- * (130, 143, 129, 131).
+ * (130, 143, 129, 131) or when the command was killed by a signal (141 for SIGPIPE, which is not
+ * retried).
  */
 export async function runCommand(flags: RunFlags, command: readonly string[], io: RunIO): Promise<number> {
   if (command.length === 0) throw new UsageError('run needs a command: ebb run [options] -- command args…');
   // The same builder as `ebb schedule`: the schedule of these flags is what this run does.
   const { backoff } = policyFromFlags(flags);
   const seed = flags.seed === undefined ? undefined : parseSeed(flags.seed);
-  const timeoutMs =
-    flags.attemptTimeout === undefined ? Infinity : parseDuration('--attempt-timeout', flags.attemptTimeout);
-  if (timeoutMs <= 0) throw new UsageError('--attempt-timeout must be longer than 0');
-  const graceMs = flags.killAfter === undefined ? 1_000 : parseDuration('--kill-after', flags.killAfter);
-  // Node.js runs a longer timer at once (after 1 ms, with a TimeoutOverflowWarning).
-  for (const [flag, ms] of [
-    ['--attempt-timeout', timeoutMs],
-    ['--kill-after', graceMs],
-  ] as const) {
-    if (ms > MAX_TIMER_MS && ms !== Infinity) {
-      throw new UsageError(
-        `${flag} must be at most 596h (${MAX_TIMER_MS} ms, the longest timer Node.js keeps), got "${flag === '--kill-after' ? flags.killAfter : flags.attemptTimeout}"`,
-      );
-    }
+  const timeoutMs = flags.attemptTimeout === undefined ? Infinity : timerMs('--attempt-timeout', flags.attemptTimeout);
+  if (timeoutMs === 0) {
+    throw new UsageError(`--attempt-timeout must be longer than 0, got "${flags.attemptTimeout}": such as 30s`);
   }
+  const graceMs = flags.killAfter === undefined ? 1_000 : timerMs('--kill-after', flags.killAfter);
   const retryOn = flags.retryOnExit === undefined ? undefined : parseExitCodes(flags.retryOnExit);
   const say = flags.quiet ? () => {} : io.report;
   const [file, ...args] = command as [string, ...string[]];
@@ -175,6 +166,15 @@ export async function runCommand(flags: RunFlags, command: readonly string[], io
       if (outcome.code !== null)
         throw new AttemptFailed(outcome.code, `attempt ${attempt} exited with ${outcome.code}`);
       const number = constants.signals[outcome.signal as NodeJS.Signals] ?? 0;
+      // The reader of its output has gone (`ebb run -- yes | head -1`): another attempt would
+      // write into the same closed pipe, so the run ends as the command did.
+      if (outcome.signal === 'SIGPIPE') {
+        throw new AttemptFailed(
+          128 + number,
+          `attempt ${attempt} was killed by SIGPIPE: the reader of its output has gone; not retried`,
+          true,
+        );
+      }
       throw new AttemptFailed(128 + number, `attempt ${attempt} was killed by ${outcome.signal}`);
     } finally {
       timer.abort();

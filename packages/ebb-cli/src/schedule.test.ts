@@ -5,7 +5,7 @@ import { schedule } from './schedule.js';
 describe('schedule', () => {
   it('--json prints exactly the describe document plus the name', () => {
     const doc = JSON.parse(schedule({ preset: 'aws-standard', json: true }).stdout);
-    expect(Object.keys(doc)).toEqual(['name', 'rows', 'stopsAfterAttempt']);
+    expect(Object.keys(doc)).toEqual(['name', 'rows', 'stopsAfterAttempt', 'maxElapsedMs']);
     expect(doc).toEqual({
       name: 'aws-standard',
       rows: [
@@ -13,7 +13,26 @@ describe('schedule', () => {
         { attempt: 2, delayMs: 100, minDelayMs: 0, maxDelayMs: 100, meanDelayMs: 50 },
       ],
       stopsAfterAttempt: 3,
+      maxElapsedMs: null,
     });
+  });
+
+  it('--json tells a policy stopped by its time budget from one that never stops (maxElapsedMs)', () => {
+    const doc = (flags: Parameters<typeof schedule>[0]) => {
+      const { stopsAfterAttempt, maxElapsedMs } = JSON.parse(schedule({ ...flags, json: true }).stdout);
+      return { stopsAfterAttempt, maxElapsedMs };
+    };
+    expect(doc({ preset: 'default', maxAttempts: 'Infinity', maxElapsed: '1m' })).toEqual({
+      stopsAfterAttempt: null,
+      maxElapsedMs: 60_000,
+    });
+    expect(doc({ preset: 'default', maxAttempts: 'Infinity' })).toEqual({
+      stopsAfterAttempt: null,
+      maxElapsedMs: null,
+    });
+    expect(doc({ preset: 'default', maxElapsed: '10s' })).toEqual({ stopsAfterAttempt: 5, maxElapsedMs: 10_000 });
+    // Google's budget (maxElapsedTimeMs, checked before each wait): 15 minutes.
+    expect(doc({ preset: 'google-http-client' })).toEqual({ stopsAfterAttempt: null, maxElapsedMs: 900_000 });
   });
 
   it('--attempts sets the number of rows (default 10)', () => {

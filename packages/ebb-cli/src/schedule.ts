@@ -41,8 +41,10 @@ export function schedule(
     return sampled(name, backoff, rows, seed, flags.json === true);
   }
   const s = describePolicy(backoff, rows);
-  if (flags.json)
-    return { stdout: `${JSON.stringify({ name, rows: s.rows, stopsAfterAttempt: s.stopsAfterAttempt }, null, 2)}\n` };
+  if (flags.json) {
+    const doc = { name, rows: s.rows, stopsAfterAttempt: s.stopsAfterAttempt, maxElapsedMs: timeBudgetMs(backoff) };
+    return { stdout: `${JSON.stringify(doc, null, 2)}\n` };
+  }
   const head = info
     ? [
         `${info.id} — ${info.title}`,
@@ -137,6 +139,17 @@ function stops(b: Backoff, s: Schedule): string {
   }
   if (parts.length === 0) parts.push('never stops by itself: add --max-attempts or --max-elapsed');
   return parts.join('\n');
+}
+
+/**
+ * The time budget that stops a policy, in ms, or null when none does: its `maxElapsedMs`, or for
+ * Google's policies their `maxElapsedTimeMs` (checked before each wait; such a policy's
+ * `maxElapsedMs` is Infinity). With `stopsAfterAttempt`, it tells "stops at the budget" from
+ * "never stops by itself" (both null) in `--json`.
+ */
+export function timeBudgetMs(b: Backoff): number | null {
+  const ms = b instanceof GoogleBackoff ? Math.min(b.maxElapsedMs, b.maxElapsedTimeMs) : b.maxElapsedMs;
+  return ms === Infinity ? null : ms;
 }
 
 /** The last attempt when every attempt fails instantly: with the longest and the shortest waits. */

@@ -41,6 +41,13 @@ describe('the cost of a run, estimated before it starts', () => {
     expect(longRunWarning({ ...mixed, parts: [50 * perSecond, 50 * perSecond, 1] })).not.toMatch(/most of it/);
   });
 
+  it('announces no time for an estimate that is not a finite number', () => {
+    const plan = (parts: number[]) => ({ model: 'slow-tail' as const, parts, smaller: 'fewer --workers' });
+    expect(longRunWarning(plan([Infinity, Infinity, Infinity]))).toBeUndefined();
+    expect(longRunWarning(plan([Number.MAX_VALUE, Number.MAX_VALUE]))).toBeUndefined();
+    expect(longRunWarning(plan([Number.NaN]))).toBeUndefined();
+  });
+
   it('amounts in the words a reader skims', () => {
     expect(amount(1_234)).toBe('1,200');
     expect(amount(480_123)).toBe('480,000');

@@ -61,10 +61,15 @@ export function plannedSeconds(plan: RunPlan): number {
   return plan.parts.reduce((a, b) => a + b, 0) / unit.perSecond;
 }
 
-/** The line printed on stderr before a long run, or undefined for a short one. */
+/**
+ * The line printed on stderr before a long run, or undefined for a short one — and for an
+ * estimate that is not a finite number, which tells no time: the models refuse a zero that their
+ * sizes are divided by (`--service 0ms`) before estimating, and the simulators refuse runs past
+ * their limits, so such a run never starts.
+ */
 export function longRunWarning(plan: RunPlan): string | undefined {
   const seconds = plannedSeconds(plan);
-  if (!(seconds > WARN_AFTER_SECONDS)) return undefined;
+  if (!(seconds > WARN_AFTER_SECONDS) || !Number.isFinite(seconds)) return undefined;
   const unit: WorkUnit = WORK[plan.model];
   const work = plan.parts.reduce((a, b) => a + b, 0);
   const about = seconds < 60 ? `${Math.round(seconds)} s` : formatDuration(Math.round(seconds / 60) * 60_000);

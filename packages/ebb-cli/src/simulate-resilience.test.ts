@@ -95,3 +95,17 @@ describe('ebb simulate slow-tail', () => {
     await expect(slowTailModel({ spread: 'x' }, io)).rejects.toThrow(/--spread/);
   });
 });
+
+describe('a zero service time', () => {
+  it('brownout and slow-tail refuse --service 0ms before estimating the run, so nothing else is printed', async () => {
+    const written: string[] = [];
+    const recording = { out: () => {}, progress: { isTTY: false, write: (t: string) => written.push(t) } };
+    await expect(brownoutModel({ service: '0ms' }, recording)).rejects.toThrow(
+      /^--service must be longer than 0, got "0ms": such as 100ms$/,
+    );
+    await expect(slowTailModel({ service: '0ms', duration: '0ms' }, recording)).rejects.toThrow(
+      /^--service must be longer than 0, got "0ms": such as 10ms$/,
+    );
+    expect(written).toEqual([]);
+  });
+});

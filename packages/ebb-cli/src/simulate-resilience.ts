@@ -12,7 +12,7 @@ import {
 } from 'ebb/resilience';
 import { type SimEnvironment, simulateBreakerOutage, simulateBrownout, simulateSlowTail } from 'ebb/sim';
 import { brownoutChart, outageChart, slowTailChart } from './charts.js';
-import { formatDuration, parseDuration, parseNumber } from './duration.js';
+import { formatDuration, parseDuration, parseNumber, positiveDuration } from './duration.js';
 import { type OutputFlags, parseCount, planned, type SimulateIO, type Simulation, seedOf } from './simulate-common.js';
 import type { RunPlan } from './simulate-cost.js';
 import { table } from './table.js';
@@ -146,7 +146,7 @@ export function algorithmFrom(
 /** `ebb simulate brownout`: a thrashing server at 1.5 × capacity, without and with a concurrency limit. */
 export async function brownoutModel(flags: BrownoutFlags, io: SimulateIO): Promise<Simulation> {
   const seed = seedOf(flags);
-  const serviceMs = flags.service === undefined ? 100 : parseDuration('--service', flags.service);
+  const serviceMs = flags.service === undefined ? 100 : positiveDuration('--service', flags.service, '100ms');
   const base = {
     capacity: flags.capacity === undefined ? 8 : parseCount('--capacity', flags.capacity),
     serviceMs,
@@ -256,7 +256,7 @@ export async function slowTailModel(flags: SlowTailFlags, io: SimulateIO): Promi
   const seed = seedOf(flags);
   const base = {
     workers: flags.workers === undefined ? 8 : parseCount('--workers', flags.workers),
-    serviceMs: flags.service === undefined ? 10 : parseDuration('--service', flags.service),
+    serviceMs: flags.service === undefined ? 10 : positiveDuration('--service', flags.service, '10ms'),
     serviceSigma: flags.spread === undefined ? 0 : parseNumber('--spread', flags.spread),
     slowShare: flags.slowShare === undefined ? 0.05 : share('--slow-share', flags.slowShare),
     slowFactor: flags.slowFactor === undefined ? 20 : parseNumber('--slow-factor', flags.slowFactor),
