@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type SharedEvent,
+  type SharedInspection,
   sharedAdaptiveThrottle,
   sharedAwsRetryQuota,
   sharedRate,
@@ -325,9 +326,13 @@ describe.skipIf(!enabled)('stored state is checked and repaired (real redis-serv
     },
   } as const;
 
-  /** A budget's applied record: the process's last call applied (`seq,cum`). */
+  /**
+   * A budget's applied record: the process's last call applied (`seq,cum`). `999999,0` and
+   * `1000,-5` are within 10^6 of the process's calls (as a late call may find its process's later
+   * record) but above every number it sent.
+   */
   const recordCases: Case[] = [
-    ...['abc', 'nan,0', '1', '-1,0', '1e308,0', '9007199254740992,0'].map((value) => ({
+    ...['abc', 'nan,0', '1', '-1,0', '1e308,0', '9007199254740992,0', '999999,0', '1000,-5'].map((value) => ({
       what: `the applied record = ${value}`,
       async corrupt(cl: Redis, key: string) {
         const [record] = (await cl.keys(`${key}:applied:*`)) as [string];
@@ -344,6 +349,109 @@ describe.skipIf(!enabled)('stored state is checked and repaired (real redis-serv
       },
     },
   ];
+
+  it("a process's record overwritten with a number it never sent (999999,0): inspect() lists it, every change is still applied, the next call repairs it with a 'repair' naming it", async () => {
+    type Structure = {
+      make(o: object): { ready(): Promise<void>; flush(): Promise<void>; close(): Promise<void>; key: string };
+      act(b: unknown): void;
+      /** The stored values after five acts, from inspect(). */
+      values(b: unknown): Promise<unknown>;
+      /** The suffixes of the keys that carry an applied record. */
+      keys: string[];
+    };
+    const structures: Record<string, Structure> = {
+      'token budget': {
+        make: (o) => sharedTokenBudget({ ...o, maxTokens: 10 } as never),
+        act: (b) => (b as ReturnType<typeof sharedTokenBudget>).recordFailure(),
+        values: async (b) => (await (b as ReturnType<typeof sharedTokenBudget>).inspect()).value,
+        keys: [''],
+      },
+      'AWS retry quota': {
+        make: (o) => sharedAwsRetryQuota({ ...o, capacity: 100 } as never),
+        act: (b) => (b as ReturnType<typeof sharedAwsRetryQuota>).tryAcquireRetry(new Error('503')),
+        values: async (b) => (await (b as ReturnType<typeof sharedAwsRetryQuota>).inspect()).value,
+        keys: [''],
+      },
+      'ratio budget': {
+        make: (o) => sharedRatioBudget({ ...o, percentCanRetry: 0.5, minRetriesPerSecond: 0, ttlMs: 60_000 } as never),
+        act: (b) => (b as ReturnType<typeof sharedRatioBudget>).recordRequest(),
+        // The window's sum as stored (the balance is whole retries): its slices' fields.
+        values: async (b) =>
+          Object.entries((await (b as ReturnType<typeof sharedRatioBudget>).inspect()).fields)
+            .filter(([k]) => /^\d+$/.test(k))
+            .reduce((a, [, v]) => a + Number(v), 0),
+        keys: [''],
+      },
+      'SRE throttle': {
+        make: (o) => sharedAdaptiveThrottle({ ...o, windowMs: 60_000 } as never),
+        act: (b) => {
+          const t = b as ReturnType<typeof sharedAdaptiveThrottle>;
+          t.acquire();
+          t.record('success');
+        },
+        values: async (b) => {
+          const seen = await (b as ReturnType<typeof sharedAdaptiveThrottle>).inspect();
+          return [seen.requests.value, seen.accepts.value];
+        },
+        keys: ['', ':accepts'],
+      },
+    };
+    // After five acts: 10 − 5 tokens; 100 − 5 × 14 (a transient error's cost); five deposits of
+    // 1,000 (half a retry each at 50 %); five requests, five accepted.
+    const expected: Record<string, unknown> = {
+      'token budget': 5,
+      'AWS retry quota': 30,
+      'ratio budget': 5000,
+      'SRE throttle': [5, 5],
+    };
+    const failures: string[] = [];
+    for (const [name, spec] of Object.entries(structures)) {
+      const events: SharedEvent[] = [];
+      const b = spec.make({
+        client: c,
+        name: unique(),
+        commandTimeoutMs: 100,
+        onEvent: (e: SharedEvent) => events.push(e),
+      });
+      await b.ready();
+      spec.act(b);
+      await b.flush();
+      const records: string[] = [];
+      for (const suffix of spec.keys) {
+        const [record] = (await c.keys(`${at(b.key, suffix)}:applied:*`)) as [string];
+        await c.set(record, '999999,0', 'EX', 600);
+        records.push(record);
+      }
+      const problems = (s: unknown) =>
+        ('requests' in (s as object)
+          ? [(s as { requests: SharedInspection }).requests, (s as { accepts: SharedInspection }).accepts]
+          : [s as SharedInspection]
+        ).flatMap((x) => x.problems);
+      const inspect = () => (b as unknown as { inspect(): Promise<unknown> }).inspect();
+      try {
+        // Listed before any call: a record above the highest number this process sent.
+        expect(problems(await inspect()), name).toEqual(
+          records.map((key) => ({ key, field: 'seq,cum', value: '999999,0' })),
+        );
+        for (let i = 0; i < 4; i++) {
+          spec.act(b);
+          await b.flush();
+        }
+        expect(await spec.values(b), name).toEqual(expected[name]);
+        // One repair per record (the throttle's two windows answer in either order).
+        expect(events.map((e) => [e.type, e.key, e.field, e.value]).sort(), name).toEqual(
+          records.map((key) => ['repair', key, 'seq,cum', '999999,0']).sort(),
+        );
+        expect(problems(await inspect()), name).toEqual([]);
+        for (const record of records)
+          expect(Number((await c.get(record))?.split(',')[0]), name).toBeGreaterThan(999_999);
+      } catch (error) {
+        failures.push(`${name}: ${(error as Error).message.split('\n')[0]} — events ${JSON.stringify(events)}`);
+      }
+      await b.close();
+    }
+    expect(failures).toEqual([]);
+  }, 60_000);
 
   for (const [name, spec] of Object.entries(budgets)) {
     const cases: Case[] = [

@@ -27,7 +27,8 @@ interface Report {
     accepted: number;
     rejectedLocally: number;
   };
-  stats: Record<string, { fallbacks: number; resyncs: number; errors: number }>;
+  stats: Record<string, { fallbacks: number; resyncs: number; errors: number; repairs: number }>;
+  events: { type: string; key?: string; field?: string }[];
 }
 
 /** A clamped level as stored: a hash's `l` (or, in an older layout, the string itself). */
@@ -117,6 +118,11 @@ describe.skipIf(!enabled)('each change applied exactly once (3 processes, real r
     // locally — not while one window is answered and its twin times out or resyncs later.
     for (const r of [...withPause, ...without]) expect(r.counts.rejectedLocally).toBe(0);
     expect(a.recorded.ratio).not.toBe(0);
+    // Calls that ran late meet only records their own process wrote: nothing is taken for a fault.
+    for (const r of [...withPause, ...without]) {
+      expect(r.events.filter((e) => e.type === 'repair')).toEqual([]);
+      for (const s of Object.values(r.stats)) expect(s.repairs).toBe(0);
+    }
     expect(a.applied).toEqual(a.recorded);
     expect(b.applied).toEqual(b.recorded);
   }, 60_000);

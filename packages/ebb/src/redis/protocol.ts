@@ -107,8 +107,20 @@ export interface SharedInspection {
   readonly problems: readonly SharedProblem[];
 }
 
-/** How long a process's applied record lives after its last call, in s: the window of the exactly-once guarantee. */
-export const APPLIED_TTL_S = 600;
+/**
+ * The exactly-once record's constants (scripts.ts, "Exactly once"): the scripts read them from here
+ * (put into their text when the module loads), the process sends the expiry with each call. @internal
+ */
+export const APPLIED_RECORD = {
+  /** How long a process's record lives after its last call, in s: the window of the exactly-once guarantee. */
+  ttlS: 600,
+  /**
+   * How far a record may be ahead of a call's own sequence number and still be read as written by
+   * its process (a call that timed out and runs late finds the record of the calls sent after it);
+   * one further ahead is a fault.
+   */
+  maxAhead: 1_000_000,
+} as const;
 
 /** A new generation: a random whole number in [1, 2^48), drawn by the caller (Redis's own Lua random is not random before 7.0). @internal */
 export function newGeneration(): string {

@@ -50,8 +50,9 @@ describe('shared budgets: the controls are live', () => {
   it('mode, stats and key read the state at each access, for each budget', async () => {
     let up = true;
     const scripts: RedisScripts = {
-      evalSha: () => (up ? Promise.resolve(['5', '1', '', '', '']) : Promise.reject(new Error('connect ECONNREFUSED'))),
-      eval: () => Promise.resolve(['5', '1', '', '', '']),
+      evalSha: () =>
+        up ? Promise.resolve(['5', '1', '', '', '', '']) : Promise.reject(new Error('connect ECONNREFUSED')),
+      eval: () => Promise.resolve(['5', '1', '', '', '', '']),
     };
     for (const make of [
       (clock: ReturnType<typeof virtualClock>) => sharedTokenBudget({ client: scripts, name: 't', clock }),

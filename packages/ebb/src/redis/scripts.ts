@@ -1,4 +1,5 @@
 import { LAW, type LawState } from '../rate/law.js';
+import { APPLIED_RECORD } from './protocol.js';
 
 /*
  * The Lua scripts ebb keeps its shared state with. Each runs atomically on the server (Redis runs
@@ -28,7 +29,11 @@ import { LAW, type LawState } from '../rate/law.js';
  *   applied as 0; otherwise the script applies `cum − the recorded cum`, which includes an earlier
  *   call's changes only if that call never ran. Without a record (a new process, or one silent for
  *   10 minutes) it applies `unacked`. A call that timed out and still ran when Redis resumed is so
- *   counted once, whatever the process sent meanwhile.
+ *   counted once, whatever the process sent meanwhile. A record above every number the process
+ *   sent was not written by it (a late call finds at most the process's own later calls' record);
+ *   the script cannot see that, the process can: the reply of a resend names the record's seq, and
+ *   a process that never sent that number sends it back as distrusted with its next calls, which
+ *   treat a record holding it as a fault — rewritten, `unacked` applied, the reply naming it.
  */
 
 /** Lua helpers every script starts with: `exact`, `whole`, the key's type, and the first fault found. */
@@ -51,44 +56,60 @@ local MAXCOUNT = 9007199254740992`;
 
 /**
  * The exactly-once rule (see above): ARGV[2] cum, ARGV[3] unacked, ARGV[4] seq, ARGV[7] the
- * record's expiry in s; KEYS[2] the caller's record. Returns the change to apply now.
+ * record's expiry in s, ARGV[8] a distrusted sequence number (or ''); KEYS[2] the caller's record.
+ *
+ * `record(limit)` reads the record: its seq and cum, or nothing (a fault noted) when it cannot be
+ * the caller's — unreadable, its seq above `limit`, or its seq the distrusted one. A call may find
+ * a record up to `maxAhead` calls ahead of its own (it timed out and runs after the calls sent
+ * after it); a record within that but above every number the process ever sent is not its own, and
+ * only the process can tell: the call's reply gives the record's seq when the call counts as a
+ * resend, the process, finding it above all it sent, sends it back as ARGV[8] and numbers its calls
+ * from above it, so no record of its own ever carries it. `applied()` returns the change to apply
+ * now and the record's seq when the call counts as a resend ('' otherwise).
  */
-const APPLIED = `local function applied()
+const APPLIED = `local AHEAD = ${APPLIED_RECORD.maxAhead}
+local function record(limit)
   local A = KEYS[2]
-  local cum, unacked, seq = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-  local d, keep = unacked, false
   local t = kind(A)
   if t == 'string' then
     local v = redis.call('GET', A)
     local rs, rc = string.match(v, '^([^,]+),([^,]+)$')
     rs, rc = tonumber(rs), tonumber(rc)
-    -- A record far ahead of the caller's own count was not written by it (one process's calls
-    -- run in order; only a resend may find a slightly newer record).
-    if whole(rs, 0, seq + 1e6) and rc ~= nil and rc == rc and math.abs(rc) < MAXCOUNT * 1e6 then
-      if rs >= seq then d, keep = 0, true else d = cum - rc end
-    else fault(A, 'seq,cum', v) end
+    if whole(rs, 0, limit) and rs ~= tonumber(ARGV[8]) and rc ~= nil and rc == rc and math.abs(rc) < MAXCOUNT * 1e6 then
+      return rs, rc
+    end
+    fault(A, 'seq,cum', v)
   elseif t ~= 'none' then fault(A, '(type)', t) end
-  if not keep then redis.call('SET', A, exact(seq) .. ',' .. exact(cum), 'EX', tonumber(ARGV[7])) end
-  return d
+end
+local function applied()
+  local cum, unacked, seq = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  local rs, rc = record(seq + AHEAD)
+  local d = unacked
+  if rs ~= nil and rs >= seq then return 0, exact(rs) end
+  if rs ~= nil then d = cum - rc end
+  redis.call('SET', KEYS[2], exact(seq) .. ',' .. exact(cum), 'EX', tonumber(ARGV[7]))
+  return d, ''
 end`;
 
 /**
  * A level clamped to [min, max] (the token budget's thousandths, the AWS quota's tokens). KEYS: [1]
  * a hash `v` (layout, 2), `g` (generation), `l` (the level); [2] the caller's applied record.
  * ARGV: [1] mode ('': a change; 'inspect': read only; 'reset': back to the seed, a new generation),
- * [2] cum, [3] unacked, [4] seq, [5] seed (the level to start a missing or broken state from),
- * [6] a new generation (a random whole number the caller drew), [7] the record's expiry in s,
- * [8] min, [9] max, [10] the key's expiry in s.
+ * [2] cum, [3] unacked, [4] seq (with 'inspect': the highest the caller sent), [5] seed (the level
+ * to start a missing or broken state from), [6] a new generation (a random whole number the caller
+ * drew), [7] the record's expiry in s, [8] a distrusted record seq or '', [9] min, [10] max,
+ * [11] the key's expiry in s.
  *
- * Returns { level, generation, the first bad key, field, value ('' when none) }; with 'inspect',
- * { level or '', generation or '', the stored fields (name, value, …), every fault (key, field,
- * value, …) } and writes nothing. The previous layout (a string key holding the level) is read,
- * checked and rewritten as a hash.
+ * Returns { level, generation, the first bad key, field, value ('' when none), the record's seq
+ * when the call counted as a resend ('' otherwise) }; with 'inspect', { level or '', generation or
+ * '', the stored fields (name, value, …), every fault (key, field, value, …; the caller's record
+ * included, faulted above the highest seq it sent) } and writes nothing. The previous layout (a
+ * string key holding the level) is read, checked and rewritten as a hash.
  */
 export const LEVEL_SCRIPT = `${COMMON}
 ${APPLIED}
 local H, mode = KEYS[1], ARGV[1]
-local seed, gen, lo, hi, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local seed, gen, lo, hi, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local function fits(x) return x ~= nil and x >= lo and x <= hi end
 local l, g
 local stored = {}
@@ -118,6 +139,7 @@ elseif t ~= 'none' then
 end
 if mode == 'inspect' then
   if nfault > 0 or t == 'none' then l = nil end
+  record(tonumber(ARGV[4]))
   local out = { '', '', stored, faults }
   if l then out[1] = exact(l) end
   if whole(g, 1, MAXCOUNT) then out[2] = exact(g) end
@@ -131,15 +153,15 @@ if fresh then
   g = gen
   if t ~= 'none' then redis.call('DEL', H) end
 end
-local d = 0
-if mode ~= 'reset' then d = applied() end
+local d, resent = 0, ''
+if mode ~= 'reset' then d, resent = applied() end
 l = l + d
 if l < lo then l = lo end
 if l > hi then l = hi end
 redis.call('HSET', H, 'v', 2, 'g', exact(g), 'l', exact(l))
 redis.call('EXPIRE', H, ttl)
 local fk, ff, fv = firstFault()
-return { exact(l), exact(g), fk, ff, fv }`;
+return { exact(l), exact(g), fk, ff, fv, resent }`;
 
 /**
  * A sum over a sliding window of `slices` slices of `sliceMs` each, on the server's clock (TIME,
@@ -147,17 +169,18 @@ return { exact(l), exact(g), fk, ff, fv }`;
  * KEYS: [1] a hash `v` (layout, 2), `g` (generation) and slice number → sum; [2] the caller's
  * applied record. ARGV: [1] mode, [2] cum, [3] unacked, [4] seq, [5] seed (a sum to start a
  * missing or broken window with, put in the current slice), [6] a new generation, [7] the record's
- * expiry in s, [8] sliceMs, [9] slices, [10] the least a slice may hold (0 for counts; a window
- * that also takes withdrawals passes -2^53). Adds the change to the current slice, drops expired
- * slices, and returns { the sum of the live ones, generation, the first fault } (or, with
- * 'inspect', what {@link LEVEL_SCRIPT} returns). A slice up to one window ahead of the server's
- * clock is kept (a failover to a server whose clock is behind); one further ahead is a fault.
+ * expiry in s, [8] a distrusted record seq or '', [9] sliceMs, [10] slices, [11] the least a slice
+ * may hold (0 for counts; a window that also takes withdrawals passes -2^53). Adds the change to
+ * the current slice, drops expired slices, and returns { the sum of the live ones, generation, the
+ * first fault, the record's seq on a resend } (or, with 'inspect', what {@link LEVEL_SCRIPT}
+ * returns). A slice up to one window ahead of the server's clock is kept (a failover to a server
+ * whose clock is behind); one further ahead is a fault.
  */
 export const WINDOW_SCRIPT = `${COMMON}
 ${APPLIED}
 local H, mode = KEYS[1], ARGV[1]
 local seed, gen = tonumber(ARGV[5]), tonumber(ARGV[6])
-local sliceMs, slices, floor = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local sliceMs, slices, floor = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local t = redis.call('TIME')
 local now = math.floor((tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) / sliceMs)
 local g
@@ -190,6 +213,7 @@ end
 if mode == 'inspect' then
   local out = { '', '', stored, faults }
   if kt == 'hash' and nfault == 0 then out[1], out[2] = exact(sum), exact(g) end
+  record(tonumber(ARGV[4]))
   return out
 end
 if kt ~= 'hash' or nfault > 0 or mode == 'reset' then
@@ -202,8 +226,8 @@ if kt ~= 'hash' or nfault > 0 or mode == 'reset' then
 elseif #expired > 0 then
   redis.call('HDEL', H, unpack(expired))
 end
-local d = 0
-if mode ~= 'reset' then d = applied() end
+local d, resent = 0, ''
+if mode ~= 'reset' then d, resent = applied() end
 if d ~= 0 then
   redis.call('HINCRBYFLOAT', H, exact(now), d)
   sum = sum + d
@@ -211,7 +235,7 @@ end
 redis.call('HSET', H, 'v', 2, 'g', exact(g))
 redis.call('PEXPIRE', H, sliceMs * slices * 2)
 local fk, ff, fv = firstFault()
-return { exact(sum), exact(g), fk, ff, fv }`;
+return { exact(sum), exact(g), fk, ff, fv, resent }`;
 
 /**
  * The fleet's control law: rate/law.ts's, rule for rule, in Lua — one Lua function per function

@@ -6,15 +6,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { virtualClock } from '../core/virtual-clock.js';
 import { type RedisScripts, scriptSha } from './client.js';
+import type { SharedEvent } from './protocol.js';
 import { sharedTokenBudget } from './shared-token-budget.js';
 
 type Reply = (keys: readonly string[], args: readonly string[]) => Promise<unknown>;
 
 /**
  * A stand-in keeping one clamped level per key and one applied record per process (what
- * LEVEL_SCRIPT does, without its checks), with a switchable failure mode. `calls` holds each call's
- * SHA (or 'eval'), keys and ARGV: [mode, cum, unacked, seq, seed, generation, record expiry, min,
- * max, key expiry].
+ * LEVEL_SCRIPT does, with its checks of the record only), with a switchable failure mode. `calls`
+ * holds each call's SHA (or 'eval'), keys and ARGV: [mode, cum, unacked, seq, seed, generation,
+ * record expiry, distrusted record seq, min, max, key expiry]. The reply: [level, generation, the
+ * fault's key, field, value, the record's seq when the call counted as a resend].
  */
 function fakeRedis() {
   const levels = new Map<string, number>();
@@ -28,7 +30,8 @@ function fakeRedis() {
   };
   const apply = (keys: readonly string[], args: readonly string[]) => {
     if (state.override) return state.override(keys, args);
-    const [, cum, unacked, seq, seed, , , lo, hi] = args.map(Number) as number[] as [
+    const [, cum, unacked, seq, seed, , , , lo, hi] = args.map(Number) as number[] as [
+      number,
       number,
       number,
       number,
@@ -40,12 +43,20 @@ function fakeRedis() {
       number,
     ];
     const key = keys[0] as string;
-    const record = records.get(keys[1] as string);
-    const delta = record === undefined ? unacked : record.seq >= seq ? 0 : cum - record.cum;
-    if (record === undefined || record.seq < seq) records.set(keys[1] as string, { seq, cum });
+    const recordKey = keys[1] as string;
+    let record = records.get(recordKey);
+    let fault = ['', '', ''];
+    // Not the caller's: more than 10^6 ahead of its call, or the seq it distrusts.
+    if (record !== undefined && (record.seq > seq + 1e6 || String(record.seq) === args[7])) {
+      fault = [recordKey, 'seq,cum', `${record.seq},${record.cum}`];
+      record = undefined;
+    }
+    const resent = record !== undefined && record.seq >= seq ? String(record.seq) : '';
+    const delta = record === undefined ? unacked : resent !== '' ? 0 : cum - record.cum;
+    if (resent === '') records.set(recordKey, { seq, cum });
     const v = Math.min(hi, Math.max(lo, (levels.get(key) ?? seed) + delta));
     levels.set(key, v);
-    return Promise.resolve([String(v), String(generation), '', '', '']);
+    return Promise.resolve([String(v), String(generation), ...fault, resent]);
   };
   const lose = () => {
     levels.clear();
@@ -70,7 +81,7 @@ function fakeRedis() {
       return apply(keys, args);
     },
   };
-  return { scripts, levels, calls, state, lose };
+  return { scripts, levels, records, calls, state, lose };
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -242,7 +253,7 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     await b.close();
   });
 
-  it('no reply can poison the level: anything but [a level within the bounds, a generation, a repair] is a failed call, naming what was wrong', async () => {
+  it("no reply can poison the level: anything but [a level within the bounds, a generation, a repair, '' or a resend's record seq] is a failed call, naming what was wrong", async () => {
     const replies = fc.oneof(
       fc.anything(),
       fc.tuple(
@@ -251,6 +262,9 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
         fc.constant(''),
         fc.constant(''),
         fc.constant(''),
+        // '2': the call's own seq (a resend of this very call), a record this process wrote.
+        // '1000003': more than 10^6 above the call's own number.
+        fc.oneof(fc.constantFrom('', '2', 'x', '-1', '1.5', '1e300', 'nan', '1000003'), fc.anything()),
       ),
     );
     await fc.assert(
@@ -268,11 +282,17 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
         redis.state.override = () => Promise.resolve(reply);
         b.recordFailure();
         await settle();
-        const [level, generation] = Array.isArray(reply) ? reply : [];
+        const [level, generation, , , , resent] = Array.isArray(reply) ? reply : [];
         const n = typeof level === 'string' || typeof level === 'number' ? Number(level) : Number.NaN;
         const g = typeof generation === 'string' ? Number(generation) : Number.NaN;
         const good =
-          Array.isArray(reply) && reply.length === 5 && n >= 0 && n <= 10_000 && Number.isSafeInteger(g) && g >= 1;
+          Array.isArray(reply) &&
+          reply.length === 6 &&
+          n >= 0 &&
+          n <= 10_000 &&
+          Number.isSafeInteger(g) &&
+          g >= 1 &&
+          (resent === '' || resent === '2');
         if (good) {
           expect(b.mode).toBe('shared');
           expect(b.tokens).toBe(n / 1000);
@@ -281,7 +301,7 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
           expect(b.tokens).toBe(9);
           // The error names the value that was wrong.
           const message = String((errors[0] as Error).message);
-          if (Array.isArray(reply) && reply.length === 5) expect(message).toMatch(/level = |generation = /);
+          if (Array.isArray(reply) && reply.length === 6) expect(message).toMatch(/level = |generation = |resent = /);
         }
         expect(Number.isFinite(b.tokens)).toBe(true);
         await b.close();
@@ -332,6 +352,145 @@ describe('sharedTokenBudget engine (virtual time, scripted Redis)', () => {
     expect(redis.levels.get('ebb:{n}:token-budget')).toBe(6000);
     expect(events).toEqual(['fallback', 'resync', 'state-lost:generation']);
     expect(b.stats).toMatchObject({ stateLosses: 1, repairs: 0 });
+    await b.close();
+  });
+
+  it("a record above every number the process sent is not its own: the change still counts, the next call names the record as distrusted and it is rewritten, with a 'repair' event naming it", async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const events: SharedEvent[] = [];
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock, onEvent: (e) => events.push(e) });
+    await b.ready();
+    const [record] = [...redis.records.keys()] as [string];
+    // Within 10^6 of the process's next number: the script alone reads it as a newer record of its own.
+    redis.records.set(record, { seq: 999_999, cum: 0 });
+    b.recordFailure();
+    await b.flush();
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(9000);
+    expect(b.tokens).toBe(9);
+    expect(events).toEqual([
+      { type: 'repair', error: undefined, atMs: 0, key: record, field: 'seq,cum', value: '999999,0' },
+    ]);
+    expect(redis.records.get(record)).toEqual({ seq: 1_000_000, cum: -1000 });
+    for (let i = 0; i < 3; i++) {
+      b.recordFailure();
+      await b.flush();
+    }
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(6000);
+    // ARGV seq and distrusted seq of each call: the first sync (EVALSHA refused, then EVAL), the
+    // call that found the record, the one that named it (numbered above it), then three more.
+    expect(redis.calls.map((c) => [c[6], c[10]])).toEqual([
+      ['1', ''],
+      ['1', ''],
+      ['2', ''],
+      ['1000000', '999999'],
+      ['1000001', ''],
+      ['1000002', ''],
+      ['1000003', ''],
+    ]);
+    expect(b.stats).toMatchObject({ repairs: 1, errors: 0, fallbacks: 0 });
+    await b.close();
+  });
+
+  it('a distrusted record and calls that time out and run late: every change counts once', async () => {
+    const variants = [
+      'the call naming the record ran, its answer lost',
+      'the call naming the record ran after the next one',
+      'a call sent before the record was overwritten ran after the repair',
+    ] as const;
+    for (const variant of variants) {
+      const clock = virtualClock();
+      const redis = fakeRedis();
+      const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock, commandTimeoutMs: 100 });
+      await b.ready();
+      const [record] = [...redis.records.keys()] as [string];
+      const run = (keys: readonly string[], args: readonly string[]) => redis.scripts.eval('redis.call', keys, args);
+      let release: () => void = () => {};
+      if (variant === 'a call sent before the record was overwritten ran after the repair') {
+        // Held unrun until released; the record is overwritten meanwhile.
+        redis.state.override = (keys, args) => {
+          redis.state.override = undefined;
+          return new Promise((resolve) => {
+            release = () => resolve(run(keys, args));
+          });
+        };
+        b.recordFailure();
+        await clock.advance(100);
+        redis.records.set(record, { seq: 999_999, cum: 0 });
+      } else {
+        redis.records.set(record, { seq: 999_999, cum: 0 });
+        // The call that finds the record answers; the one that names it as distrusted is held.
+        const hold = (keys: readonly string[], args: readonly string[]): Promise<unknown> => {
+          redis.state.override = undefined;
+          if (args[7] === '') {
+            const answered = run(keys, args);
+            redis.state.override = hold;
+            return answered;
+          }
+          if (variant === 'the call naming the record ran, its answer lost') {
+            const ran = run(keys, args);
+            return new Promise((resolve) => {
+              release = () => resolve(ran);
+            });
+          }
+          return new Promise((resolve) => {
+            release = () => resolve(run(keys, args));
+          });
+        };
+        redis.state.override = hold;
+        b.recordFailure();
+        await settle();
+        await clock.advance(100);
+      }
+      expect(b.mode, variant).toBe('local');
+      b.recordFailure();
+      await clock.advance(3000);
+      await b.flush();
+      release();
+      await settle();
+      expect(b.mode, variant).toBe('shared');
+      // Two failures, each once: 10 − 2 tokens.
+      expect(redis.levels.get('ebb:{n}:token-budget'), variant).toBe(8000);
+      b.recordFailure();
+      await b.flush();
+      expect(redis.levels.get('ebb:{n}:token-budget'), variant).toBe(7000);
+      expect(b.tokens, variant).toBe(7);
+      await b.close();
+    }
+  });
+
+  it('a distrusted record a few numbers ahead: the process numbers its calls above it, so a call of its own whose answer was lost is never taken for it', async () => {
+    const clock = virtualClock();
+    const redis = fakeRedis();
+    const b = sharedTokenBudget({ client: redis.scripts, name: 'n', clock, commandTimeoutMs: 100 });
+    await b.ready();
+    const [record] = [...redis.records.keys()] as [string];
+    const run = (keys: readonly string[], args: readonly string[]) => redis.scripts.eval('redis.call', keys, args);
+    redis.records.set(record, { seq: 5, cum: 0 });
+    // The call that finds the record answers; the next three name it as distrusted, run, and their
+    // answers are lost; then Redis answers again.
+    let lost = 0;
+    const swallow = (keys: readonly string[], args: readonly string[]): Promise<unknown> => {
+      redis.state.override = undefined;
+      const ran = run(keys, args);
+      if (args[7] === '') {
+        redis.state.override = swallow;
+        return ran;
+      }
+      if (++lost < 3) redis.state.override = swallow;
+      return new Promise(() => {});
+    };
+    redis.state.override = swallow;
+    for (let i = 0; i < 4; i++) {
+      b.recordFailure();
+      await clock.advance(3000);
+    }
+    await b.flush();
+    expect(lost).toBe(3);
+    expect(b.mode).toBe('shared');
+    // Four failures, each once.
+    expect(redis.levels.get('ebb:{n}:token-budget')).toBe(6000);
+    expect(b.tokens).toBe(6);
     await b.close();
   });
 

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import { show } from '../core/validate.js';
 import { isNoScript, type RedisScripts, redisScripts, scriptSha } from './client.js';
 import {
-  APPLIED_TTL_S,
+  APPLIED_RECORD,
   faultOf,
   generationOf,
   listenerOption,
@@ -73,7 +73,7 @@ export interface SharedSpec {
   readonly kind: string;
   /** LEVEL_SCRIPT or WINDOW_SCRIPT. */
   readonly script: string;
-  /** ARGV after the common seven (mode, cum, unacked, seq, seed, generation, the record's expiry). */
+  /** ARGV after the common eight (mode, cum, unacked, seq, seed, generation, the record's expiry, a distrusted record seq). */
   readonly args: readonly string[];
   /** The value before any change (a fresh key in Redis, and the local fallback before the first sync). */
   readonly initial: number;
@@ -147,7 +147,10 @@ export class SharedState {
   /** The running sum of every change sent, and its value at the last answered call. */
   #cum = 0;
   #ackedCum = 0;
+  /** The highest sequence number sent. */
   #seq = 0;
+  /** A record seq this process never sent that its record was found holding, sent back until a call is answered ('' for none). */
+  #distrust = '';
   /** The last level Redis returned (checked), and the generation it came with (0: none heard yet). */
   #answered: number | undefined;
   /** The send group's number of the call that answer came to (0: no group, or none yet). */
@@ -296,7 +299,8 @@ export class SharedState {
 
   /** Reads the state without changing it (mode `'inspect'`), bounded by `commandTimeoutMs`; rejects on failure. */
   async inspect(view: (level: number) => number): Promise<SharedInspection> {
-    const reply = await this.#bounded(this.#run(this.#args('inspect', 0, 0, 0)));
+    // With the highest number sent: a record above it is not this process's (a problem).
+    const reply = await this.#bounded(this.#run(this.#args('inspect', 0, this.#seq, 0)));
     if (!Array.isArray(reply) || reply.length !== 4) {
       throw new TypeError(`${this.#where}: Redis answered ${show(reply)}; expected the inspection's four parts`);
     }
@@ -365,7 +369,8 @@ export class SharedState {
       String(seq),
       String(seed),
       newGeneration(),
-      String(APPLIED_TTL_S),
+      String(APPLIED_RECORD.ttlS),
+      this.#distrust,
       ...this.#spec.args,
     ];
   }
@@ -403,11 +408,18 @@ export class SharedState {
     const args = this.#args('', cum - this.#ackedCum, ++this.#seq, this.#seed());
     try {
       const reply = await this.#bounded(this.#run(args));
-      const { value, generation, fault } = this.#parse(reply);
-      this.#ackedCum = cum;
+      const { value, generation, fault, resent } = this.#parse(reply, this.#seq);
+      // A resend that found a record above every number this process sent: the record is not its
+      // own, and this call's changes were not applied. They stay owed (the next call goes at once),
+      // that call names the record as distrusted (the script repairs it), and numbers from above it
+      // so that no record of this process ever holds it (scripts.ts, "Exactly once").
+      const foreign = resent > this.#seq;
+      if (foreign) this.#seq = resent;
+      else this.#ackedCum = cum;
+      this.#distrust = foreign ? String(resent) : '';
       this.#answered = value;
       this.#answeredTurn = turn;
-      this.#level = this.#spec.apply(value, this.#pending);
+      this.#level = this.#spec.apply(value, cum - this.#ackedCum + this.#pending);
       this.#answeredAt = this.#clock.now();
       this.#reconnect.answered();
       const was = this.#mode;
@@ -451,11 +463,18 @@ export class SharedState {
     }
   }
 
-  /** The script's reply: level, generation, and the first fault it repaired; anything else fails the call. */
-  #parse(reply: unknown): { value: number; generation: number; fault: SharedProblem | undefined } {
-    if (!Array.isArray(reply) || reply.length !== 5) {
+  /**
+   * The script's reply to call `sent`: level, generation, the first fault it repaired, and the
+   * record's seq when the call counted as a resend (-1: it did not; at most `maxAhead` above the
+   * call's); anything else fails the call.
+   */
+  #parse(
+    reply: unknown,
+    sent: number,
+  ): { value: number; generation: number; fault: SharedProblem | undefined; resent: number } {
+    if (!Array.isArray(reply) || reply.length !== 6) {
       throw new TypeError(
-        `${this.#where}: Redis answered ${quote(reply)}; expected the script's level, generation and repair`,
+        `${this.#where}: Redis answered ${quote(reply)}; expected the script's level, generation, repair and resend`,
       );
     }
     const level = reply[0];
@@ -466,7 +485,20 @@ export class SharedState {
         `${this.#where}: Redis answered level = ${quote(level)}; expected a number from ${this.#spec.min} to ${this.#spec.max}`,
       );
     }
-    return { value, generation: generationOf(this.#where, reply[1]), fault: faultOf(reply, 2) };
+    const r = reply[5];
+    const seq = typeof r === 'string' && r !== '' ? Number(r) : Number.NaN;
+    const most = sent + APPLIED_RECORD.maxAhead;
+    if (!(r === '' || (Number.isSafeInteger(seq) && seq >= 0 && seq <= most))) {
+      throw new TypeError(
+        `${this.#where}: Redis answered resent = ${quote(r)}; expected '' or a record's whole sequence number up to ${most}`,
+      );
+    }
+    return {
+      value,
+      generation: generationOf(this.#where, reply[1]),
+      fault: faultOf(reply, 2),
+      resent: r === '' ? -1 : seq,
+    };
   }
 
   async #run(args: readonly string[]): Promise<unknown> {

@@ -38,7 +38,9 @@ function windowRedis() {
     if (record === undefined || record.seq < seq) records.set(keys[1] as string, { seq, cum });
     const sum = (sums.get(keys[0] as string) ?? 0) + delta;
     sums.set(keys[0] as string, sum);
-    return Promise.resolve([String(sum), '7', '', '', '']);
+    // The last part: the record's seq when the call counted as a resend.
+    const resent = record !== undefined && record.seq >= seq ? String(record.seq) : '';
+    return Promise.resolve([String(sum), '7', '', '', '', resent]);
   };
   const scripts: RedisScripts = {
     evalSha: (_sha, keys, args) => run(keys, args),
